@@ -1,0 +1,37 @@
+//! # dcbndk-core
+//!
+//! Every rule of the dcbndk miniport, with no FFI and no `unsafe`: typed views over the byte
+//! buffers NDIS hands a miniport (smoltcp style, shared/spec/anchors.md §4c), and — as the
+//! project grows — QoS validation and resolution, NDK state and counters, the OID table, DCBX
+//! and the data path.
+//!
+//! The driver shell (`driver/src`) turns raw pointers into byte slices once and calls in here;
+//! the core decides and returns what the shell must do. The core never calls NDIS.
+//!
+//! ## No panics
+//!
+//! A panic in a kernel driver is a bugcheck. Nothing in this crate may panic on any input: no
+//! unchecked indexing, no `unwrap`/`expect` on data from outside, checked arithmetic on lengths
+//! and offsets. The lints below enforce it outside test code.
+#![no_std]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented,
+        clippy::arithmetic_side_effects,
+        clippy::cast_possible_truncation
+    )
+)]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod wire;

@@ -1,0 +1,111 @@
+//! The one `extern "system"` block of ndis.sys imports (DESIGN.md §2).
+//!
+//! Every name here is a real ndis.sys export (tests/abi/ndis-sys-exports.txt; a test checks the
+//! list). Several NDIS "functions" of ndis.h are macros over other calls and cannot be imported.
+//! On Windows ndis.lib resolves them; on Linux the simulated ndis.sys in tests/ defines each one
+//! with `#[unsafe(no_mangle)] pub extern "system" fn`, and a test lists the driver's undefined
+//! symbols to prove it lacks none.
+//!
+//! IRQL requirements are the DDI reference's, noted on each import; the simulator enforces them.
+
+use super::config::{NDIS_CONFIGURATION_OBJECT, NDIS_CONFIGURATION_PARAMETER};
+use super::miniport::{NDIS_MINIPORT_ADAPTER_ATTRIBUTES, NDIS_MINIPORT_DRIVER_CHARACTERISTICS};
+use super::nbl::NET_BUFFER_LIST;
+use super::netpnp::NET_PNP_EVENT_NOTIFICATION;
+use super::ntdef::UNICODE_STRING;
+use super::objectheader::NDIS_OBJECT_HEADER;
+use super::oidrequest::NDIS_OID_REQUEST;
+use super::status::NDIS_STATUS_INDICATION;
+use super::types::{
+    BOOLEAN, EX_POOL_PRIORITY, NDIS_HANDLE, NDIS_PARAMETER_TYPE, NDIS_STATUS, PCUNICODE_STRING,
+    PDRIVER_OBJECT, PVOID, UINT, ULONG, USHORT,
+};
+
+/// `NDIS_IO_WORKITEM_ROUTINE`: runs at PASSIVE_LEVEL in a system thread.
+pub type NDIS_IO_WORKITEM_ROUTINE =
+    Option<unsafe extern "system" fn(WorkItemContext: PVOID, NdisIoWorkItemHandle: NDIS_HANDLE)>;
+
+/// Declares the imports and records their names in `IMPORTS` for the export-list test.
+macro_rules! ndis_imports {
+    ($(
+        $(#[doc = $doc:literal])*
+        pub fn $name:ident($($arg:ident: $argty:ty),* $(,)?) $(-> $ret:ty)?;
+    )*) => {
+        #[cfg_attr(windows, link(name = "ndis"))]
+        #[allow(non_snake_case, reason = "ndis.sys export and parameter names, as in the DDI reference")]
+        unsafe extern "system" {
+            $(
+                $(#[doc = $doc])*
+                pub fn $name($($arg: $argty),*) $(-> $ret)?;
+            )*
+        }
+
+        /// The names imported from ndis.sys.
+        pub const IMPORTS: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+ndis_imports! {
+    /// Registers the miniport driver (PASSIVE_LEVEL, from DriverEntry); calls SetOptions inside.
+    pub fn NdisMRegisterMiniportDriver(
+        DriverObject: PDRIVER_OBJECT,
+        RegistryPath: PCUNICODE_STRING,
+        MiniportDriverContext: NDIS_HANDLE,
+        MiniportDriverCharacteristics: *const NDIS_MINIPORT_DRIVER_CHARACTERISTICS,
+        NdisMiniportDriverHandle: *mut NDIS_HANDLE,
+    ) -> NDIS_STATUS;
+    /// Undoes `NdisMRegisterMiniportDriver` (PASSIVE_LEVEL, from unload or a failed DriverEntry).
+    pub fn NdisMDeregisterMiniportDriver(NdisMiniportDriverHandle: NDIS_HANDLE);
+    /// Registers optional handlers, here the NDK provider characteristics (PASSIVE_LEVEL, from
+    /// MiniportSetOptions). `OptionalHandlers` is a `PNDIS_DRIVER_OPTIONAL_HANDLERS`: a union of
+    /// header-led structures; `Header.Type` says which.
+    pub fn NdisSetOptionalHandlers(NdisHandle: NDIS_HANDLE, OptionalHandlers: *mut NDIS_OBJECT_HEADER) -> NDIS_STATUS;
+    /// Sets adapter attributes (PASSIVE_LEVEL, from MiniportInitializeEx).
+    pub fn NdisMSetMiniportAttributes(
+        NdisMiniportAdapterHandle: NDIS_HANDLE,
+        MiniportAttributes: *mut NDIS_MINIPORT_ADAPTER_ATTRIBUTES,
+    ) -> NDIS_STATUS;
+    /// Indicates a status change (<= DISPATCH_LEVEL).
+    pub fn NdisMIndicateStatusEx(MiniportAdapterHandle: NDIS_HANDLE, StatusIndication: *mut NDIS_STATUS_INDICATION);
+    /// Completes a pended OID request (<= DISPATCH_LEVEL).
+    pub fn NdisMOidRequestComplete(MiniportAdapterHandle: NDIS_HANDLE, OidRequest: *mut NDIS_OID_REQUEST, Status: NDIS_STATUS);
+    /// Completes a pended direct OID request (<= DISPATCH_LEVEL).
+    pub fn NdisMDirectOidRequestComplete(MiniportAdapterHandle: NDIS_HANDLE, OidRequest: *mut NDIS_OID_REQUEST, Status: NDIS_STATUS);
+    /// Returns sent NBLs to NDIS (<= DISPATCH_LEVEL).
+    pub fn NdisMSendNetBufferListsComplete(MiniportAdapterHandle: NDIS_HANDLE, NetBufferList: *mut NET_BUFFER_LIST, SendCompleteFlags: ULONG);
+    /// Completes a pended reset (<= DISPATCH_LEVEL).
+    pub fn NdisMResetComplete(MiniportAdapterHandle: NDIS_HANDLE, Status: NDIS_STATUS, AddressingReset: BOOLEAN);
+    /// Raises a PnP event such as NDK enable/disable (PASSIVE_LEVEL, never inside an OID call).
+    pub fn NdisMNetPnPEvent(MiniportAdapterHandle: NDIS_HANDLE, NetPnPEventNotification: *mut NET_PNP_EVENT_NOTIFICATION) -> NDIS_STATUS;
+    /// Opens the adapter's registry key (PASSIVE_LEVEL).
+    pub fn NdisOpenConfigurationEx(ConfigObject: *mut NDIS_CONFIGURATION_OBJECT, ConfigurationHandle: *mut NDIS_HANDLE) -> NDIS_STATUS;
+    /// Reads a keyword (PASSIVE_LEVEL). The value stays NDIS's until the handle is closed.
+    pub fn NdisReadConfiguration(
+        Status: *mut NDIS_STATUS,
+        ParameterValue: *mut *mut NDIS_CONFIGURATION_PARAMETER,
+        ConfigurationHandle: NDIS_HANDLE,
+        Keyword: *mut UNICODE_STRING,
+        ParameterType: NDIS_PARAMETER_TYPE,
+    );
+    /// Reads the `NetworkAddress` keyword as a MAC address (PASSIVE_LEVEL).
+    pub fn NdisReadNetworkAddress(
+        Status: *mut NDIS_STATUS,
+        NetworkAddress: *mut PVOID,
+        NetworkAddressLength: *mut UINT,
+        ConfigurationHandle: NDIS_HANDLE,
+    );
+    /// Closes a configuration handle and frees every value read through it (PASSIVE_LEVEL).
+    pub fn NdisCloseConfiguration(ConfigurationHandle: NDIS_HANDLE);
+    /// Allocates non-paged memory with a pool tag (<= DISPATCH_LEVEL).
+    pub fn NdisAllocateMemoryWithTagPriority(NdisHandle: NDIS_HANDLE, Length: UINT, Tag: ULONG, Priority: EX_POOL_PRIORITY) -> PVOID;
+    /// Frees memory from `NdisAllocateMemoryWithTagPriority` (<= DISPATCH_LEVEL).
+    pub fn NdisFreeMemoryWithTagPriority(NdisHandle: NDIS_HANDLE, VirtualAddress: PVOID, Tag: ULONG);
+    /// Allocates an I/O work item (<= DISPATCH_LEVEL).
+    pub fn NdisAllocateIoWorkItem(NdisObjectHandle: NDIS_HANDLE) -> NDIS_HANDLE;
+    /// Queues a work item to run at PASSIVE_LEVEL (<= DISPATCH_LEVEL).
+    pub fn NdisQueueIoWorkItem(NdisIoWorkItemHandle: NDIS_HANDLE, Routine: NDIS_IO_WORKITEM_ROUTINE, WorkItemContext: PVOID);
+    /// Frees a work item (<= DISPATCH_LEVEL).
+    pub fn NdisFreeIoWorkItem(NdisIoWorkItemHandle: NDIS_HANDLE);
+    /// The number of processors a group can hold (any IRQL).
+    pub fn NdisGroupMaxProcessorCount(Group: USHORT) -> ULONG;
+}

@@ -1,0 +1,50 @@
+//! Kernel base structures that NDIS structures embed (ntdef.h, guiddef.h, winnt.h).
+
+use super::abi::ndis_structs;
+use super::types::{UCHAR, ULONG, ULONG64, USHORT, WCHAR};
+
+ndis_structs! {
+    /// `GUID`: 16 bytes, 4-byte aligned.
+    pub struct GUID {
+        /// First group.
+        pub Data1: ULONG,
+        /// Second group.
+        pub Data2: USHORT,
+        /// Third group.
+        pub Data3: USHORT,
+        /// Last eight bytes.
+        pub Data4: [UCHAR; 8],
+    }
+
+    /// `UNICODE_STRING` (`NDIS_STRING`): a counted UTF-16 string, not NUL-terminated.
+    pub struct UNICODE_STRING {
+        /// Bytes in use (not characters).
+        pub Length: USHORT,
+        /// Bytes available.
+        pub MaximumLength: USHORT,
+        /// The UTF-16 code units.
+        pub Buffer: *mut WCHAR,
+    }
+
+    /// `SLIST_HEADER` (x64): an interlocked singly linked list head, 16-byte aligned. Only its
+    /// size matters here: it overlays the first members of NBLs and NBs.
+    #[align(16)]
+    pub struct SLIST_HEADER {
+        /// Low 64 bits.
+        pub Alignment: ULONG64,
+        /// High 64 bits.
+        pub Region: ULONG64,
+    }
+}
+
+use super::abi::ndis_consts;
+use super::types::EX_POOL_PRIORITY;
+
+ndis_consts! {
+    /// `LowPoolPriority` (`EX_POOL_PRIORITY`, wdm.h)
+    pub const LowPoolPriority: EX_POOL_PRIORITY = 0;
+    /// `NormalPoolPriority`
+    pub const NormalPoolPriority: EX_POOL_PRIORITY = 16;
+    /// `HighPoolPriority`
+    pub const HighPoolPriority: EX_POOL_PRIORITY = 32;
+}

@@ -1,0 +1,108 @@
+//! `NDIS_STATUS_*` codes and `NDIS_STATUS_INDICATION` (ndis.h; spec §0.2, §1.7, §5).
+//!
+//! The values are the 32-bit NTSTATUS patterns a miniport returns (`0xC001xxxx` for the ndis.h
+//! literals, not their `0xC023xxxx` user-mode twins), held in the signed `NDIS_STATUS`.
+
+use super::abi::{ndis_consts, ndis_structs};
+use super::ntdef::GUID;
+use super::objectheader::NDIS_OBJECT_HEADER;
+use super::size_through;
+use super::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, UCHAR, ULONG, USHORT};
+
+/// Turns a 32-bit NTSTATUS pattern into the signed `NDIS_STATUS` that carries it.
+#[allow(clippy::cast_possible_wrap, reason = "NTSTATUS error codes are negative `int`s by design")]
+const fn status(bits: u32) -> NDIS_STATUS {
+    bits as NDIS_STATUS
+}
+
+ndis_consts! {
+    /// `STATUS_SUCCESS`
+    pub const NDIS_STATUS_SUCCESS: NDIS_STATUS = status(0x0000_0000);
+    /// `STATUS_PENDING`: the request completes later.
+    pub const NDIS_STATUS_PENDING: NDIS_STATUS = status(0x0000_0103);
+    /// ndis.h literal.
+    pub const NDIS_STATUS_NOT_RECOGNIZED: NDIS_STATUS = status(0x0001_0001);
+    /// After surprise removal, before halt.
+    pub const NDIS_STATUS_NOT_ACCEPTED: NDIS_STATUS = status(0x0001_0003);
+    /// `STATUS_BUFFER_OVERFLOW`
+    pub const NDIS_STATUS_BUFFER_OVERFLOW: NDIS_STATUS = status(0x8000_0005);
+    /// `STATUS_DEVICE_BUSY` (6.30+)
+    pub const NDIS_STATUS_BUSY: NDIS_STATUS = status(0x8000_0011);
+    /// `STATUS_UNSUCCESSFUL`
+    pub const NDIS_STATUS_FAILURE: NDIS_STATUS = status(0xC000_0001);
+    /// `STATUS_INVALID_PARAMETER`: a member has an incorrect value.
+    pub const NDIS_STATUS_INVALID_PARAMETER: NDIS_STATUS = status(0xC000_000D);
+    /// `STATUS_INVALID_DEVICE_REQUEST`
+    pub const NDIS_STATUS_INVALID_DEVICE_REQUEST: NDIS_STATUS = status(0xC000_0010);
+    /// `STATUS_INSUFFICIENT_RESOURCES`
+    pub const NDIS_STATUS_RESOURCES: NDIS_STATUS = status(0xC000_009A);
+    /// `STATUS_NOT_SUPPORTED`: recognized but not supported.
+    pub const NDIS_STATUS_NOT_SUPPORTED: NDIS_STATUS = status(0xC000_00BB);
+    /// `STATUS_INVALID_DEVICE_STATE`
+    pub const NDIS_STATUS_INVALID_STATE: NDIS_STATUS = status(0xC000_0184);
+    /// ndis.h literal.
+    pub const NDIS_STATUS_CLOSING: NDIS_STATUS = status(0xC001_0002);
+    /// ndis.h literal: the request was aborted (for example by a reset).
+    pub const NDIS_STATUS_REQUEST_ABORTED: NDIS_STATUS = status(0xC001_000C);
+    /// ndis.h literal.
+    pub const NDIS_STATUS_RESET_IN_PROGRESS: NDIS_STATUS = status(0xC001_000D);
+    /// ndis.h literal.
+    pub const NDIS_STATUS_ADAPTER_NOT_READY: NDIS_STATUS = status(0xC001_0011);
+    /// ndis.h literal: `InformationBufferLength` is wrong for the OID.
+    pub const NDIS_STATUS_INVALID_LENGTH: NDIS_STATUS = status(0xC001_0014);
+    /// ndis.h literal: a value is out of bounds.
+    pub const NDIS_STATUS_INVALID_DATA: NDIS_STATUS = status(0xC001_0015);
+    /// ndis.h literal: the buffer is too small for the data.
+    pub const NDIS_STATUS_BUFFER_TOO_SHORT: NDIS_STATUS = status(0xC001_0016);
+    /// ndis.h literal: the OID is not recognized.
+    pub const NDIS_STATUS_INVALID_OID: NDIS_STATUS = status(0xC001_0017);
+    /// ndis.h literal.
+    pub const NDIS_STATUS_ADAPTER_REMOVED: NDIS_STATUS = status(0xC001_0018);
+    /// `STATUS_NDIS_PAUSED`: sends while the adapter is not running.
+    pub const NDIS_STATUS_PAUSED: NDIS_STATUS = status(0xC023_002A);
+    /// `STATUS_NDIS_LOW_POWER_STATE`
+    pub const NDIS_STATUS_LOW_POWER_STATE: NDIS_STATUS = status(0xC023_002F);
+
+    /// Indication: the link state changed (`NDIS_LINK_STATE` payload).
+    pub const NDIS_STATUS_LINK_STATE: NDIS_STATUS = status(0x4001_0017);
+    /// Indication: new operational QoS parameters (spec §5.1).
+    pub const NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE: NDIS_STATUS = status(0x4002_00A0);
+    /// Indication: new remote QoS parameters (spec §5.2).
+    pub const NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE: NDIS_STATUS = status(0x4002_00A1);
+
+    /// `NDIS_STATUS_INDICATION_REVISION_1`
+    pub const NDIS_STATUS_INDICATION_REVISION_1: UCHAR = 1;
+    /// Through `NdisReserved`: 112.
+    pub const NDIS_SIZEOF_STATUS_INDICATION_REVISION_1: USHORT = size_through(
+        core::mem::offset_of!(NDIS_STATUS_INDICATION, NdisReserved),
+        size_of::<[PVOID; 4]>(),
+    );
+}
+
+ndis_structs! {
+    /// `NDIS_STATUS_INDICATION`, revision 1: 112 bytes (spec §1.7).
+    pub struct NDIS_STATUS_INDICATION {
+        /// {NDIS_OBJECT_TYPE_STATUS_INDICATION, 1, 112}
+        pub Header: NDIS_OBJECT_HEADER,
+        /// The miniport adapter handle.
+        pub SourceHandle: NDIS_HANDLE,
+        /// 0 (the default port).
+        pub PortNumber: NDIS_PORT_NUMBER,
+        /// `NDIS_STATUS_*` indication code.
+        pub StatusCode: NDIS_STATUS,
+        /// Reserved for NDIS: 0.
+        pub Flags: ULONG,
+        /// NULL: broadcast to all bound protocols.
+        pub DestinationHandle: NDIS_HANDLE,
+        /// NULL unless answering a request.
+        pub RequestId: PVOID,
+        /// The payload.
+        pub StatusBuffer: PVOID,
+        /// Bytes of payload.
+        pub StatusBufferSize: ULONG,
+        /// WMI GUID of the indication (NDIS fills it).
+        pub Guid: GUID,
+        /// Reserved for NDIS.
+        pub NdisReserved: [PVOID; 4],
+    }
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Regenerates supplement.tsv: the layout facts this project adds to ndis-x64.tsv.
+
+Every number is read from x86_64-w64-mingw32-gcc's own assembly output (Microsoft x64 layout
+rules) for the declarations of mingw-w64's headers and of ndis630_extra.h, the way the reference
+table was made. Run from this folder: python3 gen_supplement.py > supplement.tsv
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# (C type, source note, [member paths]) for structs; (name, source note) for constants.
+STRUCTS = [
+    ("GUID", "guiddef.h (mingw-w64)", ["Data1", "Data2", "Data3", "Data4"]),
+    ("UNICODE_STRING", "winternl.h (mingw-w64) = ntdef.h", ["Length", "MaximumLength", "Buffer"]),
+    ("SLIST_HEADER", "winnt.h x64 (mingw-w64)", ["Alignment", "Region"]),
+    ("SOCKADDR_IN", "ws2def.h (mingw-w64)", ["sin_family", "sin_port", "sin_addr", "sin_zero"]),
+    ("SOCKADDR_IN6", "ws2ipdef.h (mingw-w64)", ["sin6_family", "sin6_port", "sin6_flowinfo", "sin6_addr", "sin6_scope_id"]),
+    ("SOCKADDR_INET", "ws2ipdef.h (mingw-w64)", ["Ipv4", "Ipv6", "si_family"]),
+    ("BINARY_DATA", "ndis.h (ndis630_extra.h)", ["Length", "Buffer"]),
+    ("NDIS_CONFIGURATION_PARAMETER", "ndis.h (ndis630_extra.h)",
+     ["ParameterType", "ParameterData", "ParameterData.IntegerData", "ParameterData.StringData", "ParameterData.BinaryData"]),
+    ("NDIS_CONFIGURATION_OBJECT", "ndis.h (ndis630_extra.h)", ["Header", "NdisHandle", "Flags"]),
+    ("NET_PNP_EVENT", "netpnp.h (ndis630_extra.h; same layout in mingw-w64 ddk/ndis.h)",
+     ["NetEvent", "Buffer", "BufferLength", "NdisReserved", "TransportReserved", "TdiReserved", "TdiClientReserved"]),
+    ("NET_PNP_EVENT_NOTIFICATION", "ndis.h (ndis630_extra.h)", ["Header", "PortNumber", "NetPnPEvent", "Flags"]),
+    ("NET_DEVICE_PNP_EVENT", "ndis.h (ndis630_extra.h)",
+     ["Header", "PortNumber", "DevicePnPEvent", "InformationBuffer", "InformationBufferLength", "NdisReserved"]),
+]
+OVERRIDES = [
+    ("NDK_ADAPTER_INFO", "override: the NDIS 6.30 layout ends at AdapterFlags (96 bytes, mingw-w64 ndkinfo.h; "
+     "spec section 1.6); the WDK 10.0.22000 header declares the later RdmaTechnology member unconditionally (104)"),
+]
+CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
+    "NDIS_CONFIGURATION_OBJECT_REVISION_1", "NDIS_SIZEOF_CONFIGURATION_OBJECT_REVISION_1",
+    "NdisParameterInteger", "NdisParameterHexInteger", "NdisParameterString", "NdisParameterMultiString",
+    "NdisParameterBinary", "NdisHaltDeviceDisabled", "NdisHaltDeviceInstanceDeInitialized",
+    "NdisHaltDevicePoweredDown", "NdisHaltDeviceSurpriseRemoved", "NdisHaltDeviceFailed",
+    "NdisHaltDeviceInitializationFailed", "NdisHaltDeviceStopped", "NdisShutdownPowerOff", "NdisShutdownBugCheck",
+    "NET_PNP_EVENT_NOTIFICATION_REVISION_1", "NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1",
+    "NET_DEVICE_PNP_EVENT_REVISION_1", "NdisDevicePnPEventQueryRemoved", "NdisDevicePnPEventRemoved",
+    "NdisDevicePnPEventSurpriseRemoved", "NdisDevicePnPEventQueryStopped", "NdisDevicePnPEventStopped",
+    "NdisDevicePnPEventPowerProfileChanged"]] + [
+    ("NetEventNDKEnable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 13)"),
+    ("NetEventNDKDisable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 14)"),
+    ("LowPoolPriority", "wdm.h (ndis630_extra.h)"), ("NormalPoolPriority", "wdm.h (ndis630_extra.h)"),
+    ("HighPoolPriority", "wdm.h (ndis630_extra.h)"),
+    ("AF_INET", "ws2def.h (mingw-w64)"), ("AF_INET6", "ws2def.h (mingw-w64)"),
+]
+
+
+def main():
+    exprs, rows = [], []
+    def ask(expr):
+        exprs.append(expr)
+        return len(exprs) - 1
+    for name, note in OVERRIDES:
+        rows.append(("struct", name, "0", ask(f"sizeof({name})"), ask(f"_Alignof({name})"), note))
+    for name, note, fields in STRUCTS:
+        rows.append(("struct", name, "0", ask(f"sizeof({name})"), ask(f"_Alignof({name})"), f"struct; {note}"))
+        for f in fields:
+            member = f"(({name} *)0)->{f}"
+            rows.append(("field", f"{name}.{f}", ask(f"offsetof({name}, {f})"), ask(f"sizeof({member})"),
+                         ask(f"_Alignof(__typeof__({member}))"), f"{note}"))
+    for name, note in CONSTS:
+        rows.append(("const", name, ask(f"(long long)({name})"), ask(f"sizeof({name})"), "", note))
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "facts.c")
+        with open(src, "w") as out:
+            out.write('#include "prelude.h"\nconst long long facts[] = {\n')
+            out.write(",\n".join(f"    (long long)({e})" for e in exprs))
+            out.write("\n};\n")
+        asm = subprocess.run(["x86_64-w64-mingw32-gcc", "-S", "-O0", "-I", here, "-o", "-", src],
+                             check=True, capture_output=True, text=True).stdout
+    values = [int(v) for v in re.findall(r"^\s*\.quad\s+(-?\d+)\s*$", asm, re.M)]
+    if len(values) != len(exprs):
+        sys.exit(f"expected {len(exprs)} values from the compiler, found {len(values)}")
+    def show(cell, hexa=False):
+        if isinstance(cell, int):
+            v = values[cell]
+            return f"0x{v & 0xFFFFFFFF:08X}" if hexa and v > 0xFFFF else str(v)
+        return cell
+    print("kind\tname\tvalue_or_offset\tsize\talign\tnote")
+    for kind, name, value, size, align, note in rows:
+        print("\t".join([kind, name, show(value, kind == "const"), show(size), show(align),
+                         note + "; x86_64-w64-mingw32-gcc 12"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+//! ABI test (a): every struct, union, field and constant the driver's FFI layer declares is
+//! compared with the x64 layout table, `tests/abi/ndis-x64.tsv` (copied unchanged from the
+//! project's reference material) plus the project's own `tests/abi/supplement.tsv`.
+//!
+//! The declarations are enumerated mechanically: the macros that declare them also record them
+//! (`dcbndk::ffi::MODULES`), and `ffi_items_are_all_recorded` below scans the FFI sources for any
+//! item declared outside those macros. A declared item with no row in the table fails the test.
+
+use dcbndk::ffi::{
+    self, MODULES,
+    abi::{Nesting, StructAbi},
+};
+use crate::abi_table::{Kind, Table};
+
+fn table() -> Table {
+    Table::load_project().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One field row the declarations produce: dotted path below the struct, offset, size.
+fn field_rows(s: &StructAbi, prefix: &str, base: usize, out: &mut Vec<(String, usize, usize)>) {
+    for f in s.fields {
+        let offset = base + f.offset;
+        let path = if prefix.is_empty() { f.name.to_string() } else { format!("{prefix}.{}", f.name) };
+        match f.nesting {
+            Nesting::Leaf => out.push((path, offset, f.size)),
+            Nesting::Nested(inner) => {
+                out.push((path.clone(), offset, f.size));
+                field_rows(inner, &path, offset, out);
+            }
+            Nesting::Anonymous(inner) => field_rows(inner, prefix, offset, out),
+        }
+    }
+}
+
+#[test]
+fn every_declared_struct_field_and_constant_matches_the_table() {
+    let table = table();
+    let mut failures = Vec::new();
+    let (mut structs, mut fields, mut consts) = (0usize, 0usize, 0usize);
+
+    for module in MODULES {
+        for s in module.structs {
+            if s.inline_in_c {
+                continue; // checked through the parent that embeds it
+            }
+            structs += 1;
+            match table.get(Kind::Struct, s.name) {
+                None => failures.push(format!("{}: struct {} has no row in the table", module.module, s.name)),
+                Some(row) => {
+                    if row.size != Some(s.size) || row.align != Some(s.align) {
+                        failures.push(format!(
+                            "struct {}: Rust size {} align {}, table size {:?} align {:?}",
+                            s.name, s.size, s.align, row.size, row.align
+                        ));
+                    }
+                }
+            }
+            let mut rows = Vec::new();
+            field_rows(s, "", 0, &mut rows);
+            for (path, offset, size) in rows {
+                fields += 1;
+                let name = format!("{}.{path}", s.name);
+                match table.get(Kind::Field, &name) {
+                    None => failures.push(format!("field {name} has no row in the table")),
+                    Some(row) => {
+                        if row.value != Some(offset as i128) || row.size != Some(size) {
+                            failures.push(format!(
+                                "field {name}: Rust offset {offset} size {size}, table offset {:?} size {:?}",
+                                row.value, row.size
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        for c in module.consts {
+            consts += 1;
+            match table.get(Kind::Const, c.name) {
+                None => failures.push(format!("const {} has no row in the table", c.name)),
+                Some(row) => {
+                    let width = row.size.unwrap_or(8);
+                    if !same_bits(c.value, row.value.unwrap_or(i128::MIN), width) {
+                        failures.push(format!(
+                            "const {}: Rust {:#x}, table {:#x?} ({} bytes)",
+                            c.name, c.value, row.value, width
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    println!("checked against the table: {structs} structs and unions, {fields} fields, {consts} constants");
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(structs >= 40 && fields >= 400 && consts >= 200, "suspiciously few declarations checked");
+}
+
+/// True when `rust` and `table` are the same `width`-byte pattern and `rust` fits that width
+/// (either as a signed or as an unsigned number).
+fn same_bits(rust: i128, table: i128, width: usize) -> bool {
+    let bits = (width * 8) as u32;
+    let mask: i128 = if bits >= 128 { -1 } else { (1i128 << bits) - 1 };
+    let fits = (rust >= -(1i128 << (bits - 1))) && (rust <= mask);
+    fits && (rust & mask) == (table & mask)
+}
+
+#[test]
+fn same_bits_compares_patterns_not_signs() {
+    assert!(same_bits(-1_073_741_823, 0xC000_0001, 4)); // NDIS_STATUS_FAILURE as i32
+    assert!(same_bits(0xC000_0001, 0xC000_0001, 4));
+    assert!(!same_bits(0x1_0000_0001, 1, 4), "a value wider than the C type must not be masked into a match");
+    assert!(!same_bits(2, 3, 4));
+    assert!(same_bits(-1, 0xFFFF_FFFF_FFFF_FFFF, 8));
+}
+
+#[test]
+fn inline_types_are_embedded_somewhere() {
+    let all: Vec<&StructAbi> = MODULES.iter().flat_map(|m| m.structs.iter()).collect();
+    for s in all.iter().filter(|s| s.inline_in_c) {
+        let used = all.iter().any(|p| {
+            p.fields.iter().any(|f| matches!(f.nesting, Nesting::Anonymous(inner) | Nesting::Nested(inner) if inner.name == s.name))
+        });
+        assert!(used, "{} is marked inline but no declaration embeds it, so it is never checked", s.name);
+    }
+}
+
+#[test]
+fn ndk_array_size_macros_match_the_table() {
+    let table = table();
+    for n in 0..3usize {
+        let conns = table.get(Kind::Const, &format!("NDIS_SIZEOF_NDK_CONNECTIONS_REVISION_1({n})")).unwrap();
+        assert_eq!(ffi::ntddndis::ndis_sizeof_ndk_connections_revision_1(n).map(|v| v as i128), conns.value);
+        let eps = table.get(Kind::Const, &format!("NDIS_SIZEOF_NDK_LOCAL_ENDPOINTS_REVISION_1({n})")).unwrap();
+        assert_eq!(ffi::ntddndis::ndis_sizeof_ndk_local_endpoints_revision_1(n).map(|v| v as i128), eps.value);
+    }
+    assert_eq!(ffi::ntddndis::ndis_sizeof_ndk_connections_revision_1(usize::MAX), None);
+}
+
+/// Scans `driver/src/ffi/*.rs` for `pub struct`, `pub union` and `pub const` items and checks that
+/// each one is recorded in `MODULES` (so none was declared outside the recording macros), and
+/// that every module file is listed in `MODULES`.
+#[test]
+fn ffi_items_are_all_recorded() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../driver/src/ffi");
+    let recorded_structs: Vec<&str> = MODULES.iter().flat_map(|m| m.structs.iter().map(|s| s.name)).collect();
+    let recorded_consts: Vec<&str> = MODULES.iter().flat_map(|m| m.consts.iter().map(|c| c.name)).collect();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_stem().unwrap().to_str().unwrap().to_string();
+        // abi.rs holds the recording machinery itself; types.rs holds only type aliases.
+        if path.extension().is_none_or(|e| e != "rs") || ["abi", "mod", "types", "imports"].contains(&file.as_str()) {
+            continue;
+        }
+        assert!(MODULES.iter().any(|m| m.module == file), "ffi/{file}.rs is not listed in ffi::MODULES");
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines().map(str::trim) {
+            for (keyword, recorded) in [("pub struct ", &recorded_structs), ("pub union ", &recorded_structs), ("pub const ", &recorded_consts)] {
+                if let Some(rest) = line.strip_prefix(keyword) {
+                    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                    if name == "STRUCTS" || name == "CONSTS" || name == "ABI" || rest.starts_with("fn ") {
+                        continue;
+                    }
+                    seen += 1;
+                    assert!(recorded.contains(&name.as_str()), "ffi/{file}.rs declares {name} outside the recording macros");
+                }
+            }
+        }
+    }
+    assert!(seen > 100, "the scan found only {seen} items: the scanner is broken");
+}

@@ -1,0 +1,10 @@
+//! # dcbndk-hlk
+//!
+//! The host side of dcbndk: the simulated ndis.sys that loads the driver on Linux (DESIGN.md §3),
+//! the HLK-style kit, and the data the ABI tests check the driver's declarations against.
+
+pub mod abi_table;
+pub mod sim;
+
+#[cfg(test)]
+mod conformance;
