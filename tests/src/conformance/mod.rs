@@ -6,3 +6,4 @@
 //! hash, and the two collide (cargo issue 6313).
 
 mod abi_table;
+mod abi_mingw;
