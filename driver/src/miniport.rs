@@ -23,7 +23,9 @@ use crate::ffi::objectheader::{
     NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
 };
 use crate::ffi::status::{NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_SUCCESS};
-use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT, PVOID};
+use crate::ffi::types::{
+    NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT, PVOID,
+};
 
 /// The driver's own version, reported in the characteristics.
 pub const DRIVER_VERSION: (u8, u8) = (0, 1);
@@ -68,7 +70,13 @@ pub unsafe extern "system" fn driver_entry(
     // requires; `chars` and `handle` are live locals for the whole call, and NDIS copies the
     // characteristics before returning.
     let status = unsafe {
-        NdisMRegisterMiniportDriver(driver_object, registry_path, null_mut(), &raw const chars, &raw mut handle)
+        NdisMRegisterMiniportDriver(
+            driver_object,
+            registry_path,
+            null_mut(),
+            &raw const chars,
+            &raw mut handle,
+        )
     };
     if status == NDIS_STATUS_SUCCESS {
         DRIVER_HANDLE.store(handle, Ordering::Release);
@@ -95,7 +103,12 @@ unsafe extern "system" fn miniport_set_options(
     ndk.CloseNDKAdapterHandler = Some(close_ndk_adapter);
     // SAFETY: `ndis_driver_handle` is the handle NDIS passed to this SetOptions call; `ndk` is a
     // live local that starts with its NDIS_OBJECT_HEADER, and NDIS copies it before returning.
-    unsafe { NdisSetOptionalHandlers(ndis_driver_handle, (&raw mut ndk).cast::<NDIS_OBJECT_HEADER>()) }
+    unsafe {
+        NdisSetOptionalHandlers(
+            ndis_driver_handle,
+            (&raw mut ndk).cast::<NDIS_OBJECT_HEADER>(),
+        )
+    }
 }
 
 /// `OpenNDKAdapterHandler`. This adapter has no NDKPI queue-pair engine: it advertises NDK
@@ -116,7 +129,11 @@ unsafe extern "system" fn open_ndk_adapter(
 ///
 /// # Safety
 /// Called by NDIS at PASSIVE_LEVEL; no argument is dereferenced.
-unsafe extern "system" fn close_ndk_adapter(_miniport_adapter_context: NDIS_HANDLE, _ndk_adapter: PVOID) {}
+unsafe extern "system" fn close_ndk_adapter(
+    _miniport_adapter_context: NDIS_HANDLE,
+    _ndk_adapter: PVOID,
+) {
+}
 
 /// `MiniportDriverUnload`: deregisters the driver.
 ///

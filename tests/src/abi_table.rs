@@ -71,25 +71,37 @@ fn parse_rows(text: &str, file: &str) -> Result<Vec<Row>, TableError> {
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;
         let origin = format!("{file}:{line_no}");
-        if line.trim().is_empty() || line.starts_with('#') || (line_no == 1 && line.starts_with("kind\t")) {
+        if line.trim().is_empty()
+            || line.starts_with('#')
+            || (line_no == 1 && line.starts_with("kind\t"))
+        {
             continue;
         }
         let cols: Vec<&str> = line.split('\t').collect();
         if cols.len() < 5 {
-            return Err(TableError(format!("{origin}: expected at least 5 tab-separated columns, found {}", cols.len())));
+            return Err(TableError(format!(
+                "{origin}: expected at least 5 tab-separated columns, found {}",
+                cols.len()
+            )));
         }
         let kind = match cols[0] {
             "struct" => Kind::Struct,
             "field" => Kind::Field,
             "const" => Kind::Const,
-            other => return Err(TableError(format!("{origin}: unknown kind {other:?} (struct, field or const)"))),
+            other => {
+                return Err(TableError(format!(
+                    "{origin}: unknown kind {other:?} (struct, field or const)"
+                )));
+            }
         };
         let number = |col: usize, what: &str| -> Result<Option<i128>, TableError> {
             let text = cols[col].trim();
             if text.is_empty() {
                 return Ok(None);
             }
-            parse_number(text).map(Some).ok_or_else(|| TableError(format!("{origin}: {what} {text:?} is not a number")))
+            parse_number(text)
+                .map(Some)
+                .ok_or_else(|| TableError(format!("{origin}: {what} {text:?} is not a number")))
         };
         let value = number(2, "value_or_offset")?;
         let size = number(3, "size")?.map(|v| v as usize);
@@ -122,7 +134,8 @@ impl Table {
     pub fn load_project() -> Result<Self, TableError> {
         let read = |name: &str| {
             let path = Self::dir().join(name);
-            std::fs::read_to_string(&path).map_err(|e| TableError(format!("{}: {e}", path.display())))
+            std::fs::read_to_string(&path)
+                .map_err(|e| TableError(format!("{}: {e}", path.display())))
         };
         Self::from_texts(&read("ndis-x64.tsv")?, &read("supplement.tsv")?)
     }
@@ -150,7 +163,10 @@ impl Table {
                     )));
                 }
                 (false, true) => {
-                    return Err(TableError(format!("{}: {} overrides nothing in ndis-x64.tsv", row.origin, row.name)));
+                    return Err(TableError(format!(
+                        "{}: {} overrides nothing in ndis-x64.tsv",
+                        row.origin, row.name
+                    )));
                 }
                 _ => {}
             }
@@ -187,7 +203,10 @@ mod tests {
     #[test]
     fn supplement_must_say_override() {
         let err = Table::from_texts(REF, "struct\tA\t0\t16\t4\tadded\n").unwrap_err();
-        assert!(err.0.contains("supplement.tsv:1") && err.0.contains("override:"), "{err}");
+        assert!(
+            err.0.contains("supplement.tsv:1") && err.0.contains("override:"),
+            "{err}"
+        );
         let t = Table::from_texts(REF, "struct\tA\t0\t16\t4\toverride: because\n").unwrap();
         assert_eq!(t.get(Kind::Struct, "A").unwrap().size, Some(16));
         let err = Table::from_texts(REF, "struct\tZ\t0\t16\t4\toverride: nothing\n").unwrap_err();
@@ -197,10 +216,16 @@ mod tests {
     #[test]
     fn malformed_rows_name_file_and_line() {
         let err = Table::from_texts(REF, "\nstruct\tA2\tzz\t1\t1\tn\n").unwrap_err();
-        assert_eq!(err.0, "supplement.tsv:2: value_or_offset \"zz\" is not a number");
+        assert_eq!(
+            err.0,
+            "supplement.tsv:2: value_or_offset \"zz\" is not a number"
+        );
         let err = Table::from_texts("kind\tname\nthing\tA\t0\t1\t1\n", "").unwrap_err();
         assert!(err.0.starts_with("ndis-x64.tsv:2: unknown kind"), "{err}");
         let err = Table::from_texts("struct\tA\t0\n", "").unwrap_err();
-        assert!(err.0.contains("ndis-x64.tsv:1: expected at least 5"), "{err}");
+        assert!(
+            err.0.contains("ndis-x64.tsv:1: expected at least 5"),
+            "{err}"
+        );
     }
 }

@@ -115,7 +115,15 @@ macro_rules! zeroable_fn_pointers {
         )*
     };
 }
-zeroable_fn_pointers!((), (A), (A, B), (A, B, C), (A, B, C, D), (A, B, C, D, E), (A, B, C, D, E, F));
+zeroable_fn_pointers!(
+    (),
+    (A),
+    (A, B),
+    (A, B, C),
+    (A, B, C, D),
+    (A, B, C, D, E),
+    (A, B, C, D, E, F)
+);
 
 /// Picks the [`Nesting`] of a member from its optional `#[abi(..)]` marker.
 macro_rules! nesting {

@@ -20,8 +20,12 @@ use super::types::{
 };
 
 /// `SET_OPTIONS_HANDLER` (`MiniportSetOptions`)
-pub type SET_OPTIONS_HANDLER =
-    Option<unsafe extern "system" fn(NdisDriverHandle: NDIS_HANDLE, DriverContext: NDIS_HANDLE) -> NDIS_STATUS>;
+pub type SET_OPTIONS_HANDLER = Option<
+    unsafe extern "system" fn(
+        NdisDriverHandle: NDIS_HANDLE,
+        DriverContext: NDIS_HANDLE,
+    ) -> NDIS_STATUS,
+>;
 /// `MINIPORT_INITIALIZE_HANDLER` (`MiniportInitializeEx`)
 pub type MINIPORT_INITIALIZE_HANDLER = Option<
     unsafe extern "system" fn(
@@ -31,8 +35,9 @@ pub type MINIPORT_INITIALIZE_HANDLER = Option<
     ) -> NDIS_STATUS,
 >;
 /// `MINIPORT_HALT_HANDLER` (`MiniportHaltEx`)
-pub type MINIPORT_HALT_HANDLER =
-    Option<unsafe extern "system" fn(MiniportAdapterContext: NDIS_HANDLE, HaltAction: NDIS_HALT_ACTION)>;
+pub type MINIPORT_HALT_HANDLER = Option<
+    unsafe extern "system" fn(MiniportAdapterContext: NDIS_HANDLE, HaltAction: NDIS_HALT_ACTION),
+>;
 /// `MINIPORT_DRIVER_UNLOAD` (`MiniportDriverUnload`)
 pub type MINIPORT_DRIVER_UNLOAD = Option<unsafe extern "system" fn(DriverObject: PDRIVER_OBJECT)>;
 /// `MINIPORT_PAUSE_HANDLER` (`MiniportPause`)
@@ -94,11 +99,17 @@ pub type MINIPORT_RESET_HANDLER = Option<
 >;
 /// `MINIPORT_DEVICE_PNP_EVENT_NOTIFY_HANDLER` (`MiniportDevicePnPEventNotify`)
 pub type MINIPORT_DEVICE_PNP_EVENT_NOTIFY_HANDLER = Option<
-    unsafe extern "system" fn(MiniportAdapterContext: NDIS_HANDLE, NetDevicePnPEvent: *mut NET_DEVICE_PNP_EVENT),
+    unsafe extern "system" fn(
+        MiniportAdapterContext: NDIS_HANDLE,
+        NetDevicePnPEvent: *mut NET_DEVICE_PNP_EVENT,
+    ),
 >;
 /// `MINIPORT_SHUTDOWN_HANDLER` (`MiniportShutdownEx`)
 pub type MINIPORT_SHUTDOWN_HANDLER = Option<
-    unsafe extern "system" fn(MiniportAdapterContext: NDIS_HANDLE, ShutdownAction: NDIS_SHUTDOWN_ACTION),
+    unsafe extern "system" fn(
+        MiniportAdapterContext: NDIS_HANDLE,
+        ShutdownAction: NDIS_SHUTDOWN_ACTION,
+    ),
 >;
 /// `OPEN_NDK_ADAPTER_HANDLER` (`OpenNDKAdapterHandler`, ndisndk.h). The last argument is an
 /// `NDK_ADAPTER **`; this driver has no NDKPI object model, so it stays untyped.

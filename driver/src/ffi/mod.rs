@@ -6,8 +6,14 @@
 //! layout the compiler produced; [`MODULES`] gathers those records, and the ABI tests of tests/
 //! compare each one with the x64 table and with mingw-w64's headers.
 #![allow(non_camel_case_types, reason = "C type names, as in the DDI reference")]
-#![allow(clippy::upper_case_acronyms, reason = "C type names, as in the DDI reference")]
-#![allow(non_snake_case, reason = "C parameter and member names, as in the DDI reference")]
+#![allow(
+    clippy::upper_case_acronyms,
+    reason = "C type names, as in the DDI reference"
+)]
+#![allow(
+    non_snake_case,
+    reason = "C parameter and member names, as in the DDI reference"
+)]
 
 pub mod abi;
 pub mod config;
@@ -37,21 +43,79 @@ use abi::ModuleAbi;
 )]
 pub(crate) const fn size_through(offset: usize, field_size: usize) -> types::USHORT {
     let end = offset + field_size;
-    assert!(end <= types::USHORT::MAX as usize, "structure revision larger than a USHORT");
+    assert!(
+        end <= types::USHORT::MAX as usize,
+        "structure revision larger than a USHORT"
+    );
     end as types::USHORT
 }
 
 /// Everything the FFI layer declares, module by module, with the header each mirrors.
 pub const MODULES: &[ModuleAbi] = &[
-    ModuleAbi { module: "config", header: "ndis.h", structs: config::STRUCTS, consts: config::CONSTS },
-    ModuleAbi { module: "miniport", header: "ndis.h", structs: miniport::STRUCTS, consts: miniport::CONSTS },
-    ModuleAbi { module: "nbl", header: "nbl.h", structs: nbl::STRUCTS, consts: nbl::CONSTS },
-    ModuleAbi { module: "ndkinfo", header: "ndkinfo.h", structs: ndkinfo::STRUCTS, consts: ndkinfo::CONSTS },
-    ModuleAbi { module: "netpnp", header: "netpnp.h", structs: netpnp::STRUCTS, consts: netpnp::CONSTS },
-    ModuleAbi { module: "ntddndis", header: "ntddndis.h", structs: ntddndis::STRUCTS, consts: ntddndis::CONSTS },
-    ModuleAbi { module: "ntdef", header: "ntdef.h", structs: ntdef::STRUCTS, consts: ntdef::CONSTS },
-    ModuleAbi { module: "objectheader", header: "ntddndis.h", structs: objectheader::STRUCTS, consts: objectheader::CONSTS },
-    ModuleAbi { module: "oidrequest", header: "oidrequest.h", structs: oidrequest::STRUCTS, consts: oidrequest::CONSTS },
-    ModuleAbi { module: "status", header: "ndis.h", structs: status::STRUCTS, consts: status::CONSTS },
-    ModuleAbi { module: "ws2ipdef", header: "ws2ipdef.h", structs: ws2ipdef::STRUCTS, consts: ws2ipdef::CONSTS },
+    ModuleAbi {
+        module: "config",
+        header: "ndis.h",
+        structs: config::STRUCTS,
+        consts: config::CONSTS,
+    },
+    ModuleAbi {
+        module: "miniport",
+        header: "ndis.h",
+        structs: miniport::STRUCTS,
+        consts: miniport::CONSTS,
+    },
+    ModuleAbi {
+        module: "nbl",
+        header: "nbl.h",
+        structs: nbl::STRUCTS,
+        consts: nbl::CONSTS,
+    },
+    ModuleAbi {
+        module: "ndkinfo",
+        header: "ndkinfo.h",
+        structs: ndkinfo::STRUCTS,
+        consts: ndkinfo::CONSTS,
+    },
+    ModuleAbi {
+        module: "netpnp",
+        header: "netpnp.h",
+        structs: netpnp::STRUCTS,
+        consts: netpnp::CONSTS,
+    },
+    ModuleAbi {
+        module: "ntddndis",
+        header: "ntddndis.h",
+        structs: ntddndis::STRUCTS,
+        consts: ntddndis::CONSTS,
+    },
+    ModuleAbi {
+        module: "ntdef",
+        header: "ntdef.h",
+        structs: ntdef::STRUCTS,
+        consts: ntdef::CONSTS,
+    },
+    ModuleAbi {
+        module: "objectheader",
+        header: "ntddndis.h",
+        structs: objectheader::STRUCTS,
+        consts: objectheader::CONSTS,
+    },
+    ModuleAbi {
+        module: "oidrequest",
+        header: "oidrequest.h",
+        structs: oidrequest::STRUCTS,
+        consts: oidrequest::CONSTS,
+    },
+    ModuleAbi {
+        module: "status",
+        header: "ndis.h",
+        structs: status::STRUCTS,
+        consts: status::CONSTS,
+    },
+    ModuleAbi {
+        module: "ws2ipdef",
+        header: "ws2ipdef.h",
+        structs: ws2ipdef::STRUCTS,
+        consts: ws2ipdef::CONSTS,
+    },
 ];

@@ -5,7 +5,9 @@
 
 use super::abi::{Align16, ndis_consts, ndis_structs};
 use super::ntdef::SLIST_HEADER;
-use super::types::{LONG, NDIS_HANDLE, NDIS_STATUS, PHYSICAL_ADDRESS, PMDL, PVOID, SIZE_T, ULONG, USHORT};
+use super::types::{
+    LONG, NDIS_HANDLE, NDIS_STATUS, PHYSICAL_ADDRESS, PMDL, PVOID, SIZE_T, ULONG, USHORT,
+};
 
 ndis_structs! {
     /// The anonymous `{ Next; FirstNetBuffer; }` at the head of a `NET_BUFFER_LIST`.

@@ -8,9 +8,9 @@ use super::objectheader::NDIS_OBJECT_HEADER;
 use super::size_through;
 use super::types::{
     BOOLEAN, NDIS_DEVICE_POWER_STATE, NDIS_HARDWARE_STATUS, NDIS_INTERRUPT_MODERATION,
-    NDIS_MEDIA_CONNECT_STATE, NDIS_MEDIA_DUPLEX_STATE, NDIS_MEDIUM, NDIS_OID,
-    NDIS_PHYSICAL_MEDIUM, NDIS_SUPPORTED_PAUSE_FUNCTIONS, NET_IF_ACCESS_TYPE,
-    NET_IF_CONNECTION_TYPE, NET_IF_DIRECTION_TYPE, UCHAR, ULONG, ULONG64, USHORT,
+    NDIS_MEDIA_CONNECT_STATE, NDIS_MEDIA_DUPLEX_STATE, NDIS_MEDIUM, NDIS_OID, NDIS_PHYSICAL_MEDIUM,
+    NDIS_SUPPORTED_PAUSE_FUNCTIONS, NET_IF_ACCESS_TYPE, NET_IF_CONNECTION_TYPE,
+    NET_IF_DIRECTION_TYPE, UCHAR, ULONG, ULONG64, USHORT,
 };
 use super::ws2ipdef::SOCKADDR_INET;
 
@@ -714,7 +714,9 @@ ndis_consts! {
 #[must_use]
 pub const fn ndis_sizeof_ndk_connections_revision_1(count: usize) -> Option<usize> {
     match count.checked_mul(size_of::<NDIS_NDK_CONNECTION_ENTRY>()) {
-        Some(entries) => entries.checked_add(core::mem::offset_of!(NDIS_NDK_CONNECTIONS, Connections)),
+        Some(entries) => {
+            entries.checked_add(core::mem::offset_of!(NDIS_NDK_CONNECTIONS, Connections))
+        }
         None => None,
     }
 }
@@ -723,9 +725,10 @@ pub const fn ndis_sizeof_ndk_connections_revision_1(count: usize) -> Option<usiz
 #[must_use]
 pub const fn ndis_sizeof_ndk_local_endpoints_revision_1(count: usize) -> Option<usize> {
     match count.checked_mul(size_of::<NDIS_NDK_LOCAL_ENDPOINT_ENTRY>()) {
-        Some(entries) => {
-            entries.checked_add(core::mem::offset_of!(NDIS_NDK_LOCAL_ENDPOINTS, LocalEndpoints))
-        }
+        Some(entries) => entries.checked_add(core::mem::offset_of!(
+            NDIS_NDK_LOCAL_ENDPOINTS,
+            LocalEndpoints
+        )),
         None => None,
     }
 }

@@ -20,7 +20,11 @@ impl NDIS_OBJECT_HEADER {
     /// A header with the given type, revision and size.
     #[must_use]
     pub const fn new(object_type: UCHAR, revision: UCHAR, size: USHORT) -> Self {
-        Self { Type: object_type, Revision: revision, Size: size }
+        Self {
+            Type: object_type,
+            Revision: revision,
+            Size: size,
+        }
     }
 }
 

@@ -3,8 +3,10 @@
 
 use super::abi::{ndis_consts, ndis_structs};
 use super::objectheader::NDIS_OBJECT_HEADER;
-use super::types::{NDIS_HANDLE, NDIS_OID, NDIS_PORT_NUMBER, NDIS_REQUEST_TYPE, PVOID, UCHAR, UINT, ULONG, USHORT};
 use super::size_through;
+use super::types::{
+    NDIS_HANDLE, NDIS_OID, NDIS_PORT_NUMBER, NDIS_REQUEST_TYPE, PVOID, UCHAR, UINT, ULONG, USHORT,
+};
 
 ndis_structs! {
     /// `DATA.QUERY_INFORMATION`

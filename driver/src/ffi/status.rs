@@ -10,7 +10,10 @@ use super::size_through;
 use super::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, UCHAR, ULONG, USHORT};
 
 /// Turns a 32-bit NTSTATUS pattern into the signed `NDIS_STATUS` that carries it.
-#[allow(clippy::cast_possible_wrap, reason = "NTSTATUS error codes are negative `int`s by design")]
+#[allow(
+    clippy::cast_possible_wrap,
+    reason = "NTSTATUS error codes are negative `int`s by design"
+)]
 const fn status(bits: u32) -> NDIS_STATUS {
     bits as NDIS_STATUS
 }

@@ -33,18 +33,47 @@ const CHECKED_MODULES: &[(&str, &str)] = &[
 
 /// Items of the checked modules that mingw-w64 10's headers do not declare, with the reason.
 const ABSENT_FROM_MINGW: &[(&str, &str)] = &[
-    ("NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED", "NDKPI 1.2 flag, newer than mingw-w64's ndkinfo.h"),
-    ("NdkUndefined", "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64"),
-    ("NdkiWarp", "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64"),
-    ("NdkInfiniBand", "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64"),
-    ("NdkRoCE", "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64"),
-    ("NdkRoCEv2", "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64"),
+    (
+        "NDK_ADAPTER_FLAG_RDMA_READ_LOCAL_INVALIDATE_SUPPORTED",
+        "NDKPI 1.2 flag, newer than mingw-w64's ndkinfo.h",
+    ),
+    (
+        "NdkUndefined",
+        "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64",
+    ),
+    (
+        "NdkiWarp",
+        "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64",
+    ),
+    (
+        "NdkInfiniBand",
+        "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64",
+    ),
+    (
+        "NdkRoCE",
+        "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64",
+    ),
+    (
+        "NdkRoCEv2",
+        "NDK_RDMA_TECHNOLOGY is post-6.30, absent from mingw-w64",
+    ),
 ];
 
-fn field_asserts(root: &str, s: &StructAbi, prefix: &str, base: usize, out: &mut String, count: &mut usize) {
+fn field_asserts(
+    root: &str,
+    s: &StructAbi,
+    prefix: &str,
+    base: usize,
+    out: &mut String,
+    count: &mut usize,
+) {
     for f in s.fields {
         let offset = base + f.offset;
-        let path = if prefix.is_empty() { f.name.to_string() } else { format!("{prefix}.{}", f.name) };
+        let path = if prefix.is_empty() {
+            f.name.to_string()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
         let mut check = |path: &str| {
             *count += 1;
             writeln!(
@@ -67,20 +96,28 @@ fn field_asserts(root: &str, s: &StructAbi, prefix: &str, base: usize, out: &mut
 
 #[test]
 fn declarations_match_mingw_w64_headers() {
-    let have_compiler = Command::new(COMPILER).arg("--version").output().is_ok_and(|o| o.status.success());
+    let have_compiler = Command::new(COMPILER)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !have_compiler {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "{COMPILER} is missing under CI=true: install gcc-mingw-w64-x86-64 and mingw-w64-x86-64-dev"
         );
-        println!("SKIPPED: {COMPILER} not found (Debian: gcc-mingw-w64-x86-64, mingw-w64-x86-64-dev)");
+        println!(
+            "SKIPPED: {COMPILER} not found (Debian: gcc-mingw-w64-x86-64, mingw-w64-x86-64-dev)"
+        );
         return;
     }
 
     let mut c = String::from("#include \"prelude.h\"\n");
     let (mut structs, mut fields, mut consts, mut skipped) = (0usize, 0usize, 0usize, 0usize);
     for (module, _source) in CHECKED_MODULES {
-        let m = MODULES.iter().find(|m| m.module == *module).unwrap_or_else(|| panic!("no module {module}"));
+        let m = MODULES
+            .iter()
+            .find(|m| m.module == *module)
+            .unwrap_or_else(|| panic!("no module {module}"));
         for s in m.structs.iter().filter(|s| !s.inline_in_c) {
             structs += 1;
             writeln!(
@@ -119,13 +156,23 @@ fn declarations_match_mingw_w64_headers() {
     println!(
         "checked against mingw-w64: {structs} structs and unions, {fields} fields, {consts} constants ({skipped} constants absent from mingw-w64 skipped)"
     );
-    assert!(out.status.success(), "{COMPILER} rejected the layout assertions ({}):\n{stderr}", src.display());
-    assert!(structs >= 20 && fields >= 200 && consts >= 100, "suspiciously few items checked");
+    assert!(
+        out.status.success(),
+        "{COMPILER} rejected the layout assertions ({}):\n{stderr}",
+        src.display()
+    );
+    assert!(
+        structs >= 20 && fields >= 200 && consts >= 100,
+        "suspiciously few items checked"
+    );
 }
 
 #[test]
 fn a_wrong_layout_is_caught() {
-    let have_compiler = Command::new(COMPILER).arg("--version").output().is_ok_and(|o| o.status.success());
+    let have_compiler = Command::new(COMPILER)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !have_compiler {
         println!("SKIPPED: {COMPILER} not found");
         return;
@@ -140,7 +187,10 @@ fn a_wrong_layout_is_caught() {
         .arg(&src)
         .output()
         .unwrap();
-    assert!(!out.status.success(), "PfcEnable is at 36, not 40: the compiler must reject the assertion");
+    assert!(
+        !out.status.success(),
+        "PfcEnable is at 36, not 40: the compiler must reject the assertion"
+    );
 }
 
 fn tempdir() -> std::path::PathBuf {

@@ -6,11 +6,11 @@
 //! (`dcbndk::ffi::MODULES`), and `ffi_items_are_all_recorded` below scans the FFI sources for any
 //! item declared outside those macros. A declared item with no row in the table fails the test.
 
+use crate::abi_table::{Kind, Table};
 use dcbndk::ffi::{
     self, MODULES,
     abi::{Nesting, StructAbi},
 };
-use crate::abi_table::{Kind, Table};
 
 fn table() -> Table {
     Table::load_project().unwrap_or_else(|e| panic!("{e}"))
@@ -20,7 +20,11 @@ fn table() -> Table {
 fn field_rows(s: &StructAbi, prefix: &str, base: usize, out: &mut Vec<(String, usize, usize)>) {
     for f in s.fields {
         let offset = base + f.offset;
-        let path = if prefix.is_empty() { f.name.to_string() } else { format!("{prefix}.{}", f.name) };
+        let path = if prefix.is_empty() {
+            f.name.to_string()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
         match f.nesting {
             Nesting::Leaf => out.push((path, offset, f.size)),
             Nesting::Nested(inner) => {
@@ -45,7 +49,10 @@ fn every_declared_struct_field_and_constant_matches_the_table() {
             }
             structs += 1;
             match table.get(Kind::Struct, s.name) {
-                None => failures.push(format!("{}: struct {} has no row in the table", module.module, s.name)),
+                None => failures.push(format!(
+                    "{}: struct {} has no row in the table",
+                    module.module, s.name
+                )),
                 Some(row) => {
                     if row.size != Some(s.size) || row.align != Some(s.align) {
                         failures.push(format!(
@@ -89,9 +96,19 @@ fn every_declared_struct_field_and_constant_matches_the_table() {
             }
         }
     }
-    println!("checked against the table: {structs} structs and unions, {fields} fields, {consts} constants");
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
-    assert!(structs >= 40 && fields >= 400 && consts >= 200, "suspiciously few declarations checked");
+    println!(
+        "checked against the table: {structs} structs and unions, {fields} fields, {consts} constants"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        structs >= 40 && fields >= 400 && consts >= 200,
+        "suspiciously few declarations checked"
+    );
 }
 
 /// True when `rust` and `table` are the same `width`-byte pattern and `rust` fits that width
@@ -107,7 +124,10 @@ fn same_bits(rust: i128, table: i128, width: usize) -> bool {
 fn same_bits_compares_patterns_not_signs() {
     assert!(same_bits(-1_073_741_823, 0xC000_0001, 4)); // NDIS_STATUS_FAILURE as i32
     assert!(same_bits(0xC000_0001, 0xC000_0001, 4));
-    assert!(!same_bits(0x1_0000_0001, 1, 4), "a value wider than the C type must not be masked into a match");
+    assert!(
+        !same_bits(0x1_0000_0001, 1, 4),
+        "a value wider than the C type must not be masked into a match"
+    );
     assert!(!same_bits(2, 3, 4));
     assert!(same_bits(-1, 0xFFFF_FFFF_FFFF_FFFF, 8));
 }
@@ -119,7 +139,11 @@ fn inline_types_are_embedded_somewhere() {
         let used = all.iter().any(|p| {
             p.fields.iter().any(|f| matches!(f.nesting, Nesting::Anonymous(inner) | Nesting::Nested(inner) if inner.name == s.name))
         });
-        assert!(used, "{} is marked inline but no declaration embeds it, so it is never checked", s.name);
+        assert!(
+            used,
+            "{} is marked inline but no declaration embeds it, so it is never checked",
+            s.name
+        );
     }
 }
 
@@ -127,12 +151,31 @@ fn inline_types_are_embedded_somewhere() {
 fn ndk_array_size_macros_match_the_table() {
     let table = table();
     for n in 0..3usize {
-        let conns = table.get(Kind::Const, &format!("NDIS_SIZEOF_NDK_CONNECTIONS_REVISION_1({n})")).unwrap();
-        assert_eq!(ffi::ntddndis::ndis_sizeof_ndk_connections_revision_1(n).map(|v| v as i128), conns.value);
-        let eps = table.get(Kind::Const, &format!("NDIS_SIZEOF_NDK_LOCAL_ENDPOINTS_REVISION_1({n})")).unwrap();
-        assert_eq!(ffi::ntddndis::ndis_sizeof_ndk_local_endpoints_revision_1(n).map(|v| v as i128), eps.value);
+        let conns = table
+            .get(
+                Kind::Const,
+                &format!("NDIS_SIZEOF_NDK_CONNECTIONS_REVISION_1({n})"),
+            )
+            .unwrap();
+        assert_eq!(
+            ffi::ntddndis::ndis_sizeof_ndk_connections_revision_1(n).map(|v| v as i128),
+            conns.value
+        );
+        let eps = table
+            .get(
+                Kind::Const,
+                &format!("NDIS_SIZEOF_NDK_LOCAL_ENDPOINTS_REVISION_1({n})"),
+            )
+            .unwrap();
+        assert_eq!(
+            ffi::ntddndis::ndis_sizeof_ndk_local_endpoints_revision_1(n).map(|v| v as i128),
+            eps.value
+        );
     }
-    assert_eq!(ffi::ntddndis::ndis_sizeof_ndk_connections_revision_1(usize::MAX), None);
+    assert_eq!(
+        ffi::ntddndis::ndis_sizeof_ndk_connections_revision_1(usize::MAX),
+        None
+    );
 }
 
 /// Scans `driver/src/ffi/*.rs` for `pub struct`, `pub union` and `pub const` items and checks that
@@ -141,30 +184,58 @@ fn ndk_array_size_macros_match_the_table() {
 #[test]
 fn ffi_items_are_all_recorded() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../driver/src/ffi");
-    let recorded_structs: Vec<&str> = MODULES.iter().flat_map(|m| m.structs.iter().map(|s| s.name)).collect();
-    let recorded_consts: Vec<&str> = MODULES.iter().flat_map(|m| m.consts.iter().map(|c| c.name)).collect();
+    let recorded_structs: Vec<&str> = MODULES
+        .iter()
+        .flat_map(|m| m.structs.iter().map(|s| s.name))
+        .collect();
+    let recorded_consts: Vec<&str> = MODULES
+        .iter()
+        .flat_map(|m| m.consts.iter().map(|c| c.name))
+        .collect();
     let mut seen = 0;
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let file = path.file_stem().unwrap().to_str().unwrap().to_string();
         // abi.rs holds the recording machinery itself; types.rs holds only type aliases.
-        if path.extension().is_none_or(|e| e != "rs") || ["abi", "mod", "types", "imports"].contains(&file.as_str()) {
+        if path.extension().is_none_or(|e| e != "rs")
+            || ["abi", "mod", "types", "imports"].contains(&file.as_str())
+        {
             continue;
         }
-        assert!(MODULES.iter().any(|m| m.module == file), "ffi/{file}.rs is not listed in ffi::MODULES");
+        assert!(
+            MODULES.iter().any(|m| m.module == file),
+            "ffi/{file}.rs is not listed in ffi::MODULES"
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         for line in text.lines().map(str::trim) {
-            for (keyword, recorded) in [("pub struct ", &recorded_structs), ("pub union ", &recorded_structs), ("pub const ", &recorded_consts)] {
+            for (keyword, recorded) in [
+                ("pub struct ", &recorded_structs),
+                ("pub union ", &recorded_structs),
+                ("pub const ", &recorded_consts),
+            ] {
                 if let Some(rest) = line.strip_prefix(keyword) {
-                    let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                    if name == "STRUCTS" || name == "CONSTS" || name == "ABI" || rest.starts_with("fn ") {
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if name == "STRUCTS"
+                        || name == "CONSTS"
+                        || name == "ABI"
+                        || rest.starts_with("fn ")
+                    {
                         continue;
                     }
                     seen += 1;
-                    assert!(recorded.contains(&name.as_str()), "ffi/{file}.rs declares {name} outside the recording macros");
+                    assert!(
+                        recorded.contains(&name.as_str()),
+                        "ffi/{file}.rs declares {name} outside the recording macros"
+                    );
                 }
             }
         }
     }
-    assert!(seen > 100, "the scan found only {seen} items: the scanner is broken");
+    assert!(
+        seen > 100,
+        "the scan found only {seen} items: the scanner is broken"
+    );
 }

@@ -5,5 +5,5 @@
 //! next to the test's unwinding build of the same cdylib+rlib driver, whose file names carry no
 //! hash, and the two collide (cargo issue 6313).
 
-mod abi_table;
 mod abi_mingw;
+mod abi_table;

@@ -140,7 +140,11 @@ impl ObjectHeaderRepr {
     /// Builds a header value.
     #[must_use]
     pub const fn new(object_type: u8, revision: u8, size: u16) -> Self {
-        Self { object_type, revision, size }
+        Self {
+            object_type,
+            revision,
+            size,
+        }
     }
 
     /// Reads the header from a checked view.
@@ -149,7 +153,11 @@ impl ObjectHeaderRepr {
     /// [`Error::Truncated`] when the view's buffer is shorter than the header.
     pub fn parse<T: AsRef<[u8]>>(view: &ObjectHeader<T>) -> Result<Self> {
         view.check_len()?;
-        Ok(Self { object_type: view.object_type(), revision: view.revision(), size: view.size() })
+        Ok(Self {
+            object_type: view.object_type(),
+            revision: view.revision(),
+            size: view.size(),
+        })
     }
 
     /// The number of bytes [`emit`](Self::emit) writes.
@@ -184,7 +192,10 @@ impl ObjectHeaderRepr {
         minimum_size: u16,
     ) -> core::result::Result<(), HeaderError> {
         if self.object_type != expected_type {
-            return Err(HeaderError::WrongType { found: self.object_type, expected: expected_type });
+            return Err(HeaderError::WrongType {
+                found: self.object_type,
+                expected: expected_type,
+            });
         }
         if self.revision < minimum_revision {
             return Err(HeaderError::RevisionTooOld {
@@ -193,7 +204,10 @@ impl ObjectHeaderRepr {
             });
         }
         if self.size < minimum_size {
-            return Err(HeaderError::SizeTooSmall { found: self.size, minimum: minimum_size });
+            return Err(HeaderError::SizeTooSmall {
+                found: self.size,
+                minimum: minimum_size,
+            });
         }
         Ok(())
     }
@@ -226,9 +240,10 @@ mod tests {
 
     #[test]
     fn parse_emit_round_trip() {
-        let repr =
-            ObjectHeaderRepr::parse(&ObjectHeader::new_checked(&QOS_PARAMETERS_HEADER[..]).unwrap())
-                .unwrap();
+        let repr = ObjectHeaderRepr::parse(
+            &ObjectHeader::new_checked(&QOS_PARAMETERS_HEADER[..]).unwrap(),
+        )
+        .unwrap();
         assert_eq!(repr, ObjectHeaderRepr::new(0xB6, 1, 52));
         let mut out = [0u8; 4];
         repr.emit(&mut ObjectHeader::new_unchecked(&mut out[..]));
@@ -261,10 +276,31 @@ mod tests {
     fn expect_checks_type_then_revision_then_size() {
         let h = ObjectHeaderRepr::new(0xB6, 1, 52);
         assert_eq!(h.expect(0xB6, 1, 52), Ok(()));
-        assert_eq!(h.expect(0xB5, 1, 52), Err(HeaderError::WrongType { found: 0xB6, expected: 0xB5 }));
-        assert_eq!(h.expect(0xB6, 2, 52), Err(HeaderError::RevisionTooOld { found: 1, minimum: 2 }));
-        assert_eq!(h.expect(0xB6, 1, 53), Err(HeaderError::SizeTooSmall { found: 52, minimum: 53 }));
+        assert_eq!(
+            h.expect(0xB5, 1, 52),
+            Err(HeaderError::WrongType {
+                found: 0xB6,
+                expected: 0xB5
+            })
+        );
+        assert_eq!(
+            h.expect(0xB6, 2, 52),
+            Err(HeaderError::RevisionTooOld {
+                found: 1,
+                minimum: 2
+            })
+        );
+        assert_eq!(
+            h.expect(0xB6, 1, 53),
+            Err(HeaderError::SizeTooSmall {
+                found: 52,
+                minimum: 53
+            })
+        );
         // A later revision with a larger size is accepted by a revision-1 consumer.
-        assert_eq!(ObjectHeaderRepr::new(0xB6, 2, 60).expect(0xB6, 1, 52), Ok(()));
+        assert_eq!(
+            ObjectHeaderRepr::new(0xB6, 2, 60).expect(0xB6, 1, 52),
+            Ok(())
+        );
     }
 }
