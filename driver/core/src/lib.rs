@@ -34,4 +34,5 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod keywords;
 pub mod wire;

@@ -1,0 +1,171 @@
+//! The adapter's registry keywords: the single source of their names, types, ranges and defaults
+//! (spec §6.2). The driver reads them at initialize through `NdisReadConfiguration`; the INF
+//! (`inf/dcbndk.inx`) offers exactly these under `Ndi\params`, and a host test checks the two
+//! agree. Values that are absent, of the wrong type or out of range take the documented default
+//! with a logged warning; they never fail initialize.
+
+/// How a keyword's value is chosen in the Advanced property page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordType {
+    /// One of a fixed list of `(value, description)` choices (`Type = enum`).
+    Enum(&'static [(u32, &'static str)]),
+    /// An integer in `min..=max` with `step` (`Type = int`).
+    Int {
+        /// Smallest value.
+        min: u32,
+        /// Largest value.
+        max: u32,
+        /// Step between values.
+        step: u32,
+    },
+    /// Free text of at most `max_len` characters (`Type = edit`), e.g. `NetworkAddress`.
+    Edit {
+        /// `LimitText`
+        max_len: u32,
+    },
+}
+
+/// What the driver does when the keyword is absent from the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenAbsent {
+    /// Use the default.
+    Default,
+    /// Absence has its own documented meaning (for `*QOS`: no QoS capability at all, spec §2.2).
+    Meaningful,
+}
+
+/// One keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keyword {
+    /// The registry value name (`*QOS`, `SimLinkSpeed`, ...).
+    pub name: &'static str,
+    /// `ParamDesc`: the name shown in the Advanced page.
+    pub description: &'static str,
+    /// The value type and its range.
+    pub kind: KeywordType,
+    /// The default value (for `Edit`, the empty string, written as `None`).
+    pub default: Option<u32>,
+    /// `Optional = 1`: the Advanced page offers "Not Present".
+    pub optional: bool,
+    /// What absence means.
+    pub when_absent: WhenAbsent,
+}
+
+impl Keyword {
+    /// Whether `value` is allowed by the keyword's type.
+    #[must_use]
+    pub fn accepts(&self, value: u32) -> bool {
+        match self.kind {
+            KeywordType::Enum(choices) => choices.iter().any(|(v, _)| *v == value),
+            KeywordType::Int { min, max, step } => {
+                (min..=max).contains(&value)
+                    && value.checked_sub(min).is_some_and(|d| step == 0 || d % step == 0)
+            }
+            KeywordType::Edit { .. } => false,
+        }
+    }
+}
+
+const OFF_ON: &[(u32, &str)] = &[(0, "Disabled"), (1, "Enabled")];
+
+/// `*QOS`: NDIS QoS (DCB) on or off (spec §2.2, §4.4, §6.2).
+pub const QOS: Keyword = Keyword {
+    name: "*QOS",
+    description: "NDIS QoS",
+    kind: KeywordType::Enum(OFF_ON),
+    default: Some(1),
+    optional: false,
+    when_absent: WhenAbsent::Meaningful,
+};
+
+/// `*PriorityVLANTag`: 802.1p priority and VLAN tagging (spec §6.2).
+pub const PRIORITY_VLAN_TAG: Keyword = Keyword {
+    name: "*PriorityVLANTag",
+    description: "Packet Priority & VLAN",
+    kind: KeywordType::Enum(&[
+        (0, "Packet Priority & VLAN Disabled"),
+        (1, "Packet Priority Enabled"),
+        (2, "VLAN Enabled"),
+        (3, "Packet Priority & VLAN Enabled"),
+    ]),
+    default: Some(3),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `*NetworkDirect`: NDK may be enabled (spec §4.5, §6.2).
+pub const NETWORK_DIRECT: Keyword = Keyword {
+    name: "*NetworkDirect",
+    description: "NetworkDirect Functionality",
+    kind: KeywordType::Enum(OFF_ON),
+    default: Some(1),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `*NetworkDirectTechnology`: the RDMA technology, as `NDK_RDMA_TECHNOLOGY` values; this
+/// adapter models iWARP and RoCEv2 (spec §6.2).
+pub const NETWORK_DIRECT_TECHNOLOGY: Keyword = Keyword {
+    name: "*NetworkDirectTechnology",
+    description: "NetworkDirect Technology",
+    kind: KeywordType::Enum(&[(1, "iWARP"), (4, "RoCEv2")]),
+    default: Some(4),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `NetworkAddress`: a locally administered MAC address as 12 hex digits.
+pub const NETWORK_ADDRESS: Keyword = Keyword {
+    name: "NetworkAddress",
+    description: "Network Address",
+    kind: KeywordType::Edit { max_len: 12 },
+    default: None,
+    optional: true,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `SimLinkSpeed`: the simulated link speed in Gb/s.
+pub const SIM_LINK_SPEED: Keyword = Keyword {
+    name: "SimLinkSpeed",
+    description: "Simulated Link Speed",
+    kind: KeywordType::Enum(&[(10, "10 Gbps"), (25, "25 Gbps"), (40, "40 Gbps"), (100, "100 Gbps")]),
+    default: Some(100),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// Every keyword the driver reads, in the order it reads them.
+pub const KEYWORDS: &[Keyword] = &[
+    QOS,
+    PRIORITY_VLAN_TAG,
+    NETWORK_DIRECT,
+    NETWORK_DIRECT_TECHNOLOGY,
+    NETWORK_ADDRESS,
+    SIM_LINK_SPEED,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_defaults_are_accepted() {
+        for (i, k) in KEYWORDS.iter().enumerate() {
+            assert!(KEYWORDS.iter().skip(i + 1).all(|o| o.name != k.name), "{} twice", k.name);
+            if let Some(d) = k.default {
+                assert!(k.accepts(d), "{}: default {d} outside its own range", k.name);
+            }
+        }
+    }
+
+    #[test]
+    fn accepts_checks_enum_and_range() {
+        assert!(QOS.accepts(1) && QOS.accepts(0) && !QOS.accepts(2));
+        assert!(SIM_LINK_SPEED.accepts(25) && !SIM_LINK_SPEED.accepts(26));
+        let k = Keyword { kind: KeywordType::Int { min: 3, max: 8, step: 1 }, ..QOS };
+        assert!(k.accepts(3) && k.accepts(8) && !k.accepts(2) && !k.accepts(9));
+        let k = Keyword { kind: KeywordType::Int { min: 2, max: 10, step: 2 }, ..QOS };
+        assert!(k.accepts(4) && !k.accepts(5));
+        assert!(!NETWORK_ADDRESS.accepts(0));
+    }
+}
