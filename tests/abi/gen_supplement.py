@@ -26,6 +26,7 @@ STRUCTS = [
     ("NET_PNP_EVENT", "netpnp.h (ndis630_extra.h; same layout in mingw-w64 ddk/ndis.h)",
      ["NetEvent", "Buffer", "BufferLength", "NdisReserved", "TransportReserved", "TdiReserved", "TdiClientReserved"]),
     ("NET_PNP_EVENT_NOTIFICATION", "ndis.h (ndis630_extra.h)", ["Header", "PortNumber", "NetPnPEvent", "Flags"]),
+    ("NDIS_SPIN_LOCK", "ndis.h (ndis630_extra.h)", ["SpinLock", "OldIrql"]),
     ("NET_DEVICE_PNP_EVENT", "ndis.h (ndis630_extra.h)",
      ["Header", "PortNumber", "DevicePnPEvent", "InformationBuffer", "InformationBufferLength", "NdisReserved"]),
 ]
@@ -47,6 +48,7 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     ("NetEventNDKDisable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 14)"),
     ("LowPoolPriority", "wdm.h (ndis630_extra.h)"), ("NormalPoolPriority", "wdm.h (ndis630_extra.h)"),
     ("HighPoolPriority", "wdm.h (ndis630_extra.h)"),
+    ("NdisMediaStateConnected", "ntddndis.h (mingw-w64)"), ("NdisMediaStateDisconnected", "ntddndis.h (mingw-w64)"),
     ("AF_INET", "ws2def.h (mingw-w64)"), ("AF_INET6", "ws2def.h (mingw-w64)"),
 ]
 

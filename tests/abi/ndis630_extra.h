@@ -123,6 +123,14 @@ typedef struct _NET_DEVICE_PNP_EVENT {
     UCHAR NdisReserved[4];
 } NET_DEVICE_PNP_EVENT;
 
+/* ndis.h: spin locks */
+typedef ULONG_PTR KSPIN_LOCK;
+typedef UCHAR KIRQL;
+typedef struct _NDIS_SPIN_LOCK {
+    KSPIN_LOCK SpinLock;
+    KIRQL OldIrql;
+} NDIS_SPIN_LOCK;
+
 /* wdm.h: pool priorities */
 typedef enum _EX_POOL_PRIORITY {
     LowPoolPriority,

@@ -16,6 +16,7 @@ use super::ntdef::UNICODE_STRING;
 use super::objectheader::NDIS_OBJECT_HEADER;
 use super::oidrequest::NDIS_OID_REQUEST;
 use super::status::NDIS_STATUS_INDICATION;
+use super::sync::NDIS_SPIN_LOCK;
 use super::types::{
     BOOLEAN, EX_POOL_PRIORITY, NDIS_HANDLE, NDIS_PARAMETER_TYPE, NDIS_STATUS, PCUNICODE_STRING,
     PDRIVER_OBJECT, PVOID, UINT, ULONG, USHORT,
@@ -106,6 +107,25 @@ ndis_imports! {
     pub fn NdisQueueIoWorkItem(NdisIoWorkItemHandle: NDIS_HANDLE, Routine: NDIS_IO_WORKITEM_ROUTINE, WorkItemContext: PVOID);
     /// Frees a work item (<= DISPATCH_LEVEL).
     pub fn NdisFreeIoWorkItem(NdisIoWorkItemHandle: NDIS_HANDLE);
+    /// Initializes a spin lock (any IRQL).
+    pub fn NdisAllocateSpinLock(SpinLock: *mut NDIS_SPIN_LOCK);
+    /// Releases a spin lock's resources (any IRQL; the lock must not be held).
+    pub fn NdisFreeSpinLock(SpinLock: *mut NDIS_SPIN_LOCK);
+    /// Acquires a spin lock, raising to DISPATCH_LEVEL (<= DISPATCH_LEVEL).
+    pub fn NdisAcquireSpinLock(SpinLock: *mut NDIS_SPIN_LOCK);
+    /// Releases a spin lock, restoring the IRQL saved at acquire (DISPATCH_LEVEL).
+    pub fn NdisReleaseSpinLock(SpinLock: *mut NDIS_SPIN_LOCK);
+    /// Writes an entry to the system event log (PASSIVE_LEVEL). `LogHandle` is the driver
+    /// object; `StringsList` points at `NumStrings` NUL-terminated UTF-16 strings.
+    pub fn NdisWriteEventLogEntry(
+        LogHandle: PVOID,
+        EventCode: NDIS_STATUS,
+        UniqueEventValue: ULONG,
+        NumStrings: USHORT,
+        StringsList: PVOID,
+        DataSize: ULONG,
+        Data: PVOID,
+    ) -> NDIS_STATUS;
     /// The number of processors a group can hold (any IRQL).
     pub fn NdisGroupMaxProcessorCount(Group: USHORT) -> ULONG;
 }

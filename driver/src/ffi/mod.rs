@@ -27,6 +27,7 @@ pub mod ntdef;
 pub mod objectheader;
 pub mod oidrequest;
 pub mod status;
+pub mod sync;
 pub mod types;
 pub mod ws2ipdef;
 
@@ -111,6 +112,12 @@ pub const MODULES: &[ModuleAbi] = &[
         header: "ndis.h",
         structs: status::STRUCTS,
         consts: status::CONSTS,
+    },
+    ModuleAbi {
+        module: "sync",
+        header: "ndis.h",
+        structs: sync::STRUCTS,
+        consts: &[],
     },
     ModuleAbi {
         module: "ws2ipdef",

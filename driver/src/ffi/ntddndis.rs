@@ -423,6 +423,11 @@ ndis_consts! {
     pub const OID_QOS_PARAMETERS: NDIS_OID = 0xFC05_0003;
     /// `OID_QOS_REMOTE_PARAMETERS`
     pub const OID_QOS_REMOTE_PARAMETERS: NDIS_OID = 0xFC05_0005;
+    // `NDIS_MEDIA_STATE` (OID_GEN_MEDIA_CONNECT_STATUS)
+    /// `NdisMediaStateConnected`
+    pub const NdisMediaStateConnected: ULONG = 0;
+    /// `NdisMediaStateDisconnected`
+    pub const NdisMediaStateDisconnected: ULONG = 1;
     // `NDIS_MEDIUM`
     /// `NdisMedium802_3`
     pub const NdisMedium802_3: NDIS_MEDIUM = 0;

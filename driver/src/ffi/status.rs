@@ -45,6 +45,12 @@ ndis_consts! {
     pub const NDIS_STATUS_INVALID_STATE: NDIS_STATUS = status(0xC000_0184);
     /// ndis.h literal.
     pub const NDIS_STATUS_CLOSING: NDIS_STATUS = status(0xC001_0002);
+    /// ndis.h literal: `NdisMRegisterMiniportDriver` refuses a version it does not support.
+    pub const NDIS_STATUS_BAD_VERSION: NDIS_STATUS = status(0xC001_0004);
+    /// ndis.h literal: `NdisMRegisterMiniportDriver` refuses malformed characteristics.
+    pub const NDIS_STATUS_BAD_CHARACTERISTICS: NDIS_STATUS = status(0xC001_0005);
+    /// ndis.h literal: the multicast list is full.
+    pub const NDIS_STATUS_MULTICAST_FULL: NDIS_STATUS = status(0xC001_0009);
     /// ndis.h literal: the request was aborted (for example by a reset).
     pub const NDIS_STATUS_REQUEST_ABORTED: NDIS_STATUS = status(0xC001_000C);
     /// ndis.h literal.
