@@ -42,7 +42,15 @@ extern crate wdk_panic as _;
 #[global_allocator]
 static GLOBAL_ALLOCATOR: wdk_alloc::WdkAllocator = wdk_alloc::WdkAllocator;
 
+pub mod adapter;
+pub mod config;
+pub mod ctrlpath;
+pub mod datapath;
 pub mod ffi;
+pub mod log;
+pub mod memory;
 pub mod miniport;
+pub mod status;
+pub mod sync;
 
 pub use miniport::driver_entry;

@@ -26,9 +26,10 @@ use crate::ffi::status::{NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_SUCCESS};
 use crate::ffi::types::{
     NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT, PVOID,
 };
+use crate::{adapter, ctrlpath, datapath, log};
 
 /// The driver's own version, reported in the characteristics.
-pub const DRIVER_VERSION: (u8, u8) = (0, 1);
+pub const DRIVER_VERSION: (u8, u8) = dcbndk_core::DRIVER_VERSION;
 
 /// The handle `NdisMRegisterMiniportDriver` returned; NULL while not registered.
 static DRIVER_HANDLE: AtomicPtr<c_void> = AtomicPtr::new(null_mut());
@@ -47,7 +48,22 @@ pub fn characteristics() -> NDIS_MINIPORT_DRIVER_CHARACTERISTICS {
     chars.MajorDriverVersion = DRIVER_VERSION.0;
     chars.MinorDriverVersion = DRIVER_VERSION.1;
     chars.SetOptionsHandler = Some(miniport_set_options);
+    chars.InitializeHandlerEx = Some(adapter::miniport_initialize);
+    chars.HaltHandlerEx = Some(adapter::miniport_halt);
     chars.UnloadHandler = Some(miniport_driver_unload);
+    chars.PauseHandler = Some(adapter::miniport_pause);
+    chars.RestartHandler = Some(adapter::miniport_restart);
+    chars.OidRequestHandler = Some(ctrlpath::miniport_oid_request);
+    chars.SendNetBufferListsHandler = Some(datapath::miniport_send_net_buffer_lists);
+    chars.ReturnNetBufferListsHandler = Some(datapath::miniport_return_net_buffer_lists);
+    chars.CancelSendHandler = Some(datapath::miniport_cancel_send);
+    chars.CheckForHangHandlerEx = Some(adapter::miniport_check_for_hang);
+    chars.ResetHandlerEx = Some(adapter::miniport_reset);
+    chars.DevicePnPEventNotifyHandler = Some(adapter::miniport_device_pnp_event_notify);
+    chars.ShutdownHandlerEx = Some(adapter::miniport_shutdown);
+    chars.CancelOidRequestHandler = Some(ctrlpath::miniport_cancel_oid_request);
+    chars.DirectOidRequestHandler = Some(ctrlpath::miniport_direct_oid_request);
+    chars.CancelDirectOidRequestHandler = Some(ctrlpath::miniport_cancel_direct_oid_request);
     chars
 }
 
@@ -64,6 +80,7 @@ pub unsafe extern "system" fn driver_entry(
     driver_object: PDRIVER_OBJECT,
     registry_path: PCUNICODE_STRING,
 ) -> NTSTATUS {
+    log::set_log_handle(driver_object);
     let chars = characteristics();
     let mut handle: NDIS_HANDLE = null_mut();
     // SAFETY: `driver_object` and `registry_path` come from the caller of DriverEntry as the DDI

@@ -59,7 +59,9 @@ impl Keyword {
             KeywordType::Enum(choices) => choices.iter().any(|(v, _)| *v == value),
             KeywordType::Int { min, max, step } => {
                 (min..=max).contains(&value)
-                    && value.checked_sub(min).is_some_and(|d| step == 0 || d % step == 0)
+                    && value
+                        .checked_sub(min)
+                        .is_some_and(|d| step == 0 || d.is_multiple_of(step))
             }
             KeywordType::Edit { .. } => false,
         }
@@ -128,7 +130,12 @@ pub const NETWORK_ADDRESS: Keyword = Keyword {
 pub const SIM_LINK_SPEED: Keyword = Keyword {
     name: "SimLinkSpeed",
     description: "Simulated Link Speed",
-    kind: KeywordType::Enum(&[(10, "10 Gbps"), (25, "25 Gbps"), (40, "40 Gbps"), (100, "100 Gbps")]),
+    kind: KeywordType::Enum(&[
+        (10, "10 Gbps"),
+        (25, "25 Gbps"),
+        (40, "40 Gbps"),
+        (100, "100 Gbps"),
+    ]),
     default: Some(100),
     optional: false,
     when_absent: WhenAbsent::Default,
@@ -151,9 +158,17 @@ mod tests {
     #[test]
     fn names_are_unique_and_defaults_are_accepted() {
         for (i, k) in KEYWORDS.iter().enumerate() {
-            assert!(KEYWORDS.iter().skip(i + 1).all(|o| o.name != k.name), "{} twice", k.name);
+            assert!(
+                KEYWORDS.iter().skip(i + 1).all(|o| o.name != k.name),
+                "{} twice",
+                k.name
+            );
             if let Some(d) = k.default {
-                assert!(k.accepts(d), "{}: default {d} outside its own range", k.name);
+                assert!(
+                    k.accepts(d),
+                    "{}: default {d} outside its own range",
+                    k.name
+                );
             }
         }
     }
@@ -162,9 +177,23 @@ mod tests {
     fn accepts_checks_enum_and_range() {
         assert!(QOS.accepts(1) && QOS.accepts(0) && !QOS.accepts(2));
         assert!(SIM_LINK_SPEED.accepts(25) && !SIM_LINK_SPEED.accepts(26));
-        let k = Keyword { kind: KeywordType::Int { min: 3, max: 8, step: 1 }, ..QOS };
+        let k = Keyword {
+            kind: KeywordType::Int {
+                min: 3,
+                max: 8,
+                step: 1,
+            },
+            ..QOS
+        };
         assert!(k.accepts(3) && k.accepts(8) && !k.accepts(2) && !k.accepts(9));
-        let k = Keyword { kind: KeywordType::Int { min: 2, max: 10, step: 2 }, ..QOS };
+        let k = Keyword {
+            kind: KeywordType::Int {
+                min: 2,
+                max: 10,
+                step: 2,
+            },
+            ..QOS
+        };
         assert!(k.accepts(4) && !k.accepts(5));
         assert!(!NETWORK_ADDRESS.accepts(0));
     }

@@ -34,5 +34,16 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod adapter;
 pub mod keywords;
+pub mod ndis;
+pub mod ndk;
+pub mod oid;
+pub mod qos;
+pub mod status;
+pub mod text;
 pub mod wire;
+
+/// The driver's own version (major, minor), reported in the characteristics and by
+/// `OID_GEN_VENDOR_DRIVER_VERSION`.
+pub const DRIVER_VERSION: (u8, u8) = (0, 1);

@@ -10,7 +10,7 @@
 
 use super::config::{NDIS_CONFIGURATION_OBJECT, NDIS_CONFIGURATION_PARAMETER};
 use super::miniport::{NDIS_MINIPORT_ADAPTER_ATTRIBUTES, NDIS_MINIPORT_DRIVER_CHARACTERISTICS};
-use super::nbl::NET_BUFFER_LIST;
+use super::nbl::{NET_BUFFER, NET_BUFFER_LIST};
 use super::netpnp::NET_PNP_EVENT_NOTIFICATION;
 use super::ntdef::UNICODE_STRING;
 use super::objectheader::NDIS_OBJECT_HEADER;
@@ -126,6 +126,16 @@ ndis_imports! {
         DataSize: ULONG,
         Data: PVOID,
     ) -> NDIS_STATUS;
+    /// Returns a pointer to `BytesNeeded` contiguous bytes at the start of a NET_BUFFER's data,
+    /// copying them into `Storage` when they span MDLs; NULL when the data is shorter
+    /// (<= DISPATCH_LEVEL).
+    pub fn NdisGetDataBuffer(
+        NetBuffer: *mut NET_BUFFER,
+        BytesNeeded: ULONG,
+        Storage: PVOID,
+        AlignMultiple: UINT,
+        AlignOffset: UINT,
+    ) -> PVOID;
     /// The number of processors a group can hold (any IRQL).
     pub fn NdisGroupMaxProcessorCount(Group: USHORT) -> ULONG;
 }

@@ -6,6 +6,7 @@ use super::abi::{ndis_consts, ndis_structs};
 use super::ndkinfo::NDK_ADAPTER_INFO;
 use super::objectheader::NDIS_OBJECT_HEADER;
 use super::size_through;
+use super::types::NET_IFTYPE;
 use super::types::{
     BOOLEAN, NDIS_DEVICE_POWER_STATE, NDIS_HARDWARE_STATUS, NDIS_INTERRUPT_MODERATION,
     NDIS_MEDIA_CONNECT_STATE, NDIS_MEDIA_DUPLEX_STATE, NDIS_MEDIUM, NDIS_OID, NDIS_PHYSICAL_MEDIUM,
@@ -428,6 +429,8 @@ ndis_consts! {
     pub const NdisMediaStateConnected: ULONG = 0;
     /// `NdisMediaStateDisconnected`
     pub const NdisMediaStateDisconnected: ULONG = 1;
+    /// `IF_TYPE_ETHERNET_CSMACD` (ipifcons.h): the `IfType` of an Ethernet interface.
+    pub const IF_TYPE_ETHERNET_CSMACD: NET_IFTYPE = 6;
     // `NDIS_MEDIUM`
     /// `NdisMedium802_3`
     pub const NdisMedium802_3: NDIS_MEDIUM = 0;

@@ -1,0 +1,433 @@
+//! The adapter's configuration, decided from its registry keywords (spec §2.2, §4.4, §6.2).
+//!
+//! The shell reads each keyword of [`crate::keywords::KEYWORDS`] and hands the raw result here;
+//! this module decides the value to use. A value that is absent, not an integer or out of range
+//! takes the documented default and produces a [`ConfigWarning`] for the event log; it never fails
+//! initialize.
+
+use crate::keywords::{self, Keyword, WhenAbsent};
+
+/// What reading one keyword as an integer gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordRead {
+    /// The keyword is not in the adapter's registry key.
+    Absent,
+    /// A decimal (or DWORD) value.
+    Integer(u32),
+    /// The keyword exists but is not an integer.
+    NotAnInteger,
+}
+
+/// What was wrong with a keyword.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// It was missing.
+    Absent,
+    /// It was not an integer.
+    NotAnInteger,
+    /// Its value was outside the allowed choices or range.
+    OutOfRange(u32),
+    /// `NetworkAddress` was not 6 bytes of a unicast, non-zero address.
+    BadNetworkAddress,
+}
+
+/// One keyword that did not hold a usable value, and what was used instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigWarning {
+    /// The keyword.
+    pub keyword: &'static str,
+    /// What was wrong.
+    pub problem: Problem,
+    /// The value used instead (for `*QOS` absent: the "not present" meaning, reported as 0).
+    pub used: u32,
+}
+
+impl ConfigWarning {
+    /// The event-log message: what was wrong and what is used instead.
+    #[must_use]
+    pub fn message(&self) -> crate::text::FixedText<160> {
+        use core::fmt::Write as _;
+        let mut text = crate::text::FixedText::default();
+        let problem = match self.problem {
+            Problem::Absent => "is absent",
+            Problem::NotAnInteger => "is not an integer",
+            Problem::OutOfRange(_) => "is out of range",
+            Problem::BadNetworkAddress => "is not a unicast 6-byte address",
+        };
+        let _truncated = match (self.problem, self.keyword) {
+            (Problem::OutOfRange(v), k) => write!(text, "{k} = {v} {problem}; using {}", self.used),
+            (Problem::BadNetworkAddress, k) => {
+                write!(text, "{k} {problem}; using the default address")
+            }
+            (_, "*QOS") => write!(
+                text,
+                "*QOS {problem}; QoS is {}",
+                if self.problem == Problem::Absent {
+                    "not registered"
+                } else {
+                    "disabled"
+                }
+            ),
+            (_, k) => write!(text, "{k} {problem}; using {}", self.used),
+        };
+        text
+    }
+}
+
+/// The warnings of one initialize; at most one per keyword, so the capacity is fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Warnings {
+    items: [Option<ConfigWarning>; Warnings::CAPACITY],
+}
+
+impl Warnings {
+    /// One slot per keyword the driver reads.
+    pub const CAPACITY: usize = 16;
+
+    fn push(&mut self, warning: ConfigWarning) {
+        if let Some(slot) = self.items.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(warning);
+        }
+    }
+
+    /// The warnings, in keyword order.
+    pub fn iter(&self) -> impl Iterator<Item = &ConfigWarning> {
+        self.items.iter().flatten()
+    }
+
+    /// How many warnings there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// Whether every keyword held a usable value.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The `*QOS` setting (spec §2.2 table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QosKeyword {
+    /// Not present: no QoS capability is registered at all.
+    Absent,
+    /// 0: capabilities registered, QoS disabled (current capabilities zeroed).
+    Disabled,
+    /// 1: QoS enabled.
+    Enabled,
+    /// Any other value, or not an integer: treated as disabled (HLK QosCapabilities).
+    Invalid,
+}
+
+impl QosKeyword {
+    /// Whether NDIS QoS (and with it DCB and DCBX) is on.
+    #[must_use]
+    pub const fn is_enabled(self) -> bool {
+        matches!(self, Self::Enabled)
+    }
+
+    /// Whether hardware QoS capabilities are registered at initialize.
+    #[must_use]
+    pub const fn registers_capabilities(self) -> bool {
+        !matches!(self, Self::Absent)
+    }
+}
+
+/// Where the current MAC address came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MacSource {
+    /// The `NetworkAddress` keyword.
+    Registry,
+    /// The stable locally administered default.
+    Default,
+}
+
+/// 802.1p priority and 802.1Q VLAN tagging in effect (spec §6.2 table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tagging {
+    /// Priority tagging (`NDIS_MAC_OPTION_8021P_PRIORITY`).
+    pub priority: bool,
+    /// VLAN tagging (`NDIS_MAC_OPTION_8021Q_VLAN`).
+    pub vlan: bool,
+}
+
+/// Everything the keywords decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdapterConfig {
+    /// `*QOS`
+    pub qos: QosKeyword,
+    /// `*PriorityVLANTag` (0..=3)
+    pub priority_vlan_tag: u32,
+    /// `*NetworkDirect` = 1
+    pub network_direct: bool,
+    /// `*NetworkDirectTechnology` (`NDK_RDMA_TECHNOLOGY` value)
+    pub ndk_technology: u32,
+    /// Link speed in bits per second (`SimLinkSpeed`).
+    pub link_speed_bps: u64,
+    /// The permanent (burnt-in) address: the stable default.
+    pub permanent_mac: [u8; 6],
+    /// The current address.
+    pub current_mac: [u8; 6],
+    /// Where `current_mac` came from.
+    pub mac_source: MacSource,
+}
+
+impl AdapterConfig {
+    /// The stable locally administered address of an adapter: `02-DC-B0` followed by the 24-bit
+    /// `NetLuidIndex` of its interface (bits 24..48 of `NET_LUID`), which NDIS keeps stable
+    /// across reboots and distinct between adapters.
+    #[must_use]
+    pub const fn default_mac(net_luid: u64) -> [u8; 6] {
+        let index = (net_luid >> 24).to_le_bytes();
+        [0x02, 0xDC, 0xB0, index[2], index[1], index[0]]
+    }
+
+    /// Decides the configuration. `read` reads one keyword as an integer; `network_address` is
+    /// what `NdisReadNetworkAddress` returned (`None` when it failed).
+    pub fn decide(
+        mut read: impl FnMut(&Keyword) -> KeywordRead,
+        network_address: Option<&[u8]>,
+        net_luid: u64,
+    ) -> (Self, Warnings) {
+        let mut warnings = Warnings::default();
+        let mut value = |k: &Keyword| decide_value(k, read(k), &mut warnings);
+
+        let qos = match value(&keywords::QOS) {
+            Decided::Absent => QosKeyword::Absent,
+            Decided::Value(1) => QosKeyword::Enabled,
+            Decided::Value(0) => QosKeyword::Disabled,
+            Decided::Value(_) | Decided::Invalid => QosKeyword::Invalid,
+        };
+        let priority_vlan_tag =
+            value(&keywords::PRIORITY_VLAN_TAG).or_default(&keywords::PRIORITY_VLAN_TAG);
+        let network_direct =
+            value(&keywords::NETWORK_DIRECT).or_default(&keywords::NETWORK_DIRECT) == 1;
+        let ndk_technology = value(&keywords::NETWORK_DIRECT_TECHNOLOGY)
+            .or_default(&keywords::NETWORK_DIRECT_TECHNOLOGY);
+        let gbps = value(&keywords::SIM_LINK_SPEED).or_default(&keywords::SIM_LINK_SPEED);
+        let link_speed_bps = u64::from(gbps).saturating_mul(1_000_000_000);
+
+        let permanent_mac = Self::default_mac(net_luid);
+        let (current_mac, mac_source) = match network_address {
+            None => (permanent_mac, MacSource::Default),
+            Some(bytes) => match parse_network_address(bytes) {
+                Some(mac) => (mac, MacSource::Registry),
+                None => {
+                    warnings.push(ConfigWarning {
+                        keyword: keywords::NETWORK_ADDRESS.name,
+                        problem: Problem::BadNetworkAddress,
+                        used: 0,
+                    });
+                    (permanent_mac, MacSource::Default)
+                }
+            },
+        };
+
+        let config = Self {
+            qos,
+            priority_vlan_tag,
+            network_direct,
+            ndk_technology,
+            link_speed_bps,
+            permanent_mac,
+            current_mac,
+            mac_source,
+        };
+        (config, warnings)
+    }
+
+    /// The tagging in effect: with `*QOS` = 1 priority tagging is always on (spec §4.4, §6.2).
+    #[must_use]
+    pub const fn tagging(&self) -> Tagging {
+        let priority_keyword = matches!(self.priority_vlan_tag, 1 | 3);
+        let vlan_keyword = matches!(self.priority_vlan_tag, 2 | 3);
+        Tagging {
+            priority: priority_keyword || self.qos.is_enabled(),
+            vlan: vlan_keyword,
+        }
+    }
+}
+
+/// A unicast, non-zero 6-byte address, or `None`.
+#[must_use]
+pub fn parse_network_address(bytes: &[u8]) -> Option<[u8; 6]> {
+    let mac: [u8; 6] = bytes.try_into().ok()?;
+    let multicast = mac[0] & 0x01 != 0;
+    let zero = mac == [0; 6];
+    (!multicast && !zero).then_some(mac)
+}
+
+enum Decided {
+    Absent,
+    Invalid,
+    Value(u32),
+}
+
+impl Decided {
+    fn or_default(self, keyword: &Keyword) -> u32 {
+        match self {
+            Decided::Value(v) => v,
+            Decided::Absent | Decided::Invalid => keyword.default.unwrap_or(0),
+        }
+    }
+}
+
+fn decide_value(keyword: &Keyword, read: KeywordRead, warnings: &mut Warnings) -> Decided {
+    let (decided, problem) = match read {
+        KeywordRead::Integer(v) if keyword.accepts(v) => return Decided::Value(v),
+        KeywordRead::Integer(v) => (Decided::Invalid, Problem::OutOfRange(v)),
+        KeywordRead::NotAnInteger => (Decided::Invalid, Problem::NotAnInteger),
+        KeywordRead::Absent => (Decided::Absent, Problem::Absent),
+    };
+    // *QOS: absence means "not present" and an invalid value "disabled", both reported as 0.
+    let used = match keyword.when_absent {
+        WhenAbsent::Default => keyword.default.unwrap_or(0),
+        WhenAbsent::Meaningful => 0,
+    };
+    warnings.push(ConfigWarning {
+        keyword: keyword.name,
+        problem,
+        used,
+    });
+    decided
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decide_with(f: impl Fn(&str) -> KeywordRead) -> (AdapterConfig, Warnings) {
+        AdapterConfig::decide(|k| f(k.name), None, 0x0006_0000_0500_0000)
+    }
+
+    #[test]
+    fn inf_defaults_give_the_documented_adapter() {
+        let (c, w) = decide_with(|name| {
+            KeywordRead::Integer(
+                keywords::KEYWORDS
+                    .iter()
+                    .find(|k| k.name == name)
+                    .unwrap()
+                    .default
+                    .unwrap_or(0),
+            )
+        });
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.qos, QosKeyword::Enabled);
+        assert_eq!(c.priority_vlan_tag, 3);
+        assert!(c.network_direct);
+        assert_eq!(c.ndk_technology, 4);
+        assert_eq!(c.link_speed_bps, 100_000_000_000);
+        assert_eq!(c.current_mac, [0x02, 0xDC, 0xB0, 0x00, 0x00, 0x05]);
+        assert_eq!(c.mac_source, MacSource::Default);
+    }
+
+    #[test]
+    fn absent_keywords_take_defaults_with_a_warning_and_qos_is_not_registered() {
+        let (c, w) = decide_with(|_| KeywordRead::Absent);
+        assert_eq!(c.qos, QosKeyword::Absent);
+        assert!(!c.qos.registers_capabilities());
+        assert_eq!(c.priority_vlan_tag, 3);
+        assert_eq!(c.link_speed_bps, 100_000_000_000);
+        assert_eq!(w.len(), 5, "one warning per integer keyword: {w:?}");
+        assert!(w.iter().all(|x| x.problem == Problem::Absent));
+    }
+
+    #[test]
+    fn out_of_range_and_wrong_typed_values_fall_back() {
+        let (c, w) = decide_with(|name| match name {
+            "*QOS" => KeywordRead::Integer(2),
+            "*PriorityVLANTag" => KeywordRead::Integer(9),
+            "SimLinkSpeed" => KeywordRead::NotAnInteger,
+            "*NetworkDirect" => KeywordRead::Integer(0),
+            _ => KeywordRead::Integer(4),
+        });
+        assert_eq!(c.qos, QosKeyword::Invalid);
+        assert!(!c.qos.is_enabled() && c.qos.registers_capabilities());
+        assert_eq!(c.priority_vlan_tag, 3);
+        assert_eq!(c.link_speed_bps, 100_000_000_000);
+        assert!(!c.network_direct);
+        let problems: std::vec::Vec<_> = w.iter().map(|x| (x.keyword, x.problem, x.used)).collect();
+        assert_eq!(
+            problems,
+            [
+                ("*QOS", Problem::OutOfRange(2), 0),
+                ("*PriorityVLANTag", Problem::OutOfRange(9), 3),
+                ("SimLinkSpeed", Problem::NotAnInteger, 100)
+            ]
+        );
+    }
+
+    #[test]
+    fn warnings_read_well_in_the_event_log() {
+        let w = ConfigWarning {
+            keyword: "SimLinkSpeed",
+            problem: Problem::OutOfRange(7),
+            used: 100,
+        };
+        assert_eq!(
+            w.message().as_str(),
+            "SimLinkSpeed = 7 is out of range; using 100"
+        );
+        let w = ConfigWarning {
+            keyword: "*QOS",
+            problem: Problem::Absent,
+            used: 0,
+        };
+        assert_eq!(
+            w.message().as_str(),
+            "*QOS is absent; QoS is not registered"
+        );
+        let w = ConfigWarning {
+            keyword: "*QOS",
+            problem: Problem::NotAnInteger,
+            used: 0,
+        };
+        assert_eq!(
+            w.message().as_str(),
+            "*QOS is not an integer; QoS is disabled"
+        );
+    }
+
+    #[test]
+    fn network_address_must_be_unicast_and_six_bytes() {
+        let mac = [0x02, 0x11, 0x22, 0x33, 0x44, 0x55];
+        let (c, w) = AdapterConfig::decide(|_| KeywordRead::Integer(1), Some(&mac), 0);
+        assert_eq!((c.current_mac, c.mac_source), (mac, MacSource::Registry));
+        assert!(w.iter().all(|x| x.keyword != "NetworkAddress"));
+        for bad in [
+            &[0x01u8, 0, 0, 0, 0, 1][..],
+            &[0; 6][..],
+            &[2, 0, 0, 0, 1][..],
+            &[2, 0, 0, 0, 0, 1, 7][..],
+        ] {
+            let (c, w) = AdapterConfig::decide(|_| KeywordRead::Integer(1), Some(bad), 0);
+            assert_eq!(c.mac_source, MacSource::Default, "{bad:?}");
+            assert!(w.iter().any(|x| x.problem == Problem::BadNetworkAddress));
+        }
+    }
+
+    #[test]
+    fn tagging_follows_the_spec_table() {
+        let (mut c, _) = decide_with(|_| KeywordRead::Integer(1));
+        // (*QOS, *PriorityVLANTag) -> (priority, vlan), spec §6.2.
+        let table = [
+            (QosKeyword::Disabled, 0, false, false),
+            (QosKeyword::Disabled, 1, true, false),
+            (QosKeyword::Disabled, 2, false, true),
+            (QosKeyword::Disabled, 3, true, true),
+            (QosKeyword::Absent, 1, true, false),
+            (QosKeyword::Enabled, 0, true, false),
+            (QosKeyword::Enabled, 1, true, false),
+            (QosKeyword::Enabled, 2, true, true),
+            (QosKeyword::Enabled, 3, true, true),
+        ];
+        for (qos, pvt, priority, vlan) in table {
+            c.qos = qos;
+            c.priority_vlan_tag = pvt;
+            assert_eq!(c.tagging(), Tagging { priority, vlan }, "{qos:?} {pvt}");
+        }
+    }
+}

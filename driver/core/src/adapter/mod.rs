@@ -1,0 +1,140 @@
+//! One simulated adapter: its configuration, state machine, statistics and the settings the OID
+//! path changes. The numbers that describe the "hardware" live here, as netvmini keeps them in
+//! hardware.h.
+
+pub mod config;
+pub mod state;
+pub mod stats;
+
+use crate::ndis;
+use config::AdapterConfig;
+use state::StateMachine;
+use stats::Statistics;
+
+/// MTU in bytes (the Ethernet payload).
+pub const MTU: u32 = 1500;
+/// Ethernet II header: destination, source, EtherType.
+pub const ETHERNET_HEADER: u32 = 14;
+/// The largest frame, header included, without FCS.
+pub const MAX_FRAME: u32 = MTU + ETHERNET_HEADER;
+/// Multicast list entries the adapter filters.
+pub const MAX_MULTICAST: usize = 32;
+/// The largest lookahead the adapter offers: a whole frame's payload.
+pub const MAX_LOOKAHEAD: u32 = MTU;
+/// `OID_GEN_VENDOR_ID`: `0xFFFFFF` in the OUI bytes says "no IEEE-assigned vendor" (as netvmini).
+pub const VENDOR_ID: u32 = 0x00FF_FFFF;
+/// `OID_GEN_VENDOR_DESCRIPTION`, NUL-terminated ASCII.
+pub const VENDOR_DESCRIPTION: &[u8] = b"dcbndk simulated DCB/NDK Ethernet adapter\0";
+/// How often NDIS calls `MiniportCheckForHangEx`, in seconds.
+pub const CHECK_FOR_HANG_SECONDS: u32 = 2;
+/// `OID_GEN_MAXIMUM_SEND_PACKETS`: NBLs per `MiniportSendNetBufferLists` call the adapter takes.
+pub const MAX_SEND_PACKETS: u32 = 64;
+
+/// The packet filters the adapter supports.
+pub const SUPPORTED_PACKET_FILTERS: u32 = ndis::NDIS_PACKET_TYPE_DIRECTED
+    | ndis::NDIS_PACKET_TYPE_MULTICAST
+    | ndis::NDIS_PACKET_TYPE_ALL_MULTICAST
+    | ndis::NDIS_PACKET_TYPE_BROADCAST
+    | ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+
+/// `SupportedStatistics` of the general attributes: what [`Statistics`] counts.
+pub const SUPPORTED_STATISTICS: u32 = ndis::NDIS_STATISTICS_XMIT_OK_SUPPORTED
+    | ndis::NDIS_STATISTICS_RCV_OK_SUPPORTED
+    | ndis::NDIS_STATISTICS_XMIT_ERROR_SUPPORTED
+    | ndis::NDIS_STATISTICS_DIRECTED_BYTES_XMIT_SUPPORTED
+    | ndis::NDIS_STATISTICS_DIRECTED_FRAMES_XMIT_SUPPORTED
+    | ndis::NDIS_STATISTICS_MULTICAST_BYTES_XMIT_SUPPORTED
+    | ndis::NDIS_STATISTICS_MULTICAST_FRAMES_XMIT_SUPPORTED
+    | ndis::NDIS_STATISTICS_BROADCAST_BYTES_XMIT_SUPPORTED
+    | ndis::NDIS_STATISTICS_BROADCAST_FRAMES_XMIT_SUPPORTED
+    | ndis::NDIS_STATISTICS_DIRECTED_BYTES_RCV_SUPPORTED
+    | ndis::NDIS_STATISTICS_DIRECTED_FRAMES_RCV_SUPPORTED
+    | ndis::NDIS_STATISTICS_MULTICAST_BYTES_RCV_SUPPORTED
+    | ndis::NDIS_STATISTICS_MULTICAST_FRAMES_RCV_SUPPORTED
+    | ndis::NDIS_STATISTICS_BROADCAST_BYTES_RCV_SUPPORTED
+    | ndis::NDIS_STATISTICS_BROADCAST_FRAMES_RCV_SUPPORTED
+    | ndis::NDIS_STATISTICS_BYTES_RCV_SUPPORTED
+    | ndis::NDIS_STATISTICS_BYTES_XMIT_SUPPORTED
+    | ndis::NDIS_STATISTICS_XMIT_DISCARDS_SUPPORTED
+    | ndis::NDIS_STATISTICS_GEN_STATISTICS_SUPPORTED;
+
+/// The adapter-wide state every path shares. Everything here is either immutable after
+/// initialize or atomic, so the send path and direct OIDs read it without a lock.
+#[derive(Debug)]
+pub struct Adapter {
+    /// What the keywords decided.
+    pub config: AdapterConfig,
+    /// Where the adapter is in its life.
+    pub state: StateMachine,
+    /// Send and receive counters.
+    pub stats: Statistics,
+}
+
+impl Adapter {
+    /// A new adapter, initializing.
+    #[must_use]
+    pub fn new(config: AdapterConfig) -> Self {
+        Self {
+            config,
+            state: StateMachine::new(),
+            stats: Statistics::default(),
+        }
+    }
+
+    /// `MacOptions` of the general attributes (spec §4.4): the base options of a virtual NIC,
+    /// plus 802.1p/802.1Q as the tagging in effect allows.
+    #[must_use]
+    pub const fn mac_options(&self) -> u32 {
+        let tagging = self.config.tagging();
+        let mut options = ndis::NDIS_MAC_OPTION_COPY_LOOKAHEAD_DATA
+            | ndis::NDIS_MAC_OPTION_TRANSFERS_NOT_PEND
+            | ndis::NDIS_MAC_OPTION_NO_LOOPBACK
+            | ndis::NDIS_MAC_OPTION_FULL_DUPLEX;
+        if tagging.priority {
+            options |= ndis::NDIS_MAC_OPTION_8021P_PRIORITY;
+        }
+        if tagging.vlan {
+            options |= ndis::NDIS_MAC_OPTION_8021Q_VLAN;
+        }
+        options
+    }
+}
+
+/// The settings only regular OID requests change. NDIS serializes regular OIDs, and the shell
+/// keeps these behind the adapter's spin lock so that reset and check-for-hang may read them too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// `OID_GEN_CURRENT_PACKET_FILTER`
+    pub packet_filter: u32,
+    /// `OID_GEN_CURRENT_LOOKAHEAD`
+    pub lookahead: u32,
+    /// `OID_802_3_MULTICAST_LIST`: the first `multicast_len` entries are in use.
+    pub multicast: [[u8; 6]; MAX_MULTICAST],
+    /// Entries in use.
+    pub multicast_len: usize,
+    /// `OID_PNP_SET_POWER`: the device power state (D0..D3).
+    pub power_state: u32,
+    /// True while `MiniportResetEx` runs (`OID_GEN_HARDWARE_STATUS` says "reset").
+    pub resetting: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            packet_filter: 0,
+            lookahead: MAX_LOOKAHEAD,
+            multicast: [[0; 6]; MAX_MULTICAST],
+            multicast_len: 0,
+            power_state: ndis::NdisDeviceStateD0,
+            resetting: false,
+        }
+    }
+}
+
+impl Settings {
+    /// The multicast addresses in use.
+    #[must_use]
+    pub fn multicast_list(&self) -> &[[u8; 6]] {
+        self.multicast.get(..self.multicast_len).unwrap_or(&[])
+    }
+}

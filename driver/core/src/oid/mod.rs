@@ -1,0 +1,137 @@
+//! OID requests: one declarative table (anchors.md §5.6, netvmini's NICSupportedOids with
+//! NetKVM's OidsDB) that generates both the supported-OID list of the general attributes and the
+//! dispatch.
+//!
+//! The shell turns an `NDIS_OID_REQUEST` into a [`Request`] over the information buffer (a byte
+//! slice of exactly `InformationBufferLength` bytes), calls [`dispatch`], and copies the
+//! [`Outcome`]'s byte counts back into the request's `DATA` member for that request type.
+
+mod general;
+pub mod table;
+
+pub use table::{OIDS, OidEntry, SUPPORTED_OIDS, find};
+
+use crate::adapter::{Adapter, Settings};
+use crate::status::Status;
+
+/// `NDIS_REQUEST_TYPE` of a request, as far as a miniport distinguishes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestKind {
+    /// `NdisRequestQueryInformation` or `NdisRequestQueryStatistics`.
+    Query,
+    /// `NdisRequestSetInformation`.
+    Set,
+    /// `NdisRequestMethod`.
+    Method,
+}
+
+/// One OID request over its information buffer.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// Query, set or method.
+    pub kind: RequestKind,
+    /// The OID.
+    pub oid: u32,
+    /// The information buffer: the answer area of a query, the value of a set, input and output
+    /// of a method.
+    pub buffer: &'a mut [u8],
+    /// For a method: `InputBufferLength` (at most `buffer.len()`); otherwise `buffer.len()`.
+    pub input_len: usize,
+}
+
+/// The status and byte counts of a completed request (spec §3, general OID rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// The status.
+    pub status: Status,
+    /// Query and method: bytes written to the buffer.
+    pub bytes_written: u32,
+    /// Set and method: bytes consumed from the buffer.
+    pub bytes_read: u32,
+    /// Bytes the request needs when the buffer is too short.
+    pub bytes_needed: u32,
+}
+
+impl Outcome {
+    /// A failure with no byte counts.
+    #[must_use]
+    pub const fn fail(status: Status) -> Self {
+        Self {
+            status,
+            bytes_written: 0,
+            bytes_read: 0,
+            bytes_needed: 0,
+        }
+    }
+
+    /// A failure saying how many bytes were needed.
+    #[must_use]
+    pub const fn needs(status: Status, bytes_needed: usize) -> Self {
+        Self {
+            status,
+            bytes_written: 0,
+            bytes_read: 0,
+            bytes_needed: saturate(bytes_needed),
+        }
+    }
+
+    /// A successful query that wrote `n` bytes.
+    #[must_use]
+    pub const fn written(n: usize) -> Self {
+        Self {
+            status: Status::Success,
+            bytes_written: saturate(n),
+            bytes_read: 0,
+            bytes_needed: 0,
+        }
+    }
+
+    /// A successful set that read `n` bytes.
+    #[must_use]
+    pub const fn read(n: usize) -> Self {
+        Self {
+            status: Status::Success,
+            bytes_written: 0,
+            bytes_read: saturate(n),
+            bytes_needed: 0,
+        }
+    }
+}
+
+/// A byte count as the `UINT` of the request structure.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "checked against u32::MAX just before"
+)]
+const fn saturate(n: usize) -> u32 {
+    if n > u32::MAX as usize {
+        u32::MAX
+    } else {
+        n as u32
+    }
+}
+
+/// Handles a regular OID request (PASSIVE_LEVEL, serialized by NDIS).
+///
+/// An OID the table does not list, or a request type the entry has no handler for, gets
+/// `NDIS_STATUS_NOT_SUPPORTED`. After surprise removal every request gets
+/// `NDIS_STATUS_NOT_ACCEPTED` (spec §3).
+pub fn dispatch(adapter: &Adapter, settings: &mut Settings, request: &mut Request<'_>) -> Outcome {
+    if adapter.state.is_surprise_removed() {
+        return Outcome::fail(Status::NotAccepted);
+    }
+    let Some(entry) = find(request.oid) else {
+        return Outcome::fail(Status::NotSupported);
+    };
+    match request.kind {
+        RequestKind::Query => match entry.query {
+            Some(handler) => handler(adapter, settings, request.buffer),
+            None => Outcome::fail(Status::NotSupported),
+        },
+        RequestKind::Set => match entry.set {
+            Some(handler) => handler(adapter, settings, request.buffer),
+            None => Outcome::fail(Status::NotSupported),
+        },
+        RequestKind::Method => Outcome::fail(Status::NotSupported),
+    }
+}

@@ -1,0 +1,509 @@
+//! The adapter's lifecycle: `MiniportInitializeEx`, `MiniportHaltEx`, `MiniportPause`,
+//! `MiniportRestart`, `MiniportResetEx`, `MiniportShutdownEx`, `MiniportDevicePnPEventNotify` and
+//! `MiniportCheckForHangEx` (netvmini's adapter.c; spec §2.2). The decisions are the core's
+//! (dcbndk_core::adapter); this file turns them into NDIS calls.
+
+use core::ptr::{addr_of, addr_of_mut, null_mut};
+
+use dcbndk_core::adapter::{self, Adapter, Settings};
+use dcbndk_core::ndk::{NDKPI_VERSION, Profile};
+use dcbndk_core::oid::SUPPORTED_OIDS;
+use dcbndk_core::qos::Capabilities;
+
+use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes};
+use crate::ffi::miniport::*;
+use crate::ffi::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
+use crate::ffi::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
+use crate::ffi::ntddndis::*;
+use crate::ffi::objectheader::*;
+use crate::ffi::status::{
+    NDIS_SIZEOF_STATUS_INDICATION_REVISION_1, NDIS_STATUS_FAILURE, NDIS_STATUS_INDICATION,
+    NDIS_STATUS_INDICATION_REVISION_1, NDIS_STATUS_LINK_STATE, NDIS_STATUS_RESOURCES,
+    NDIS_STATUS_SUCCESS,
+};
+use crate::ffi::types::{
+    BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_SHUTDOWN_ACTION, NDIS_STATUS, PVOID,
+};
+use crate::memory::{PoolBox, TAG_ADAPTER};
+use crate::sync::SpinLock;
+use crate::{config, log};
+
+/// Everything the driver keeps for one adapter: the `MiniportAdapterContext`. It lives in pool
+/// memory from initialize to halt and never moves, so the capability structures NDIS was given
+/// pointers to stay valid as long as the adapter.
+pub struct AdapterContext {
+    /// The `NdisMiniportHandle` NDIS passed to initialize.
+    pub handle: NDIS_HANDLE,
+    /// The adapter's state, configuration and counters (lock-free).
+    pub core: Adapter,
+    /// The settings regular OIDs change.
+    pub settings: SpinLock<Settings>,
+    qos_hardware: NDIS_QOS_CAPABILITIES,
+    qos_current: NDIS_QOS_CAPABILITIES,
+    ndk_capabilities: NDIS_NDK_CAPABILITIES,
+    ndk_info: NDK_ADAPTER_INFO,
+    pm_capabilities: NDIS_PM_CAPABILITIES,
+}
+
+/// The adapter context behind a `MiniportAdapterContext`.
+///
+/// # Safety
+/// `context` must be the value this driver registered in its registration attributes, for an
+/// adapter that has not been halted; NDIS guarantees both for every handler it calls with it.
+pub unsafe fn context<'a>(context: NDIS_HANDLE) -> &'a AdapterContext {
+    // SAFETY: per the function contract the pointer is our live AdapterContext; only shared
+    // references are ever made to it (mutable state is atomic or behind its spin lock).
+    unsafe { &*context.cast::<AdapterContext>() }
+}
+
+fn qos_capabilities(c: Capabilities) -> NDIS_QOS_CAPABILITIES {
+    let mut caps = NDIS_QOS_CAPABILITIES::zeroed();
+    caps.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_QOS_CAPABILITIES,
+        NDIS_QOS_CAPABILITIES_REVISION_1,
+        NDIS_SIZEOF_QOS_CAPABILITIES_REVISION_1,
+    );
+    caps.Flags = c.flags;
+    caps.MaxNumTrafficClasses = c.max_traffic_classes;
+    caps.MaxNumEtsCapableTrafficClasses = c.max_ets_traffic_classes;
+    caps.MaxNumPfcEnabledTrafficClasses = c.max_pfc_traffic_classes;
+    caps
+}
+
+fn ndk_info(p: &Profile) -> NDK_ADAPTER_INFO {
+    let mut info = NDK_ADAPTER_INFO::zeroed();
+    info.Version = NDK_VERSION {
+        Major: NDKPI_VERSION.0,
+        Minor: NDKPI_VERSION.1,
+    };
+    info.VendorId = p.vendor_id;
+    info.DeviceId = p.device_id;
+    info.MaxRegistrationSize = usize::try_from(p.max_registration_size).unwrap_or(usize::MAX);
+    info.MaxWindowSize = info.MaxRegistrationSize;
+    info.FRMRPageCount = p.frmr_page_count;
+    info.MaxInitiatorRequestSge = p.max_sge;
+    info.MaxReceiveRequestSge = p.max_sge;
+    info.MaxReadRequestSge = p.max_sge;
+    info.MaxTransferLength = p.max_transfer_length;
+    info.MaxInlineDataSize = p.max_inline_data;
+    info.MaxInboundReadLimit = p.max_read_limit;
+    info.MaxOutboundReadLimit = p.max_read_limit;
+    info.MaxReceiveQueueDepth = p.max_queue_depth;
+    info.MaxInitiatorQueueDepth = p.max_queue_depth;
+    info.MaxSrqDepth = p.max_queue_depth;
+    info.MaxCqDepth = p.max_cq_depth;
+    info.LargeRequestThreshold = p.large_request_threshold;
+    info.MaxCallerData = p.max_caller_data;
+    info.MaxCalleeData = p.max_callee_data;
+    info.AdapterFlags = p.adapter_flags;
+    info
+}
+
+fn ndk_capabilities(p: &Profile) -> NDIS_NDK_CAPABILITIES {
+    let mut caps = NDIS_NDK_CAPABILITIES::zeroed();
+    caps.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_DEFAULT,
+        NDIS_NDK_CAPABILITIES_REVISION_1,
+        NDIS_SIZEOF_NDK_CAPABILITIES_REVISION_1,
+    );
+    caps.MaxQpCount = p.max_qp;
+    caps.MaxCqCount = p.max_cq;
+    caps.MaxMrCount = p.max_mr;
+    caps.MaxPdCount = p.max_pd;
+    caps.MaxMwCount = p.max_mw;
+    caps.MaxSrqCount = p.max_srq;
+    // Every counter of NDIS_NDK_PERFORMANCE_COUNTERS is supported.
+    caps.MissingCounterMask = 0;
+    // NdkInfo is set once the context is at its final address.
+    caps
+}
+
+fn pm_capabilities() -> NDIS_PM_CAPABILITIES {
+    // A virtual adapter has no wake-up capability; every member but the header stays 0, and the
+    // lowest wake states say "unspecified".
+    let mut caps = NDIS_PM_CAPABILITIES::zeroed();
+    caps.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_DEFAULT,
+        NDIS_PM_CAPABILITIES_REVISION_2,
+        NDIS_SIZEOF_NDIS_PM_CAPABILITIES_REVISION_2,
+    );
+    caps.MinMagicPacketWakeUp = NdisDeviceStateUnspecified;
+    caps.MinPatternWakeUp = NdisDeviceStateUnspecified;
+    caps.MinLinkChangeWakeUp = NdisDeviceStateUnspecified;
+    caps
+}
+
+fn set_attributes(
+    handle: NDIS_HANDLE,
+    attributes: &mut NDIS_MINIPORT_ADAPTER_ATTRIBUTES,
+) -> NDIS_STATUS {
+    // SAFETY: `handle` is the miniport handle of the running MiniportInitializeEx; `attributes`
+    // is a live, fully initialized union whose header names the member in use.
+    unsafe { NdisMSetMiniportAttributes(handle, attributes) }
+}
+
+fn registration_attributes(raw: *mut AdapterContext) -> NDIS_MINIPORT_ADAPTER_ATTRIBUTES {
+    let mut attrs = NDIS_MINIPORT_ADAPTER_ATTRIBUTES::zeroed();
+    let mut reg = NDIS_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES::zeroed();
+    reg.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES,
+        NDIS_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES_REVISION_2,
+        NDIS_SIZEOF_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES_REVISION_2,
+    );
+    reg.MiniportAdapterContext = raw.cast();
+    // A WDM-style virtual adapter without hardware resources, like netvmini.
+    reg.AttributeFlags = NDIS_MINIPORT_ATTRIBUTES_NDIS_WDM
+        | NDIS_MINIPORT_ATTRIBUTES_SURPRISE_REMOVE_OK
+        | NDIS_MINIPORT_ATTRIBUTES_NO_PAUSE_ON_SUSPEND;
+    reg.CheckForHangTimeInSeconds = adapter::CHECK_FOR_HANG_SECONDS;
+    reg.InterfaceType = NdisInterfaceInternal;
+    attrs.RegistrationAttributes = reg;
+    attrs
+}
+
+fn general_attributes(context: &AdapterContext) -> NDIS_MINIPORT_ADAPTER_ATTRIBUTES {
+    let core = &context.core;
+    let mut gen_attrs = NDIS_MINIPORT_ADAPTER_GENERAL_ATTRIBUTES::zeroed();
+    gen_attrs.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_GENERAL_ATTRIBUTES,
+        NDIS_MINIPORT_ADAPTER_GENERAL_ATTRIBUTES_REVISION_2,
+        NDIS_SIZEOF_MINIPORT_ADAPTER_GENERAL_ATTRIBUTES_REVISION_2,
+    );
+    gen_attrs.MediaType = NdisMedium802_3;
+    gen_attrs.PhysicalMediumType = NdisPhysicalMedium802_3;
+    gen_attrs.MtuSize = adapter::MTU;
+    gen_attrs.MaxXmitLinkSpeed = core.config.link_speed_bps;
+    gen_attrs.XmitLinkSpeed = core.config.link_speed_bps;
+    gen_attrs.MaxRcvLinkSpeed = core.config.link_speed_bps;
+    gen_attrs.RcvLinkSpeed = core.config.link_speed_bps;
+    gen_attrs.MediaConnectState = MediaConnectStateConnected;
+    gen_attrs.MediaDuplexState = MediaDuplexStateFull;
+    gen_attrs.LookaheadSize = adapter::MAX_LOOKAHEAD;
+    gen_attrs.MacOptions = core.mac_options();
+    gen_attrs.SupportedPacketFilters = adapter::SUPPORTED_PACKET_FILTERS;
+    gen_attrs.MaxMulticastListSize = u32::try_from(adapter::MAX_MULTICAST).unwrap_or(0);
+    gen_attrs.MacAddressLength = 6;
+    for (dst, src) in gen_attrs
+        .PermanentMacAddress
+        .iter_mut()
+        .zip(core.config.permanent_mac)
+    {
+        *dst = src;
+    }
+    for (dst, src) in gen_attrs
+        .CurrentMacAddress
+        .iter_mut()
+        .zip(core.config.current_mac)
+    {
+        *dst = src;
+    }
+    gen_attrs.AccessType = NET_IF_ACCESS_BROADCAST;
+    gen_attrs.DirectionType = NET_IF_DIRECTION_SENDRECEIVE;
+    gen_attrs.ConnectionType = NET_IF_CONNECTION_DEDICATED;
+    gen_attrs.IfType = IF_TYPE_ETHERNET_CSMACD;
+    gen_attrs.IfConnectorPresent = 0;
+    gen_attrs.SupportedStatistics = adapter::SUPPORTED_STATISTICS;
+    gen_attrs.SupportedPauseFunctions = NdisPauseFunctionsUnsupported;
+    // NDIS copies the list during NdisMSetMiniportAttributes; it is a static of the core anyway.
+    gen_attrs.SupportedOidList = SUPPORTED_OIDS.as_ptr().cast_mut();
+    gen_attrs.SupportedOidListLength = u32::try_from(size_of_val(&SUPPORTED_OIDS)).unwrap_or(0);
+    gen_attrs.AutoNegotiationFlags = 0;
+    gen_attrs.PowerManagementCapabilitiesEx = addr_of!(context.pm_capabilities).cast_mut();
+    let mut attrs = NDIS_MINIPORT_ADAPTER_ATTRIBUTES::zeroed();
+    attrs.GeneralAttributes = gen_attrs;
+    attrs
+}
+
+fn hardware_assist_attributes(context: &AdapterContext) -> NDIS_MINIPORT_ADAPTER_ATTRIBUTES {
+    let mut hw = NDIS_MINIPORT_ADAPTER_HARDWARE_ASSIST_ATTRIBUTES::zeroed();
+    hw.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_HARDWARE_ASSIST_ATTRIBUTES,
+        NDIS_MINIPORT_ADAPTER_HARDWARE_ASSIST_ATTRIBUTES_REVISION_3,
+        NDIS_SIZEOF_MINIPORT_ADAPTER_HARDWARE_ASSIST_ATTRIBUTES_REVISION_3,
+    );
+    hw.HardwareQosCapabilities = addr_of!(context.qos_hardware).cast_mut();
+    hw.CurrentQosCapabilities = addr_of!(context.qos_current).cast_mut();
+    let mut attrs = NDIS_MINIPORT_ADAPTER_ATTRIBUTES::zeroed();
+    attrs.HardwareAssistAttributes = hw;
+    attrs
+}
+
+fn ndk_attributes(context: &AdapterContext) -> NDIS_MINIPORT_ADAPTER_ATTRIBUTES {
+    let mut ndk = NDIS_MINIPORT_ADAPTER_NDK_ATTRIBUTES::zeroed();
+    ndk.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_NDK_ATTRIBUTES,
+        NDIS_MINIPORT_ADAPTER_NDK_ATTRIBUTES_REVISION_1,
+        NDIS_SIZEOF_MINIPORT_ADAPTER_NDK_ATTRIBUTES_REVISION_1,
+    );
+    ndk.Enabled = BOOLEAN::from(context.core.config.network_direct);
+    ndk.NdkCapabilities = addr_of!(context.ndk_capabilities).cast_mut();
+    let mut attrs = NDIS_MINIPORT_ADAPTER_ATTRIBUTES::zeroed();
+    attrs.NDKAttributes = ndk;
+    attrs
+}
+
+/// `MiniportInitializeEx` (PASSIVE_LEVEL), in netvmini's order: keywords, context, registration
+/// attributes, general attributes, hardware-assist (QoS) attributes, NDK attributes. Any failure
+/// frees what was made and returns the failing status; keyword problems never fail it.
+///
+/// # Safety
+/// Called by NDIS with its miniport handle and valid init parameters.
+pub unsafe extern "system" fn miniport_initialize(
+    miniport_handle: NDIS_HANDLE,
+    _driver_context: NDIS_HANDLE,
+    init_parameters: *mut NDIS_MINIPORT_INIT_PARAMETERS,
+) -> NDIS_STATUS {
+    if init_parameters.is_null() {
+        return NDIS_STATUS_FAILURE;
+    }
+    // SAFETY: NDIS passes valid init parameters for the duration of the call.
+    let net_luid = unsafe { (*init_parameters).NetLuid };
+    let (config, warnings) = match config::read(miniport_handle, net_luid) {
+        Ok(decided) => decided,
+        Err(status) => return status,
+    };
+    let (qos_hardware, qos_current) = Capabilities::registered(config.qos).map_or(
+        (
+            NDIS_QOS_CAPABILITIES::zeroed(),
+            NDIS_QOS_CAPABILITIES::zeroed(),
+        ),
+        |(hw, cur)| (qos_capabilities(hw), qos_capabilities(cur)),
+    );
+    let profile = Profile::ROCE_V2_100G;
+    let value = AdapterContext {
+        handle: miniport_handle,
+        core: Adapter::new(config),
+        settings: SpinLock::new(Settings::default()),
+        qos_hardware,
+        qos_current,
+        ndk_capabilities: ndk_capabilities(&profile),
+        ndk_info: ndk_info(&profile),
+        pm_capabilities: pm_capabilities(),
+    };
+    // SAFETY: the miniport handle NDIS passed is valid until halt, which frees the box.
+    let Some(boxed) = (unsafe { PoolBox::new(miniport_handle, TAG_ADAPTER, value) }) else {
+        return NDIS_STATUS_RESOURCES;
+    };
+    let raw = boxed.as_ptr();
+    // SAFETY: `raw` is the box's fixed address; only the address of a member is taken.
+    let info = unsafe { &raw mut (*raw).ndk_info };
+    // SAFETY: `raw` is the box's fixed address and nothing else references the context yet.
+    unsafe { (*raw).ndk_capabilities.NdkInfo = info };
+    let context = boxed.get();
+    // SAFETY: the lock sits inside the pool allocation, which does not move until halt, where it
+    // is freed before the memory.
+    unsafe { context.settings.initialize() };
+
+    let status = set_all_attributes(context, raw);
+    if status != NDIS_STATUS_SUCCESS {
+        // SAFETY: initialized above, never acquired yet.
+        unsafe { context.settings.free() };
+        drop(boxed);
+        return status;
+    }
+    for (index, warning) in warnings.iter().enumerate() {
+        log::warn(
+            log::EVENT_KEYWORD_DEFAULTED,
+            u32::try_from(index).unwrap_or(0),
+            warning.message().as_str(),
+        );
+    }
+    if context.core.state.initialized().is_err() {
+        // SAFETY: as in the failure path above.
+        unsafe { context.settings.free() };
+        drop(boxed);
+        return NDIS_STATUS_FAILURE;
+    }
+    let _context_is_now_ndis_s = boxed.into_raw();
+    NDIS_STATUS_SUCCESS
+}
+
+fn set_all_attributes(context: &AdapterContext, raw: *mut AdapterContext) -> NDIS_STATUS {
+    let handle = context.handle;
+    let status = set_attributes(handle, &mut registration_attributes(raw));
+    if status != NDIS_STATUS_SUCCESS {
+        return status;
+    }
+    let status = set_attributes(handle, &mut general_attributes(context));
+    if status != NDIS_STATUS_SUCCESS {
+        return status;
+    }
+    if context.core.config.qos.registers_capabilities() {
+        let status = set_attributes(handle, &mut hardware_assist_attributes(context));
+        if status != NDIS_STATUS_SUCCESS {
+            return status;
+        }
+    }
+    set_attributes(handle, &mut ndk_attributes(context))
+}
+
+/// `MiniportHaltEx` (PASSIVE_LEVEL): frees everything initialize made.
+///
+/// # Safety
+/// Called by NDIS once, with our context, after which NDIS never uses the context again.
+pub unsafe extern "system" fn miniport_halt(
+    adapter_context: NDIS_HANDLE,
+    _action: NDIS_HALT_ACTION,
+) {
+    // SAFETY: NDIS passes our live context (halt has not completed yet).
+    let context = unsafe { context(adapter_context) };
+    // NDIS halts only a paused adapter; the memory is freed whatever the state was.
+    let _was_paused = context.core.state.halt();
+    let handle = context.handle;
+    // SAFETY: the lock was initialized at initialize and no path holds it: NDIS has stopped every
+    // other call into this adapter before halting it.
+    unsafe { context.settings.free() };
+    // SAFETY: the context came from PoolBox::into_raw at initialize with this handle and tag, and
+    // NDIS never uses it after halt.
+    let boxed = unsafe {
+        PoolBox::from_raw(
+            adapter_context.cast::<AdapterContext>(),
+            handle,
+            TAG_ADAPTER,
+        )
+    };
+    drop(boxed);
+}
+
+/// `MiniportPause` (PASSIVE_LEVEL): sends complete synchronously, so nothing is outstanding and
+/// the pause completes at once. A pause cannot fail.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_pause(
+    adapter_context: NDIS_HANDLE,
+    _parameters: *mut NDIS_MINIPORT_PAUSE_PARAMETERS,
+) -> NDIS_STATUS {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    if context.core.state.begin_pause().is_ok() {
+        let _paused = context.core.state.end_pause();
+    }
+    NDIS_STATUS_SUCCESS
+}
+
+/// `MiniportRestart` (PASSIVE_LEVEL): the adapter runs again, and indicates its link state.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_restart(
+    adapter_context: NDIS_HANDLE,
+    _parameters: *mut NDIS_MINIPORT_RESTART_PARAMETERS,
+) -> NDIS_STATUS {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    if context.core.state.begin_restart().is_err() {
+        return NDIS_STATUS_FAILURE;
+    }
+    if context.core.state.end_restart(true).is_err() {
+        return NDIS_STATUS_FAILURE;
+    }
+    indicate_link_state(context);
+    NDIS_STATUS_SUCCESS
+}
+
+/// Indicates `NDIS_STATUS_LINK_STATE`: the virtual link is always up, full duplex, at the
+/// configured speed.
+fn indicate_link_state(context: &AdapterContext) {
+    let mut link = NDIS_LINK_STATE::zeroed();
+    link.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_DEFAULT,
+        NDIS_LINK_STATE_REVISION_1,
+        NDIS_SIZEOF_LINK_STATE_REVISION_1,
+    );
+    link.MediaConnectState = MediaConnectStateConnected;
+    link.MediaDuplexState = MediaDuplexStateFull;
+    link.XmitLinkSpeed = context.core.config.link_speed_bps;
+    link.RcvLinkSpeed = context.core.config.link_speed_bps;
+    link.PauseFunctions = NdisPauseFunctionsUnsupported;
+    indicate(
+        context,
+        NDIS_STATUS_LINK_STATE,
+        addr_of_mut!(link).cast(),
+        size_of::<NDIS_LINK_STATE>(),
+    );
+}
+
+/// `NdisMIndicateStatusEx` with a payload that lives for the call.
+pub fn indicate(context: &AdapterContext, code: NDIS_STATUS, buffer: PVOID, size: usize) {
+    let mut indication = NDIS_STATUS_INDICATION::zeroed();
+    indication.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_STATUS_INDICATION,
+        NDIS_STATUS_INDICATION_REVISION_1,
+        NDIS_SIZEOF_STATUS_INDICATION_REVISION_1,
+    );
+    indication.SourceHandle = context.handle;
+    indication.StatusCode = code;
+    indication.StatusBuffer = buffer;
+    indication.StatusBufferSize = u32::try_from(size).unwrap_or(0);
+    indication.DestinationHandle = null_mut();
+    // SAFETY: the handle is our miniport handle; the indication and its payload are live for the
+    // whole call (NDIS copies what it keeps).
+    unsafe { NdisMIndicateStatusEx(context.handle, &raw mut indication) };
+}
+
+/// `MiniportResetEx` (<= DISPATCH_LEVEL): nothing is queued in this adapter, so the reset
+/// completes synchronously; the addressing (filter, multicast list) is kept, so NDIS need not
+/// restore it.
+///
+/// # Safety
+/// Called by NDIS with our context and a writable `AddressingReset`.
+pub unsafe extern "system" fn miniport_reset(
+    adapter_context: NDIS_HANDLE,
+    addressing_reset: *mut BOOLEAN,
+) -> NDIS_STATUS {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    {
+        let mut settings = context.settings.lock();
+        settings.resetting = true;
+        settings.resetting = false;
+    }
+    if !addressing_reset.is_null() {
+        // SAFETY: NDIS passes a writable BOOLEAN for the duration of the call.
+        unsafe { addressing_reset.write(0) };
+    }
+    NDIS_STATUS_SUCCESS
+}
+
+/// `MiniportShutdownEx` (any IRQL up to HIGH_LEVEL on a bugcheck): only puts the adapter in a
+/// quiet state; no NDIS call, no lock.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_shutdown(
+    adapter_context: NDIS_HANDLE,
+    _action: NDIS_SHUTDOWN_ACTION,
+) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    context.core.state.mark_shut_down();
+}
+
+/// `MiniportDevicePnPEventNotify` (PASSIVE_LEVEL): surprise removal stops sends and OIDs.
+///
+/// # Safety
+/// Called by NDIS with our context and a valid event.
+pub unsafe extern "system" fn miniport_device_pnp_event_notify(
+    adapter_context: NDIS_HANDLE,
+    event: *mut NET_DEVICE_PNP_EVENT,
+) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    if event.is_null() {
+        return;
+    }
+    // SAFETY: NDIS passes a valid event for the duration of the call.
+    let code = unsafe { (*event).DevicePnPEvent };
+    if code == NdisDevicePnPEventSurpriseRemoved {
+        context.core.state.mark_surprise_removed();
+    }
+}
+
+/// `MiniportCheckForHangEx` (<= DISPATCH_LEVEL): nothing in this adapter can hang.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_check_for_hang(_adapter_context: NDIS_HANDLE) -> BOOLEAN {
+    0
+}

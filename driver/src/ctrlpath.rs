@@ -1,0 +1,180 @@
+//! The control path: `MiniportOidRequest`, `MiniportDirectOidRequest` and their cancel handlers
+//! (netvmini's ctrlpath.c). Each request's information buffer becomes a byte slice of exactly its
+//! stated length, the core's OID table answers, and the byte counts go back into the `DATA`
+//! member of the request's type (spec §3).
+
+use dcbndk_core::oid::{self, Outcome, Request, RequestKind};
+use dcbndk_core::status::Status;
+
+use crate::adapter::context;
+use crate::ffi::oidrequest::{
+    NDIS_OID_REQUEST, NDIS_OID_REQUEST_METHOD, NDIS_OID_REQUEST_QUERY, NDIS_OID_REQUEST_SET,
+    NdisRequestMethod, NdisRequestQueryInformation, NdisRequestQueryStatistics,
+    NdisRequestSetInformation,
+};
+use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS, PVOID, UINT};
+use crate::status::ndis_status;
+
+/// The information buffer as a byte slice. A NULL buffer, or a zero length, is an empty slice.
+///
+/// # Safety
+/// `buffer` must point at `length` bytes that are valid for reads and writes, and not accessed by
+/// anyone else, until the request completes (NDIS's contract for the information buffer).
+unsafe fn information_buffer<'a>(buffer: PVOID, length: UINT) -> &'a mut [u8] {
+    let Ok(length) = usize::try_from(length) else {
+        return &mut [];
+    };
+    if buffer.is_null() || length == 0 {
+        return &mut [];
+    }
+    // SAFETY: per the function contract; u8 has no alignment requirement.
+    unsafe { core::slice::from_raw_parts_mut(buffer.cast::<u8>(), length) }
+}
+
+/// `MiniportOidRequest` (PASSIVE_LEVEL, one request at a time per adapter). Every request
+/// completes synchronously: the driver never returns `NDIS_STATUS_PENDING`.
+///
+/// # Safety
+/// Called by NDIS with our context and a valid request.
+#[allow(
+    non_upper_case_globals,
+    reason = "matching NDIS_REQUEST_TYPE enumerators by their C names"
+)]
+pub unsafe extern "system" fn miniport_oid_request(
+    adapter_context: NDIS_HANDLE,
+    request: *mut NDIS_OID_REQUEST,
+) -> NDIS_STATUS {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    if request.is_null() {
+        return ndis_status(Status::InvalidParameter);
+    }
+    // SAFETY: NDIS passes a valid request for the duration of the call; it is copied once and
+    // only the byte counters are written back.
+    let copy = unsafe { request.read() };
+    // SAFETY: `request` is valid; only the address of its DATA member is taken.
+    let data = unsafe { &raw mut (*request).DATA };
+    let outcome = match copy.RequestType {
+        NdisRequestQueryInformation | NdisRequestQueryStatistics => {
+            // SAFETY: a query request's DATA holds QUERY_INFORMATION.
+            let q = unsafe { copy.DATA.QUERY_INFORMATION };
+            // SAFETY: NDIS's contract for the information buffer of a request in progress.
+            let buffer =
+                unsafe { information_buffer(q.InformationBuffer, q.InformationBufferLength) };
+            let input_len = buffer.len();
+            let outcome = run(
+                context,
+                &mut Request {
+                    kind: RequestKind::Query,
+                    oid: q.Oid,
+                    buffer,
+                    input_len,
+                },
+            );
+            // Every member of the repr(C) DATA union starts at its offset 0.
+            let counters = data.cast::<NDIS_OID_REQUEST_QUERY>();
+            // SAFETY: `request` is valid and `counters` points at its DATA member in use;
+            // writing the query's own counters.
+            unsafe { (*counters).BytesWritten = outcome.bytes_written };
+            // SAFETY: as above.
+            unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
+            outcome
+        }
+        NdisRequestSetInformation => {
+            // SAFETY: a set request's DATA holds SET_INFORMATION.
+            let set = unsafe { copy.DATA.SET_INFORMATION };
+            // SAFETY: NDIS's contract for the information buffer of a request in progress.
+            let buffer =
+                unsafe { information_buffer(set.InformationBuffer, set.InformationBufferLength) };
+            let input_len = buffer.len();
+            let outcome = run(
+                context,
+                &mut Request {
+                    kind: RequestKind::Set,
+                    oid: set.Oid,
+                    buffer,
+                    input_len,
+                },
+            );
+            // Every member of the repr(C) DATA union starts at its offset 0.
+            let counters = data.cast::<NDIS_OID_REQUEST_SET>();
+            // SAFETY: `request` is valid and `counters` points at its DATA member in use;
+            // writing the set's own counters.
+            unsafe { (*counters).BytesRead = outcome.bytes_read };
+            // SAFETY: as above.
+            unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
+            outcome
+        }
+        NdisRequestMethod => {
+            // SAFETY: a method request's DATA holds METHOD_INFORMATION.
+            let m = unsafe { copy.DATA.METHOD_INFORMATION };
+            // Input and output share the buffer: it is as long as the larger of the two.
+            let length = m.InputBufferLength.max(m.OutputBufferLength);
+            // SAFETY: NDIS's contract for the information buffer of a request in progress.
+            let buffer = unsafe { information_buffer(m.InformationBuffer, length) };
+            let input_len = usize::try_from(m.InputBufferLength)
+                .unwrap_or(0)
+                .min(buffer.len());
+            let outcome = run(
+                context,
+                &mut Request {
+                    kind: RequestKind::Method,
+                    oid: m.Oid,
+                    buffer,
+                    input_len,
+                },
+            );
+            // Every member of the repr(C) DATA union starts at its offset 0.
+            let counters = data.cast::<NDIS_OID_REQUEST_METHOD>();
+            // SAFETY: `request` is valid and `counters` points at its DATA member in use;
+            // writing the method's own counters.
+            unsafe { (*counters).BytesWritten = outcome.bytes_written };
+            // SAFETY: as above.
+            unsafe { (*counters).BytesRead = outcome.bytes_read };
+            // SAFETY: as above.
+            unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
+            outcome
+        }
+        _ => Outcome::fail(Status::NotSupported),
+    };
+    ndis_status(outcome.status)
+}
+
+fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> Outcome {
+    let mut settings = context.settings.lock();
+    oid::dispatch(&context.core, &mut settings, request)
+}
+
+/// `MiniportCancelOidRequest`: every request completes before `MiniportOidRequest` returns, so
+/// none is ever pending to cancel.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_cancel_oid_request(
+    _adapter_context: NDIS_HANDLE,
+    _request_id: PVOID,
+) {
+}
+
+/// `MiniportDirectOidRequest` (<= DISPATCH_LEVEL, concurrent with everything). No OID of the
+/// general set is allowed on the direct path; they get `NDIS_STATUS_NOT_SUPPORTED` and the byte
+/// counts stay 0.
+///
+/// # Safety
+/// Called by NDIS with our context and a valid request.
+pub unsafe extern "system" fn miniport_direct_oid_request(
+    _adapter_context: NDIS_HANDLE,
+    _request: *mut NDIS_OID_REQUEST,
+) -> NDIS_STATUS {
+    ndis_status(Status::NotSupported)
+}
+
+/// `MiniportCancelDirectOidRequest`: nothing is ever pending.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_cancel_direct_oid_request(
+    _adapter_context: NDIS_HANDLE,
+    _request_id: PVOID,
+) {
+}

@@ -1,0 +1,111 @@
+//! Driver-owned memory from NDIS's pool, with a pool tag per kind of object (anchors.md §5.11),
+//! so that a leak is visible per tag (Driver Verifier's pool tracking; the simulator's leak check
+//! at halt).
+
+use core::ptr::NonNull;
+
+use crate::ffi::imports::{NdisAllocateMemoryWithTagPriority, NdisFreeMemoryWithTagPriority};
+use crate::ffi::ntdef::NormalPoolPriority;
+use crate::ffi::types::{NDIS_HANDLE, ULONG};
+
+/// Builds a pool tag from its four characters as they read in a pool dump (`b"DcbA"` shows
+/// as "DcbA"): the first character is the low byte.
+#[must_use]
+pub const fn pool_tag(tag: &[u8; 4]) -> ULONG {
+    u32::from_le_bytes(*tag)
+}
+
+/// The tag of the adapter context.
+pub const TAG_ADAPTER: ULONG = pool_tag(b"DcbA");
+
+/// `MEMORY_ALLOCATION_ALIGNMENT` on x64: NDIS pool allocations are 16-byte aligned.
+const POOL_ALIGNMENT: usize = 16;
+
+/// A `T` in non-paged pool memory from `NdisAllocateMemoryWithTagPriority`, freed (after dropping
+/// the `T`) with `NdisFreeMemoryWithTagPriority` under the same tag.
+pub struct PoolBox<T> {
+    ptr: NonNull<T>,
+    ndis_handle: NDIS_HANDLE,
+    tag: ULONG,
+}
+
+impl<T> PoolBox<T> {
+    /// Allocates and moves `value` into pool memory; `None` when the pool is exhausted
+    /// (the caller returns `NDIS_STATUS_RESOURCES`).
+    ///
+    /// IRQL: <= DISPATCH_LEVEL.
+    ///
+    /// # Safety
+    /// `ndis_handle` must be a miniport adapter or driver handle NDIS gave the driver, valid for
+    /// the box's whole life (the free uses it too).
+    pub unsafe fn new(ndis_handle: NDIS_HANDLE, tag: ULONG, value: T) -> Option<Self> {
+        const {
+            assert!(
+                align_of::<T>() <= POOL_ALIGNMENT,
+                "pool memory is only 16-byte aligned"
+            )
+        };
+        let size = u32::try_from(size_of::<T>()).ok()?;
+        // SAFETY: the handle is valid (function contract); the call has no other precondition
+        // and returns NULL on failure.
+        let raw = unsafe {
+            NdisAllocateMemoryWithTagPriority(ndis_handle, size, tag, NormalPoolPriority)
+        };
+        let ptr = NonNull::new(raw.cast::<T>())?;
+        // SAFETY: `ptr` is a fresh allocation of size_of::<T>() bytes, 16-byte aligned (at least
+        // T's alignment, asserted above), that nothing else refers to.
+        unsafe { ptr.as_ptr().write(value) };
+        Some(Self {
+            ptr,
+            ndis_handle,
+            tag,
+        })
+    }
+
+    /// A shared reference to the value.
+    #[must_use]
+    pub fn get(&self) -> &T {
+        // SAFETY: `ptr` holds an initialized T owned by this box until drop.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The address of the value, stable for the box's life.
+    #[must_use]
+    pub const fn as_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
+    /// Gives up ownership: the caller becomes responsible for [`PoolBox::from_raw`].
+    #[must_use]
+    pub fn into_raw(self) -> *mut T {
+        let ptr = self.ptr.as_ptr();
+        core::mem::forget(self);
+        ptr
+    }
+
+    /// Takes back ownership of a value made by [`PoolBox::new`] and released by
+    /// [`PoolBox::into_raw`].
+    ///
+    /// # Safety
+    /// `ptr` must come from `into_raw` of a box made with the same `ndis_handle` and `tag`, and
+    /// must not be used through any other path afterwards.
+    pub unsafe fn from_raw(ptr: *mut T, ndis_handle: NDIS_HANDLE, tag: ULONG) -> Option<Self> {
+        NonNull::new(ptr).map(|ptr| Self {
+            ptr,
+            ndis_handle,
+            tag,
+        })
+    }
+}
+
+impl<T> Drop for PoolBox<T> {
+    fn drop(&mut self) {
+        // SAFETY: the box owns an initialized T that nothing else refers to any more.
+        unsafe { self.ptr.as_ptr().drop_in_place() };
+        // SAFETY: the memory came from NdisAllocateMemoryWithTagPriority with this handle and
+        // tag and is freed exactly once, here.
+        unsafe {
+            NdisFreeMemoryWithTagPriority(self.ndis_handle, self.ptr.as_ptr().cast(), self.tag)
+        };
+    }
+}
