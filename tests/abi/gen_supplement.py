@@ -49,6 +49,7 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     ("LowPoolPriority", "wdm.h (ndis630_extra.h)"), ("NormalPoolPriority", "wdm.h (ndis630_extra.h)"),
     ("HighPoolPriority", "wdm.h (ndis630_extra.h)"),
     ("NdisMediaStateConnected", "ntddndis.h (mingw-w64)"), ("NdisMediaStateDisconnected", "ntddndis.h (mingw-w64)"),
+    ("IF_TYPE_ETHERNET_CSMACD", "ipifcons.h (mingw-w64)"),
     ("AF_INET", "ws2def.h (mingw-w64)"), ("AF_INET6", "ws2def.h (mingw-w64)"),
 ]
 

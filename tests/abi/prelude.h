@@ -4,6 +4,7 @@
 #include <ws2ipdef.h>
 #include <windows.h>
 #include <winternl.h>
+#include <ipifcons.h>
 #include <ntddndis.h>
 #include <ndkinfo.h>
 #include <stddef.h>
