@@ -4,6 +4,7 @@
 //! the HLK-style kit, and the data the ABI tests check the driver's declarations against.
 
 pub mod abi_table;
+pub mod inf;
 pub mod sim;
 
 #[cfg(test)]

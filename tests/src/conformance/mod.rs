@@ -7,3 +7,6 @@
 
 mod abi_mingw;
 mod abi_table;
+mod inf;
+mod powershell;
+mod smoke;

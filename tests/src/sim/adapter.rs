@@ -1,0 +1,962 @@
+//! Adapters in the simulated NDIS: what NDIS keeps for each one, and the operations a test (or
+//! the kit) performs on it, each made the way NDIS makes it: initialize, restart, OID requests
+//! over real byte buffers, sends, pause, reset, PnP, shutdown, halt.
+
+use std::collections::HashMap;
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use dcbndk::ffi::miniport::{
+    NDIS_MINIPORT_INIT_PARAMETERS, NDIS_MINIPORT_INIT_PARAMETERS_REVISION_1,
+    NDIS_MINIPORT_PAUSE_PARAMETERS, NDIS_MINIPORT_PAUSE_PARAMETERS_REVISION_1,
+    NDIS_MINIPORT_RESTART_PARAMETERS, NDIS_MINIPORT_RESTART_PARAMETERS_REVISION_1,
+    NDIS_SIZEOF_MINIPORT_PAUSE_PARAMETERS_REVISION_1,
+    NDIS_SIZEOF_MINIPORT_RESTART_PARAMETERS_REVISION_1, NdisHaltDeviceDisabled,
+    NdisShutdownPowerOff,
+};
+use dcbndk::ffi::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST};
+use dcbndk::ffi::netpnp::{NET_DEVICE_PNP_EVENT, NET_DEVICE_PNP_EVENT_REVISION_1};
+use dcbndk::ffi::objectheader::{
+    NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT, NDIS_OBJECT_TYPE_MINIPORT_INIT_PARAMETERS,
+    NDIS_OBJECT_TYPE_OID_REQUEST,
+};
+use dcbndk::ffi::oidrequest::{
+    NDIS_OID_REQUEST, NDIS_OID_REQUEST_REVISION_1, NDIS_SIZEOF_OID_REQUEST_REVISION_1,
+    NdisRequestMethod, NdisRequestQueryInformation, NdisRequestSetInformation,
+};
+use dcbndk::ffi::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
+use dcbndk::ffi::types::{BOOLEAN, NDIS_STATUS, PVOID};
+
+use super::nbl::SendBatch;
+use super::registry::Registry;
+use super::verifier::{DISPATCH_LEVEL, PASSIVE_LEVEL, Rule, Violation, Violations};
+use super::{DriverRecord, EventLogEntry, Sim, as_handle, call_handler, lock};
+
+/// How long the simulator waits for a pended request to complete before it reports a hang.
+pub const COMPLETION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where NDIS thinks the adapter is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Not initialized yet, or initialize failed.
+    Created,
+    /// Initialized or paused.
+    Paused,
+    /// Restarted.
+    Running,
+    /// Halted.
+    Halted,
+}
+
+/// The attributes the miniport set during initialize, as NDIS caches them.
+#[derive(Debug, Clone, Default)]
+pub struct Attributes {
+    /// The `Header.Type` of each `NdisMSetMiniportAttributes` call, in order.
+    pub order: Vec<u8>,
+    /// `MiniportAdapterContext`
+    pub context: usize,
+    /// `AttributeFlags`
+    pub attribute_flags: u32,
+    /// `CheckForHangTimeInSeconds`
+    pub check_for_hang_seconds: u32,
+    /// The general attributes, if set.
+    pub general: Option<General>,
+    /// `HardwareQosCapabilities` (20 bytes), if set non-NULL.
+    pub qos_hardware: Option<Vec<u8>>,
+    /// `CurrentQosCapabilities` (20 bytes), if set non-NULL.
+    pub qos_current: Option<Vec<u8>>,
+    /// The NDK attributes, if set.
+    pub ndk: Option<Ndk>,
+}
+
+/// The general attributes NDIS keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct General {
+    /// `MtuSize`
+    pub mtu: u32,
+    /// `MaxXmitLinkSpeed`
+    pub max_xmit_link_speed: u64,
+    /// `MacOptions`
+    pub mac_options: u32,
+    /// `SupportedPacketFilters`
+    pub supported_packet_filters: u32,
+    /// `MaxMulticastListSize`
+    pub max_multicast_list_size: u32,
+    /// `PermanentMacAddress` (first `MacAddressLength` bytes)
+    pub permanent_mac: Vec<u8>,
+    /// `CurrentMacAddress`
+    pub current_mac: Vec<u8>,
+    /// `LookaheadSize`
+    pub lookahead: u32,
+    /// `SupportedStatistics`
+    pub supported_statistics: u32,
+    /// `SupportedOidList`, copied.
+    pub oids: Vec<u32>,
+    /// `IfType`
+    pub if_type: u16,
+    /// `MediaConnectState`
+    pub media_connect_state: i32,
+}
+
+/// The NDK attributes NDIS keeps.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ndk {
+    /// `Enabled`
+    pub enabled: bool,
+    /// The 56 bytes of `NDIS_NDK_CAPABILITIES` (the `NdkInfo` pointer zeroed).
+    pub capabilities: Vec<u8>,
+    /// The 96 bytes of `NDK_ADAPTER_INFO`.
+    pub info: Vec<u8>,
+}
+
+/// One status indication, validated and copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Indication {
+    /// `StatusCode`
+    pub code: u32,
+    /// The `StatusBufferSize` bytes of `StatusBuffer`.
+    pub payload: Vec<u8>,
+    /// The IRQL it was made at.
+    pub irql: u8,
+}
+
+/// A pool allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Allocation {
+    /// The handle it was made with.
+    pub owner: usize,
+    /// The pool tag.
+    pub tag: u32,
+    /// Its size in bytes.
+    pub size: usize,
+}
+
+/// The four characters of a pool tag, as a pool dump shows them.
+#[must_use]
+pub fn tag_name(tag: u32) -> String {
+    tag.to_le_bytes()
+        .iter()
+        .map(|&b| if b.is_ascii_graphic() { b as char } else { '.' })
+        .collect()
+}
+
+/// Requests and sends the miniport has not completed yet.
+#[derive(Debug, Default)]
+pub(crate) struct Outstanding {
+    /// Regular OID requests returned PENDING: request address -> completion status.
+    pub oids: HashMap<usize, Option<NDIS_STATUS>>,
+    /// Direct OID requests returned PENDING.
+    pub direct_oids: HashMap<usize, Option<NDIS_STATUS>>,
+    /// NBLs handed to MiniportSendNetBufferLists: address -> completion status.
+    pub sends: HashMap<usize, Option<NDIS_STATUS>>,
+    /// A pended reset, and its completion.
+    pub reset: Option<Option<NDIS_STATUS>>,
+}
+
+/// What NDIS keeps for one adapter; its address is the `NdisMiniportHandle`.
+pub struct AdapterShared {
+    /// The driver the adapter belongs to.
+    pub driver: Arc<DriverRecord>,
+    /// `IfIndex`
+    pub if_index: u32,
+    /// `NetLuid`
+    pub net_luid: u64,
+    /// The adapter's registry key.
+    pub registry: Mutex<Registry>,
+    /// The attributes set at initialize.
+    pub attributes: Mutex<Attributes>,
+    /// Every status indication, in order.
+    pub indications: Mutex<Vec<Indication>>,
+    /// Event log entries written while one of this adapter's handlers ran.
+    pub events: Mutex<Vec<EventLogEntry>>,
+    /// PnP events raised with `NdisMNetPnPEvent` (the `NET_PNP_EVENT_CODE`s).
+    pub pnp_events: Mutex<Vec<i32>>,
+    /// Rule violations.
+    pub violations: Violations,
+    pub(crate) phase: Mutex<Phase>,
+    pub(crate) outstanding: Mutex<Outstanding>,
+    pub(crate) completed: Condvar,
+    oid_serializer: Mutex<()>,
+}
+
+impl AdapterShared {
+    /// The `NdisMiniportHandle`.
+    #[must_use]
+    pub fn handle(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// The `MiniportAdapterContext` the miniport registered.
+    #[must_use]
+    pub fn context(&self) -> usize {
+        lock(&self.attributes).context
+    }
+
+    /// Where NDIS thinks the adapter is.
+    #[must_use]
+    pub fn phase(&self) -> Phase {
+        *lock(&self.phase)
+    }
+}
+
+/// The answer to an OID request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidResult {
+    /// The status (the completion status when the miniport pended the request).
+    pub status: NDIS_STATUS,
+    /// Whether the miniport returned `NDIS_STATUS_PENDING` first.
+    pub pended: bool,
+    /// `BytesWritten` (query and method).
+    pub bytes_written: u32,
+    /// `BytesRead` (set and method).
+    pub bytes_read: u32,
+    /// `BytesNeeded`.
+    pub bytes_needed: u32,
+    /// The information buffer after the request.
+    pub buffer: Vec<u8>,
+    /// `SupportedRevision` after the request.
+    pub supported_revision: u8,
+}
+
+impl OidResult {
+    /// The bytes written (`buffer[..bytes_written]`).
+    #[must_use]
+    pub fn data(&self) -> &[u8] {
+        let n = usize::try_from(self.bytes_written)
+            .unwrap_or(0)
+            .min(self.buffer.len());
+        &self.buffer[..n]
+    }
+}
+
+/// The per-NBL outcome of a send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendResult {
+    /// The status each NBL completed with, in chain order.
+    pub statuses: Vec<NDIS_STATUS>,
+}
+
+/// A test's (or the kit's) handle on one adapter: NDIS's operations on it.
+pub struct Adapter {
+    shared: Arc<AdapterShared>,
+}
+
+static NEXT_LUID_INDEX: AtomicUsize = AtomicUsize::new(1);
+
+impl Adapter {
+    /// Creates an adapter of `driver` with the given registry key, not yet initialized.
+    #[must_use]
+    pub fn create(driver: Arc<DriverRecord>, registry: Registry) -> Self {
+        let sim = Sim::get();
+        let if_index = sim.next_if_index();
+        // NET_LUID: NetLuidIndex in bits 24..48, IfType (6, Ethernet) in bits 48..64.
+        let luid_index =
+            u64::try_from(NEXT_LUID_INDEX.fetch_add(1, Ordering::Relaxed)).unwrap_or(0) & 0xFF_FFFF;
+        let net_luid = (6u64 << 48) | (luid_index << 24);
+        let shared = Arc::new(AdapterShared {
+            driver,
+            if_index,
+            net_luid,
+            registry: Mutex::new(registry),
+            attributes: Mutex::new(Attributes::default()),
+            indications: Mutex::new(Vec::new()),
+            events: Mutex::new(Vec::new()),
+            pnp_events: Mutex::new(Vec::new()),
+            violations: Violations::default(),
+            phase: Mutex::new(Phase::Created),
+            outstanding: Mutex::new(Outstanding::default()),
+            completed: Condvar::new(),
+            oid_serializer: Mutex::new(()),
+        });
+        lock(&sim.adapters).insert(shared.handle(), Arc::clone(&shared));
+        Self { shared }
+    }
+
+    /// Creates an adapter of the dcbndk driver.
+    ///
+    /// # Errors
+    /// When the driver could not be loaded.
+    pub fn dcbndk(registry: Registry) -> Result<Self, String> {
+        Ok(Self::create(Sim::dcbndk()?, registry))
+    }
+
+    /// What NDIS keeps for the adapter.
+    #[must_use]
+    pub fn shared(&self) -> &Arc<AdapterShared> {
+        &self.shared
+    }
+
+    /// Where NDIS thinks the adapter is.
+    #[must_use]
+    pub fn phase(&self) -> Phase {
+        self.shared.phase()
+    }
+
+    /// Every rule violation found so far on this adapter.
+    #[must_use]
+    pub fn violations(&self) -> Vec<Violation> {
+        self.shared.violations.all()
+    }
+
+    /// The violations as one message, or `Ok` when there are none.
+    ///
+    /// # Errors
+    /// A message listing every violation.
+    pub fn check(&self) -> Result<(), String> {
+        let v = self.violations();
+        if v.is_empty() {
+            Ok(())
+        } else {
+            Err(v
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "))
+        }
+    }
+
+    /// The status indications made so far.
+    #[must_use]
+    pub fn indications(&self) -> Vec<Indication> {
+        lock(&self.shared.indications).clone()
+    }
+
+    /// The event log entries written by this adapter's handlers.
+    #[must_use]
+    pub fn events(&self) -> Vec<EventLogEntry> {
+        lock(&self.shared.events).clone()
+    }
+
+    /// The attributes set at initialize.
+    #[must_use]
+    pub fn attributes(&self) -> Attributes {
+        lock(&self.shared.attributes).clone()
+    }
+
+    fn handlers(&self) -> &dcbndk::ffi::miniport::NDIS_MINIPORT_DRIVER_CHARACTERISTICS {
+        &self.shared.driver.characteristics
+    }
+
+    /// `MiniportInitializeEx` at PASSIVE_LEVEL. On failure NDIS does not halt the adapter: any
+    /// pool memory the miniport still holds for it is a leak.
+    pub fn initialize(&self) -> NDIS_STATUS {
+        let Some(init) = self.handlers().InitializeHandlerEx else {
+            self.shared
+                .violations
+                .report(Rule::BadStructure, "no InitializeHandlerEx");
+            return dcbndk::ffi::status::NDIS_STATUS_FAILURE;
+        };
+        let mut params = NDIS_MINIPORT_INIT_PARAMETERS::zeroed();
+        params.Header = NDIS_OBJECT_HEADER::new(
+            NDIS_OBJECT_TYPE_MINIPORT_INIT_PARAMETERS,
+            NDIS_MINIPORT_INIT_PARAMETERS_REVISION_1,
+            64,
+        );
+        params.IfIndex = self.shared.if_index;
+        params.NetLuid = self.shared.net_luid;
+        let handle = self.shared.handle();
+        let status = call_handler(
+            Some(&self.shared),
+            PASSIVE_LEVEL,
+            "MiniportInitializeEx",
+            |t| t.in_initialize = Some(handle),
+            || {
+                // SAFETY: the driver registered this handler for exactly this call; the handle is ours
+                // and the parameters outlive the call.
+                unsafe { init(as_handle(handle), null_mut(), &raw mut params) }
+            },
+        );
+        if status == NDIS_STATUS_SUCCESS {
+            let attrs = lock(&self.shared.attributes).clone();
+            if attrs.context == 0 || attrs.general.is_none() {
+                self.shared.violations.report(
+                    Rule::BadStructure,
+                    "MiniportInitializeEx succeeded without setting registration and general attributes",
+                );
+            }
+            *lock(&self.shared.phase) = Phase::Paused;
+        } else {
+            self.check_leaks("failed MiniportInitializeEx");
+        }
+        status
+    }
+
+    /// `MiniportRestart` at PASSIVE_LEVEL.
+    pub fn restart(&self) -> NDIS_STATUS {
+        let Some(restart) = self.handlers().RestartHandler else {
+            return dcbndk::ffi::status::NDIS_STATUS_FAILURE;
+        };
+        let mut params = NDIS_MINIPORT_RESTART_PARAMETERS::zeroed();
+        params.Header = NDIS_OBJECT_HEADER::new(
+            NDIS_OBJECT_TYPE_DEFAULT,
+            NDIS_MINIPORT_RESTART_PARAMETERS_REVISION_1,
+            NDIS_SIZEOF_MINIPORT_RESTART_PARAMETERS_REVISION_1,
+        );
+        let context = self.shared.context();
+        let status = call_handler(
+            Some(&self.shared),
+            PASSIVE_LEVEL,
+            "MiniportRestart",
+            |_| {},
+            || {
+                // SAFETY: a registered handler called with the context the miniport registered.
+                unsafe { restart(as_handle(context), &raw mut params) }
+            },
+        );
+        if status == NDIS_STATUS_SUCCESS {
+            *lock(&self.shared.phase) = Phase::Running;
+        } else if status == NDIS_STATUS_PENDING {
+            self.shared.violations.report(
+                Rule::BadStatus,
+                "MiniportRestart pended; this simulator has no NdisMRestartComplete",
+            );
+        }
+        status
+    }
+
+    /// Initializes and restarts: the adapter is running.
+    ///
+    /// # Errors
+    /// The failing step's status.
+    pub fn start(&self) -> Result<(), String> {
+        let status = self.initialize();
+        if status != NDIS_STATUS_SUCCESS {
+            return Err(format!("MiniportInitializeEx returned {status:#010x}"));
+        }
+        let status = self.restart();
+        if status != NDIS_STATUS_SUCCESS {
+            return Err(format!("MiniportRestart returned {status:#010x}"));
+        }
+        Ok(())
+    }
+
+    /// `MiniportPause` at PASSIVE_LEVEL. NDIS pauses only after every send it made was
+    /// completed or is being completed; a pause must return SUCCESS (or PENDING).
+    pub fn pause(&self) -> NDIS_STATUS {
+        let Some(pause) = self.handlers().PauseHandler else {
+            return dcbndk::ffi::status::NDIS_STATUS_FAILURE;
+        };
+        let mut params = NDIS_MINIPORT_PAUSE_PARAMETERS::zeroed();
+        params.Header = NDIS_OBJECT_HEADER::new(
+            NDIS_OBJECT_TYPE_DEFAULT,
+            NDIS_MINIPORT_PAUSE_PARAMETERS_REVISION_1,
+            NDIS_SIZEOF_MINIPORT_PAUSE_PARAMETERS_REVISION_1,
+        );
+        let context = self.shared.context();
+        let status = call_handler(
+            Some(&self.shared),
+            PASSIVE_LEVEL,
+            "MiniportPause",
+            |_| {},
+            || {
+                // SAFETY: a registered handler called with the context the miniport registered.
+                unsafe { pause(as_handle(context), &raw mut params) }
+            },
+        );
+        if status == NDIS_STATUS_SUCCESS {
+            let outstanding = lock(&self.shared.outstanding)
+                .sends
+                .values()
+                .filter(|s| s.is_none())
+                .count();
+            if outstanding != 0 {
+                self.shared.violations.report(
+                    Rule::BadStatus,
+                    format!("MiniportPause completed with {outstanding} send(s) still outstanding"),
+                );
+            }
+            *lock(&self.shared.phase) = Phase::Paused;
+        } else {
+            self.shared.violations.report(
+                Rule::BadStatus,
+                format!("MiniportPause returned {status:#010x}; only SUCCESS is supported"),
+            );
+        }
+        status
+    }
+
+    /// `MiniportHaltEx` at PASSIVE_LEVEL, then the leak check: every pool allocation made with
+    /// this adapter's handle must have been freed.
+    pub fn halt(&self) {
+        if self.phase() != Phase::Paused {
+            self.shared.violations.report(Rule::WrongContext, format!("the simulator was asked to halt a {:?} adapter; NDIS halts only paused adapters", self.phase()));
+            return;
+        }
+        if let Some(halt) = self.handlers().HaltHandlerEx {
+            let context = self.shared.context();
+            call_handler(
+                Some(&self.shared),
+                PASSIVE_LEVEL,
+                "MiniportHaltEx",
+                |_| {},
+                || {
+                    // SAFETY: a registered handler called once with the context the miniport registered.
+                    unsafe { halt(as_handle(context), NdisHaltDeviceDisabled) }
+                },
+            );
+        }
+        *lock(&self.shared.phase) = Phase::Halted;
+        self.check_leaks("MiniportHaltEx");
+    }
+
+    fn check_leaks(&self, after: &str) {
+        let handle = self.shared.handle();
+        let leaked: Vec<Allocation> = lock(&super::exports::ALLOCATIONS)
+            .values()
+            .filter(|a| a.owner == handle)
+            .copied()
+            .collect();
+        let mut by_tag: HashMap<u32, (usize, usize)> = HashMap::new();
+        for a in &leaked {
+            let e = by_tag.entry(a.tag).or_default();
+            e.0 += 1;
+            e.1 += a.size;
+        }
+        for (tag, (count, bytes)) in by_tag {
+            self.shared.violations.report(Rule::PoolLeak, format!("after {after}: {count} allocation(s), {bytes} bytes, with pool tag '{}' still allocated", tag_name(tag)));
+        }
+    }
+
+    /// `MiniportResetEx` at DISPATCH_LEVEL; a pended reset is waited for.
+    pub fn reset(&self) -> (NDIS_STATUS, bool) {
+        let Some(reset) = self.handlers().ResetHandlerEx else {
+            return (dcbndk::ffi::status::NDIS_STATUS_NOT_SUPPORTED, false);
+        };
+        let context = self.shared.context();
+        let mut addressing: BOOLEAN = 0;
+        lock(&self.shared.outstanding).reset = Some(None);
+        let status = call_handler(
+            Some(&self.shared),
+            DISPATCH_LEVEL,
+            "MiniportResetEx",
+            |_| {},
+            || {
+                // SAFETY: a registered handler called with our context and a writable BOOLEAN.
+                unsafe { reset(as_handle(context), &raw mut addressing) }
+            },
+        );
+        let status = if status == NDIS_STATUS_PENDING {
+            self.wait(|o| o.reset.and_then(|r| r)).unwrap_or_else(|| {
+                self.shared
+                    .violations
+                    .report(Rule::DoubleCompletion, "a pended reset never completed");
+                status
+            })
+        } else {
+            status
+        };
+        lock(&self.shared.outstanding).reset = None;
+        (status, addressing != 0)
+    }
+
+    /// `MiniportShutdownEx` at PASSIVE_LEVEL.
+    pub fn shutdown(&self) {
+        if let Some(shutdown) = self.handlers().ShutdownHandlerEx {
+            let context = self.shared.context();
+            call_handler(
+                Some(&self.shared),
+                PASSIVE_LEVEL,
+                "MiniportShutdownEx",
+                |_| {},
+                || {
+                    // SAFETY: a registered handler called with the context the miniport registered.
+                    unsafe { shutdown(as_handle(context), NdisShutdownPowerOff) }
+                },
+            );
+        }
+    }
+
+    /// `MiniportDevicePnPEventNotify` at PASSIVE_LEVEL.
+    pub fn device_pnp_event(&self, event: i32) {
+        if let Some(notify) = self.handlers().DevicePnPEventNotifyHandler {
+            let mut e = NET_DEVICE_PNP_EVENT::zeroed();
+            e.Header = NDIS_OBJECT_HEADER::new(
+                NDIS_OBJECT_TYPE_DEFAULT,
+                NET_DEVICE_PNP_EVENT_REVISION_1,
+                32,
+            );
+            e.DevicePnPEvent = event;
+            let context = self.shared.context();
+            call_handler(
+                Some(&self.shared),
+                PASSIVE_LEVEL,
+                "MiniportDevicePnPEventNotify",
+                |_| {},
+                || {
+                    // SAFETY: a registered handler called with our context and an event that outlives it.
+                    unsafe { notify(as_handle(context), &raw mut e) }
+                },
+            );
+        }
+    }
+
+    /// `MiniportCheckForHangEx` at DISPATCH_LEVEL: whether the miniport says it is hung.
+    #[must_use]
+    pub fn check_for_hang(&self) -> bool {
+        self.handlers().CheckForHangHandlerEx.is_some_and(|check| {
+            let context = self.shared.context();
+            call_handler(
+                Some(&self.shared),
+                DISPATCH_LEVEL,
+                "MiniportCheckForHangEx",
+                |_| {},
+                || {
+                    // SAFETY: a registered handler called with the context the miniport registered.
+                    unsafe { check(as_handle(context)) }
+                },
+            ) != 0
+        })
+    }
+
+    /// Waits until `done` finds a completion, or the timeout passes.
+    fn wait<T>(&self, mut done: impl FnMut(&Outstanding) -> Option<T>) -> Option<T> {
+        let deadline = Instant::now() + COMPLETION_TIMEOUT;
+        let mut guard = lock(&self.shared.outstanding);
+        loop {
+            if let Some(v) = done(&guard) {
+                return Some(v);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            guard = self
+                .shared
+                .completed
+                .wait_timeout(guard, deadline - now)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+
+    /// Issues a regular OID request (PASSIVE_LEVEL, serialized per adapter as NDIS does) over an
+    /// information buffer of `buffer.len()` bytes. For a method, `input_len` bytes of `buffer`
+    /// are input and the whole buffer is the output area.
+    pub fn oid(&self, kind: i32, oid: u32, buffer: Vec<u8>, input_len: usize) -> OidResult {
+        let _serialized = lock(&self.shared.oid_serializer);
+        self.issue_oid(kind, oid, buffer, input_len, false)
+    }
+
+    /// A query of `len` bytes.
+    pub fn query(&self, oid: u32, len: usize) -> OidResult {
+        self.oid(NdisRequestQueryInformation, oid, vec![0; len], 0)
+    }
+
+    /// A set with `data` as the information buffer.
+    pub fn set(&self, oid: u32, data: &[u8]) -> OidResult {
+        self.oid(NdisRequestSetInformation, oid, data.to_vec(), data.len())
+    }
+
+    /// A method: `input` followed by room up to `output_len` bytes.
+    pub fn method(&self, oid: u32, input: &[u8], output_len: usize) -> OidResult {
+        let mut buffer = input.to_vec();
+        buffer.resize(output_len.max(input.len()), 0);
+        self.oid(NdisRequestMethod, oid, buffer, input.len())
+    }
+
+    /// A query on the direct OID path (at DISPATCH_LEVEL, not serialized).
+    pub fn direct_query(&self, oid: u32, len: usize) -> OidResult {
+        self.issue_oid(NdisRequestQueryInformation, oid, vec![0; len], 0, true)
+    }
+
+    fn issue_oid(
+        &self,
+        kind: i32,
+        oid: u32,
+        mut buffer: Vec<u8>,
+        input_len: usize,
+        direct: bool,
+    ) -> OidResult {
+        if let Some(answer) = super::exports::ndis_answers(&self.shared, kind, oid, &mut buffer) {
+            return answer;
+        }
+        let handler = if direct {
+            self.handlers().DirectOidRequestHandler
+        } else {
+            self.handlers().OidRequestHandler
+        };
+        let mut request = Box::new(NDIS_OID_REQUEST::zeroed());
+        request.Header = NDIS_OBJECT_HEADER::new(
+            NDIS_OBJECT_TYPE_OID_REQUEST,
+            NDIS_OID_REQUEST_REVISION_1,
+            NDIS_SIZEOF_OID_REQUEST_REVISION_1,
+        );
+        request.RequestType = kind;
+        request.RequestId = (Box::as_ref(&request) as *const NDIS_OID_REQUEST)
+            .cast_mut()
+            .cast();
+        let ptr: PVOID = if buffer.is_empty() {
+            null_mut()
+        } else {
+            buffer.as_mut_ptr().cast()
+        };
+        let len = u32::try_from(buffer.len()).unwrap_or(u32::MAX);
+        match kind {
+            NdisRequestSetInformation => {
+                request.DATA.SET_INFORMATION.Oid = oid;
+                request.DATA.SET_INFORMATION.InformationBuffer = ptr;
+                request.DATA.SET_INFORMATION.InformationBufferLength = len;
+            }
+            NdisRequestMethod => {
+                request.DATA.METHOD_INFORMATION.Oid = oid;
+                request.DATA.METHOD_INFORMATION.InformationBuffer = ptr;
+                request.DATA.METHOD_INFORMATION.InputBufferLength =
+                    u32::try_from(input_len).unwrap_or(u32::MAX);
+                request.DATA.METHOD_INFORMATION.OutputBufferLength = len;
+            }
+            _ => {
+                request.DATA.QUERY_INFORMATION.Oid = oid;
+                request.DATA.QUERY_INFORMATION.InformationBuffer = ptr;
+                request.DATA.QUERY_INFORMATION.InformationBufferLength = len;
+            }
+        }
+        let Some(handler) = handler else {
+            return OidResult {
+                status: dcbndk::ffi::status::NDIS_STATUS_NOT_SUPPORTED,
+                pended: false,
+                bytes_written: 0,
+                bytes_read: 0,
+                bytes_needed: 0,
+                buffer,
+                supported_revision: 0,
+            };
+        };
+        let address = std::ptr::from_mut::<NDIS_OID_REQUEST>(&mut request) as usize;
+        {
+            let mut o = lock(&self.shared.outstanding);
+            if direct {
+                o.direct_oids.insert(address, None)
+            } else {
+                o.oids.insert(address, None)
+            };
+        }
+        let context = self.shared.context();
+        let handle = self.shared.handle();
+        let irql = if direct {
+            DISPATCH_LEVEL
+        } else {
+            PASSIVE_LEVEL
+        };
+        let name = if direct {
+            "MiniportDirectOidRequest"
+        } else {
+            "MiniportOidRequest"
+        };
+        let returned = call_handler(
+            Some(&self.shared),
+            irql,
+            name,
+            |t| {
+                if !direct {
+                    t.in_oid_request = Some(handle)
+                }
+            },
+            || {
+                // SAFETY: a registered handler called with our context and a request whose buffer
+                // outlives the request's completion (we wait for it below).
+                unsafe { handler(as_handle(context), address as *mut NDIS_OID_REQUEST) }
+            },
+        );
+        let pended = returned == NDIS_STATUS_PENDING;
+        let status = if pended {
+            let completed = self.wait(|o| {
+                if direct {
+                    o.direct_oids.get(&address).copied().flatten()
+                } else {
+                    o.oids.get(&address).copied().flatten()
+                }
+            });
+            completed.unwrap_or_else(|| {
+                self.shared.violations.report(
+                    Rule::DoubleCompletion,
+                    format!("{name} pended OID {oid:#010x} and never completed it"),
+                );
+                returned
+            })
+        } else {
+            let completed_anyway = {
+                let o = lock(&self.shared.outstanding);
+                if direct {
+                    o.direct_oids.get(&address).copied().flatten()
+                } else {
+                    o.oids.get(&address).copied().flatten()
+                }
+            };
+            if completed_anyway.is_some() {
+                self.shared.violations.report(Rule::DoubleCompletion, format!("OID {oid:#010x} was completed with NdisM(Direct)OidRequestComplete although {name} returned {returned:#010x}"));
+            }
+            returned
+        };
+        {
+            let mut o = lock(&self.shared.outstanding);
+            if direct {
+                o.direct_oids.remove(&address)
+            } else {
+                o.oids.remove(&address)
+            };
+        }
+        let (bytes_written, bytes_read, bytes_needed) = match kind {
+            NdisRequestSetInformation => {
+                // SAFETY: our own request of this type holds SET_INFORMATION.
+                let set = unsafe { request.DATA.SET_INFORMATION };
+                (0, set.BytesRead, set.BytesNeeded)
+            }
+            NdisRequestMethod => {
+                // SAFETY: our own request of this type holds METHOD_INFORMATION.
+                let m = unsafe { request.DATA.METHOD_INFORMATION };
+                (m.BytesWritten, m.BytesRead, m.BytesNeeded)
+            }
+            _ => {
+                // SAFETY: our own request of this type holds QUERY_INFORMATION.
+                let q = unsafe { request.DATA.QUERY_INFORMATION };
+                (q.BytesWritten, 0, q.BytesNeeded)
+            }
+        };
+        if usize::try_from(bytes_written).unwrap_or(usize::MAX) > buffer.len() {
+            self.shared.violations.report(
+                Rule::BadStructure,
+                format!(
+                    "OID {oid:#010x}: BytesWritten {bytes_written} exceeds the {}-byte buffer",
+                    buffer.len()
+                ),
+            );
+        }
+        OidResult {
+            status,
+            pended,
+            bytes_written,
+            bytes_read,
+            bytes_needed,
+            buffer,
+            supported_revision: request.SupportedRevision,
+        }
+    }
+
+    /// Sends `frames` as one chain of NBLs (one NET_BUFFER each) at DISPATCH_LEVEL and waits for
+    /// every NBL to come back through `NdisMSendNetBufferListsComplete`. `split` cuts each frame's
+    /// data into MDLs at those offsets.
+    pub fn send(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
+        let Some(send) = self.handlers().SendNetBufferListsHandler else {
+            return SendResult {
+                statuses: Vec::new(),
+            };
+        };
+        let mut batch = SendBatch::new(frames, split, self.shared.handle());
+        let nbls = batch.nbl_addresses();
+        {
+            let mut o = lock(&self.shared.outstanding);
+            for a in &nbls {
+                o.sends.insert(*a, None);
+            }
+        }
+        let context = self.shared.context();
+        let head = batch.head();
+        call_handler(
+            Some(&self.shared),
+            DISPATCH_LEVEL,
+            "MiniportSendNetBufferLists",
+            |_| {},
+            || {
+                // SAFETY: a registered handler called with our context and a chain of NBLs that stay
+                // allocated until every one of them is completed (waited for below).
+                unsafe { send(as_handle(context), head, 0, NDIS_SEND_FLAGS_DISPATCH_LEVEL) }
+            },
+        );
+        let statuses = self.wait(|o| {
+            nbls.iter()
+                .map(|a| o.sends.get(a).copied().flatten())
+                .collect::<Option<Vec<_>>>()
+        });
+        let statuses = statuses.unwrap_or_else(|| {
+            self.shared.violations.report(
+                Rule::DoubleCompletion,
+                "MiniportSendNetBufferLists never completed every NBL",
+            );
+            Vec::new()
+        });
+        {
+            let mut o = lock(&self.shared.outstanding);
+            for a in &nbls {
+                o.sends.remove(a);
+            }
+        }
+        batch.release();
+        SendResult { statuses }
+    }
+
+    /// `MiniportReturnNetBufferLists` with a chain the miniport never indicated (the kit checks
+    /// that a miniport without a receive path leaves such a chain alone).
+    pub fn return_foreign_nbls(&self) {
+        if let Some(ret) = self.handlers().ReturnNetBufferListsHandler {
+            let mut batch = SendBatch::new(&[vec![0u8; 60]], &[], 0);
+            let head: *mut NET_BUFFER_LIST = batch.head();
+            let context = self.shared.context();
+            call_handler(
+                Some(&self.shared),
+                DISPATCH_LEVEL,
+                "MiniportReturnNetBufferLists",
+                |_| {},
+                || {
+                    // SAFETY: a registered handler called with our context and a valid NBL chain.
+                    unsafe { ret(as_handle(context), head, 1) }
+                },
+            );
+            batch.release();
+        }
+    }
+
+    /// `MiniportCancelSend` with an id no NBL carries, and `MiniportCancelOidRequest` /
+    /// `MiniportCancelDirectOidRequest` with a request id that is not pending.
+    pub fn cancel_nothing(&self) {
+        let context = self.shared.context();
+        let chars = self.handlers();
+        for (name, handler, irql) in [
+            (
+                "MiniportCancelSend",
+                chars.CancelSendHandler,
+                DISPATCH_LEVEL,
+            ),
+            (
+                "MiniportCancelOidRequest",
+                chars.CancelOidRequestHandler,
+                DISPATCH_LEVEL,
+            ),
+            (
+                "MiniportCancelDirectOidRequest",
+                chars.CancelDirectOidRequestHandler,
+                DISPATCH_LEVEL,
+            ),
+        ] {
+            if let Some(cancel) = handler {
+                call_handler(
+                    Some(&self.shared),
+                    irql,
+                    name,
+                    |_| {},
+                    || {
+                        // SAFETY: a registered handler called with our context; the id is opaque to it.
+                        unsafe { cancel(as_handle(context), 0xC0FFEE as PVOID) }
+                    },
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Adapter {
+    fn drop(&mut self) {
+        lock(&Sim::get().adapters).remove(&self.shared.handle());
+    }
+}
+
+/// A short description of the violations, for messages.
+#[must_use]
+pub fn describe(violations: &[Violation]) -> String {
+    violations
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}

@@ -1,0 +1,269 @@
+//! # The simulated ndis.sys
+//!
+//! NDIS's half of the miniport contract, as the DDI reference describes it, checking the driver the
+//! way Driver Verifier would (DESIGN.md §3). The driver is linked into the same process: its
+//! imports from ndis.sys resolve to the `#[unsafe(no_mangle)]` functions of [`exports`], and NDIS's
+//! calls into the driver go through the characteristics it registered.
+//!
+//! Handles NDIS gives out (driver, adapter, configuration, work item) are addresses of objects
+//! owned here and kept in registries, so that a handle NDIS never issued, or one already closed, is
+//! caught as an `INVALID_HANDLE` violation rather than dereferenced.
+//!
+//! Like the kernel, one process loads one copy of the dcbndk driver ([`Sim::dcbndk`]); any number
+//! of adapters may be created and used concurrently from any number of threads. Tests may also
+//! register their own (deliberately broken) miniports to exercise the verifier.
+//!
+//! This module is test infrastructure playing the operating system: it necessarily dereferences
+//! the raw pointers the driver hands it. That code sits in [`exports`], [`nbl`] and [`adapter`],
+//! under the workspace's unsafe lints (one operation per block, each with a SAFETY line).
+
+#![allow(
+    non_upper_case_globals,
+    reason = "matching NDIS enumerators by their C names"
+)]
+
+pub mod adapter;
+pub mod exports;
+pub mod nbl;
+pub mod registry;
+pub mod verifier;
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
+
+use dcbndk::ffi::miniport::{
+    NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS,
+};
+use dcbndk::ffi::ntdef::UNICODE_STRING;
+use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
+use dcbndk::ffi::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
+
+pub use adapter::{Adapter, AdapterShared};
+pub use registry::{RegValue, Registry};
+pub use verifier::{Rule, Violation};
+
+/// Locks a mutex, ignoring poisoning: a panicking test must not cascade into others.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One registered miniport driver.
+pub struct DriverRecord {
+    /// The characteristics as registered (copied, as NDIS does).
+    pub characteristics: NDIS_MINIPORT_DRIVER_CHARACTERISTICS,
+    /// The NDK provider characteristics registered from SetOptions, if any.
+    pub ndk: Mutex<Option<NDIS_NDK_PROVIDER_CHARACTERISTICS>>,
+    /// The driver object the driver was registered with.
+    pub driver_object: usize,
+    /// Violations not attributable to an adapter.
+    pub violations: verifier::Violations,
+    /// Set by `NdisMDeregisterMiniportDriver`.
+    pub deregistered: AtomicBool,
+    /// Entries written with `NdisWriteEventLogEntry` outside any adapter's handler.
+    pub events: Mutex<Vec<EventLogEntry>>,
+}
+
+impl DriverRecord {
+    /// The handle NDIS gave the driver (`NdisMiniportDriverHandle`).
+    #[must_use]
+    pub fn handle(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+/// One `NdisWriteEventLogEntry`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventLogEntry {
+    /// `EventCode`
+    pub code: u32,
+    /// `UniqueEventValue`
+    pub unique: u32,
+    /// The strings.
+    pub strings: Vec<String>,
+}
+
+/// A simulated `KSPIN_LOCK`.
+#[derive(Debug, Default)]
+pub struct SimLock {
+    /// The thread id holding it, or 0.
+    pub owner: AtomicU32,
+    /// Set while held.
+    pub held: AtomicBool,
+}
+
+/// The simulated ndis.sys: every registry of handles it gave out.
+#[derive(Default)]
+pub struct Sim {
+    pub(crate) drivers: Mutex<HashMap<usize, Arc<DriverRecord>>>,
+    pub(crate) adapters: Mutex<HashMap<usize, Arc<AdapterShared>>>,
+    pub(crate) configs: Mutex<HashMap<usize, Box<exports::ConfigState>>>,
+    pub(crate) locks: Mutex<HashMap<usize, Arc<SimLock>>>,
+    pub(crate) work_items: Mutex<HashMap<usize, exports::WorkItem>>,
+    /// Violations that belong to no driver or adapter (an unknown handle, for example).
+    pub violations: verifier::Violations,
+    next_if_index: AtomicU32,
+}
+
+static SIM: LazyLock<Sim> = LazyLock::new(Sim::default);
+
+/// The `DRIVER_OBJECT` the simulated I/O manager hands DriverEntry: opaque to a miniport, so any
+/// unique address will do.
+static DCBNDK_DRIVER_OBJECT: [u64; 42] = [0; 42];
+
+/// The registry path handed to DriverEntry.
+const REGISTRY_PATH: &str = r"\Registry\Machine\System\CurrentControlSet\Services\dcbndk";
+
+unsafe extern "system" {
+    /// The driver's entry point, resolved by its exported name as the kernel loader does.
+    fn DriverEntry(driver_object: PVOID, registry_path: PCUNICODE_STRING) -> NDIS_STATUS;
+}
+
+impl Sim {
+    /// The process's simulated ndis.sys.
+    #[must_use]
+    pub fn get() -> &'static Sim {
+        &SIM
+    }
+
+    /// Loads the dcbndk driver (once per process, as the kernel does) and returns its registration.
+    ///
+    /// # Errors
+    /// The status DriverEntry returned, and the violations found, when loading failed.
+    pub fn dcbndk() -> Result<Arc<DriverRecord>, String> {
+        static LOADED: OnceLock<Result<Arc<DriverRecord>, String>> = OnceLock::new();
+        LOADED.get_or_init(|| Self::get().load_dcbndk()).clone()
+    }
+
+    fn load_dcbndk(&self) -> Result<Arc<DriverRecord>, String> {
+        let object = DCBNDK_DRIVER_OBJECT.as_ptr() as usize;
+        let mut path: Vec<u16> = REGISTRY_PATH.encode_utf16().collect();
+        let bytes = u16::try_from(path.len() * 2).unwrap_or(0);
+        let registry_path = UNICODE_STRING {
+            Length: bytes,
+            MaximumLength: bytes,
+            Buffer: path.as_mut_ptr(),
+        };
+        let before = self.violations.count();
+        // SAFETY: DriverEntry is the driver's exported entry point; it is called once per process
+        // at PASSIVE_LEVEL with a driver object and a registry path that outlive the call.
+        let status = unsafe { DriverEntry(object as PVOID, &raw const registry_path) };
+        let driver = self.driver_by_object(object);
+        let violations = self.violations.since(before);
+        match (status, driver) {
+            (NDIS_STATUS_SUCCESS, Some(d))
+                if violations.is_empty() && d.violations.count() == 0 =>
+            {
+                Ok(d)
+            }
+            (status, d) => {
+                let mut all = violations;
+                if let Some(d) = d {
+                    all.extend(d.violations.all());
+                }
+                Err(format!(
+                    "DriverEntry returned {status:#010x}{}",
+                    all.iter().map(|v| format!("\n  {v}")).collect::<String>()
+                ))
+            }
+        }
+    }
+
+    /// The driver registered with this driver object, if any.
+    #[must_use]
+    pub fn driver_by_object(&self, object: usize) -> Option<Arc<DriverRecord>> {
+        lock(&self.drivers)
+            .values()
+            .find(|d| d.driver_object == object && !d.deregistered.load(Ordering::Acquire))
+            .cloned()
+    }
+
+    pub(crate) fn driver(&self, handle: usize) -> Option<Arc<DriverRecord>> {
+        lock(&self.drivers).get(&handle).cloned()
+    }
+
+    pub(crate) fn adapter(&self, handle: usize) -> Option<Arc<AdapterShared>> {
+        lock(&self.adapters).get(&handle).cloned()
+    }
+
+    pub(crate) fn next_if_index(&self) -> u32 {
+        self.next_if_index.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Records a violation against the adapter whose handler runs on this thread, or else the
+    /// one given, or else the simulator.
+    pub(crate) fn report(
+        &self,
+        adapter: Option<&AdapterShared>,
+        rule: Rule,
+        detail: impl Into<String>,
+    ) {
+        let current = verifier::with_thread(|t| t.current_adapter).and_then(|h| self.adapter(h));
+        match (adapter, current) {
+            (Some(a), _) => a.violations.report(rule, detail),
+            (None, Some(a)) => a.violations.report(rule, detail),
+            (None, None) => self.violations.report(rule, detail),
+        }
+    }
+}
+
+/// Calls into a miniport handler the way NDIS does: at `irql`, with the thread's context set up
+/// by `setup`, and checks on return that the handler released every spin lock it took and left
+/// the IRQL where it found it.
+pub(crate) fn call_handler<R>(
+    adapter: Option<&AdapterShared>,
+    irql: u8,
+    name: &str,
+    setup: impl FnOnce(&mut verifier::ThreadState),
+    f: impl FnOnce() -> R,
+) -> R {
+    let saved = verifier::with_thread_mut(|t| {
+        let saved = t.clone();
+        t.irql = irql;
+        if let Some(a) = adapter {
+            t.current_adapter = Some(a.handle());
+        }
+        setup(t);
+        saved
+    });
+    let result = f();
+    let (held, now) = verifier::with_thread(|t| (t.held.len(), t.irql));
+    if held > saved.held.len() {
+        Sim::get().report(
+            adapter,
+            Rule::UnbalancedLock,
+            format!(
+                "{name} returned holding {} spin lock(s)",
+                held - saved.held.len()
+            ),
+        );
+        // Forget the leaked locks so that the next handler on this thread starts clean.
+        for (lock_id, _) in verifier::with_thread(|t| t.held.clone())
+            .into_iter()
+            .skip(saved.held.len())
+        {
+            if let Some(l) = lock(&Sim::get().locks).get(&lock_id) {
+                l.held.store(false, Ordering::Release);
+                l.owner.store(0, Ordering::Release);
+            }
+        }
+    } else if now != irql {
+        Sim::get().report(
+            adapter,
+            Rule::IrqlNotRestored,
+            format!(
+                "{name} was called at {} and returned at {}",
+                verifier::irql_name(irql),
+                verifier::irql_name(now)
+            ),
+        );
+    }
+    verifier::with_thread_mut(|t| *t = saved);
+    result
+}
+
+/// A `*mut c_void` from a handle value.
+pub(crate) fn as_handle(value: usize) -> *mut c_void {
+    value as *mut c_void
+}

@@ -1,0 +1,182 @@
+//! NET_BUFFER_LISTs, NET_BUFFERs and MDLs as NDIS builds them for a send, and
+//! `NdisGetDataBuffer` over them.
+//!
+//! The driver never looks inside an MDL itself (it reads frame data only through
+//! `NdisGetDataBuffer`), so the simulator's MDL is its own simple structure: a data block and the
+//! next MDL. A frame can be split across several MDLs to exercise headers that span them.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use dcbndk::ffi::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS};
+
+use super::lock;
+
+/// The simulator's MDL: one block of data and the next MDL.
+#[derive(Debug)]
+pub struct SimMdl {
+    /// The next MDL of the chain, or NULL.
+    pub next: *mut SimMdl,
+    /// The bytes this MDL describes.
+    pub data: Vec<u8>,
+}
+
+/// Every MDL the simulator has handed out and not freed, so that `NdisGetDataBuffer` walks only
+/// MDLs that exist (a corrupted NB is a verifier finding, not a crash of the test process).
+pub(crate) static LIVE_MDLS: LazyLock<Mutex<HashMap<usize, usize>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The NBLs of one send, with their NBs and MDLs, owned by the simulator.
+pub struct SendBatch {
+    nbls: Vec<*mut NET_BUFFER_LIST>,
+    nbs: Vec<*mut NET_BUFFER>,
+    mdls: Vec<*mut SimMdl>,
+}
+
+impl SendBatch {
+    /// One NBL with one NET_BUFFER per frame, chained in order; each frame's bytes are cut into
+    /// MDLs at the offsets in `split` (offsets at or past the end are ignored).
+    #[must_use]
+    pub fn new(frames: &[Vec<u8>], split: &[usize], source_handle: usize) -> Self {
+        let mut batch = Self {
+            nbls: Vec::new(),
+            nbs: Vec::new(),
+            mdls: Vec::new(),
+        };
+        for frame in frames {
+            let mut cuts: Vec<usize> = split
+                .iter()
+                .copied()
+                .filter(|&c| c > 0 && c < frame.len())
+                .collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut bounds = vec![0];
+            bounds.extend(cuts);
+            bounds.push(frame.len());
+            let mut first: *mut SimMdl = std::ptr::null_mut();
+            for w in bounds.windows(2).rev() {
+                let mdl = Box::into_raw(Box::new(SimMdl {
+                    next: first,
+                    data: frame[w[0]..w[1]].to_vec(),
+                }));
+                lock(&LIVE_MDLS).insert(mdl as usize, w[1] - w[0]);
+                batch.mdls.push(mdl);
+                first = mdl;
+            }
+            let mut nb = Box::new(NET_BUFFER::zeroed());
+            let data = NET_BUFFER_DATA {
+                Next: std::ptr::null_mut(),
+                CurrentMdl: first.cast(),
+                CurrentMdlOffset: 0,
+                length: dcbndk::ffi::nbl::NET_BUFFER_DATA_LENGTH {
+                    stDataLength: frame.len(),
+                },
+                MdlChain: first.cast(),
+                DataOffset: 0,
+            };
+            nb.head.data = data;
+            let nb = Box::into_raw(nb);
+            batch.nbs.push(nb);
+            let mut nbl = Box::new(NET_BUFFER_LIST::zeroed());
+            nbl.head.links = NET_BUFFER_LIST_LINKS {
+                Next: std::ptr::null_mut(),
+                FirstNetBuffer: nb,
+            };
+            nbl.SourceHandle = source_handle as *mut std::ffi::c_void;
+            let nbl = Box::into_raw(nbl);
+            if let Some(&prev) = batch.nbls.last() {
+                // SAFETY: `prev` is an NBL this batch allocated and still owns.
+                let links = unsafe { &raw mut (*prev).head }.cast::<NET_BUFFER_LIST_LINKS>();
+                // SAFETY: `links` points at the previous NBL's Next/FirstNetBuffer pair.
+                unsafe { (*links).Next = nbl };
+            }
+            batch.nbls.push(nbl);
+        }
+        batch
+    }
+
+    /// The first NBL of the chain (NULL for no frames).
+    #[must_use]
+    pub fn head(&self) -> *mut NET_BUFFER_LIST {
+        self.nbls.first().copied().unwrap_or(std::ptr::null_mut())
+    }
+
+    /// The address of every NBL, in chain order.
+    #[must_use]
+    pub fn nbl_addresses(&self) -> Vec<usize> {
+        self.nbls.iter().map(|p| *p as usize).collect()
+    }
+
+    /// Frees everything. Call only when the miniport has completed (or returned) every NBL.
+    pub fn release(&mut self) {
+        for nbl in self.nbls.drain(..) {
+            // SAFETY: allocated by Box::into_raw in `new`, freed once.
+            drop(unsafe { Box::from_raw(nbl) });
+        }
+        for nb in self.nbs.drain(..) {
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(nb) });
+        }
+        for mdl in self.mdls.drain(..) {
+            lock(&LIVE_MDLS).remove(&(mdl as usize));
+            // SAFETY: as above.
+            drop(unsafe { Box::from_raw(mdl) });
+        }
+    }
+}
+
+impl Drop for SendBatch {
+    fn drop(&mut self) {
+        // A batch dropped without release (a test failed mid-send) leaks rather than freeing
+        // memory the miniport might still hold.
+        self.nbls.clear();
+        self.nbs.clear();
+        self.mdls.clear();
+    }
+}
+
+/// The first `needed` bytes of a NET_BUFFER's data: a pointer into an MDL when they are
+/// contiguous there, else a copy into `storage`; `None` when the data is shorter, an MDL is
+/// unknown, or the bytes span MDLs and there is no storage (the DDI's NULL cases).
+///
+/// # Safety
+/// `storage` must be NULL or have room for `needed` bytes.
+pub unsafe fn data_buffer(
+    nb: &NET_BUFFER_DATA,
+    needed: usize,
+    storage: *mut u8,
+) -> Option<*mut u8> {
+    // SAFETY: DataLength is the low half of the DataLength/stDataLength union on x64.
+    let length = unsafe { nb.length.DataLength } as usize;
+    if needed > length {
+        return None;
+    }
+    let mut mdl = nb.CurrentMdl.cast::<SimMdl>();
+    let mut offset = nb.CurrentMdlOffset as usize;
+    let mut copied = 0usize;
+    while copied < needed {
+        if mdl.is_null() || !lock(&LIVE_MDLS).contains_key(&(mdl as usize)) {
+            return None;
+        }
+        // SAFETY: `mdl` is a live MDL of the simulator (checked just above).
+        let block: &mut [u8] = unsafe { &mut (*mdl).data };
+        let available = block.len().saturating_sub(offset);
+        if copied == 0 && available >= needed {
+            return Some(block[offset..].as_mut_ptr());
+        }
+        if storage.is_null() {
+            return None;
+        }
+        let take = available.min(needed - copied);
+        // SAFETY: `storage` has room for `needed` bytes (function contract) and `copied < needed`.
+        let dst = unsafe { storage.add(copied) };
+        // SAFETY: `dst` has room for `take` more bytes and the block has `take` bytes from `offset`.
+        unsafe { std::ptr::copy_nonoverlapping(block[offset..].as_ptr(), dst, take) };
+        copied += take;
+        offset = 0;
+        // SAFETY: as above.
+        mdl = unsafe { (*mdl).next };
+    }
+    Some(storage)
+}

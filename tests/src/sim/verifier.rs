@@ -1,0 +1,165 @@
+//! The simulated Driver Verifier: per-thread IRQL, the spin locks a thread holds, the context a
+//! thread is in (inside an OID request, inside MiniportSetOptions, ...), and the rule violations
+//! found. A violation fails the run with a message that names the rule.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::sync::Mutex;
+
+/// `PASSIVE_LEVEL`
+pub const PASSIVE_LEVEL: u8 = 0;
+/// `DISPATCH_LEVEL`
+pub const DISPATCH_LEVEL: u8 = 2;
+
+/// The rules the simulator enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// A call that requires a lower IRQL (PASSIVE_LEVEL-only calls at DISPATCH_LEVEL, or
+    /// anything above DISPATCH_LEVEL).
+    IrqlTooHigh,
+    /// A handler returned at another IRQL than it was called at.
+    IrqlNotRestored,
+    /// A request, NBL or reset completed twice, or completed although it was not pending.
+    DoubleCompletion,
+    /// `NdisMNetPnPEvent` from inside `MiniportOidRequest` (deadlock on a real system).
+    PnpEventInOidRequest,
+    /// Pool memory still allocated when the adapter halted (or initialize failed).
+    PoolLeak,
+    /// A spin lock still held when a handler returned, released by a thread that does not hold
+    /// it, released out of order, acquired recursively, or freed while held.
+    UnbalancedLock,
+    /// A handle that NDIS never gave out, or one already closed.
+    InvalidHandle,
+    /// A structure with a wrong header, size, or member value (the DDI page's rules).
+    BadStructure,
+    /// A call made where the DDI does not allow it (attributes outside initialize, ...).
+    WrongContext,
+    /// A free of memory that was not allocated, or with another tag.
+    BadFree,
+    /// A handler returned a status the DDI does not allow.
+    BadStatus,
+}
+
+impl Rule {
+    /// The name used in messages and reports.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Rule::IrqlTooHigh => "IRQL_TOO_HIGH",
+            Rule::IrqlNotRestored => "IRQL_NOT_RESTORED",
+            Rule::DoubleCompletion => "DOUBLE_COMPLETION",
+            Rule::PnpEventInOidRequest => "PNP_EVENT_IN_OID_REQUEST",
+            Rule::PoolLeak => "POOL_LEAK",
+            Rule::UnbalancedLock => "UNBALANCED_LOCK",
+            Rule::InvalidHandle => "INVALID_HANDLE",
+            Rule::BadStructure => "BAD_STRUCTURE",
+            Rule::WrongContext => "WRONG_CONTEXT",
+            Rule::BadFree => "BAD_FREE",
+            Rule::BadStatus => "BAD_STATUS",
+        }
+    }
+}
+
+/// One violation: the rule and what happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The rule broken.
+    pub rule: Rule,
+    /// What happened.
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "verifier rule {} broken: {}",
+            self.rule.name(),
+            self.detail
+        )
+    }
+}
+
+/// Violations collected for one adapter or driver.
+#[derive(Debug, Default)]
+pub struct Violations(Mutex<Vec<Violation>>);
+
+impl Violations {
+    /// Records one.
+    pub fn report(&self, rule: Rule, detail: impl Into<String>) {
+        let v = Violation {
+            rule,
+            detail: detail.into(),
+        };
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(v);
+    }
+
+    /// Everything recorded so far.
+    pub fn all(&self) -> Vec<Violation> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How many have been recorded.
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Those recorded after the first `from`.
+    pub fn since(&self, from: usize) -> Vec<Violation> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .skip(from)
+            .cloned()
+            .collect()
+    }
+}
+
+/// What a thread is doing, as far as the rules care.
+#[derive(Debug, Default, Clone)]
+pub struct ThreadState {
+    /// The current IRQL.
+    pub irql: u8,
+    /// The spin locks held, in acquisition order, with the IRQL each saved.
+    pub held: Vec<(usize, u8)>,
+    /// The adapter handle whose `MiniportOidRequest` is running on this thread.
+    pub in_oid_request: Option<usize>,
+    /// The driver handle whose `MiniportSetOptions` is running on this thread.
+    pub in_set_options: Option<usize>,
+    /// The adapter handle whose `MiniportInitializeEx` is running on this thread.
+    pub in_initialize: Option<usize>,
+    /// The adapter handle of the handler running on this thread, if any.
+    pub current_adapter: Option<usize>,
+}
+
+thread_local! {
+    static THREAD: RefCell<ThreadState> = RefCell::new(ThreadState::default());
+}
+
+/// Reads the calling thread's state.
+pub fn with_thread<R>(f: impl FnOnce(&ThreadState) -> R) -> R {
+    THREAD.with(|t| f(&t.borrow()))
+}
+
+/// Changes the calling thread's state.
+pub fn with_thread_mut<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
+    THREAD.with(|t| f(&mut t.borrow_mut()))
+}
+
+/// The calling thread's IRQL.
+#[must_use]
+pub fn irql() -> u8 {
+    with_thread(|t| t.irql)
+}
+
+/// The name of an IRQL.
+#[must_use]
+pub fn irql_name(irql: u8) -> &'static str {
+    match irql {
+        PASSIVE_LEVEL => "PASSIVE_LEVEL",
+        1 => "APC_LEVEL",
+        DISPATCH_LEVEL => "DISPATCH_LEVEL",
+        _ => "DIRQL",
+    }
+}
