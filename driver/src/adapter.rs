@@ -10,7 +10,10 @@ use dcbndk_core::ndk::{NDKPI_VERSION, Profile};
 use dcbndk_core::oid::SUPPORTED_OIDS;
 use dcbndk_core::qos::Capabilities;
 
-use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes};
+use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes, NdisMSleep};
+
+/// How long a pause sleeps between looks at the sends still in flight.
+const PAUSE_POLL_MICROSECONDS: u32 = 50;
 use crate::ffi::miniport::*;
 use crate::ffi::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use crate::ffi::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
@@ -365,8 +368,9 @@ pub unsafe extern "system" fn miniport_halt(
     drop(boxed);
 }
 
-/// `MiniportPause` (PASSIVE_LEVEL): sends complete synchronously, so nothing is outstanding and
-/// the pause completes at once. A pause cannot fail.
+/// `MiniportPause` (PASSIVE_LEVEL): refuses new sends, waits until no send is still inside
+/// `MiniportSendNetBufferLists` on another CPU (each completes its NBLs without blocking, so the
+/// wait is short), then completes. A pause cannot fail.
 ///
 /// # Safety
 /// Called by NDIS with our context.
@@ -377,6 +381,10 @@ pub unsafe extern "system" fn miniport_pause(
     // SAFETY: NDIS passes our live context.
     let context = unsafe { context(adapter_context) };
     if context.core.state.begin_pause().is_ok() {
+        while context.core.state.sends_in_flight() != 0 {
+            // SAFETY: PASSIVE_LEVEL (MiniportPause's IRQL); no lock is held.
+            unsafe { NdisMSleep(PAUSE_POLL_MICROSECONDS) };
+        }
         let _paused = context.core.state.end_pause();
     }
     NDIS_STATUS_SUCCESS

@@ -3,7 +3,9 @@
 //! blocks, never allocates.
 //!
 //! This adapter has no wire yet: a send is counted and completed at once. While the adapter is
-//! not running (or was surprise-removed) every NBL completes with `NDIS_STATUS_PAUSED`.
+//! not running (or was surprise-removed) every NBL completes with `NDIS_STATUS_PAUSED`. Each call
+//! is counted in flight until its NBLs are completed, and `MiniportPause` waits for that count to
+//! drop to zero (a send may still be running on another CPU when NDIS calls pause).
 
 use dcbndk_core::adapter::ETHERNET_HEADER;
 use dcbndk_core::adapter::stats::Destination;
@@ -34,7 +36,7 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
     if chain.is_null() {
         return;
     }
-    let running = context.core.state.accepts_sends();
+    let running = context.core.state.begin_send();
     let mut nbl = chain;
     while !nbl.is_null() {
         let status = if running {
@@ -59,6 +61,8 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
     };
     // SAFETY: the chain is exactly what NDIS handed over, each NBL's status set, completed once.
     unsafe { NdisMSendNetBufferListsComplete(context.handle, chain, complete_flags) };
+    // Only now may a pause complete: every NBL of this call is back with NDIS.
+    context.core.state.end_send();
 }
 
 // Every member of a repr(C) union starts at its offset 0, so the anonymous unions of NBLs and NBs

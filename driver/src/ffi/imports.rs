@@ -136,6 +136,8 @@ ndis_imports! {
         AlignMultiple: UINT,
         AlignOffset: UINT,
     ) -> PVOID;
+    /// Sleeps at least `MicrosecondsToSleep` (PASSIVE_LEVEL).
+    pub fn NdisMSleep(MicrosecondsToSleep: ULONG);
     /// The number of processors a group can hold (any IRQL).
     pub fn NdisGroupMaxProcessorCount(Group: USHORT) -> ULONG;
 }

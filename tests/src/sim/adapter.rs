@@ -46,6 +46,8 @@ pub enum Phase {
     Paused,
     /// Restarted.
     Running,
+    /// `MiniportPause` is running.
+    Pausing,
     /// Halted.
     Halted,
 }
@@ -836,8 +838,21 @@ impl Adapter {
 
     /// Sends `frames` as one chain of NBLs (one NET_BUFFER each) at DISPATCH_LEVEL and waits for
     /// every NBL to come back through `NdisMSendNetBufferListsComplete`. `split` cuts each frame's
-    /// data into MDLs at those offsets.
+    /// data into MDLs at those offsets. As NDIS does, a send to an adapter that is not running
+    /// never reaches the miniport: NDIS completes it with `NDIS_STATUS_PAUSED` itself.
     pub fn send(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
+        if self.phase() != Phase::Running {
+            return SendResult {
+                statuses: vec![dcbndk::ffi::status::NDIS_STATUS_PAUSED; frames.len()],
+            };
+        }
+        self.send_to_miniport(frames, split)
+    }
+
+    /// Hands `frames` to `MiniportSendNetBufferLists` whatever the adapter's state: NDIS would not
+    /// do this for a paused adapter, but a send already inside the miniport when a pause begins
+    /// meets the same state, and the kit uses this to check the miniport's answer to it.
+    pub fn send_to_miniport(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
         let Some(send) = self.handlers().SendNetBufferListsHandler else {
             return SendResult {
                 statuses: Vec::new(),

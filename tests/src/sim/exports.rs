@@ -1635,6 +1635,17 @@ pub unsafe extern "system" fn NdisFreeIoWorkItem(item: NDIS_HANDLE) {
     drop(unsafe { Box::from_raw(item.cast::<u64>()) });
 }
 
+/// `NdisMSleep` (PASSIVE_LEVEL).
+///
+/// # Safety
+/// None.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisMSleep(microseconds: ULONG) {
+    if require_irql(PASSIVE_LEVEL, "NdisMSleep") {
+        std::thread::sleep(std::time::Duration::from_micros(u64::from(microseconds)));
+    }
+}
+
 /// `NdisGroupMaxProcessorCount`: the host's processors, all in group 0.
 ///
 /// # Safety

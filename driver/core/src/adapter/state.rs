@@ -5,7 +5,7 @@
 //! lock, while NDIS drives the transitions (serialized by NDIS: it never runs two of initialize,
 //! pause, restart, halt, reset or PnP handlers for one adapter at once).
 
-use core::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 
 /// One state of a miniport adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,6 +64,7 @@ pub struct WrongState {
 #[derive(Debug)]
 pub struct StateMachine {
     state: AtomicU8,
+    in_flight: AtomicU32,
     surprise_removed: AtomicBool,
     shut_down: AtomicBool,
 }
@@ -80,6 +81,7 @@ impl StateMachine {
     pub const fn new() -> Self {
         Self {
             state: AtomicU8::new(AdapterState::Initializing as u8),
+            in_flight: AtomicU32::new(0),
             surprise_removed: AtomicBool::new(false),
             shut_down: AtomicBool::new(false),
         }
@@ -88,7 +90,7 @@ impl StateMachine {
     /// The current state.
     #[must_use]
     pub fn current(&self) -> AdapterState {
-        AdapterState::from_u8(self.state.load(Ordering::Acquire))
+        AdapterState::from_u8(self.state.load(Ordering::SeqCst))
     }
 
     fn transition(
@@ -97,7 +99,7 @@ impl StateMachine {
         to: AdapterState,
         wanted: &'static str,
     ) -> Result<(), WrongState> {
-        let mut current = self.state.load(Ordering::Acquire);
+        let mut current = self.state.load(Ordering::SeqCst);
         loop {
             let found = AdapterState::from_u8(current);
             if !from.contains(&found) {
@@ -182,6 +184,29 @@ impl StateMachine {
         self.current() == AdapterState::Running && !self.is_surprise_removed()
     }
 
+    /// Admits one `MiniportSendNetBufferLists` call: counts it in flight, then says whether the
+    /// adapter accepts sends. The caller completes every NBL either way and then calls
+    /// [`StateMachine::end_send`].
+    ///
+    /// The count is raised before the state is read, and a pause changes the state before it
+    /// reads the count (both sequentially consistent), so a pause that sees no send in flight
+    /// knows that every later send sees `Pausing` and is refused.
+    pub fn begin_send(&self) -> bool {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        self.accepts_sends()
+    }
+
+    /// The end of a send admitted by [`StateMachine::begin_send`], after its NBLs were completed.
+    pub fn end_send(&self) {
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Sends still inside `MiniportSendNetBufferLists` (a pause waits for 0).
+    #[must_use]
+    pub fn sends_in_flight(&self) -> u32 {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
     /// `NdisDevicePnPEventSurpriseRemoved` was notified: the hardware is gone.
     pub fn mark_surprise_removed(&self) {
         self.surprise_removed.store(true, Ordering::Release);
@@ -253,6 +278,22 @@ mod tests {
         m.end_restart(true).unwrap();
         assert_eq!(m.halt().unwrap_err().found, AdapterState::Running);
         assert_eq!(m.current(), AdapterState::Running);
+    }
+
+    #[test]
+    fn a_pause_sees_every_send_in_flight() {
+        let m = StateMachine::new();
+        m.initialized().unwrap();
+        m.begin_restart().unwrap();
+        m.end_restart(true).unwrap();
+        assert!(m.begin_send());
+        m.begin_pause().unwrap();
+        assert_eq!(m.sends_in_flight(), 1, "the pause must wait for this send");
+        assert!(!m.begin_send(), "a send after the pause began is refused");
+        m.end_send();
+        m.end_send();
+        assert_eq!(m.sends_in_flight(), 0);
+        m.end_pause().unwrap();
     }
 
     #[test]
