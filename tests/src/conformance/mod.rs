@@ -10,3 +10,4 @@ mod abi_table;
 mod inf;
 mod powershell;
 mod smoke;
+mod verifier;

@@ -155,6 +155,9 @@ pub(crate) struct Outstanding {
     pub sends: HashMap<usize, Option<NDIS_STATUS>>,
     /// A pended reset, and its completion.
     pub reset: Option<Option<NDIS_STATUS>>,
+    /// `MiniportSendNetBufferLists` calls executing right now. NDIS calls `MiniportPause` only
+    /// once none is (it holds a reference around each send call and drains them first).
+    pub send_calls: usize,
 }
 
 /// What NDIS keeps for one adapter; its address is the `NdisMiniportHandle`.
@@ -251,6 +254,12 @@ impl Adapter {
     /// Creates an adapter of `driver` with the given registry key, not yet initialized.
     #[must_use]
     pub fn create(driver: Arc<DriverRecord>, registry: Registry) -> Self {
+        super::lease_adapter();
+        Self::create_leased(driver, registry)
+    }
+
+    /// Creates the adapter under a lease the caller already took (it becomes the adapter's).
+    fn create_leased(driver: Arc<DriverRecord>, registry: Registry) -> Self {
         let sim = Sim::get();
         let if_index = sim.next_if_index();
         // NET_LUID: NetLuidIndex in bits 24..48, IfType (6, Ethernet) in bits 48..64.
@@ -281,7 +290,16 @@ impl Adapter {
     /// # Errors
     /// When the driver could not be loaded.
     pub fn dcbndk(registry: Registry) -> Result<Self, String> {
-        Ok(Self::create(Sim::dcbndk()?, registry))
+        // The lease is taken before the driver is looked up, so that an unload cannot slip in
+        // between and leave this adapter with an unloaded driver.
+        super::lease_adapter();
+        match Sim::dcbndk() {
+            Ok(driver) => Ok(Self::create_leased(driver, registry)),
+            Err(e) => {
+                super::release_adapter();
+                Err(e)
+            }
+        }
     }
 
     /// What NDIS keeps for the adapter.
@@ -447,6 +465,15 @@ impl Adapter {
             NDIS_SIZEOF_MINIPORT_PAUSE_PARAMETERS_REVISION_1,
         );
         let context = self.shared.context();
+        // From here NDIS hands the miniport no new send, and it waits until no send call is still
+        // executing; NBLs the miniport holds after that must be completed before the pause is.
+        *lock(&self.shared.phase) = Phase::Pausing;
+        if self.wait(|o| (o.send_calls == 0).then_some(())).is_none() {
+            self.shared.violations.report(
+                Rule::BadStatus,
+                "a MiniportSendNetBufferLists call never returned",
+            );
+        }
         let status = call_handler(
             Some(&self.shared),
             PASSIVE_LEVEL,
@@ -841,18 +868,30 @@ impl Adapter {
     /// data into MDLs at those offsets. As NDIS does, a send to an adapter that is not running
     /// never reaches the miniport: NDIS completes it with `NDIS_STATUS_PAUSED` itself.
     pub fn send(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
-        if self.phase() != Phase::Running {
-            return SendResult {
-                statuses: vec![dcbndk::ffi::status::NDIS_STATUS_PAUSED; frames.len()],
-            };
+        {
+            let phase = lock(&self.shared.phase);
+            if *phase != Phase::Running {
+                return SendResult {
+                    statuses: vec![dcbndk::ffi::status::NDIS_STATUS_PAUSED; frames.len()],
+                };
+            }
+            // Counted under the phase lock: a pause that begins after this waits for the call.
+            lock(&self.shared.outstanding).send_calls += 1;
         }
-        self.send_to_miniport(frames, split)
+        let result = self.send_call(frames, split);
+        lock(&self.shared.outstanding).send_calls -= 1;
+        self.shared.completed.notify_all();
+        result
     }
 
     /// Hands `frames` to `MiniportSendNetBufferLists` whatever the adapter's state: NDIS would not
     /// do this for a paused adapter, but a send already inside the miniport when a pause begins
     /// meets the same state, and the kit uses this to check the miniport's answer to it.
     pub fn send_to_miniport(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
+        self.send_call(frames, split)
+    }
+
+    fn send_call(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
         let Some(send) = self.handlers().SendNetBufferListsHandler else {
             return SendResult {
                 statuses: Vec::new(),
@@ -962,7 +1001,12 @@ impl Adapter {
 
 impl Drop for Adapter {
     fn drop(&mut self) {
-        lock(&Sim::get().adapters).remove(&self.shared.handle());
+        let handle = self.shared.handle();
+        lock(&Sim::get().adapters).remove(&handle);
+        // An adapter dropped without halt (a failed case) must not leave its allocations to a
+        // later adapter that happens to get the same handle; they are forgotten (and leaked).
+        lock(&super::exports::ALLOCATIONS).retain(|_, a| a.owner != handle);
+        super::release_adapter();
     }
 }
 

@@ -31,7 +31,7 @@ pub mod verifier;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use dcbndk::ffi::miniport::{
     NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS,
@@ -45,7 +45,7 @@ pub use registry::{RegValue, Registry};
 pub use verifier::{Rule, Violation};
 
 /// Locks a mutex, ignoring poisoning: a panicking test must not cascade into others.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -108,6 +108,31 @@ pub struct Sim {
 
 static SIM: LazyLock<Sim> = LazyLock::new(Sim::default);
 
+/// The dcbndk driver's current registration (or why loading it failed).
+static DCBNDK: Mutex<Option<Result<Arc<DriverRecord>, String>>> = Mutex::new(None);
+
+/// The number of live [`Adapter`]s and whether an unload is in progress: unloading the driver waits
+/// until no adapter exists, and no adapter is created while it unloads.
+pub(crate) static ADAPTER_LEASES: (Mutex<(usize, bool)>, std::sync::Condvar) =
+    (Mutex::new((0, false)), std::sync::Condvar::new());
+
+/// Takes a lease for a new adapter (waits while the driver unloads).
+pub(crate) fn lease_adapter() {
+    let (m, cv) = &ADAPTER_LEASES;
+    let mut g = lock(m);
+    while g.1 {
+        g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+    }
+    g.0 += 1;
+}
+
+/// Returns an adapter's lease.
+pub(crate) fn release_adapter() {
+    let (m, cv) = &ADAPTER_LEASES;
+    lock(m).0 -= 1;
+    cv.notify_all();
+}
+
 /// The `DRIVER_OBJECT` the simulated I/O manager hands DriverEntry: opaque to a miniport, so any
 /// unique address will do.
 static DCBNDK_DRIVER_OBJECT: [u64; 42] = [0; 42];
@@ -127,13 +152,59 @@ impl Sim {
         &SIM
     }
 
-    /// Loads the dcbndk driver (once per process, as the kernel does) and returns its registration.
+    /// The dcbndk driver's registration, loading the driver (calling its DriverEntry) if it is not
+    /// loaded: once per process, and again after [`Sim::unload_dcbndk`], as the kernel does.
     ///
     /// # Errors
     /// The status DriverEntry returned, and the violations found, when loading failed.
     pub fn dcbndk() -> Result<Arc<DriverRecord>, String> {
-        static LOADED: OnceLock<Result<Arc<DriverRecord>, String>> = OnceLock::new();
-        LOADED.get_or_init(|| Self::get().load_dcbndk()).clone()
+        let mut loaded = lock(&DCBNDK);
+        match loaded.as_ref() {
+            Some(Ok(d)) if !d.deregistered.load(Ordering::Acquire) => Ok(Arc::clone(d)),
+            Some(Err(e)) => Err(e.clone()),
+            _ => {
+                let result = Self::get().load_dcbndk();
+                *loaded = Some(result.clone());
+                result
+            }
+        }
+    }
+
+    /// Unloads the dcbndk driver: waits until no adapter of it exists (NDIS unloads a driver only
+    /// after halting every adapter), then calls `MiniportDriverUnload`. The next
+    /// [`Sim::dcbndk`] loads it again.
+    ///
+    /// # Errors
+    /// When the driver was not loaded, or unload did not deregister it.
+    pub fn unload_dcbndk() -> Result<(), String> {
+        let (m, cv) = &ADAPTER_LEASES;
+        {
+            let mut g = lock(m);
+            while g.1 {
+                g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+            g.1 = true;
+            while g.0 != 0 {
+                g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        let result = Self::unload_now();
+        lock(m).1 = false;
+        cv.notify_all();
+        result
+    }
+
+    fn unload_now() -> Result<(), String> {
+        let mut loaded = lock(&DCBNDK);
+        let Some(Ok(driver)) = loaded.take() else {
+            return Err("the dcbndk driver is not loaded".into());
+        };
+        exports::unload(&driver);
+        if driver.deregistered.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err("MiniportDriverUnload returned without NdisMDeregisterMiniportDriver".into())
+        }
     }
 
     fn load_dcbndk(&self) -> Result<Arc<DriverRecord>, String> {

@@ -1,0 +1,852 @@
+//! Group "Lifecycle": load, initialize under every keyword combination that matters, the general
+//! OIDs (kit/oids.rs), pause/restart with sends in flight, reset, PnP, shutdown, halt with the leak
+//! check, unload (spec §2, §3, §6; DESIGN.md §3).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use dcbndk::ffi::miniport::{
+    NDIS_MINIPORT_ATTRIBUTES_NDIS_WDM, NDIS_MINIPORT_ATTRIBUTES_SURPRISE_REMOVE_OK,
+    NDIS_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
+    NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
+};
+use dcbndk::ffi::netpnp::NdisDevicePnPEventSurpriseRemoved;
+use dcbndk::ffi::ntddndis::{
+    IF_TYPE_ETHERNET_CSMACD, MediaConnectStateConnected, NDIS_MAC_OPTION_8021P_PRIORITY,
+    NDIS_MAC_OPTION_8021Q_VLAN, NDIS_QOS_CAPABILITIES_IEEE_DCBX_SUPPORTED,
+    NDIS_QOS_CAPABILITIES_STRICT_TSA_SUPPORTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_LINK_SPEED,
+    OID_GEN_XMIT_OK,
+};
+use dcbndk::ffi::objectheader::{
+    NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_OBJECT_TYPE_QOS_CAPABILITIES,
+};
+use dcbndk::ffi::status::{
+    NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_LINK_STATE, NDIS_STATUS_NOT_ACCEPTED,
+    NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS,
+};
+
+use super::{
+    Case, CaseResult, Group, ensure, expect_eq, finish, frame, registry_with, started, sz,
+};
+use crate::sim::{Adapter, RegValue, Registry, Sim};
+
+/// The group.
+#[must_use]
+pub fn group() -> Group {
+    Group {
+        name: "Lifecycle",
+        description: "load, initialize with every keyword combination, general OIDs, pause/restart, reset, PnP, halt, unload",
+        cases,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = vec![
+        Case::new(
+            "load: DriverEntry registers NDIS 6.30 characteristics with every handler",
+            load,
+        ),
+        Case::new(
+            "initialize: INF defaults give the documented adapter",
+            initialize_defaults,
+        ),
+    ];
+    for (label, value) in [
+        ("absent", None),
+        ("0", sz("0")),
+        ("1", sz("1")),
+        ("2 (invalid)", sz("2")),
+        ("not a number", sz("on")),
+    ] {
+        cases.push(Case::new(format!("initialize: *QOS {label}"), move || {
+            qos_keyword(value.clone())
+        }));
+    }
+    cases.extend([
+        Case::new(
+            "initialize: *PriorityVLANTag x *QOS sets the 802.1p/802.1Q MAC options (spec §6.2)",
+            priority_vlan_table,
+        ),
+        Case::new(
+            "initialize: *PriorityVLANTag out of range takes the default with a warning",
+            priority_vlan_out_of_range,
+        ),
+        Case::new(
+            "initialize: *NetworkDirect 0, 1, absent and invalid",
+            network_direct_keyword,
+        ),
+        Case::new(
+            "initialize: SimLinkSpeed 10/25/40/100 Gb/s, out of range and not a number",
+            link_speed_keyword,
+        ),
+        Case::new(
+            "initialize: NetworkAddress valid and invalid",
+            network_address_keyword,
+        ),
+        Case::new(
+            "initialize: REG_DWORD values are read like REG_SZ ones",
+            dword_values,
+        ),
+        Case::new(
+            "initialize: an empty registry key initializes with a warning per keyword",
+            empty_registry,
+        ),
+    ]);
+    cases.extend(super::oids::cases());
+    cases.extend([
+        Case::new(
+            "send: frames are counted and completed; a header split across MDLs is read",
+            sends_counted,
+        ),
+        Case::new(
+            "send: a frame shorter than an Ethernet header fails alone",
+            runt_frame,
+        ),
+        Case::new(
+            "send: a send that reaches a paused miniport completes with NDIS_STATUS_PAUSED",
+            send_while_paused,
+        ),
+        Case::new(
+            "pause/restart: 40 cycles with sends in flight on another thread",
+            pause_restart_with_sends,
+        ),
+        Case::new(
+            "restart: indicates NDIS_STATUS_LINK_STATE each time",
+            link_state_on_restart,
+        ),
+        Case::new(
+            "reset: completes, keeps the addressing, OIDs still work",
+            reset,
+        ),
+        Case::new(
+            "check for hang: the adapter never reports a hang",
+            check_for_hang,
+        ),
+        Case::new(
+            "PnP: surprise removal refuses OIDs and sends until halt",
+            surprise_removal,
+        ),
+        Case::new("shutdown: quiets the adapter without NDIS calls", shutdown),
+        Case::new(
+            "cancel: cancel handlers with nothing pending change nothing",
+            cancel_handlers,
+        ),
+        Case::new(
+            "return: NBLs the miniport never indicated are left alone",
+            return_foreign,
+        ),
+        Case::new(
+            "concurrency: 4 adapters initialize, work and halt at once",
+            concurrent_adapters,
+        ),
+        Case::new(
+            "halt: 20 initialize/halt cycles leave no pool allocation behind",
+            init_halt_cycles,
+        ),
+        Case::new(
+            "unload: MiniportDriverUnload deregisters, and the driver loads again",
+            unload,
+        ),
+    ]);
+    cases
+}
+
+fn load() -> CaseResult {
+    let d = Sim::dcbndk()?;
+    let c = &d.characteristics;
+    expect_eq(
+        "Header.Type",
+        c.Header.Type,
+        NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS,
+    )?;
+    expect_eq(
+        "Header.Revision",
+        c.Header.Revision,
+        NDIS_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
+    )?;
+    expect_eq(
+        "Header.Size",
+        c.Header.Size,
+        NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
+    )?;
+    expect_eq(
+        "NDIS version",
+        (c.MajorNdisVersion, c.MinorNdisVersion),
+        (6, 30),
+    )?;
+    let handlers = [
+        ("SetOptions", c.SetOptionsHandler.is_some()),
+        ("InitializeEx", c.InitializeHandlerEx.is_some()),
+        ("HaltEx", c.HaltHandlerEx.is_some()),
+        ("Unload", c.UnloadHandler.is_some()),
+        ("Pause", c.PauseHandler.is_some()),
+        ("Restart", c.RestartHandler.is_some()),
+        ("OidRequest", c.OidRequestHandler.is_some()),
+        ("SendNetBufferLists", c.SendNetBufferListsHandler.is_some()),
+        (
+            "ReturnNetBufferLists",
+            c.ReturnNetBufferListsHandler.is_some(),
+        ),
+        ("CancelSend", c.CancelSendHandler.is_some()),
+        ("CheckForHangEx", c.CheckForHangHandlerEx.is_some()),
+        ("ResetEx", c.ResetHandlerEx.is_some()),
+        (
+            "DevicePnPEventNotify",
+            c.DevicePnPEventNotifyHandler.is_some(),
+        ),
+        ("ShutdownEx", c.ShutdownHandlerEx.is_some()),
+        ("CancelOidRequest", c.CancelOidRequestHandler.is_some()),
+        ("DirectOidRequest", c.DirectOidRequestHandler.is_some()),
+        (
+            "CancelDirectOidRequest",
+            c.CancelDirectOidRequestHandler.is_some(),
+        ),
+    ];
+    let missing: Vec<_> = handlers
+        .iter()
+        .filter(|(_, p)| !p)
+        .map(|(n, _)| *n)
+        .collect();
+    ensure(missing.is_empty(), || {
+        format!("handlers missing: {missing:?}")
+    })?;
+    let ndk = crate::sim::lock(&d.ndk).as_ref().map(|n| {
+        (
+            n.OpenNDKAdapterHandler.is_some(),
+            n.CloseNDKAdapterHandler.is_some(),
+        )
+    });
+    expect_eq(
+        "NDK provider characteristics (open, close)",
+        ndk,
+        Some((true, true)),
+    )?;
+    ensure(d.violations.count() == 0, || {
+        format!("{:?}", d.violations.all())
+    })?;
+    Ok(None)
+}
+
+fn qos_caps(bytes: &[u8]) -> (u8, u32, u32, u32, u32) {
+    let u = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap_or_default());
+    (bytes[0], u(4), u(8), u(12), u(16))
+}
+
+fn initialize_defaults() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    let attrs = a.attributes();
+    ensure(attrs.context != 0, || "no MiniportAdapterContext".into())?;
+    ensure(
+        attrs.attribute_flags & NDIS_MINIPORT_ATTRIBUTES_NDIS_WDM != 0,
+        || "NDIS_WDM flag".into(),
+    )?;
+    ensure(
+        attrs.attribute_flags & NDIS_MINIPORT_ATTRIBUTES_SURPRISE_REMOVE_OK != 0,
+        || "SURPRISE_REMOVE_OK flag".into(),
+    )?;
+    expect_eq(
+        "attribute order (registration, general, hardware assist, NDK)",
+        attrs.order.clone(),
+        vec![0x9E, 0x9F, 0xAF, 0xB3],
+    )?;
+    let g = attrs.general.clone().ok_or("no general attributes")?;
+    expect_eq("MtuSize", g.mtu, 1500)?;
+    expect_eq("MaxXmitLinkSpeed", g.max_xmit_link_speed, 100_000_000_000)?;
+    expect_eq("IfType", g.if_type, IF_TYPE_ETHERNET_CSMACD)?;
+    expect_eq(
+        "MediaConnectState",
+        g.media_connect_state,
+        MediaConnectStateConnected,
+    )?;
+    expect_eq(
+        "permanent address prefix",
+        &g.permanent_mac[..3],
+        &[0x02, 0xDC, 0xB0][..],
+    )?;
+    expect_eq(
+        "current address",
+        g.current_mac.clone(),
+        g.permanent_mac.clone(),
+    )?;
+    expect_eq(
+        "802.1p/802.1Q MAC options",
+        g.mac_options & (NDIS_MAC_OPTION_8021P_PRIORITY | NDIS_MAC_OPTION_8021Q_VLAN),
+        NDIS_MAC_OPTION_8021P_PRIORITY | NDIS_MAC_OPTION_8021Q_VLAN,
+    )?;
+    let expected_oids: Vec<u32> = dcbndk_core::oid::OIDS.iter().map(|e| e.oid).collect();
+    expect_eq("SupportedOidList", g.oids.clone(), expected_oids)?;
+    let hw = attrs
+        .qos_hardware
+        .clone()
+        .ok_or("no HardwareQosCapabilities")?;
+    let cur = attrs
+        .qos_current
+        .clone()
+        .ok_or("no CurrentQosCapabilities")?;
+    let flags =
+        NDIS_QOS_CAPABILITIES_STRICT_TSA_SUPPORTED | NDIS_QOS_CAPABILITIES_IEEE_DCBX_SUPPORTED;
+    expect_eq(
+        "hardware QoS capabilities",
+        qos_caps(&hw),
+        (NDIS_OBJECT_TYPE_QOS_CAPABILITIES, flags, 8, 8, 8),
+    )?;
+    expect_eq("current QoS capabilities (= hardware with *QOS 1)", cur, hw)?;
+    let ndk = attrs.ndk.clone().ok_or("no NDK attributes")?;
+    ensure(ndk.enabled, || {
+        "NDK not enabled with *NetworkDirect 1".into()
+    })?;
+    expect_eq("events logged", a.events().len(), 0)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn qos_keyword(value: Option<RegValue>) -> CaseResult {
+    let a = started(registry_with(&[("*QOS", value.clone())]))?;
+    let attrs = a.attributes();
+    let (hw, cur) = (attrs.qos_hardware.clone(), attrs.qos_current.clone());
+    match value {
+        None => {
+            // Spec §2.2: absent -> no QoS capability registered at all.
+            expect_eq("HardwareQosCapabilities", hw, None)?;
+            expect_eq("CurrentQosCapabilities", cur, None)?;
+            ensure(!attrs.order.contains(&0xAF), || {
+                "hardware-assist attributes set although *QOS is absent".into()
+            })?;
+        }
+        Some(RegValue::Sz(ref s)) if s == "1" => {
+            expect_eq("current = hardware", cur.clone(), hw.clone())?;
+            ensure(hw.is_some(), || "no capabilities".into())?;
+        }
+        Some(_) => {
+            // 0, invalid or not a number: capabilities registered, current all zero (spec §2.2, §9.1).
+            let hw = hw.ok_or("no HardwareQosCapabilities")?;
+            let cur =
+                cur.ok_or("no CurrentQosCapabilities (must be a zeroed structure, not NULL)")?;
+            expect_eq("hardware flags", qos_caps(&hw).1 & 1, 1)?;
+            expect_eq(
+                "current capabilities after the header",
+                cur[4..].to_vec(),
+                vec![0u8; 16],
+            )?;
+        }
+    }
+    let events = a.events();
+    let expect_warning = !matches!(value, Some(RegValue::Sz(ref s)) if s == "0" || s == "1");
+    expect_eq(
+        "a *QOS warning in the event log",
+        events
+            .iter()
+            .any(|e| e.strings.iter().any(|s| s.starts_with("*QOS"))),
+        expect_warning,
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn mac_options(registry: Registry) -> Result<(u32, Adapter), String> {
+    let a = started(registry)?;
+    let options = a
+        .attributes()
+        .general
+        .ok_or("no general attributes")?
+        .mac_options;
+    Ok((
+        options & (NDIS_MAC_OPTION_8021P_PRIORITY | NDIS_MAC_OPTION_8021Q_VLAN),
+        a,
+    ))
+}
+
+fn priority_vlan_table() -> CaseResult {
+    let p = NDIS_MAC_OPTION_8021P_PRIORITY;
+    let v = NDIS_MAC_OPTION_8021Q_VLAN;
+    // (*QOS, *PriorityVLANTag, expected options), spec §6.2.
+    let table = [
+        ("0", "0", 0),
+        ("0", "1", p),
+        ("0", "2", v),
+        ("0", "3", p | v),
+        ("1", "0", p),
+        ("1", "1", p),
+        ("1", "2", p | v),
+        ("1", "3", p | v),
+    ];
+    for (qos, pvt, expected) in table {
+        let (options, a) = mac_options(registry_with(&[
+            ("*QOS", sz(qos)),
+            ("*PriorityVLANTag", sz(pvt)),
+        ]))?;
+        expect_eq(
+            &format!("MacOptions with *QOS {qos}, *PriorityVLANTag {pvt}"),
+            options,
+            expected,
+        )?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+fn warning_for(a: &Adapter, keyword: &str) -> Option<String> {
+    a.events()
+        .into_iter()
+        .flat_map(|e| e.strings)
+        .find(|s| s.starts_with(keyword))
+}
+
+fn priority_vlan_out_of_range() -> CaseResult {
+    let (options, a) = mac_options(registry_with(&[("*PriorityVLANTag", sz("7"))]))?;
+    expect_eq(
+        "MacOptions (default 3)",
+        options,
+        NDIS_MAC_OPTION_8021P_PRIORITY | NDIS_MAC_OPTION_8021Q_VLAN,
+    )?;
+    let w = warning_for(&a, "*PriorityVLANTag").ok_or("no warning logged")?;
+    expect_eq(
+        "warning",
+        w.as_str(),
+        "*PriorityVLANTag = 7 is out of range; using 3",
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn network_direct_keyword() -> CaseResult {
+    for (value, enabled, warns) in [
+        (sz("0"), false, false),
+        (sz("1"), true, false),
+        (None, true, true),
+        (sz("7"), true, true),
+    ] {
+        let a = started(registry_with(&[("*NetworkDirect", value.clone())]))?;
+        let ndk = a
+            .attributes()
+            .ndk
+            .ok_or("no NDK attributes (they are reported even when NDK is disabled)")?;
+        expect_eq(
+            &format!("Enabled with *NetworkDirect {value:?}"),
+            ndk.enabled,
+            enabled,
+        )?;
+        expect_eq(
+            "warning logged",
+            warning_for(&a, "*NetworkDirect").is_some(),
+            warns,
+        )?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+fn link_speed_keyword() -> CaseResult {
+    for (value, gbps, warns) in [
+        ("10", 10u64, false),
+        ("25", 25, false),
+        ("40", 40, false),
+        ("100", 100, false),
+        ("33", 100, true),
+        ("fast", 100, true),
+    ] {
+        let a = started(registry_with(&[("SimLinkSpeed", sz(value))]))?;
+        let g = a.attributes().general.ok_or("no general attributes")?;
+        expect_eq(
+            &format!("MaxXmitLinkSpeed with SimLinkSpeed {value}"),
+            g.max_xmit_link_speed,
+            gbps * 1_000_000_000,
+        )?;
+        let r = a.query(OID_GEN_LINK_SPEED, 4);
+        expect_eq(
+            "OID_GEN_LINK_SPEED (100 bit/s units)",
+            r.data().to_vec(),
+            u32::try_from(gbps * 10_000_000)
+                .unwrap_or(0)
+                .to_le_bytes()
+                .to_vec(),
+        )?;
+        expect_eq(
+            "warning logged",
+            warning_for(&a, "SimLinkSpeed").is_some(),
+            warns,
+        )?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+fn network_address_keyword() -> CaseResult {
+    let a = started(registry_with(&[("NetworkAddress", sz("02AABBCCDDEE"))]))?;
+    let g = a.attributes().general.ok_or("no general attributes")?;
+    expect_eq(
+        "CurrentMacAddress",
+        g.current_mac.clone(),
+        vec![0x02, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE],
+    )?;
+    ensure(g.permanent_mac != g.current_mac, || {
+        "the permanent address must stay the default".into()
+    })?;
+    finish(a)?;
+    for bad in ["01AABBCCDDEE", "000000000000", "02AABBCCDD", "zz"] {
+        let a = started(registry_with(&[("NetworkAddress", sz(bad))]))?;
+        let g = a.attributes().general.ok_or("no general attributes")?;
+        expect_eq(
+            &format!("CurrentMacAddress with NetworkAddress {bad}"),
+            g.current_mac.clone(),
+            g.permanent_mac.clone(),
+        )?;
+        // "zz" cannot even be read as an address by NDIS: that is absence, not a warning.
+        expect_eq(
+            "warning logged",
+            warning_for(&a, "NetworkAddress").is_some(),
+            bad != "zz",
+        )?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+fn dword_values() -> CaseResult {
+    let a = started(registry_with(&[
+        ("SimLinkSpeed", Some(RegValue::Dword(25))),
+        ("*QOS", Some(RegValue::Dword(0))),
+    ]))?;
+    let attrs = a.attributes();
+    expect_eq(
+        "speed",
+        attrs
+            .general
+            .ok_or("no general attributes")?
+            .max_xmit_link_speed,
+        25_000_000_000,
+    )?;
+    expect_eq(
+        "current QoS zeroed",
+        attrs.qos_current.map(|c| c[4..].to_vec()),
+        Some(vec![0u8; 16]),
+    )?;
+    expect_eq("events", a.events().len(), 0)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn empty_registry() -> CaseResult {
+    let a = started(Registry::empty())?;
+    let warnings: Vec<String> = a.events().into_iter().flat_map(|e| e.strings).collect();
+    let integer_keywords = dcbndk_core::keywords::KEYWORDS
+        .iter()
+        .filter(|k| k.default.is_some())
+        .count();
+    expect_eq(
+        "one warning per integer keyword",
+        warnings.len(),
+        integer_keywords,
+    )?;
+    ensure(
+        warnings
+            .iter()
+            .any(|w| w == "*QOS is absent; QoS is not registered"),
+        || format!("{warnings:?}"),
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn counter(a: &Adapter, oid: u32) -> Result<u64, String> {
+    let r = a.query(oid, 8);
+    expect_eq("status", r.status, NDIS_STATUS_SUCCESS)?;
+    Ok(u64::from_le_bytes(
+        r.data().try_into().map_err(|_| "not 8 bytes")?,
+    ))
+}
+
+fn sends_counted() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    let frames = vec![
+        frame([0x02, 0, 0, 0, 0, 9], 60),
+        frame([0x01, 0, 0x5E, 0, 0, 1], 100),
+        frame([0xFF; 6], 64),
+    ];
+    // Cut each frame inside the destination address and inside the EtherType.
+    let sent = a.send(&frames, &[3, 13]);
+    expect_eq("statuses", sent.statuses, vec![NDIS_STATUS_SUCCESS; 3])?;
+    expect_eq("OID_GEN_XMIT_OK", counter(&a, OID_GEN_XMIT_OK)?, 3)?;
+    let stats = a.query(dcbndk::ffi::ntddndis::OID_GEN_STATISTICS, 152);
+    let u = |i: usize| {
+        u64::from_le_bytes(
+            stats.buffer[8 + i * 8..16 + i * 8]
+                .try_into()
+                .unwrap_or_default(),
+        )
+    };
+    // NDIS_STATISTICS_INFO: ifHCOutOctets (6), Ucast (7), Multicast (8), Broadcast (9) packets.
+    expect_eq(
+        "out octets, unicast, multicast, broadcast",
+        (u(6), u(7), u(8), u(9)),
+        (224, 1, 1, 1),
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn runt_frame() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    let sent = a.send(&[vec![0xFF; 10], frame([0xFF; 6], 60)], &[]);
+    expect_eq(
+        "statuses",
+        sent.statuses,
+        vec![NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_SUCCESS],
+    )?;
+    expect_eq("OID_GEN_XMIT_OK", counter(&a, OID_GEN_XMIT_OK)?, 1)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn send_while_paused() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    expect_eq("pause", a.pause(), NDIS_STATUS_SUCCESS)?;
+    let sent = a.send_to_miniport(&[frame([0xFF; 6], 60), frame([0xFF; 6], 60)], &[]);
+    expect_eq("statuses", sent.statuses, vec![NDIS_STATUS_PAUSED; 2])?;
+    expect_eq(
+        "NDIS itself refuses a send to a paused adapter",
+        a.send(&[frame([0xFF; 6], 60)], &[]).statuses,
+        vec![NDIS_STATUS_PAUSED],
+    )?;
+    expect_eq("OID_GEN_XMIT_OK", counter(&a, OID_GEN_XMIT_OK)?, 0)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn pause_restart_with_sends() -> CaseResult {
+    let a = Arc::new(started(Registry::inf_defaults())?);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ok, paused) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let sender = {
+        let (a, stop, ok, paused) = (
+            Arc::clone(&a),
+            Arc::clone(&stop),
+            Arc::clone(&ok),
+            Arc::clone(&paused),
+        );
+        std::thread::spawn(move || -> Result<(), String> {
+            while !stop.load(Ordering::Acquire) {
+                for status in a
+                    .send(
+                        &[frame([0x02, 0, 0, 0, 0, 1], 64), frame([0xFF; 6], 64)],
+                        &[],
+                    )
+                    .statuses
+                {
+                    match status {
+                        NDIS_STATUS_SUCCESS => ok.fetch_add(1, Ordering::Relaxed),
+                        NDIS_STATUS_PAUSED => paused.fetch_add(1, Ordering::Relaxed),
+                        other => return Err(format!("an NBL completed with {other:#010x}")),
+                    };
+                }
+            }
+            Ok(())
+        })
+    };
+    let mut result = Ok(());
+    for cycle in 0..40 {
+        std::thread::sleep(std::time::Duration::from_micros(300));
+        let p = a.pause();
+        let r = a.restart();
+        if p != NDIS_STATUS_SUCCESS || r != NDIS_STATUS_SUCCESS {
+            result = Err(format!("cycle {cycle}: pause {p:#010x}, restart {r:#010x}"));
+            break;
+        }
+    }
+    stop.store(true, Ordering::Release);
+    sender.join().map_err(|_| "the sender panicked")??;
+    result?;
+    let xmit = counter(&a, OID_GEN_XMIT_OK)?;
+    expect_eq(
+        "frames counted = NBLs completed with SUCCESS",
+        xmit,
+        ok.load(Ordering::Relaxed) as u64,
+    )?;
+    ensure(ok.load(Ordering::Relaxed) > 0, || {
+        "no send got through".into()
+    })?;
+    let a = Arc::try_unwrap(a).map_err(|_| "adapter still shared")?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn link_state_on_restart() -> CaseResult {
+    let a = started(registry_with(&[("SimLinkSpeed", sz("25"))]))?;
+    for _ in 0..2 {
+        expect_eq("pause", a.pause(), NDIS_STATUS_SUCCESS)?;
+        expect_eq("restart", a.restart(), NDIS_STATUS_SUCCESS)?;
+    }
+    let links: Vec<_> = a
+        .indications()
+        .into_iter()
+        .filter(|i| i.code == NDIS_STATUS_LINK_STATE as u32)
+        .collect();
+    expect_eq("link state indications (one per restart)", links.len(), 3)?;
+    let p = &links[0].payload;
+    let speed = u64::from_le_bytes(p[16..24].try_into().unwrap_or_default());
+    expect_eq(
+        "connect state, XmitLinkSpeed",
+        (
+            i32::from_le_bytes(p[4..8].try_into().unwrap_or_default()),
+            speed,
+        ),
+        (MediaConnectStateConnected, 25_000_000_000),
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn reset() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    expect_eq(
+        "set filter",
+        a.set(OID_GEN_CURRENT_PACKET_FILTER, &0x0Bu32.to_le_bytes())
+            .status,
+        NDIS_STATUS_SUCCESS,
+    )?;
+    let (status, addressing_reset) = a.reset();
+    expect_eq("MiniportResetEx", status, NDIS_STATUS_SUCCESS)?;
+    expect_eq("AddressingReset", addressing_reset, false)?;
+    expect_eq(
+        "packet filter kept",
+        a.query(OID_GEN_CURRENT_PACKET_FILTER, 4).data().to_vec(),
+        0x0Bu32.to_le_bytes().to_vec(),
+    )?;
+    expect_eq(
+        "sends after reset",
+        a.send(&[frame([0xFF; 6], 60)], &[]).statuses,
+        vec![NDIS_STATUS_SUCCESS],
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn check_for_hang() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    expect_eq("hung", a.check_for_hang(), false)?;
+    expect_eq(
+        "CheckForHangTimeInSeconds",
+        a.attributes().check_for_hang_seconds,
+        2,
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn surprise_removal() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    a.device_pnp_event(NdisDevicePnPEventSurpriseRemoved);
+    expect_eq(
+        "OID after surprise removal",
+        a.query(OID_GEN_LINK_SPEED, 4).status,
+        NDIS_STATUS_NOT_ACCEPTED,
+    )?;
+    expect_eq(
+        "send reaching the miniport",
+        a.send_to_miniport(&[frame([0xFF; 6], 60)], &[]).statuses,
+        vec![NDIS_STATUS_PAUSED],
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn shutdown() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    let before = a.indications().len();
+    a.shutdown();
+    expect_eq("indications during shutdown", a.indications().len(), before)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn cancel_handlers() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    a.cancel_nothing();
+    expect_eq(
+        "OIDs still answered",
+        a.query(OID_GEN_LINK_SPEED, 4).status,
+        NDIS_STATUS_SUCCESS,
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn return_foreign() -> CaseResult {
+    let a = started(Registry::inf_defaults())?;
+    a.return_foreign_nbls();
+    expect_eq(
+        "sends still work",
+        a.send(&[frame([0xFF; 6], 60)], &[]).statuses,
+        vec![NDIS_STATUS_SUCCESS],
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn concurrent_adapters() -> CaseResult {
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            std::thread::spawn(move || -> Result<(), String> {
+                let a = started(registry_with(&[(
+                    "SimLinkSpeed",
+                    sz(["10", "25", "40", "100"][i]),
+                )]))?;
+                for _ in 0..50 {
+                    expect_eq(
+                        "query",
+                        a.query(OID_GEN_LINK_SPEED, 4).status,
+                        NDIS_STATUS_SUCCESS,
+                    )?;
+                    expect_eq(
+                        "send",
+                        a.send(&[frame([0xFF; 6], 60)], &[]).statuses,
+                        vec![NDIS_STATUS_SUCCESS],
+                    )?;
+                }
+                expect_eq("xmit", counter(&a, OID_GEN_XMIT_OK)?, 50)?;
+                finish(a)
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().map_err(|_| "a thread panicked")??;
+    }
+    Ok(None)
+}
+
+fn init_halt_cycles() -> CaseResult {
+    for _ in 0..20 {
+        let a = Adapter::dcbndk(Registry::inf_defaults())?;
+        expect_eq("initialize", a.initialize(), NDIS_STATUS_SUCCESS)?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+fn unload() -> CaseResult {
+    Sim::unload_dcbndk()?;
+    let d = Sim::dcbndk()?;
+    ensure(!d.deregistered.load(Ordering::Acquire), || {
+        "reloaded driver is deregistered".into()
+    })?;
+    let a = started(Registry::inf_defaults())?;
+    finish(a)?;
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Status, run_group};
+
+    #[test]
+    fn lifecycle_group_passes() {
+        let reports = run_group(&super::group(), |_| {});
+        let failed: Vec<_> = reports
+            .iter()
+            .filter(|r| r.status != Status::Pass)
+            .map(|r| format!("{}: {}", r.name, r.reason))
+            .collect();
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+        assert!(reports.len() > 30);
+    }
+}

@@ -1,0 +1,235 @@
+//! # The HLK-style conformance kit
+//!
+//! Groups of cases, each case a check of the driver in the simulated ndis.sys with a verdict
+//! (pass, fail or skip) and a reason. The `hlk` binary runs them and writes the reports; `cargo
+//! test` runs every group too (tests at the bottom of each group's file).
+
+pub mod lifecycle;
+pub mod oids;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::sim::{Adapter, Registry};
+
+/// The verdict of one case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every check held.
+    Pass,
+    /// A check failed.
+    Fail,
+    /// The case could not run here (the reason says why).
+    Skip,
+}
+
+/// What a case returns: `Ok(None)` passes, `Ok(Some(reason))` skips, `Err(reason)` fails.
+pub type CaseResult = Result<Option<String>, String>;
+
+/// One case.
+pub struct Case {
+    /// Its name, unique in its group.
+    pub name: String,
+    /// The check.
+    pub run: Box<dyn Fn() -> CaseResult + Send + Sync>,
+}
+
+impl Case {
+    /// A case from a name and a check.
+    pub fn new(
+        name: impl Into<String>,
+        run: impl Fn() -> CaseResult + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            run: Box::new(run),
+        }
+    }
+}
+
+/// A group of cases.
+pub struct Group {
+    /// The group's name (`Lifecycle`, ...).
+    pub name: &'static str,
+    /// One line on what the group checks.
+    pub description: &'static str,
+    /// Makes the cases (some are generated from the driver's own tables).
+    pub cases: fn() -> Vec<Case>,
+}
+
+/// Every group, in the order the kit runs them.
+#[must_use]
+pub fn groups() -> Vec<Group> {
+    vec![lifecycle::group()]
+}
+
+/// The report of one case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseReport {
+    /// The group.
+    pub group: String,
+    /// The case.
+    pub name: String,
+    /// Pass, fail or skip.
+    pub status: Status,
+    /// Why it failed or was skipped (empty when it passed).
+    pub reason: String,
+    /// How long it took, in seconds.
+    pub duration: f64,
+}
+
+/// Runs one case, turning a panic into a failure.
+#[must_use]
+pub fn run_case(group: &str, case: &Case) -> CaseReport {
+    let start = Instant::now();
+    let result = catch_unwind(AssertUnwindSafe(|| (case.run)()));
+    let duration = start.elapsed().as_secs_f64();
+    let (status, reason) = match result {
+        Ok(Ok(None)) => (Status::Pass, String::new()),
+        Ok(Ok(Some(why))) => (Status::Skip, why),
+        Ok(Err(why)) => (Status::Fail, why),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_else(|| "panicked".into());
+            (Status::Fail, format!("panicked: {message}"))
+        }
+    };
+    CaseReport {
+        group: group.to_string(),
+        name: case.name.clone(),
+        status,
+        reason,
+        duration,
+    }
+}
+
+/// Runs a whole group, calling `each` after every case.
+pub fn run_group(group: &Group, mut each: impl FnMut(&CaseReport)) -> Vec<CaseReport> {
+    (group.cases)()
+        .iter()
+        .map(|case| {
+            let report = run_case(group.name, case);
+            each(&report);
+            report
+        })
+        .collect()
+}
+
+/// Totals of a list of reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Totals {
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases that failed.
+    pub failed: usize,
+    /// Cases skipped.
+    pub skipped: usize,
+    /// Time spent.
+    pub time: Duration,
+}
+
+impl Totals {
+    /// Adds up `reports`.
+    #[must_use]
+    pub fn of<'a>(reports: impl IntoIterator<Item = &'a CaseReport>) -> Self {
+        let mut t = Self::default();
+        for r in reports {
+            match r.status {
+                Status::Pass => t.passed += 1,
+                Status::Fail => t.failed += 1,
+                Status::Skip => t.skipped += 1,
+            }
+            t.time += Duration::from_secs_f64(r.duration);
+        }
+        t
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers for writing cases
+
+/// Fails the case with `message` unless `condition` holds.
+///
+/// # Errors
+/// `message` when the condition is false.
+pub fn ensure(condition: bool, message: impl FnOnce() -> String) -> Result<(), String> {
+    if condition { Ok(()) } else { Err(message()) }
+}
+
+/// Fails unless `actual == expected`, naming `what`.
+///
+/// # Errors
+/// A message with both values.
+pub fn expect_eq<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    actual: T,
+    expected: T,
+) -> Result<(), String> {
+    ensure(actual == expected, || {
+        format!("{what}: got {actual:?}, expected {expected:?}")
+    })
+}
+
+/// A dcbndk adapter, initialized and restarted, with `registry` as its key.
+///
+/// # Errors
+/// When the driver does not load, a step fails, or the verifier found something.
+pub fn started(registry: Registry) -> Result<Adapter, String> {
+    let adapter = Adapter::dcbndk(registry)?;
+    adapter.start()?;
+    adapter.check()?;
+    Ok(adapter)
+}
+
+/// Pauses and halts `adapter` and checks that the verifier found nothing over its whole life
+/// (the leak check runs at halt).
+///
+/// # Errors
+/// A failed pause, or the verifier's findings.
+pub fn finish(adapter: Adapter) -> Result<(), String> {
+    if adapter.phase() == crate::sim::adapter::Phase::Running {
+        let status = adapter.pause();
+        expect_eq(
+            "MiniportPause",
+            status,
+            dcbndk::ffi::status::NDIS_STATUS_SUCCESS,
+        )?;
+    }
+    adapter.halt();
+    adapter.check()
+}
+
+/// A registry with the INF defaults and `changes` applied (`None` removes the value).
+#[must_use]
+pub fn registry_with(changes: &[(&str, Option<crate::sim::RegValue>)]) -> Registry {
+    let mut r = Registry::inf_defaults();
+    for (name, value) in changes {
+        match value {
+            Some(v) => r.set(name, v.clone()),
+            None => r.remove(name),
+        };
+    }
+    r
+}
+
+/// A REG_SZ value.
+#[must_use]
+pub fn sz(text: &str) -> Option<crate::sim::RegValue> {
+    Some(crate::sim::RegValue::Sz(text.to_string()))
+}
+
+/// An Ethernet II frame of `len` bytes (at least 14) to `destination`.
+#[must_use]
+pub fn frame(destination: [u8; 6], len: usize) -> Vec<u8> {
+    let mut f = vec![0u8; len.max(14)];
+    f[..6].copy_from_slice(&destination);
+    f[6..12].copy_from_slice(&[0x02, 0x11, 0x22, 0x33, 0x44, 0x55]);
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f
+}
