@@ -10,4 +10,5 @@ mod abi_table;
 mod inf;
 mod powershell;
 mod smoke;
+mod symbols;
 mod verifier;

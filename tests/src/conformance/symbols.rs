@@ -1,0 +1,211 @@
+//! The driver's names against their references: every ndis.sys import is a real ndis.sys export;
+//! every NDIS symbol the built driver leaves undefined is defined by the simulated ndis.sys; and the
+//! NDIS numbers the core decides with equal the FFI constants of the same names (which the ABI
+//! tests check against the x64 table and mingw-w64).
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use dcbndk::ffi::{MODULES, imports::IMPORTS};
+
+fn ffi_constants() -> HashMap<&'static str, i128> {
+    MODULES
+        .iter()
+        .flat_map(|m| m.consts.iter().map(|c| (c.name, c.value)))
+        .collect()
+}
+
+/// Reads `pub const NAME: TYPE = LITERAL;` items of a Rust source file.
+fn source_constants(text: &str) -> Vec<(String, i128)> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("pub const ")?;
+            let (name, rest) = rest.split_once(':')?;
+            let value = rest
+                .split_once('=')?
+                .1
+                .trim()
+                .trim_end_matches(';')
+                .replace('_', "");
+            let value = match value.strip_prefix("0x") {
+                Some(hex) => i128::from_str_radix(hex, 16).ok()?,
+                None => value.parse().ok()?,
+            };
+            Some((name.trim().to_string(), value))
+        })
+        .collect()
+}
+
+#[test]
+fn every_import_is_a_real_ndis_sys_export() {
+    let exports =
+        std::fs::read_to_string(crate::abi_table::Table::dir().join("ndis-sys-exports.txt"))
+            .unwrap();
+    let exports: Vec<&str> = exports.lines().map(str::trim).collect();
+    assert!(exports.len() > 500, "the export list looks truncated");
+    for name in IMPORTS {
+        assert!(
+            exports.contains(name),
+            "{name} is imported from ndis.sys but ndis.sys does not export it (is it a macro in ndis.h?)"
+        );
+    }
+    assert!(IMPORTS.len() >= 20);
+}
+
+#[test]
+fn every_import_is_defined_by_the_simulator() {
+    let source = include_str!("../sim/exports.rs");
+    let defined: Vec<&str> = source
+        .split("#[unsafe(no_mangle)]")
+        .skip(1)
+        .filter_map(|chunk| {
+            chunk
+                .split("extern \"system\" fn ")
+                .nth(1)?
+                .split('(')
+                .next()
+        })
+        .collect();
+    for name in IMPORTS {
+        assert!(
+            defined.contains(name),
+            "the simulated ndis.sys does not define {name}"
+        );
+    }
+}
+
+#[test]
+fn the_built_driver_leaves_only_simulated_ndis_symbols_undefined() {
+    let deps = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let library = deps.join("libdcbndk.so");
+    let nm = Command::new("nm")
+        .arg("-D")
+        .arg("--undefined-only")
+        .arg(&library)
+        .output();
+    let output = match nm {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        other => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "nm on {} failed under CI=true: {other:?}",
+                library.display()
+            );
+            println!(
+                "SKIPPED: cannot list the symbols of {} ({other:?})",
+                library.display()
+            );
+            return;
+        }
+    };
+    let undefined: Vec<&str> = output
+        .lines()
+        .filter_map(|l| l.split_whitespace().last())
+        .filter(|s| s.starts_with("Ndis"))
+        .collect();
+    assert!(
+        undefined.len() >= 10,
+        "suspiciously few NDIS imports in the built driver: {undefined:?}"
+    );
+    for symbol in &undefined {
+        assert!(
+            IMPORTS.contains(symbol),
+            "{symbol} is undefined in the driver but not in its import block"
+        );
+    }
+    let source = include_str!("../sim/exports.rs");
+    for symbol in undefined {
+        assert!(
+            source.contains(&format!("extern \"system\" fn {symbol}(")),
+            "the simulated ndis.sys lacks {symbol}"
+        );
+    }
+    let exported = Command::new("nm")
+        .arg("-D")
+        .arg("--defined-only")
+        .arg(&library)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&exported.stdout)
+            .lines()
+            .any(|l| l.ends_with(" DriverEntry")),
+        "DriverEntry is not exported by name"
+    );
+}
+
+#[test]
+fn the_core_decides_with_the_ffi_numbers() {
+    let ffi = ffi_constants();
+    let core = source_constants(include_str!("../../../driver/core/src/ndis.rs"));
+    assert!(core.len() > 50);
+    for (name, value) in core {
+        let declared = ffi
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("core::ndis::{name} has no FFI constant of that name"));
+        assert_eq!(
+            *declared & 0xFFFF_FFFF,
+            value & 0xFFFF_FFFF,
+            "core::ndis::{name}"
+        );
+    }
+}
+
+#[test]
+fn the_oid_table_uses_the_ffi_oid_numbers() {
+    let ffi = ffi_constants();
+    for e in dcbndk_core::oid::OIDS {
+        assert_eq!(
+            ffi.get(e.name).copied(),
+            Some(i128::from(e.oid)),
+            "{}",
+            e.name
+        );
+    }
+}
+
+#[test]
+fn every_core_status_maps_to_the_ffi_status_of_its_name() {
+    let ffi = ffi_constants();
+    for s in dcbndk_core::status::Status::ALL {
+        let expected = ffi
+            .get(s.name())
+            .unwrap_or_else(|| panic!("no FFI constant {}", s.name()));
+        assert_eq!(
+            i128::from(dcbndk::status::ndis_status(*s)),
+            *expected,
+            "{}",
+            s.name()
+        );
+    }
+}
+
+#[test]
+fn the_qos_capability_bits_of_the_core_are_the_ffi_ones() {
+    let ffi = ffi_constants();
+    let core = source_constants(include_str!("../../../driver/core/src/qos/mod.rs"));
+    let names = [
+        (
+            "CAP_STRICT_TSA",
+            "NDIS_QOS_CAPABILITIES_STRICT_TSA_SUPPORTED",
+        ),
+        (
+            "CAP_MACSEC_BYPASS",
+            "NDIS_QOS_CAPABILITIES_MACSEC_BYPASS_SUPPORTED",
+        ),
+        ("CAP_CEE_DCBX", "NDIS_QOS_CAPABILITIES_CEE_DCBX_SUPPORTED"),
+        ("CAP_IEEE_DCBX", "NDIS_QOS_CAPABILITIES_IEEE_DCBX_SUPPORTED"),
+    ];
+    for (core_name, ffi_name) in names {
+        let value = core.iter().find(|(n, _)| n == core_name).map(|(_, v)| *v);
+        assert_eq!(
+            value,
+            ffi.get(ffi_name).copied(),
+            "{core_name} vs {ffi_name}"
+        );
+    }
+}
