@@ -28,8 +28,9 @@ use crate::ffi::types::{
     BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_SHUTDOWN_ACTION, NDIS_STATUS, PVOID,
 };
 use crate::memory::{PoolBox, TAG_ADAPTER};
-use crate::sync::SpinLock;
+use crate::sync::{Published, SpinLock};
 use crate::{config, log};
+use dcbndk_core::qos::params::QosParameters;
 
 /// Everything the driver keeps for one adapter: the `MiniportAdapterContext`. It lives in pool
 /// memory from initialize to halt and never moves, so the capability structures NDIS was given
@@ -41,11 +42,16 @@ pub struct AdapterContext {
     pub core: Adapter,
     /// The settings regular OIDs change.
     pub settings: SpinLock<Settings>,
+    /// The operational QoS set in force, for the data path (read without blocking).
+    pub operational: Published<QosParameters>,
     qos_hardware: NDIS_QOS_CAPABILITIES,
     qos_current: NDIS_QOS_CAPABILITIES,
     ndk_capabilities: NDIS_NDK_CAPABILITIES,
     ndk_info: NDK_ADAPTER_INFO,
     pm_capabilities: NDIS_PM_CAPABILITIES,
+    /// NDK memory and work item (issue 5). Declared after `core`, whose NDK state refers to the
+    /// memory: fields drop in declaration order, so `core` is gone before it is freed.
+    pub ndk: crate::ndk::NdkShell,
 }
 
 /// The adapter context behind a `MiniportAdapterContext`.
@@ -265,23 +271,34 @@ pub unsafe extern "system" fn miniport_initialize(
         Ok(decided) => decided,
         Err(status) => return status,
     };
-    let (qos_hardware, qos_current) = Capabilities::registered(config.qos).map_or(
-        (
-            NDIS_QOS_CAPABILITIES::zeroed(),
-            NDIS_QOS_CAPABILITIES::zeroed(),
-        ),
-        |(hw, cur)| (qos_capabilities(hw), qos_capabilities(cur)),
-    );
-    let profile = Profile::ROCE_V2_100G;
+    let (qos_hardware, qos_current) = Capabilities::registered(config.qos, config.qos_capabilities)
+        .map_or(
+            (
+                NDIS_QOS_CAPABILITIES::zeroed(),
+                NDIS_QOS_CAPABILITIES::zeroed(),
+            ),
+            |(hw, cur)| (qos_capabilities(hw), qos_capabilities(cur)),
+        );
+    let profile: Profile = config.ndk.profile;
+    let mut core = Adapter::new(config);
+    // SAFETY: the handle is the adapter's being initialized; `core` is moved into the context
+    // below, before `ndk`, so it is dropped first (issue 5).
+    let Some(ndk) =
+        (unsafe { crate::ndk::NdkShell::new(miniport_handle, &config.ndk, &mut core.ndk) })
+    else {
+        return NDIS_STATUS_RESOURCES;
+    };
     let value = AdapterContext {
         handle: miniport_handle,
-        core: Adapter::new(config),
-        settings: SpinLock::new(Settings::default()),
+        core,
+        settings: SpinLock::new(Settings::new(&config)),
+        operational: Published::new(QosParameters::default()),
         qos_hardware,
         qos_current,
         ndk_capabilities: ndk_capabilities(&profile),
         ndk_info: ndk_info(&profile),
         pm_capabilities: pm_capabilities(),
+        ndk,
     };
     // SAFETY: the miniport handle NDIS passed is valid until halt, which frees the box.
     let Some(boxed) = (unsafe { PoolBox::new(miniport_handle, TAG_ADAPTER, value) }) else {
@@ -310,6 +327,11 @@ pub unsafe extern "system" fn miniport_initialize(
             u32::try_from(index).unwrap_or(0),
             warning.message().as_str(),
         );
+    }
+    if context.core.config.qos.is_enabled() {
+        // Spec §2.2, §5.1: the first operational indication, from the factory settings.
+        let first = context.settings.lock().qos.initial();
+        crate::qos::deliver(context, first);
     }
     if context.core.state.initialized().is_err() {
         // SAFETY: as in the failure path above.
@@ -352,6 +374,8 @@ pub unsafe extern "system" fn miniport_halt(
     let context = unsafe { context(adapter_context) };
     // NDIS halts only a paused adapter; the memory is freed whatever the state was.
     let _was_paused = context.core.state.halt();
+    // No NDK PnP work item may be queued or running when the context goes (issue 5).
+    crate::ndk::wait_for_work_items(context);
     let handle = context.handle;
     // SAFETY: the lock was initialized at initialize and no path holds it: NDIS has stopped every
     // other call into this adapter before halting it.

@@ -69,6 +69,7 @@ pub unsafe extern "system" fn miniport_oid_request(
                     oid: q.Oid,
                     buffer,
                     input_len,
+                    output_len: input_len,
                 },
             );
             // Every member of the repr(C) DATA union starts at its offset 0.
@@ -94,6 +95,7 @@ pub unsafe extern "system" fn miniport_oid_request(
                     oid: set.Oid,
                     buffer,
                     input_len,
+                    output_len: input_len,
                 },
             );
             // Every member of the repr(C) DATA union starts at its offset 0.
@@ -115,6 +117,9 @@ pub unsafe extern "system" fn miniport_oid_request(
             let input_len = usize::try_from(m.InputBufferLength)
                 .unwrap_or(0)
                 .min(buffer.len());
+            let output_len = usize::try_from(m.OutputBufferLength)
+                .unwrap_or(0)
+                .min(buffer.len());
             let outcome = run(
                 context,
                 &mut Request {
@@ -122,6 +127,7 @@ pub unsafe extern "system" fn miniport_oid_request(
                     oid: m.Oid,
                     buffer,
                     input_len,
+                    output_len,
                 },
             );
             // Every member of the repr(C) DATA union starts at its offset 0.
@@ -141,8 +147,15 @@ pub unsafe extern "system" fn miniport_oid_request(
 }
 
 fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> Outcome {
-    let mut settings = context.settings.lock();
-    oid::dispatch(&context.core, &mut settings, request)
+    let (outcome, indications) = {
+        let mut settings = context.settings.lock();
+        let outcome = oid::dispatch(&context.core, &mut settings, request);
+        (outcome, settings.take_pending())
+    };
+    crate::qos::deliver(context, indications);
+    // An NDK state change is announced from a work item, never inside the OID call (issue 5).
+    crate::ndk::kick(context);
+    outcome
 }
 
 /// `MiniportCancelOidRequest`: every request completes before `MiniportOidRequest` returns, so
@@ -156,17 +169,59 @@ pub unsafe extern "system" fn miniport_cancel_oid_request(
 ) {
 }
 
-/// `MiniportDirectOidRequest` (<= DISPATCH_LEVEL, concurrent with everything). No OID of the
-/// general set is allowed on the direct path; they get `NDIS_STATUS_NOT_SUPPORTED` and the byte
-/// counts stay 0.
+/// `MiniportDirectOidRequest` (<= DISPATCH_LEVEL, concurrent with everything). Only the
+/// `OID_NDK_STATISTICS` query is answered here (issue 5, spec §3.7): the core sums the per-CPU
+/// counter blocks without a lock (not the settings lock either) and without allocating. Every
+/// other request gets `NDIS_STATUS_NOT_SUPPORTED` with byte counts 0. Nothing ever pends.
 ///
 /// # Safety
 /// Called by NDIS with our context and a valid request.
+#[allow(
+    non_upper_case_globals,
+    reason = "matching NDIS_REQUEST_TYPE enumerators by their C names"
+)]
 pub unsafe extern "system" fn miniport_direct_oid_request(
-    _adapter_context: NDIS_HANDLE,
-    _request: *mut NDIS_OID_REQUEST,
+    adapter_context: NDIS_HANDLE,
+    request: *mut NDIS_OID_REQUEST,
 ) -> NDIS_STATUS {
-    ndis_status(Status::NotSupported)
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    if request.is_null() {
+        return ndis_status(Status::InvalidParameter);
+    }
+    // SAFETY: NDIS passes a valid request for the duration of the call; it is copied once and
+    // only the byte counters are written back.
+    let copy = unsafe { request.read() };
+    if !matches!(
+        copy.RequestType,
+        NdisRequestQueryInformation | NdisRequestQueryStatistics
+    ) {
+        return ndis_status(Status::NotSupported);
+    }
+    // SAFETY: a query request's DATA holds QUERY_INFORMATION.
+    let q = unsafe { copy.DATA.QUERY_INFORMATION };
+    // SAFETY: NDIS's contract for the information buffer of a request in progress.
+    let buffer = unsafe { information_buffer(q.InformationBuffer, q.InformationBufferLength) };
+    let len = buffer.len();
+    let outcome = oid::dispatch_direct(
+        &context.core,
+        &mut Request {
+            kind: RequestKind::Query,
+            oid: q.Oid,
+            buffer,
+            input_len: len,
+            output_len: len,
+        },
+    );
+    // SAFETY: `request` is valid; only the address of its DATA member is taken.
+    let data = unsafe { &raw mut (*request).DATA };
+    // Every member of the repr(C) DATA union starts at its offset 0.
+    let counters = data.cast::<NDIS_OID_REQUEST_QUERY>();
+    // SAFETY: `request` is valid and `counters` points at its DATA member in use.
+    unsafe { (*counters).BytesWritten = outcome.bytes_written };
+    // SAFETY: as above.
+    unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
+    ndis_status(outcome.status)
 }
 
 /// `MiniportCancelDirectOidRequest`: nothing is ever pending.

@@ -50,6 +50,8 @@ pub mod ffi;
 pub mod log;
 pub mod memory;
 pub mod miniport;
+pub mod ndk;
+pub mod qos;
 pub mod status;
 pub mod sync;
 

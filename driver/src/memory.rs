@@ -109,3 +109,102 @@ impl<T> Drop for PoolBox<T> {
         };
     }
 }
+
+// ---- Arrays in pool memory (issue 5: the per-CPU NDK counter blocks and the NDK tables).
+
+/// The tag of the per-CPU NDK counter blocks.
+pub const TAG_NDK_COUNTERS: ULONG = pool_tag(b"DcbC");
+/// The tag of the NDK connection and endpoint tables.
+pub const TAG_NDK_TABLES: ULONG = pool_tag(b"DcbT");
+
+/// `len` values of `T` in one non-paged pool allocation, each built in place by `init` (never
+/// on the stack as a whole: a table may be far larger than a kernel stack), dropped and freed
+/// together with `NdisFreeMemoryWithTagPriority` under the same tag. Pool memory is 16-byte
+/// aligned; a type aligned to more (the 128-byte counter blocks) gets spare bytes to align in.
+pub struct PoolArray<T> {
+    base: NonNull<u8>,
+    ptr: NonNull<T>,
+    len: usize,
+    ndis_handle: NDIS_HANDLE,
+    tag: ULONG,
+}
+
+impl<T> PoolArray<T> {
+    /// Allocates `len` (at least 1) elements and initializes each with `init()`; `None` when the
+    /// pool is exhausted or the size does not fit a `UINT`.
+    ///
+    /// IRQL: <= DISPATCH_LEVEL.
+    ///
+    /// # Safety
+    /// As [`PoolBox::new`]: `ndis_handle` is valid for the array's whole life.
+    pub unsafe fn new(
+        ndis_handle: NDIS_HANDLE,
+        tag: ULONG,
+        len: usize,
+        init: impl Fn() -> T,
+    ) -> Option<Self> {
+        let len = len.max(1);
+        let align = align_of::<T>();
+        let spare = align.saturating_sub(POOL_ALIGNMENT);
+        let bytes = size_of::<T>().checked_mul(len)?.checked_add(spare)?;
+        let size = u32::try_from(bytes).ok()?;
+        // SAFETY: the handle is valid (function contract); NULL on failure.
+        let raw = unsafe {
+            NdisAllocateMemoryWithTagPriority(ndis_handle, size, tag, NormalPoolPriority)
+        };
+        let base = NonNull::new(raw.cast::<u8>())?;
+        let offset = base.as_ptr().align_offset(align);
+        if offset > spare {
+            // Pool memory less aligned than documented: give it back.
+            // SAFETY: allocated just above with this handle and tag, freed once.
+            unsafe { NdisFreeMemoryWithTagPriority(ndis_handle, raw, tag) };
+            return None;
+        }
+        // SAFETY: `offset` <= `spare`, so the array (len elements after it) fits the allocation.
+        let first = unsafe { base.as_ptr().add(offset) }.cast::<T>();
+        let ptr = NonNull::new(first)?;
+        for i in 0..len {
+            // SAFETY: element `i` < `len` lies inside the allocation, aligned for T.
+            let slot = unsafe { ptr.as_ptr().add(i) };
+            // SAFETY: `slot` is valid for writes of one T and not yet initialized.
+            unsafe { slot.write(init()) };
+        }
+        Some(Self {
+            base,
+            ptr,
+            len,
+            ndis_handle,
+            tag,
+        })
+    }
+
+    /// The elements.
+    #[must_use]
+    pub fn as_slice(&self) -> &[T] {
+        // SAFETY: `len` initialized elements start at `ptr` and live as long as `self`.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The elements with a lifetime the caller chooses.
+    ///
+    /// # Safety
+    /// The caller must stop using the slice before the array is dropped.
+    #[must_use]
+    pub unsafe fn as_unbounded_slice<'a>(&self) -> &'a [T] {
+        // SAFETY: as `as_slice`; the lifetime is the caller's contract.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T> Drop for PoolArray<T> {
+    fn drop(&mut self) {
+        let elements = core::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len);
+        // SAFETY: the array owns `len` initialized elements that nothing refers to any more.
+        unsafe { elements.drop_in_place() };
+        // SAFETY: `base` came from NdisAllocateMemoryWithTagPriority with this handle and tag
+        // and is freed exactly once, here.
+        unsafe {
+            NdisFreeMemoryWithTagPriority(self.ndis_handle, self.base.as_ptr().cast(), self.tag)
+        };
+    }
+}

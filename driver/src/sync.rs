@@ -1,8 +1,10 @@
-//! `SpinLock<T>`: data behind an NDIS spin lock. Acquiring raises the IRQL to DISPATCH_LEVEL;
+//! `SpinLock<T>`: data behind an NDIS spin lock; `Published<T>`: a value the data path reads
+//! without blocking while the control path replaces it. Acquiring raises the IRQL to DISPATCH_LEVEL;
 //! nothing that requires PASSIVE_LEVEL may run while the guard lives.
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use crate::ffi::imports::{
     NdisAcquireSpinLock, NdisAllocateSpinLock, NdisFreeSpinLock, NdisReleaseSpinLock,
@@ -81,5 +83,78 @@ impl<T> Drop for SpinLockGuard<'_, T> {
     fn drop(&mut self) {
         // SAFETY: this guard acquired the lock and releases it exactly once.
         unsafe { NdisReleaseSpinLock(self.owner.lock.get()) };
+    }
+}
+
+/// A value the control path replaces and the data path reads at any IRQL up to DISPATCH_LEVEL
+/// without ever blocking (DESIGN.md §4): two slots, the index of the current one, and a reader
+/// count per slot. A reader announces itself on the current slot and reads it in place; a writer
+/// fills the other slot once no reader is left on it, then makes it current. Readers never wait
+/// on writers; a writer waits only for readers that are reading the slot it wants to reuse.
+///
+/// Writers are serialized by a small spin flag; publishing is rare (a QoS change).
+pub struct Published<T: Copy> {
+    slots: [UnsafeCell<T>; 2],
+    readers: [AtomicU32; 2],
+    current: AtomicUsize,
+    writing: AtomicBool,
+}
+
+// SAFETY: every access to a slot follows the protocol above (a slot is written only while no
+// reader is on it and it is not current; readers only read), so sharing across threads is sound
+// for any `T: Copy + Send`.
+unsafe impl<T: Copy + Send> Sync for Published<T> {}
+
+impl<T: Copy> Published<T> {
+    /// A published `value`.
+    pub const fn new(value: T) -> Self {
+        Self {
+            slots: [UnsafeCell::new(value), UnsafeCell::new(value)],
+            readers: [AtomicU32::new(0), AtomicU32::new(0)],
+            current: AtomicUsize::new(0),
+            writing: AtomicBool::new(false),
+        }
+    }
+
+    /// Calls `f` with the current value. Lock-free: it retries only if a publish flipped the
+    /// current slot between its two looks at the index.
+    pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        loop {
+            let index = self.current.load(Ordering::SeqCst) & 1;
+            let (Some(count), Some(slot)) = (self.readers.get(index), self.slots.get(index)) else {
+                continue;
+            };
+            count.fetch_add(1, Ordering::SeqCst);
+            if self.current.load(Ordering::SeqCst) & 1 == index {
+                // SAFETY: this reader is counted on `index`, which is current; a writer writes a
+                // slot only when it is not current and its count is 0, so nobody writes it now.
+                let result = f(unsafe { &*slot.get() });
+                count.fetch_sub(1, Ordering::SeqCst);
+                return result;
+            }
+            count.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Replaces the value (<= DISPATCH_LEVEL).
+    pub fn publish(&self, value: T) {
+        while self
+            .writing
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            core::hint::spin_loop();
+        }
+        let next = (self.current.load(Ordering::SeqCst) & 1) ^ 1;
+        if let (Some(count), Some(slot)) = (self.readers.get(next), self.slots.get(next)) {
+            while count.load(Ordering::SeqCst) != 0 {
+                core::hint::spin_loop();
+            }
+            // SAFETY: `next` is not current and no reader is on it (a reader that arrives now
+            // sees it is not current and leaves without reading), and writers are serialized.
+            unsafe { *slot.get() = value };
+            self.current.store(next, Ordering::SeqCst);
+        }
+        self.writing.store(false, Ordering::Release);
     }
 }

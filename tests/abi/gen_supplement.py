@@ -16,6 +16,7 @@ STRUCTS = [
     ("GUID", "guiddef.h (mingw-w64)", ["Data1", "Data2", "Data3", "Data4"]),
     ("UNICODE_STRING", "winternl.h (mingw-w64) = ntdef.h", ["Length", "MaximumLength", "Buffer"]),
     ("SLIST_HEADER", "winnt.h x64 (mingw-w64)", ["Alignment", "Region"]),
+    ("PROCESSOR_NUMBER", "winnt.h (mingw-w64)", ["Group", "Number", "Reserved"]),
     ("SOCKADDR_IN", "ws2def.h (mingw-w64)", ["sin_family", "sin_port", "sin_addr", "sin_zero"]),
     ("SOCKADDR_IN6", "ws2ipdef.h (mingw-w64)", ["sin6_family", "sin6_port", "sin6_flowinfo", "sin6_addr", "sin6_scope_id"]),
     ("SOCKADDR_INET", "ws2ipdef.h (mingw-w64)", ["Ipv4", "Ipv6", "si_family"]),
@@ -51,6 +52,7 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     ("NdisMediaStateConnected", "ntddndis.h (mingw-w64)"), ("NdisMediaStateDisconnected", "ntddndis.h (mingw-w64)"),
     ("IF_TYPE_ETHERNET_CSMACD", "ipifcons.h (mingw-w64)"),
     ("AF_INET", "ws2def.h (mingw-w64)"), ("AF_INET6", "ws2def.h (mingw-w64)"),
+    ("ALL_PROCESSOR_GROUPS", "winnt.h (mingw-w64)"),
 ]
 
 

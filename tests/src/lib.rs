@@ -7,6 +7,7 @@ pub mod abi_table;
 pub mod inf;
 pub mod kit;
 pub mod sim;
+pub mod views;
 
 #[cfg(test)]
 mod conformance;

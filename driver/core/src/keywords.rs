@@ -141,6 +141,152 @@ pub const SIM_LINK_SPEED: Keyword = Keyword {
     when_absent: WhenAbsent::Default,
 };
 
+// QoS (DCB) model of the simulated adapter (issue 4).
+
+/// `SimQosTrafficClasses`: `MaxNumTrafficClasses` of the hardware QoS capabilities.
+pub const SIM_QOS_TRAFFIC_CLASSES: Keyword = Keyword {
+    name: "SimQosTrafficClasses",
+    description: "Simulated QoS Traffic Classes",
+    kind: KeywordType::Int {
+        min: 3,
+        max: 8,
+        step: 1,
+    },
+    default: Some(8),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `SimQosEtsTrafficClasses`: `MaxNumEtsCapableTrafficClasses` (at most the traffic classes).
+pub const SIM_QOS_ETS_TRAFFIC_CLASSES: Keyword = Keyword {
+    name: "SimQosEtsTrafficClasses",
+    description: "Simulated ETS-capable Traffic Classes",
+    kind: KeywordType::Int {
+        min: 2,
+        max: 8,
+        step: 1,
+    },
+    default: Some(8),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `SimQosPfcTrafficClasses`: `MaxNumPfcEnabledTrafficClasses` (at most the traffic classes).
+pub const SIM_QOS_PFC_TRAFFIC_CLASSES: Keyword = Keyword {
+    name: "SimQosPfcTrafficClasses",
+    description: "Simulated PFC-enabled Traffic Classes",
+    kind: KeywordType::Int {
+        min: 1,
+        max: 8,
+        step: 1,
+    },
+    default: Some(8),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `SimCeeDcbx`: also advertise pre-standard CEE DCBX.
+pub const SIM_CEE_DCBX: Keyword = Keyword {
+    name: "SimCeeDcbx",
+    description: "Simulated CEE DCBX Support",
+    kind: KeywordType::Enum(OFF_ON),
+    default: Some(0),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `SimMacSecBypass`: advertise MACsec bypass.
+pub const SIM_MACSEC_BYPASS: Keyword = Keyword {
+    name: "SimMacSecBypass",
+    description: "Simulated MACsec Bypass Support",
+    kind: KeywordType::Enum(OFF_ON),
+    default: Some(0),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+/// `SimDcbxWilling`: the local DCBX Willing state at initialize (the IHV default, spec §4.2).
+pub const SIM_DCBX_WILLING: Keyword = Keyword {
+    name: "SimDcbxWilling",
+    description: "Simulated DCBX Willing at Start",
+    kind: KeywordType::Enum(OFF_ON),
+    default: Some(0),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
+// ---- NDK profile keywords (issue 5): the simulated adapter's NDK capabilities and table sizes.
+// Defaults are the 100 GbE RoCEv2 profile of `crate::ndk::Profile::ROCE_V2_100G`.
+
+const fn ndk_int(
+    name: &'static str,
+    description: &'static str,
+    min: u32,
+    max: u32,
+    default: u32,
+) -> Keyword {
+    Keyword {
+        name,
+        description,
+        kind: KeywordType::Int { min, max, step: 1 },
+        default: Some(default),
+        optional: false,
+        when_absent: WhenAbsent::Default,
+    }
+}
+
+/// `SimNdkMaxQueuePairs`: `NDIS_NDK_CAPABILITIES.MaxQpCount`.
+pub const SIM_NDK_MAX_QUEUE_PAIRS: Keyword = ndk_int(
+    "SimNdkMaxQueuePairs",
+    "Simulated NDK Queue Pairs",
+    1,
+    16_777_216,
+    131_072,
+);
+/// `SimNdkMaxCompletionQueues`: `MaxCqCount`.
+pub const SIM_NDK_MAX_COMPLETION_QUEUES: Keyword = ndk_int(
+    "SimNdkMaxCompletionQueues",
+    "Simulated NDK Completion Queues",
+    1,
+    16_777_216,
+    65_536,
+);
+/// `SimNdkMaxMemoryRegions`: `MaxMrCount`.
+pub const SIM_NDK_MAX_MEMORY_REGIONS: Keyword = ndk_int(
+    "SimNdkMaxMemoryRegions",
+    "Simulated NDK Memory Regions",
+    1,
+    16_777_216,
+    524_288,
+);
+/// `SimNdkFRMRPageCount`: `NDK_ADAPTER_INFO.FRMRPageCount` (at least 16, spec §1.6).
+pub const SIM_NDK_FRMR_PAGE_COUNT: Keyword = ndk_int(
+    "SimNdkFRMRPageCount",
+    "Simulated NDK FRMR Page Count",
+    16,
+    65_536,
+    256,
+);
+/// `SimNdkMaxSge`: SGEs per initiator, receive and read request.
+pub const SIM_NDK_MAX_SGE: Keyword =
+    ndk_int("SimNdkMaxSge", "Simulated NDK SGEs per Request", 1, 256, 16);
+/// `SimNdkMaxConnections`: entries of the connection table (`OID_NDK_CONNECTIONS`).
+pub const SIM_NDK_MAX_CONNECTIONS: Keyword = ndk_int(
+    "SimNdkMaxConnections",
+    "Simulated NDK Connections",
+    16,
+    4096,
+    1024,
+);
+/// `SimNdkMaxEndpoints`: entries of the local endpoint table (`OID_NDK_LOCAL_ENDPOINTS`).
+pub const SIM_NDK_MAX_ENDPOINTS: Keyword = ndk_int(
+    "SimNdkMaxEndpoints",
+    "Simulated NDK Local Endpoints",
+    16,
+    4096,
+    1024,
+);
+
 /// Every keyword the driver reads, in the order it reads them.
 pub const KEYWORDS: &[Keyword] = &[
     QOS,
@@ -149,6 +295,20 @@ pub const KEYWORDS: &[Keyword] = &[
     NETWORK_DIRECT_TECHNOLOGY,
     NETWORK_ADDRESS,
     SIM_LINK_SPEED,
+    SIM_QOS_TRAFFIC_CLASSES,
+    SIM_QOS_ETS_TRAFFIC_CLASSES,
+    SIM_QOS_PFC_TRAFFIC_CLASSES,
+    SIM_CEE_DCBX,
+    SIM_MACSEC_BYPASS,
+    SIM_DCBX_WILLING,
+    // NDK profile (issue 5)
+    SIM_NDK_MAX_QUEUE_PAIRS,
+    SIM_NDK_MAX_COMPLETION_QUEUES,
+    SIM_NDK_MAX_MEMORY_REGIONS,
+    SIM_NDK_FRMR_PAGE_COUNT,
+    SIM_NDK_MAX_SGE,
+    SIM_NDK_MAX_CONNECTIONS,
+    SIM_NDK_MAX_ENDPOINTS,
 ];
 
 #[cfg(test)]

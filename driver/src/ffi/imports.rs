@@ -12,7 +12,7 @@ use super::config::{NDIS_CONFIGURATION_OBJECT, NDIS_CONFIGURATION_PARAMETER};
 use super::miniport::{NDIS_MINIPORT_ADAPTER_ATTRIBUTES, NDIS_MINIPORT_DRIVER_CHARACTERISTICS};
 use super::nbl::{NET_BUFFER, NET_BUFFER_LIST};
 use super::netpnp::NET_PNP_EVENT_NOTIFICATION;
-use super::ntdef::UNICODE_STRING;
+use super::ntdef::{PROCESSOR_NUMBER, UNICODE_STRING};
 use super::objectheader::NDIS_OBJECT_HEADER;
 use super::oidrequest::NDIS_OID_REQUEST;
 use super::status::NDIS_STATUS_INDICATION;
@@ -140,4 +140,9 @@ ndis_imports! {
     pub fn NdisMSleep(MicrosecondsToSleep: ULONG);
     /// The number of processors a group can hold (any IRQL).
     pub fn NdisGroupMaxProcessorCount(Group: USHORT) -> ULONG;
+    /// The group and group-relative number of the processor the caller runs on (>= DISPATCH_LEVEL:
+    /// below it the thread may move to another processor at any moment).
+    pub fn NdisCurrentGroupAndProcessor() -> PROCESSOR_NUMBER;
+    /// The system-wide index (0..count) of a processor (any IRQL).
+    pub fn NdisProcessorNumberToIndex(ProcNum: PROCESSOR_NUMBER) -> ULONG;
 }

@@ -35,6 +35,17 @@ ndis_structs! {
         /// High 64 bits.
         pub Region: ULONG64,
     }
+
+    /// `PROCESSOR_NUMBER` (winnt.h): a processor as its group and its number in the group (the
+    /// per-CPU NDK counters, issue 5).
+    pub struct PROCESSOR_NUMBER {
+        /// The processor group.
+        pub Group: USHORT,
+        /// The processor's number in its group (0..63).
+        pub Number: UCHAR,
+        /// Reserved: 0.
+        pub Reserved: UCHAR,
+    }
 }
 
 use super::abi::ndis_consts;
@@ -47,4 +58,6 @@ ndis_consts! {
     pub const NormalPoolPriority: EX_POOL_PRIORITY = 16;
     /// `HighPoolPriority`
     pub const HighPoolPriority: EX_POOL_PRIORITY = 32;
+    /// `ALL_PROCESSOR_GROUPS` (winnt.h): `NdisGroupMaxProcessorCount` over every group.
+    pub const ALL_PROCESSOR_GROUPS: USHORT = 0xFFFF;
 }

@@ -9,6 +9,7 @@ mod abi_mingw;
 mod abi_table;
 mod inf;
 mod powershell;
+mod published;
 mod smoke;
 mod symbols;
 mod verifier;

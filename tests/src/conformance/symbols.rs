@@ -187,7 +187,7 @@ fn every_core_status_maps_to_the_ffi_status_of_its_name() {
 #[test]
 fn the_qos_capability_bits_of_the_core_are_the_ffi_ones() {
     let ffi = ffi_constants();
-    let core = source_constants(include_str!("../../../driver/core/src/qos/mod.rs"));
+    let core = source_constants(include_str!("../../../driver/core/src/qos/caps.rs"));
     let names = [
         (
             "CAP_STRICT_TSA",

@@ -5,7 +5,9 @@
 //! test` runs every group too (tests at the bottom of each group's file).
 
 pub mod lifecycle;
+pub mod ndk;
 pub mod oids;
+pub mod qos;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -63,7 +65,10 @@ pub struct Group {
 /// Every group, in the order the kit runs them.
 #[must_use]
 pub fn groups() -> Vec<Group> {
-    vec![lifecycle::group()]
+    let mut groups = vec![lifecycle::group()];
+    groups.extend(qos::groups());
+    groups.push(ndk::group());
+    groups
 }
 
 /// The report of one case.

@@ -152,6 +152,9 @@ const TABLE: &[(u32, &str, Use)] = &[
     ),
 ];
 
+/// The miniport's other OIDs (QoS method; the NDK OIDs are checked by the Ndk group).
+const NON_GENERAL: &[u32] = &[OID_QOS_PARAMETERS];
+
 pub(super) fn cases() -> Vec<Case> {
     let mut cases = vec![Case::new(
         "OIDs: the supported list is exactly the kit's general OID table, answered by NDIS",
@@ -440,7 +443,14 @@ fn supported_list() -> CaseResult {
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    let mut table: Vec<u32> = TABLE.iter().map(|(oid, _, _)| *oid).collect();
+    // The NDK OIDs are listed too; the Ndk group checks them (kit/ndk.rs).
+    listed.retain(|oid| !super::ndk::NDK_OIDS.contains(oid));
+    // The general OIDs of the kit's table, and the QoS method the Qos groups check.
+    let mut table: Vec<u32> = TABLE
+        .iter()
+        .map(|(oid, _, _)| *oid)
+        .chain(NON_GENERAL.iter().copied())
+        .collect();
     listed.sort_unstable();
     table.sort_unstable();
     expect_eq("supported OIDs", listed, table)?;

@@ -546,6 +546,27 @@ impl Adapter {
         for (tag, (count, bytes)) in by_tag {
             self.shared.violations.report(Rule::PoolLeak, format!("after {after}: {count} allocation(s), {bytes} bytes, with pool tag '{}' still allocated", tag_name(tag)));
         }
+        // I/O work items (issue 5): none may stay allocated, and none may still be queued.
+        let items: Vec<super::exports::WorkItem> = lock(&Sim::get().work_items)
+            .values()
+            .filter(|w| w.owner == handle)
+            .copied()
+            .collect();
+        if items.iter().any(|w| w.queued) {
+            self.shared.violations.report(
+                Rule::WrongContext,
+                format!("after {after}: an I/O work item is still queued"),
+            );
+        }
+        if !items.is_empty() {
+            self.shared.violations.report(
+                Rule::PoolLeak,
+                format!(
+                    "after {after}: {} I/O work item(s) still allocated",
+                    items.len()
+                ),
+            );
+        }
     }
 
     /// `MiniportResetEx` at DISPATCH_LEVEL; a pended reset is waited for.
@@ -959,6 +980,22 @@ impl Adapter {
             );
             batch.release();
         }
+    }
+
+    /// Hands the adapter remote QoS parameters as the DCBX engine would (at DISPATCH_LEVEL, the
+    /// engine's receive path): the adapter-level input of spec §5.2.
+    pub fn remote_qos(&self, event: dcbndk_core::qos::state::RemoteEvent) {
+        let context = self.shared.context();
+        call_handler(
+            Some(&self.shared),
+            DISPATCH_LEVEL,
+            "the adapter's remote QoS input",
+            |_| {},
+            || {
+                // SAFETY: the context of this initialized, not yet halted adapter of the dcbndk driver.
+                unsafe { dcbndk::qos::remote_input(as_handle(context), event) }
+            },
+        );
     }
 
     /// `MiniportCancelSend` with an id no NBL carries, and `MiniportCancelOidRequest` /

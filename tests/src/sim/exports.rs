@@ -29,8 +29,9 @@ use dcbndk::ffi::ntddndis::{
     NDIS_PM_CAPABILITIES, NDIS_QOS_CAPABILITIES_REVISION_1, NDIS_SIZEOF_LINK_STATE_REVISION_1,
     NDIS_SIZEOF_NDK_CAPABILITIES_REVISION_1, NDIS_SIZEOF_QOS_CAPABILITIES_REVISION_1,
     NdisMedium802_3, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_HARDWARE_CAPABILITIES,
+    OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
 };
-use dcbndk::ffi::ntdef::UNICODE_STRING;
+use dcbndk::ffi::ntdef::{PROCESSOR_NUMBER, UNICODE_STRING};
 use dcbndk::ffi::objectheader::*;
 use dcbndk::ffi::oidrequest::{NDIS_OID_REQUEST, NdisRequestQueryInformation};
 use dcbndk::ffi::status::*;
@@ -72,7 +73,10 @@ unsafe impl Send for ConfigState {}
 /// An allocated I/O work item.
 #[derive(Debug, Clone, Copy)]
 pub struct WorkItem {
-    owner: usize,
+    pub(crate) owner: usize,
+    /// Queued and its routine not started yet (a work item may not be queued twice, and an
+    /// adapter may not be halted with one queued).
+    pub(crate) queued: bool,
 }
 
 fn sim() -> &'static Sim {
@@ -763,6 +767,42 @@ pub(crate) fn ndis_answers(
             }
             caps
         }
+        OID_QOS_OPERATIONAL_PARAMETERS | OID_QOS_REMOTE_PARAMETERS => {
+            if attrs.qos_hardware.is_none() {
+                return Some(answer(
+                    NDIS_STATUS_NOT_SUPPORTED,
+                    std::mem::take(buffer),
+                    0,
+                    0,
+                ));
+            }
+            let code = if oid == OID_QOS_OPERATIONAL_PARAMETERS {
+                NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE
+            } else {
+                NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE
+            } as u32;
+            // Spec §3.3/3.4: the last indication of that kind; members other than the header
+            // zero when there was none.
+            let last = lock(&adapter.indications)
+                .iter()
+                .rev()
+                .find(|i| i.code == code)
+                .map(|i| i.payload.clone());
+            let cached = last.unwrap_or_else(|| {
+                let mut zero = vec![0u8; 52];
+                zero[..4].copy_from_slice(&[NDIS_OBJECT_TYPE_QOS_PARAMETERS, 1, 52, 0]);
+                zero
+            });
+            if buffer.len() < cached.len() {
+                return Some(answer(
+                    NDIS_STATUS_INVALID_LENGTH,
+                    std::mem::take(buffer),
+                    0,
+                    cached.len(),
+                ));
+            }
+            cached
+        }
         _ => return None,
     };
     if buffer.len() < cached.len() {
@@ -957,11 +997,114 @@ pub unsafe extern "system" fn NdisMIndicateStatusEx(
             return;
         }
     }
+    let qos = code == NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE as u32
+        || code == NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE as u32;
+    if let (true, Err(e)) = (qos, check_qos_indication(&adapter, code, &payload)) {
+        adapter.violations.report(Rule::BadStructure, e);
+        return;
+    }
     lock(&adapter.indications).push(Indication {
         code,
         payload,
         irql: verifier::irql(),
     });
+}
+
+/// The rules of spec §5 for a QoS indication: QoS enabled; Header {0xB6, >= 1, >= 52}; the array
+/// inside StatusBufferSize, after the fixed part, 16-byte elements with their own headers, and
+/// StatusBufferSize the total; no element marked ENFORCED_BY_MINIPORT; not a repeat of the
+/// previous indication of the same kind (the CHANGED bits aside).
+fn check_qos_indication(adapter: &AdapterShared, code: u32, p: &[u8]) -> Result<(), String> {
+    let kind = if code == NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE as u32 {
+        "operational"
+    } else {
+        "remote"
+    };
+    let enabled = lock(&adapter.attributes)
+        .qos_current
+        .as_ref()
+        .is_some_and(|c| c[4..].iter().any(|b| *b != 0));
+    if !enabled {
+        return Err(format!(
+            "a QoS {kind} indication while NDIS QoS is disabled (*QOS is not 1)"
+        ));
+    }
+    let u32_at = |i: usize| {
+        p.get(i..i + 4)
+            .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let h = p.get(..4).map(|b| NDIS_OBJECT_HEADER {
+        Type: b[0],
+        Revision: b[1],
+        Size: u16::from_le_bytes([b[2], b[3]]),
+    });
+    check_header(
+        h,
+        &format!("QoS {kind} parameters"),
+        NDIS_OBJECT_TYPE_QOS_PARAMETERS,
+        1,
+        52,
+    )?;
+    if p.len() < 52 {
+        return Err(format!(
+            "QoS {kind} indication: StatusBufferSize {} is below 52",
+            p.len()
+        ));
+    }
+    let (count, size, offset) = (
+        u32_at(40) as usize,
+        u32_at(44) as usize,
+        u32_at(48) as usize,
+    );
+    let total = if count > 0 {
+        offset.saturating_add(count.saturating_mul(16))
+    } else {
+        52
+    };
+    if count > 0 && (size != 16 || offset < 52 || total > p.len()) {
+        return Err(format!(
+            "QoS {kind} indication: {count} elements of {size} bytes at offset {offset} do not fit StatusBufferSize {}",
+            p.len()
+        ));
+    }
+    if total != p.len() {
+        return Err(format!(
+            "QoS {kind} indication: StatusBufferSize {} is not the total size {total}",
+            p.len()
+        ));
+    }
+    for i in 0..count {
+        let e = &p[offset + 16 * i..offset + 16 * (i + 1)];
+        if e[..4] != [0xB7, 1, 16, 0] {
+            return Err(format!(
+                "QoS {kind} indication: element {i} header {:?}",
+                &e[..4]
+            ));
+        }
+        if u32::from_le_bytes([e[4], e[5], e[6], e[7]]) & 0x0100_0000 != 0 {
+            return Err(format!(
+                "QoS {kind} indication: element {i} has ENFORCED_BY_MINIPORT set (never in an indication)"
+            ));
+        }
+    }
+    let without_changed = |b: &[u8]| {
+        let mut b = b.to_vec();
+        let f = u32::from_le_bytes([b[4], b[5], b[6], b[7]]) & !0x0001_0101;
+        b[4..8].copy_from_slice(&f.to_le_bytes());
+        b
+    };
+    let previous = lock(&adapter.indications)
+        .iter()
+        .rev()
+        .find(|i| i.code == code)
+        .map(|i| i.payload.clone());
+    if previous.is_some_and(|prev| prev.len() >= 8 && without_changed(&prev) == without_changed(p))
+    {
+        return Err(format!(
+            "a duplicate QoS {kind} indication (the same parameters as the previous one)"
+        ));
+    }
+    Ok(())
 }
 
 /// `NdisMNetPnPEvent` (PASSIVE_LEVEL, never from inside `MiniportOidRequest`: NDIS would wait for
@@ -1568,6 +1711,7 @@ pub unsafe extern "system" fn NdisAllocateIoWorkItem(handle: NDIS_HANDLE) -> NDI
         item,
         WorkItem {
             owner: handle as usize,
+            queued: false,
         },
     );
     as_handle(item)
@@ -1593,6 +1737,14 @@ pub unsafe extern "system" fn NdisQueueIoWorkItem(
         );
         return;
     };
+    if w.queued {
+        sim().report(
+            None,
+            Rule::WrongContext,
+            "NdisQueueIoWorkItem: the work item is already queued",
+        );
+        return;
+    }
     let Some(routine) = routine else {
         sim().report(
             None,
@@ -1602,7 +1754,15 @@ pub unsafe extern "system" fn NdisQueueIoWorkItem(
         return;
     };
     let (item, context) = (item as usize, context as usize);
+    if let Some(entry) = lock(&sim().work_items).get_mut(&item) {
+        entry.queued = true;
+    }
     std::thread::spawn(move || {
+        // Dequeued: from here the driver may queue it again (or free it once the routine's last
+        // access to it is done).
+        if let Some(entry) = lock(&sim().work_items).get_mut(&item) {
+            entry.queued = false;
+        }
         let adapter = sim().adapter(w.owner);
         call_handler(
             adapter.as_deref(),
@@ -1646,16 +1806,79 @@ pub unsafe extern "system" fn NdisMSleep(microseconds: ULONG) {
     }
 }
 
-/// `NdisGroupMaxProcessorCount`: the host's processors, all in group 0.
+/// `NdisGroupMaxProcessorCount`: the host's configured processors (every CPU number
+/// `sched_getcpu` can return, not only those this process may run on), in groups of 64 as
+/// Windows forms them; `ALL_PROCESSOR_GROUPS` (0xFFFF) counts every group.
 ///
 /// # Safety
 /// None; any IRQL.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisGroupMaxProcessorCount(group: USHORT) -> ULONG {
-    if group != 0 {
-        return 0;
+    let total = host_processors();
+    if group == dcbndk::ffi::ntdef::ALL_PROCESSOR_GROUPS {
+        return total;
     }
-    std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+    let first = u32::from(group) * PROCESSORS_PER_GROUP;
+    total.saturating_sub(first).min(PROCESSORS_PER_GROUP)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processors (issue 5: per-CPU NDK counters)
+
+/// Processors per group, as Windows forms groups (the `Number` of a PROCESSOR_NUMBER is < 64).
+const PROCESSORS_PER_GROUP: u32 = 64;
+
+/// The host's configured processors (at least 1), read once (sysconf reads sysfs: microseconds).
+fn host_processors() -> u32 {
+    static COUNT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *COUNT.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        u32::try_from(n).unwrap_or(1).max(1)
+    })
+}
+
+/// `NdisCurrentGroupAndProcessor` (>= DISPATCH_LEVEL): the CPU this thread runs on right now
+/// (`sched_getcpu`). Unlike on Windows at DISPATCH_LEVEL, the thread may migrate right after
+/// (the simulator's "DISPATCH_LEVEL" does not pin it), so the driver's per-CPU counting must stay
+/// exact when two threads update the block of one CPU.
+///
+/// # Safety
+/// None.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisCurrentGroupAndProcessor() -> PROCESSOR_NUMBER {
+    let irql = verifier::irql();
+    if irql < DISPATCH_LEVEL {
+        sim().report(
+            None,
+            Rule::WrongContext,
+            format!(
+                "NdisCurrentGroupAndProcessor requires IRQL >= DISPATCH_LEVEL (the thread may move to another processor), called at {}",
+                verifier::irql_name(irql)
+            ),
+        );
+    }
+    // SAFETY: sched_getcpu has no preconditions; -1 on failure.
+    let cpu = u32::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0);
+    PROCESSOR_NUMBER {
+        Group: u16::try_from(cpu / PROCESSORS_PER_GROUP).unwrap_or(0),
+        Number: u8::try_from(cpu % PROCESSORS_PER_GROUP).unwrap_or(0),
+        Reserved: 0,
+    }
+}
+
+/// `NdisProcessorNumberToIndex` (any IRQL): group × 64 + number; `INVALID_PROCESSOR_INDEX`
+/// (0xFFFFFFFF) for a processor the host does not have.
+///
+/// # Safety
+/// None.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisProcessorNumberToIndex(number: PROCESSOR_NUMBER) -> ULONG {
+    let index = u32::from(number.Group) * PROCESSORS_PER_GROUP + u32::from(number.Number);
+    if u32::from(number.Number) >= PROCESSORS_PER_GROUP || index >= host_processors() {
+        return u32::MAX;
+    }
+    index
 }
 
 /// `NdisGetDataBuffer` (<= DISPATCH_LEVEL).

@@ -25,6 +25,7 @@
 pub mod adapter;
 pub mod exports;
 pub mod nbl;
+pub mod ndk;
 pub mod registry;
 pub mod verifier;
 

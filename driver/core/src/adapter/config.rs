@@ -81,8 +81,9 @@ pub struct Warnings {
 }
 
 impl Warnings {
-    /// One slot per keyword the driver reads.
-    pub const CAPACITY: usize = 16;
+    /// One slot per keyword the driver reads, plus the NetworkAddress and capping warnings (a
+    /// test checks the room).
+    pub const CAPACITY: usize = 32;
 
     fn push(&mut self, warning: ConfigWarning) {
         if let Some(slot) = self.items.iter_mut().find(|s| s.is_none()) {
@@ -172,6 +173,12 @@ pub struct AdapterConfig {
     pub current_mac: [u8; 6],
     /// Where `current_mac` came from.
     pub mac_source: MacSource,
+    /// The hardware QoS capabilities of the model (`SimQos*`, `SimCeeDcbx`, `SimMacSecBypass`).
+    pub qos_capabilities: crate::qos::Capabilities,
+    /// Local DCBX Willing at initialize (`SimDcbxWilling`).
+    pub dcbx_willing: bool,
+    /// The NDK profile and table sizes (`SimNdk*`, issue 5).
+    pub ndk: crate::ndk::NdkConfig,
 }
 
 impl AdapterConfig {
@@ -192,22 +199,31 @@ impl AdapterConfig {
         net_luid: u64,
     ) -> (Self, Warnings) {
         let mut warnings = Warnings::default();
-        let mut value = |k: &Keyword| decide_value(k, read(k), &mut warnings);
+        let mut value = |k: &Keyword, w: &mut Warnings| decide_value(k, read(k), w);
 
-        let qos = match value(&keywords::QOS) {
+        let qos = match value(&keywords::QOS, &mut warnings) {
             Decided::Absent => QosKeyword::Absent,
             Decided::Value(1) => QosKeyword::Enabled,
             Decided::Value(0) => QosKeyword::Disabled,
             Decided::Value(_) | Decided::Invalid => QosKeyword::Invalid,
         };
-        let priority_vlan_tag =
-            value(&keywords::PRIORITY_VLAN_TAG).or_default(&keywords::PRIORITY_VLAN_TAG);
-        let network_direct =
-            value(&keywords::NETWORK_DIRECT).or_default(&keywords::NETWORK_DIRECT) == 1;
-        let ndk_technology = value(&keywords::NETWORK_DIRECT_TECHNOLOGY)
+        let priority_vlan_tag = value(&keywords::PRIORITY_VLAN_TAG, &mut warnings)
+            .or_default(&keywords::PRIORITY_VLAN_TAG);
+        let network_direct = value(&keywords::NETWORK_DIRECT, &mut warnings)
+            .or_default(&keywords::NETWORK_DIRECT)
+            == 1;
+        let ndk_technology = value(&keywords::NETWORK_DIRECT_TECHNOLOGY, &mut warnings)
             .or_default(&keywords::NETWORK_DIRECT_TECHNOLOGY);
-        let gbps = value(&keywords::SIM_LINK_SPEED).or_default(&keywords::SIM_LINK_SPEED);
+        let gbps =
+            value(&keywords::SIM_LINK_SPEED, &mut warnings).or_default(&keywords::SIM_LINK_SPEED);
         let link_speed_bps = u64::from(gbps).saturating_mul(1_000_000_000);
+
+        let qos_capabilities = decide_qos_capabilities(&mut value, &mut warnings);
+        let dcbx_willing = value(&keywords::SIM_DCBX_WILLING, &mut warnings)
+            .or_default(&keywords::SIM_DCBX_WILLING)
+            == 1;
+
+        let ndk = decide_ndk(&mut value, &mut warnings);
 
         let permanent_mac = Self::default_mac(net_luid);
         let (current_mac, mac_source) = match network_address {
@@ -234,6 +250,9 @@ impl AdapterConfig {
             permanent_mac,
             current_mac,
             mac_source,
+            qos_capabilities,
+            dcbx_willing,
+            ndk,
         };
         (config, warnings)
     }
@@ -247,6 +266,67 @@ impl AdapterConfig {
             priority: priority_keyword || self.qos.is_enabled(),
             vlan: vlan_keyword,
         }
+    }
+}
+
+/// The hardware QoS capabilities from the `SimQos*` keywords: the ETS-capable and PFC-enabled
+/// counts are capped at the traffic classes (with a warning), STRICT and IEEE DCBX are always
+/// advertised (spec §1.2), CEE DCBX and MACsec bypass when their keywords say so.
+fn decide_qos_capabilities(
+    value: &mut impl FnMut(&Keyword, &mut Warnings) -> Decided,
+    warnings: &mut Warnings,
+) -> crate::qos::Capabilities {
+    use crate::qos::{CAP_CEE_DCBX, CAP_IEEE_DCBX, CAP_MACSEC_BYPASS, CAP_STRICT_TSA};
+    let max = value(&keywords::SIM_QOS_TRAFFIC_CLASSES, warnings)
+        .or_default(&keywords::SIM_QOS_TRAFFIC_CLASSES);
+    let mut capped = |k: &Keyword, warnings: &mut Warnings| {
+        let v = value(k, warnings).or_default(k);
+        if v > max {
+            warnings.push(ConfigWarning {
+                keyword: k.name,
+                problem: Problem::OutOfRange(v),
+                used: max,
+            });
+            max
+        } else {
+            v
+        }
+    };
+    let ets = capped(&keywords::SIM_QOS_ETS_TRAFFIC_CLASSES, warnings);
+    let pfc = capped(&keywords::SIM_QOS_PFC_TRAFFIC_CLASSES, warnings);
+    let mut flags = CAP_STRICT_TSA | CAP_IEEE_DCBX;
+    if value(&keywords::SIM_CEE_DCBX, warnings).or_default(&keywords::SIM_CEE_DCBX) == 1 {
+        flags |= CAP_CEE_DCBX;
+    }
+    if value(&keywords::SIM_MACSEC_BYPASS, warnings).or_default(&keywords::SIM_MACSEC_BYPASS) == 1 {
+        flags |= CAP_MACSEC_BYPASS;
+    }
+    crate::qos::Capabilities {
+        flags,
+        max_traffic_classes: max,
+        max_ets_traffic_classes: ets,
+        max_pfc_traffic_classes: pfc,
+    }
+}
+
+/// The NDK profile from the `SimNdk*` keywords (issue 5): the 100 GbE RoCEv2 profile with the
+/// queue-pair, completion-queue, memory-region, FRMR and SGE limits overridden, and the sizes of
+/// the connection and endpoint tables.
+fn decide_ndk(
+    value: &mut impl FnMut(&Keyword, &mut Warnings) -> Decided,
+    warnings: &mut Warnings,
+) -> crate::ndk::NdkConfig {
+    let mut get = |k: &Keyword| value(k, warnings).or_default(k);
+    let mut profile = crate::ndk::Profile::ROCE_V2_100G;
+    profile.max_qp = get(&keywords::SIM_NDK_MAX_QUEUE_PAIRS);
+    profile.max_cq = get(&keywords::SIM_NDK_MAX_COMPLETION_QUEUES);
+    profile.max_mr = get(&keywords::SIM_NDK_MAX_MEMORY_REGIONS);
+    profile.frmr_page_count = get(&keywords::SIM_NDK_FRMR_PAGE_COUNT);
+    profile.max_sge = get(&keywords::SIM_NDK_MAX_SGE);
+    crate::ndk::NdkConfig {
+        profile,
+        max_connections: get(&keywords::SIM_NDK_MAX_CONNECTIONS),
+        max_endpoints: get(&keywords::SIM_NDK_MAX_ENDPOINTS),
     }
 }
 
@@ -331,7 +411,19 @@ mod tests {
         assert!(!c.qos.registers_capabilities());
         assert_eq!(c.priority_vlan_tag, 3);
         assert_eq!(c.link_speed_bps, 100_000_000_000);
-        assert_eq!(w.len(), 5, "one warning per integer keyword: {w:?}");
+        let integer_keywords = keywords::KEYWORDS
+            .iter()
+            .filter(|k| k.default.is_some())
+            .count();
+        assert_eq!(
+            w.len(),
+            integer_keywords,
+            "one warning per integer keyword: {w:?}"
+        );
+        assert!(
+            keywords::KEYWORDS.len() + 3 <= Warnings::CAPACITY,
+            "room for every warning"
+        );
         assert!(w.iter().all(|x| x.problem == Problem::Absent));
     }
 
@@ -342,7 +434,13 @@ mod tests {
             "*PriorityVLANTag" => KeywordRead::Integer(9),
             "SimLinkSpeed" => KeywordRead::NotAnInteger,
             "*NetworkDirect" => KeywordRead::Integer(0),
-            _ => KeywordRead::Integer(4),
+            other => KeywordRead::Integer(
+                keywords::KEYWORDS
+                    .iter()
+                    .find(|k| k.name == other)
+                    .and_then(|k| k.default)
+                    .unwrap_or(0),
+            ),
         });
         assert_eq!(c.qos, QosKeyword::Invalid);
         assert!(!c.qos.is_enabled() && c.qos.registers_capabilities());
@@ -388,6 +486,39 @@ mod tests {
         assert_eq!(
             w.message().as_str(),
             "*QOS is not an integer; QoS is disabled"
+        );
+    }
+
+    #[test]
+    fn qos_capabilities_come_from_the_keywords_and_are_capped() {
+        let (c, w) = decide_with(|name| match name {
+            "SimQosTrafficClasses" => KeywordRead::Integer(4),
+            "SimQosEtsTrafficClasses" => KeywordRead::Integer(6),
+            "SimQosPfcTrafficClasses" => KeywordRead::Integer(2),
+            "SimCeeDcbx" | "SimMacSecBypass" | "SimDcbxWilling" => KeywordRead::Integer(1),
+            other => KeywordRead::Integer(
+                keywords::KEYWORDS
+                    .iter()
+                    .find(|k| k.name == other)
+                    .and_then(|k| k.default)
+                    .unwrap_or(0),
+            ),
+        });
+        let q = c.qos_capabilities;
+        assert_eq!(
+            (
+                q.flags,
+                q.max_traffic_classes,
+                q.max_ets_traffic_classes,
+                q.max_pfc_traffic_classes
+            ),
+            (0xF, 4, 4, 2)
+        );
+        assert!(c.dcbx_willing);
+        let capped: std::vec::Vec<_> = w.iter().map(|x| (x.keyword, x.problem, x.used)).collect();
+        assert_eq!(
+            capped,
+            [("SimQosEtsTrafficClasses", Problem::OutOfRange(6), 4)]
         );
     }
 

@@ -7,6 +7,7 @@ pub mod state;
 pub mod stats;
 
 use crate::ndis;
+use crate::qos::state::{Indications, QosState};
 use config::AdapterConfig;
 use state::StateMachine;
 use stats::Statistics;
@@ -68,6 +69,8 @@ pub struct Adapter {
     pub state: StateMachine,
     /// Send and receive counters.
     pub stats: Statistics,
+    /// NDK: state, per-CPU counters, connections and endpoints (issue 5).
+    pub ndk: crate::ndk::NdkState,
 }
 
 impl Adapter {
@@ -78,6 +81,7 @@ impl Adapter {
             config,
             state: StateMachine::new(),
             stats: Statistics::default(),
+            ndk: crate::ndk::NdkState::new(config.network_direct, config.ndk_technology),
         }
     }
 
@@ -116,10 +120,16 @@ pub struct Settings {
     pub power_state: u32,
     /// True while `MiniportResetEx` runs (`OID_GEN_HARDWARE_STATUS` says "reset").
     pub resetting: bool,
+    /// NDIS QoS: local, remote and operational parameters.
+    pub qos: QosState,
+    /// Status indications decided under the lock, for the shell to make once it is released.
+    pub pending: Indications,
 }
 
-impl Default for Settings {
-    fn default() -> Self {
+impl Settings {
+    /// The settings of a freshly initialized adapter.
+    #[must_use]
+    pub fn new(config: &AdapterConfig) -> Self {
         Self {
             packet_filter: 0,
             lookahead: MAX_LOOKAHEAD,
@@ -127,11 +137,16 @@ impl Default for Settings {
             multicast_len: 0,
             power_state: ndis::NdisDeviceStateD0,
             resetting: false,
+            qos: QosState::new(config.qos_capabilities, config.dcbx_willing),
+            pending: Indications::default(),
         }
     }
-}
 
-impl Settings {
+    /// Takes the indications decided so far.
+    pub fn take_pending(&mut self) -> Indications {
+        core::mem::take(&mut self.pending)
+    }
+
     /// The multicast addresses in use.
     #[must_use]
     pub fn multicast_list(&self) -> &[[u8; 6]] {

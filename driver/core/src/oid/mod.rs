@@ -7,9 +7,13 @@
 //! [`Outcome`]'s byte counts back into the request's `DATA` member for that request type.
 
 mod general;
+pub mod ndk;
+mod qos;
 pub mod table;
 
 pub use table::{OIDS, OidEntry, SUPPORTED_OIDS, find};
+// NDK: the direct OID path (issue 5).
+pub use ndk::dispatch_direct;
 
 use crate::adapter::{Adapter, Settings};
 use crate::status::Status;
@@ -37,6 +41,8 @@ pub struct Request<'a> {
     pub buffer: &'a mut [u8],
     /// For a method: `InputBufferLength` (at most `buffer.len()`); otherwise `buffer.len()`.
     pub input_len: usize,
+    /// For a method: `OutputBufferLength` (at most `buffer.len()`); otherwise `buffer.len()`.
+    pub output_len: usize,
 }
 
 /// The status and byte counts of a completed request (spec §3, general OID rules).
@@ -132,6 +138,15 @@ pub fn dispatch(adapter: &Adapter, settings: &mut Settings, request: &mut Reques
             Some(handler) => handler(adapter, settings, request.buffer),
             None => Outcome::fail(Status::NotSupported),
         },
-        RequestKind::Method => Outcome::fail(Status::NotSupported),
+        RequestKind::Method => match entry.method {
+            Some(handler) => handler(
+                adapter,
+                settings,
+                request.buffer,
+                request.input_len,
+                request.output_len,
+            ),
+            None => Outcome::fail(Status::NotSupported),
+        },
     }
 }

@@ -9,6 +9,9 @@ use crate::ndis::*;
 pub type QueryHandler = fn(&Adapter, &Settings, &mut [u8]) -> Outcome;
 /// Applies a set from the information buffer.
 pub type SetHandler = fn(&Adapter, &mut Settings, &[u8]) -> Outcome;
+/// Runs a method over the shared input/output buffer: (buffer, `InputBufferLength`,
+/// `OutputBufferLength`).
+pub type MethodHandler = fn(&Adapter, &mut Settings, &mut [u8], usize, usize) -> Outcome;
 
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
@@ -21,15 +24,19 @@ pub struct OidEntry {
     pub query: Option<QueryHandler>,
     /// The set handler, if the OID can be set.
     pub set: Option<SetHandler>,
+    /// The method handler, if the OID is a method.
+    pub method: Option<MethodHandler>,
 }
 
 macro_rules! oids {
-    ($( $oid:ident => query: $q:expr, set: $s:expr; )*) => {
+    ($( $oid:ident => query: $q:expr, set: $s:expr $(, method: $m:expr)?; )*) => {
         /// Every OID the miniport handles.
         pub const OIDS: &[OidEntry] = &[$(
-            OidEntry { oid: $oid, name: stringify!($oid), query: $q, set: $s },
+            OidEntry { oid: $oid, name: stringify!($oid), query: $q, set: $s, method: oids!(@method $($m)?) },
         )*];
     };
+    (@method) => { None };
+    (@method $m:expr) => { $m };
 }
 
 oids! {
@@ -60,6 +67,12 @@ oids! {
     OID_802_3_MAXIMUM_LIST_SIZE => query: Some(g::maximum_list_size), set: None;
     OID_PNP_QUERY_POWER => query: Some(g::query_power), set: None;
     OID_PNP_SET_POWER => query: None, set: Some(g::set_power);
+    OID_QOS_PARAMETERS => query: None, set: None, method: Some(super::qos::parameters);
+    // NDK (issue 5; spec §3.6-§3.9). OID_NDK_STATISTICS is also answered on the direct path.
+    OID_NDK_SET_STATE => query: None, set: Some(super::ndk::set_state);
+    OID_NDK_STATISTICS => query: Some(super::ndk::query_statistics), set: None;
+    OID_NDK_CONNECTIONS => query: Some(super::ndk::connections), set: None;
+    OID_NDK_LOCAL_ENDPOINTS => query: Some(super::ndk::local_endpoints), set: None;
 }
 
 /// The table's OIDs in table order: the `SupportedOidList` of the general attributes.
@@ -92,7 +105,7 @@ mod tests {
     fn every_row_has_a_handler_and_no_oid_is_listed_twice() {
         for (i, e) in OIDS.iter().enumerate() {
             assert!(
-                e.query.is_some() || e.set.is_some(),
+                e.query.is_some() || e.set.is_some() || e.method.is_some(),
                 "{} has no handler",
                 e.name
             );

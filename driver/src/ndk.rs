@@ -1,0 +1,262 @@
+//! NDK in the shell (issue 5): the memory the core's NDK state lives in, the processor index
+//! per-CPU counting needs, the activity entry point, and the I/O work item that raises the NDK
+//! PnP events.
+//!
+//! - **Memory.** At initialize, [`NdkShell::new`] allocates from the pool, sized by what NDIS
+//!   reports (`NdisGroupMaxProcessorCount(ALL_PROCESSOR_GROUPS)`) and by the keywords: one
+//!   128-byte counter block per processor (tag `DcbC`), the connection and endpoint tables and
+//!   their live counts (tag `DcbT`). The core's `NdkState` refers to them; it is dropped before
+//!   them (the adapter context declares `core` before `ndk`), and all of it is freed at halt.
+//! - **Activity.** [`activity`] is the entry point through which the (future) NDKPI engine and
+//!   the RDMA data path report what happens: connections, failures, CQ errors, traffic. It runs at
+//!   DISPATCH_LEVEL on the CPU of the event and counts there.
+//! - **PnP events.** `OID_NDK_SET_STATE` only records the change (core); after the OID returns,
+//!   [`kick`] queues the adapter's I/O work item, whose routine raises `NetEventNDKEnable` /
+//!   `NetEventNDKDisable` with `NdisMNetPnPEvent` at PASSIVE_LEVEL, in order, one per change, and
+//!   never inside `MiniportOidRequest` (spec §3.6). Halt waits until no routine is queued or
+//!   running, then frees the work item.
+
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use dcbndk_core::ndk::counters::{CounterBlock, PerCpu};
+use dcbndk_core::ndk::tables::{Connections, Endpoints, Slot, Table};
+use dcbndk_core::ndk::{Activity, Applied, NdkConfig, NdkEvent, NdkState, Refused};
+
+use crate::adapter::{AdapterContext, context};
+use crate::ffi::imports::{
+    NdisAllocateIoWorkItem, NdisCurrentGroupAndProcessor, NdisFreeIoWorkItem,
+    NdisGroupMaxProcessorCount, NdisMNetPnPEvent, NdisMSleep, NdisProcessorNumberToIndex,
+    NdisQueueIoWorkItem,
+};
+use crate::ffi::netpnp::{
+    NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1, NET_PNP_EVENT_NOTIFICATION,
+    NET_PNP_EVENT_NOTIFICATION_REVISION_1, NetEventNDKDisable, NetEventNDKEnable,
+};
+use crate::ffi::ntdef::ALL_PROCESSOR_GROUPS;
+use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
+use crate::ffi::types::{NDIS_HANDLE, PVOID};
+use crate::memory::{PoolArray, TAG_NDK_COUNTERS, TAG_NDK_TABLES};
+
+/// How long halt sleeps between looks at a work item still queued or running.
+const HALT_POLL_MICROSECONDS: u32 = 100;
+
+/// What the shell keeps for NDK, in the adapter context.
+pub struct NdkShell {
+    work_item: NDIS_HANDLE,
+    /// Held (true) by whoever raises events: set by [`kick`] before it queues the work item,
+    /// cleared by the routine when nothing is left; so at most one routine raises at a time.
+    queued: AtomicBool,
+    /// Work item routines queued or running; halt waits for 0. The routine's decrement is its
+    /// last access to the adapter context.
+    running: AtomicU32,
+    counters: PoolArray<CounterBlock>,
+    connections: PoolArray<Slot>,
+    endpoints: PoolArray<Slot>,
+    live: PoolArray<AtomicU32>,
+}
+
+impl NdkShell {
+    /// Allocates the counter blocks (one per processor NDIS reports), the tables and the work
+    /// item, and attaches the memory to `state`. `None` when the pool or NDIS is out of
+    /// resources (nothing stays allocated then). PASSIVE_LEVEL, from `MiniportInitializeEx`.
+    ///
+    /// # Safety
+    /// `miniport_handle` is the handle of the adapter being initialized. `state` must be dropped
+    /// before the returned value.
+    pub unsafe fn new(
+        miniport_handle: NDIS_HANDLE,
+        config: &NdkConfig,
+        state: &mut NdkState,
+    ) -> Option<Self> {
+        let cpus = processor_count();
+        let tables = |n: u32| usize::try_from(n).unwrap_or(0);
+        // SAFETY: the handle is valid until halt, where the arrays are dropped.
+        let counters =
+            unsafe { PoolArray::new(miniport_handle, TAG_NDK_COUNTERS, cpus, CounterBlock::new)? };
+        // SAFETY: as above.
+        let connections = unsafe {
+            PoolArray::new(
+                miniport_handle,
+                TAG_NDK_TABLES,
+                tables(config.max_connections),
+                Slot::new,
+            )?
+        };
+        // SAFETY: as above.
+        let endpoints = unsafe {
+            PoolArray::new(
+                miniport_handle,
+                TAG_NDK_TABLES,
+                tables(config.max_endpoints),
+                Slot::new,
+            )?
+        };
+        // SAFETY: as above.
+        let live =
+            unsafe { PoolArray::new(miniport_handle, TAG_NDK_TABLES, 2, || AtomicU32::new(0))? };
+        // SAFETY: the handle is the adapter's; PASSIVE_LEVEL; NULL on failure.
+        let work_item = unsafe { NdisAllocateIoWorkItem(miniport_handle) };
+        if work_item.is_null() {
+            return None;
+        }
+        let shell = Self {
+            work_item,
+            queued: AtomicBool::new(false),
+            running: AtomicU32::new(0),
+            counters,
+            connections,
+            endpoints,
+            live,
+        };
+        // SAFETY: the arrays live in pool memory that does not move
+        // and is freed only when the shell is dropped, after `state` (the caller's contract).
+        let blocks = unsafe { shell.counters.as_unbounded_slice() };
+        // SAFETY: as above.
+        let conns = unsafe { shell.connections.as_unbounded_slice() };
+        // SAFETY: as above.
+        let eps = unsafe { shell.endpoints.as_unbounded_slice() };
+        // SAFETY: as above.
+        let live = unsafe { shell.live.as_unbounded_slice() };
+        let (Some(conn_live), Some(ep_live)) = (live.first(), live.get(1)) else {
+            return None;
+        };
+        state.attach(
+            PerCpu::new(blocks),
+            Connections(Table::new(conns, conn_live)),
+            Endpoints(Table::new(eps, ep_live)),
+        );
+        Some(shell)
+    }
+
+    /// The number of per-CPU counter blocks.
+    #[must_use]
+    pub fn counter_blocks(&self) -> usize {
+        self.counters.as_slice().len()
+    }
+}
+
+impl Drop for NdkShell {
+    fn drop(&mut self) {
+        // Halt waited for the routine ([`wait_for_work_items`]); nothing else queues it.
+        // SAFETY: allocated by NdisAllocateIoWorkItem in `new`, freed once, not queued.
+        unsafe { NdisFreeIoWorkItem(self.work_item) };
+    }
+}
+
+/// The processors NDIS can run the driver on: `NdisGroupMaxProcessorCount` over every group (at
+/// least 1). Counts processors that may be hot-added, so the index of any processor the driver
+/// runs on stays below it.
+#[must_use]
+pub fn processor_count() -> usize {
+    // SAFETY: no precondition; any IRQL.
+    let n = unsafe { NdisGroupMaxProcessorCount(ALL_PROCESSOR_GROUPS) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// The system-wide index of the processor the caller runs on. The caller must run at
+/// DISPATCH_LEVEL (`NdisCurrentGroupAndProcessor`'s requirement): on Windows the thread then
+/// stays on this processor until it lowers the IRQL.
+#[must_use]
+pub fn current_processor() -> usize {
+    // SAFETY: no argument; the caller runs at DISPATCH_LEVEL as the function requires.
+    let number = unsafe { NdisCurrentGroupAndProcessor() };
+    // SAFETY: a PROCESSOR_NUMBER NDIS just returned; any IRQL.
+    let index = unsafe { NdisProcessorNumberToIndex(number) };
+    usize::try_from(index).unwrap_or(0)
+}
+
+/// Reports one NDK activity of the adapter: **the entry point of the NDKPI engine and the RDMA
+/// data path** (this adapter has no engine yet; the simulator's workload drives it). Counts on the
+/// current processor's counter block, adds or removes connections and endpoints. No lock, no
+/// allocation. IRQL: DISPATCH_LEVEL.
+///
+/// # Errors
+/// [`Refused`]: NDK is disabled, a table is full, or the entry is already gone.
+///
+/// # Safety
+/// `adapter_context` is the `MiniportAdapterContext` of an adapter between initialize and halt.
+pub unsafe fn activity(
+    adapter_context: NDIS_HANDLE,
+    activity: &Activity,
+) -> Result<Applied, Refused> {
+    // SAFETY: the caller's contract.
+    let context = unsafe { context(adapter_context) };
+    context.core.ndk.apply(current_processor(), activity)
+}
+
+/// After a regular OID: if the core recorded an NDK state change not yet announced, queues the
+/// work item that announces it (unless a routine already holds the right to raise events).
+/// <= DISPATCH_LEVEL; never raises the event itself.
+pub fn kick(context: &AdapterContext) {
+    if context.core.ndk.next_event().is_none() {
+        return;
+    }
+    let ndk = &context.ndk;
+    if ndk
+        .queued
+        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        return;
+    }
+    ndk.running.fetch_add(1, Ordering::SeqCst);
+    let routine_context: PVOID = core::ptr::from_ref(context).cast_mut().cast::<c_void>();
+    // SAFETY: the work item is the adapter's and not queued (`queued` was false); the context
+    // stays valid until the routine's last access (halt waits for `running` to drop to 0).
+    unsafe { NdisQueueIoWorkItem(ndk.work_item, Some(raise_events), routine_context) };
+}
+
+/// The work item routine (PASSIVE_LEVEL, a system thread): raises every unannounced NDK state
+/// change in order, then releases the right to raise (re-taking it if a change arrived
+/// meanwhile and nobody queued the item again).
+unsafe extern "system" fn raise_events(routine_context: PVOID, _work_item: NDIS_HANDLE) {
+    // SAFETY: `kick` queued this routine with the adapter context, which halt keeps alive until
+    // `running` is 0.
+    let context = unsafe { context(routine_context) };
+    loop {
+        while let Some(event) = context.core.ndk.next_event() {
+            raise(context, event);
+            context.core.ndk.event_raised();
+        }
+        context.ndk.queued.store(false, Ordering::SeqCst);
+        if context.core.ndk.next_event().is_none()
+            || context
+                .ndk
+                .queued
+                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+        {
+            break;
+        }
+    }
+    // The last access to the context: after it, halt may free everything.
+    context.ndk.running.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// `NdisMNetPnPEvent` with `NetEventNDKEnable` or `NetEventNDKDisable` (Buffer NULL). PASSIVE_LEVEL,
+/// outside any OID request. For a disable it returns once NDIS closed every NDK adapter.
+fn raise(context: &AdapterContext, event: NdkEvent) {
+    let mut notification = NET_PNP_EVENT_NOTIFICATION::zeroed();
+    notification.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_DEFAULT,
+        NET_PNP_EVENT_NOTIFICATION_REVISION_1,
+        NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1,
+    );
+    notification.NetPnPEvent.NetEvent = match event {
+        NdkEvent::Enable => NetEventNDKEnable,
+        NdkEvent::Disable => NetEventNDKDisable,
+    };
+    // SAFETY: our miniport handle; the notification is live for the call; PASSIVE_LEVEL in a
+    // work item, not inside MiniportOidRequest.
+    let _status = unsafe { NdisMNetPnPEvent(context.handle, &raw mut notification) };
+}
+
+/// Halt: waits until no work item routine is queued or running (PASSIVE_LEVEL). NDIS sends no
+/// OID during halt, so none is queued after this returns.
+pub fn wait_for_work_items(context: &AdapterContext) {
+    while context.ndk.running.load(Ordering::SeqCst) != 0 {
+        // SAFETY: PASSIVE_LEVEL (MiniportHaltEx); no lock is held.
+        unsafe { NdisMSleep(HALT_POLL_MICROSECONDS) };
+    }
+}

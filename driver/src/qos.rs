@@ -1,0 +1,57 @@
+//! NDIS QoS in the shell: makes the status indications the core decides on, publishes the
+//! operational set for the data path, and takes the remote parameters the DCBX engine hears
+//! (spec §4, §5). The decisions are the core's (dcbndk_core::qos).
+
+use dcbndk_core::qos::params::{ELEMENT_LEN, FIXED_LEN, MAX_CLASSIFICATIONS, QosParameters};
+use dcbndk_core::qos::state::{Indications, RemoteEvent};
+
+use crate::adapter::{AdapterContext, context, indicate};
+use crate::ffi::status::{
+    NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE,
+};
+use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS};
+
+/// The largest indication payload: the fixed part and a full classification table.
+const MAX_PAYLOAD: usize = FIXED_LEN + ELEMENT_LEN * MAX_CLASSIFICATIONS;
+
+fn indicate_parameters(context: &AdapterContext, code: NDIS_STATUS, params: &QosParameters) {
+    let mut payload = [0u8; MAX_PAYLOAD];
+    if let Some(len) = params.emit(&mut payload) {
+        indicate(context, code, payload.as_mut_ptr().cast(), len);
+    }
+}
+
+/// Makes the indications decided under the settings lock (the lock must be released: the
+/// payloads are built on the stack and NDIS is called at the caller's IRQL), after publishing the
+/// new operational set for the data path.
+pub fn deliver(context: &AdapterContext, indications: Indications) {
+    if let Some(operational) = indications.operational {
+        context.operational.publish(operational.content());
+        indicate_parameters(
+            context,
+            NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE,
+            &operational,
+        );
+    }
+    if let Some(remote) = indications.remote {
+        indicate_parameters(context, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE, &remote);
+    }
+}
+
+/// The adapter-level input of remote QoS parameters: the DCBX engine calls it with what it hears
+/// from the link peer (and when a peer's TTL expires). Ignored unless `*QOS` = 1: with QoS off,
+/// DCBX is off and nothing is indicated (spec §4.4).
+///
+/// IRQL: <= DISPATCH_LEVEL.
+///
+/// # Safety
+/// `adapter_context` must be the context of an initialized, not yet halted adapter of this driver.
+pub unsafe fn remote_input(adapter_context: NDIS_HANDLE, event: RemoteEvent) {
+    // SAFETY: per the function contract.
+    let context = unsafe { context(adapter_context) };
+    if !context.core.config.qos.is_enabled() {
+        return;
+    }
+    let indications = context.settings.lock().qos.remote_event(event);
+    deliver(context, indications);
+}

@@ -1,0 +1,867 @@
+//! Group "Ndk": NetworkDirect Kernel (spec §1.6, §2.1-2.2, §3.6-3.9, §4.5; §10 items 6-9): the
+//! NDK attributes under every `*NetworkDirect` value and the `SimNdk*` keywords, the NDK provider
+//! that opens no NDK adapter, `OID_NDK_SET_STATE` and its PnP events from a work item,
+//! `OID_NDK_STATISTICS` on both paths, the connection and endpoint lists (IPv4, IPv6, iWARP
+//! pairing, `Header.Size` saturation), disable with live connections, and the per-CPU counters
+//! under a concurrent workload queried on the direct path.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use dcbndk::ffi::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
+use dcbndk::ffi::ntddndis::{
+    OID_GEN_LINK_SPEED, OID_NDK_CONNECTIONS, OID_NDK_LOCAL_ENDPOINTS, OID_NDK_SET_STATE,
+    OID_NDK_STATISTICS,
+};
+use dcbndk::ffi::status::{
+    NDIS_STATUS_BUFFER_TOO_SHORT, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_NOT_SUPPORTED,
+    NDIS_STATUS_SUCCESS,
+};
+use dcbndk_core::ndk::counters::{Counter, Totals};
+use dcbndk_core::ndk::tables::{Connection, Endpoint, Owner, SockAddr};
+use dcbndk_core::ndk::{Activity, Applied, Refused};
+
+use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
+use crate::sim::adapter::OidResult;
+use crate::sim::ndk::{Workload, decode_statistics};
+use crate::sim::{Adapter, RegValue, Sim};
+
+/// The NDK OIDs the driver lists in `OID_GEN_SUPPORTED_LIST` (spec §0.1: mandatory for an NDK
+/// provider).
+pub const NDK_OIDS: [u32; 4] = [
+    OID_NDK_SET_STATE,
+    OID_NDK_STATISTICS,
+    OID_NDK_CONNECTIONS,
+    OID_NDK_LOCAL_ENDPOINTS,
+];
+
+/// The group.
+#[must_use]
+pub fn group() -> Group {
+    Group {
+        name: "Ndk",
+        description: "NDK attributes, provider, OID_NDK_SET_STATE and its PnP events, statistics on both paths, connections and endpoints, per-CPU counters under load",
+        cases,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case::new(
+            "attributes: *NetworkDirect 0, 1, absent and invalid; caps always present (§10.6)",
+            attributes_network_direct,
+        ),
+        Case::new(
+            "attributes: a 100 GbE RoCEv2 profile, NDKPI 1.2, FRMRPageCount >= 16, MissingCounterMask 0",
+            attributes_profile,
+        ),
+        Case::new(
+            "attributes: SimNdk* keywords override the profile; out of range takes the default with a warning",
+            attributes_keywords,
+        ),
+        Case::new(
+            "OID_GEN_SUPPORTED_LIST lists the four NDK OIDs",
+            supported_list,
+        ),
+        Case::new(
+            "provider: OpenNDKAdapterHandler fails with STATUS_NOT_SUPPORTED and allocates nothing",
+            open_ndk_adapter,
+        ),
+        Case::new(
+            "OID_NDK_SET_STATE: lengths 0/1/4, never pended (§10.7)",
+            set_state_lengths,
+        ),
+        Case::new(
+            "OID_NDK_SET_STATE: each change raises NetEventNDKDisable/Enable once, in order, from a work item",
+            set_state_events,
+        ),
+        Case::new(
+            "OID_NDK_SET_STATE: TRUE with *NetworkDirect 0 is NOT_SUPPORTED, no event",
+            set_state_not_allowed,
+        ),
+        Case::new(
+            "OID_NDK_SET_STATE: halt right after a change waits for the work item",
+            halt_after_change,
+        ),
+        Case::new(
+            "OID_NDK_STATISTICS: 247/248 bytes, header, Reserved01-20 zero, regular and direct path (§10.8)",
+            statistics_lengths,
+        ),
+        Case::new(
+            "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: 16 bytes when empty, 16+64n / 16+36n, BUFFER_TOO_SHORT, IPv4 and IPv6 (§10.9)",
+            lists,
+        ),
+        Case::new(
+            "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: iWARP pairs each entry with its TCP entry (even/odd)",
+            iwarp_pairs,
+        ),
+        Case::new(
+            "OID_NDK_CONNECTIONS: Header.Size saturates at 0xFFFF",
+            header_size_saturates,
+        ),
+        Case::new(
+            "disable with live connections: lists drain, ActiveConnection 0, counters stay monotonic across disable/enable",
+            disable_with_live_connections,
+        ),
+        Case::new(
+            "per-CPU counters: one 128-byte block per processor NDIS reports, freed at halt",
+            counter_blocks,
+        ),
+        Case::new(
+            "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
+            || concurrency(1),
+        ),
+    ]
+}
+
+fn reg(changes: &[(&str, Option<RegValue>)]) -> crate::sim::Registry {
+    registry_with(changes)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
+}
+
+fn status(what: &str, r: &OidResult, status: i32, written: u32, needed: u32) -> Result<(), String> {
+    expect_eq(&format!("{what}: status"), r.status, status)?;
+    expect_eq(&format!("{what}: BytesWritten"), r.bytes_written, written)?;
+    expect_eq(&format!("{what}: BytesNeeded"), r.bytes_needed, needed)?;
+    ensure(!r.pended, || format!("{what}: pended"))
+}
+
+fn connection(n: u16, v6: bool, owner: Owner) -> Connection {
+    if v6 {
+        let mut a = [0u8; 16];
+        a[0] = 0xFD;
+        a[15] = 1;
+        let mut b = a;
+        b[15] = 2;
+        Connection {
+            local: SockAddr::v6(a, 5000 + n, 0),
+            remote: SockAddr::v6(b, 445, 0),
+            owner,
+            tcp_ports: (40_000 + n, 445),
+        }
+    } else {
+        Connection {
+            local: SockAddr::v4([192, 168, 7, 1], 5000 + n),
+            remote: SockAddr::v4([192, 168, 7, 2], 445),
+            owner,
+            tcp_ports: (40_000 + n, 445),
+        }
+    }
+}
+
+fn added(r: Result<Applied, Refused>) -> Result<dcbndk_core::ndk::tables::EntryId, String> {
+    match r {
+        Ok(Applied::Added(id)) => Ok(id),
+        other => Err(format!("activity not added: {other:?}")),
+    }
+}
+
+/// Waits until the adapter raised `n` PnP events (work items run on other threads).
+fn wait_for_events(a: &Adapter, n: usize) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let events = crate::sim::lock(&a.shared().pnp_events).clone();
+        if events.len() >= n || Instant::now() > deadline {
+            return events;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn attributes_network_direct() -> CaseResult {
+    for (value, enabled) in [
+        (sz("0"), false),
+        (sz("1"), true),
+        (None, true),
+        (sz("7"), true),
+        (sz("yes"), true),
+    ] {
+        let a = started(reg(&[("*NetworkDirect", value.clone())]))?;
+        let ndk = a.attributes().ndk.ok_or("no NDK attributes")?;
+        expect_eq(&format!("Enabled for {value:?}"), ndk.enabled, enabled)?;
+        expect_eq(
+            "capabilities header",
+            &ndk.capabilities[..4],
+            &[0x80, 1, 56, 0][..],
+        )?;
+        expect_eq("NDK_ADAPTER_INFO bytes", ndk.info.len(), 96)?;
+        // The OIDs work whatever the state: statistics answer, the lists are empty.
+        status(
+            "OID_NDK_STATISTICS",
+            &a.query(OID_NDK_STATISTICS, 248),
+            NDIS_STATUS_SUCCESS,
+            248,
+            0,
+        )?;
+        let activity = a.ndk(&Activity::CqError);
+        expect_eq(
+            "activity accepted only while enabled",
+            activity.is_ok(),
+            enabled,
+        )?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+fn attributes_profile() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    let ndk = a.attributes().ndk.ok_or("no NDK attributes")?;
+    let caps = &ndk.capabilities;
+    let info = &ndk.info;
+    let p = dcbndk_core::ndk::Profile::ROCE_V2_100G;
+    expect_eq("Flags", u32_at(caps, 4), 0)?;
+    expect_eq("MaxQpCount", u32_at(caps, 8), p.max_qp)?;
+    expect_eq("MaxCqCount", u32_at(caps, 12), p.max_cq)?;
+    expect_eq("MaxMrCount", u32_at(caps, 16), p.max_mr)?;
+    expect_eq("MaxPdCount", u32_at(caps, 20), p.max_pd)?;
+    expect_eq("MaxMwCount", u32_at(caps, 32), p.max_mw)?;
+    expect_eq("MaxSrqCount", u32_at(caps, 36), p.max_srq)?;
+    expect_eq("MissingCounterMask", u64_at(caps, 40), 0)?;
+    expect_eq(
+        "NDKPI version",
+        (
+            u16::from_le_bytes([info[0], info[1]]),
+            u16::from_le_bytes([info[2], info[3]]),
+        ),
+        (1, 2),
+    )?;
+    ensure(u32_at(info, 32) >= 16, || {
+        format!("FRMRPageCount {}", u32_at(info, 32))
+    })?;
+    expect_eq(
+        "MaxRegistrationSize",
+        u64_at(info, 16),
+        p.max_registration_size,
+    )?;
+    ensure(u32_at(info, 76) > 0 && u32_at(info, 64) > 0, || {
+        "queue depths".into()
+    })?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn attributes_keywords() -> CaseResult {
+    let a = started(reg(&[
+        ("SimNdkMaxQueuePairs", sz("4096")),
+        ("SimNdkMaxCompletionQueues", sz("2048")),
+        ("SimNdkMaxMemoryRegions", sz("8192")),
+        ("SimNdkFRMRPageCount", sz("8")),
+        ("SimNdkMaxSge", sz("4")),
+    ]))?;
+    let ndk = a.attributes().ndk.ok_or("no NDK attributes")?;
+    expect_eq("MaxQpCount", u32_at(&ndk.capabilities, 8), 4096)?;
+    expect_eq("MaxCqCount", u32_at(&ndk.capabilities, 12), 2048)?;
+    expect_eq("MaxMrCount", u32_at(&ndk.capabilities, 16), 8192)?;
+    expect_eq("FRMRPageCount (8 is below 16)", u32_at(&ndk.info, 32), 256)?;
+    expect_eq("MaxInitiatorRequestSge", u32_at(&ndk.info, 36), 4)?;
+    let warned = a
+        .events()
+        .into_iter()
+        .flat_map(|e| e.strings)
+        .any(|w| w == "SimNdkFRMRPageCount = 8 is out of range; using 256");
+    ensure(warned, || "no warning for SimNdkFRMRPageCount = 8".into())?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn open_ndk_adapter() -> CaseResult {
+    let d = Sim::dcbndk()?;
+    let ndk = (*crate::sim::lock(&d.ndk)).ok_or("no NDK provider characteristics registered")?;
+    expect_eq("provider header type", ndk.Header.Type, 0xB2)?;
+    let open = ndk
+        .OpenNDKAdapterHandler
+        .ok_or("no OpenNDKAdapterHandler")?;
+    ensure(ndk.CloseNDKAdapterHandler.is_some(), || {
+        "no CloseNDKAdapterHandler".into()
+    })?;
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    let before = allocations_of(&a);
+    let sentinel = 0x5A5A_usize as *mut std::ffi::c_void;
+    let mut out = sentinel;
+    let context = a.shared().context();
+    let status = crate::sim::call_handler(
+        Some(a.shared()),
+        crate::sim::verifier::PASSIVE_LEVEL,
+        "OpenNDKAdapterHandler",
+        |_| {},
+        || {
+            // SAFETY: the registered handler, with our adapter's context; the parameters are not
+            // dereferenced by a provider that opens nothing (documented), and `out` is live.
+            unsafe {
+                open(
+                    crate::sim::as_handle(context),
+                    std::ptr::null_mut(),
+                    &raw mut out,
+                )
+            }
+        },
+    );
+    expect_eq("status", status, NDIS_STATUS_NOT_SUPPORTED)?;
+    ensure(out == sentinel, || "*pNdkAdapter was written".into())?;
+    expect_eq("allocations", allocations_of(&a), before)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn supported_list() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    let needed = a
+        .query(dcbndk::ffi::ntddndis::OID_GEN_SUPPORTED_LIST, 0)
+        .bytes_needed as usize;
+    let r = a.query(dcbndk::ffi::ntddndis::OID_GEN_SUPPORTED_LIST, needed);
+    let listed: Vec<u32> = r
+        .data()
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for oid in NDK_OIDS {
+        ensure(listed.contains(&oid), || {
+            format!("{oid:#010x} is not listed")
+        })?;
+    }
+    finish(a)?;
+    Ok(None)
+}
+
+fn allocations_of(a: &Adapter) -> usize {
+    let handle = a.shared().handle();
+    crate::sim::lock(&crate::sim::exports::ALLOCATIONS)
+        .values()
+        .filter(|x| x.owner == handle)
+        .count()
+}
+
+fn set_state_lengths() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    let r = a.set(OID_NDK_SET_STATE, &[]);
+    expect_eq("0 bytes: status", r.status, NDIS_STATUS_INVALID_LENGTH)?;
+    expect_eq("0 bytes: BytesNeeded", r.bytes_needed, 1)?;
+    expect_eq("0 bytes: BytesRead", r.bytes_read, 0)?;
+    for (data, enabled) in [
+        (&[1u8][..], true),
+        (&[0, 0, 0, 0][..], false),
+        (&[1, 0, 0, 0][..], true),
+    ] {
+        let r = a.set(OID_NDK_SET_STATE, data);
+        expect_eq(
+            &format!("{} bytes: status", data.len()),
+            r.status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        expect_eq("BytesRead", r.bytes_read, 1)?;
+        ensure(!r.pended, || "OID_NDK_SET_STATE pended".into())?;
+        let refused = a.ndk(&Activity::CqError).is_err();
+        expect_eq("NDK enabled", !refused, enabled)?;
+    }
+    status(
+        "query of OID_NDK_SET_STATE",
+        &a.query(OID_NDK_SET_STATE, 1),
+        NDIS_STATUS_NOT_SUPPORTED,
+        0,
+        0,
+    )?;
+    wait_for_events(&a, 2);
+    finish(a)?;
+    Ok(None)
+}
+
+fn set_state_events() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    let sequence: [u8; 7] = [1, 0, 0, 1, 1, 0, 1];
+    for v in sequence {
+        expect_eq(
+            "status",
+            a.set(OID_NDK_SET_STATE, &[v]).status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+    }
+    // Enabled at initialize: TRUE (no change), FALSE, FALSE (none), TRUE, TRUE (none), FALSE, TRUE.
+    let expected = vec![
+        NetEventNDKDisable,
+        NetEventNDKEnable,
+        NetEventNDKDisable,
+        NetEventNDKEnable,
+    ];
+    let events = wait_for_events(&a, expected.len());
+    std::thread::sleep(Duration::from_millis(20));
+    let events_later = crate::sim::lock(&a.shared().pnp_events).clone();
+    expect_eq("PnP events", events, expected.clone())?;
+    expect_eq("no further events", events_later, expected)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn set_state_not_allowed() -> CaseResult {
+    let a = started(reg(&[("*NetworkDirect", sz("0"))]))?;
+    let r = a.set(OID_NDK_SET_STATE, &[1]);
+    expect_eq("status", r.status, NDIS_STATUS_NOT_SUPPORTED)?;
+    expect_eq("BytesRead", r.bytes_read, 0)?;
+    expect_eq(
+        "FALSE while disabled",
+        a.set(OID_NDK_SET_STATE, &[0]).status,
+        NDIS_STATUS_SUCCESS,
+    )?;
+    std::thread::sleep(Duration::from_millis(30));
+    expect_eq(
+        "PnP events",
+        crate::sim::lock(&a.shared().pnp_events).len(),
+        0,
+    )?;
+    expect_eq(
+        "activity",
+        a.ndk(&Activity::CqError),
+        Err(Refused::Disabled),
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn halt_after_change() -> CaseResult {
+    for _ in 0..20 {
+        let a = started(crate::sim::Registry::inf_defaults())?;
+        expect_eq(
+            "status",
+            a.set(OID_NDK_SET_STATE, &[0]).status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        expect_eq(
+            "status",
+            a.set(OID_NDK_SET_STATE, &[1]).status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+fn statistics_lengths() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    a.ndk(&Activity::Sent {
+        octets: 1000,
+        frames: 2,
+    })
+    .map_err(|e| format!("{e:?}"))?;
+    for (path, short, full) in [
+        (
+            "regular",
+            a.query(OID_NDK_STATISTICS, 247),
+            a.query(OID_NDK_STATISTICS, 256),
+        ),
+        (
+            "direct",
+            a.direct_query(OID_NDK_STATISTICS, 247),
+            a.direct_query(OID_NDK_STATISTICS, 248),
+        ),
+    ] {
+        status(
+            &format!("{path} 247 bytes"),
+            &short,
+            NDIS_STATUS_INVALID_LENGTH,
+            0,
+            248,
+        )?;
+        ensure(short.buffer.iter().all(|b| *b == 0), || {
+            format!("{path}: a failed query wrote")
+        })?;
+        status(&format!("{path} full"), &full, NDIS_STATUS_SUCCESS, 248, 0)?;
+        let d = full.data();
+        expect_eq("header", &d[..4], &[0x80, 1, 248, 0][..])?;
+        expect_eq("Flags", u32_at(d, 4), 0)?;
+        ensure((5..25).all(|i| u64_at(d, 8 + 8 * i) == 0), || {
+            "Reserved01-20 not zero".into()
+        })?;
+        expect_eq("RDMAOutOctets", u64_at(d, 8 + 27 * 8), 1000)?;
+        expect_eq("RDMAOutFrames", u64_at(d, 8 + 29 * 8), 2)?;
+    }
+    status(
+        "direct OID_GEN_LINK_SPEED",
+        &a.direct_query(OID_GEN_LINK_SPEED, 4),
+        NDIS_STATUS_NOT_SUPPORTED,
+        0,
+        0,
+    )?;
+    status(
+        "set of OID_NDK_STATISTICS",
+        &a.set(OID_NDK_STATISTICS, &[0; 248]),
+        NDIS_STATUS_NOT_SUPPORTED,
+        0,
+        0,
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn lists() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    for (oid, name) in [
+        (OID_NDK_CONNECTIONS, "connections"),
+        (OID_NDK_LOCAL_ENDPOINTS, "endpoints"),
+    ] {
+        status(
+            &format!("{name}: 15 bytes"),
+            &a.query(oid, 15),
+            NDIS_STATUS_BUFFER_TOO_SHORT,
+            0,
+            16,
+        )?;
+        let r = a.query(oid, 16);
+        status(&format!("{name}: empty"), &r, NDIS_STATUS_SUCCESS, 16, 0)?;
+        expect_eq(
+            "header",
+            r.data().to_vec(),
+            vec![0x80, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        )?;
+    }
+    let v4 = connection(1, false, Owner::User(4321));
+    let v6 = connection(2, true, Owner::Kernel);
+    added(a.ndk(&Activity::Connect(v4)))?;
+    added(a.ndk(&Activity::Accept(v6)))?;
+    let ep = Endpoint {
+        local: SockAddr::v4([192, 168, 7, 1], 445),
+        listener: true,
+        owner: Owner::Kernel,
+        tcp_port: 445,
+    };
+    let ep6 = Endpoint {
+        local: v6.local,
+        listener: false,
+        owner: Owner::User(99),
+        tcp_port: 0,
+    };
+    added(a.ndk(&Activity::Listen(ep)))?;
+    added(a.ndk(&Activity::Listen(ep6)))?;
+    let short = a.query(OID_NDK_CONNECTIONS, 143);
+    status(
+        "connections: 143 bytes",
+        &short,
+        NDIS_STATUS_BUFFER_TOO_SHORT,
+        0,
+        144,
+    )?;
+    ensure(short.buffer.iter().all(|b| *b == 0), || {
+        "a failed query wrote".into()
+    })?;
+    let r = a.query(OID_NDK_CONNECTIONS, 200);
+    status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
+    let d = r.data();
+    expect_eq("header", &d[..4], &[0x80, 1, 144, 0][..])?;
+    expect_eq("Count", u32_at(d, 8), 2)?;
+    expect_eq("mapped", d[12], 0)?;
+    let entries = [&d[16..80], &d[80..144]];
+    let (e4, e6) = if entries[0][0] == 2 {
+        (entries[0], entries[1])
+    } else {
+        (entries[1], entries[0])
+    };
+    expect_eq("IPv4 Local", &e4[..28], &v4.local.to_bytes()[..])?;
+    expect_eq("IPv4 Remote", &e4[28..56], &v4.remote.to_bytes()[..])?;
+    expect_eq(
+        "UserModeOwner, OwnerPid",
+        (e4[56], u32_at(e4, 60)),
+        (1, 4321),
+    )?;
+    expect_eq("IPv6 Local", &e6[..28], &v6.local.to_bytes()[..])?;
+    expect_eq("IPv6 family", u16::from_le_bytes([e6[0], e6[1]]), 23)?;
+    expect_eq("kernel owner", (e6[56], u32_at(e6, 60)), (0, 0))?;
+    status(
+        "endpoints: 87 bytes",
+        &a.query(OID_NDK_LOCAL_ENDPOINTS, 87),
+        NDIS_STATUS_BUFFER_TOO_SHORT,
+        0,
+        88,
+    )?;
+    let r = a.query(OID_NDK_LOCAL_ENDPOINTS, 88);
+    status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
+    let d = r.data();
+    expect_eq("header", &d[..4], &[0x80, 1, 88, 0][..])?;
+    expect_eq("Count", u32_at(d, 8), 2)?;
+    let listed: Vec<(Vec<u8>, u8, u8, u32)> = [&d[16..52], &d[52..88]]
+        .iter()
+        .map(|e| (e[..28].to_vec(), e[28], e[29], u32_at(e, 32)))
+        .collect();
+    ensure(
+        listed.contains(&(ep.local.to_bytes().to_vec(), 0, 1, 0)),
+        || format!("{listed:?}"),
+    )?;
+    ensure(
+        listed.contains(&(ep6.local.to_bytes().to_vec(), 1, 0, 99)),
+        || format!("{listed:?}"),
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn iwarp_pairs() -> CaseResult {
+    let a = started(reg(&[("*NetworkDirectTechnology", sz("1"))]))?;
+    added(a.ndk(&Activity::Connect(connection(3, false, Owner::User(7)))))?;
+    added(a.ndk(&Activity::Listen(Endpoint {
+        local: SockAddr::v4([192, 168, 7, 1], 445),
+        listener: true,
+        owner: Owner::User(7),
+        tcp_port: 4450,
+    })))?;
+    let r = a.oid(
+        dcbndk::ffi::oidrequest::NdisRequestQueryInformation,
+        OID_NDK_CONNECTIONS,
+        vec![0xAA; 144],
+        0,
+    );
+    status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
+    let d = r.data();
+    expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
+    expect_eq("NDConnectionsMappedtoTCPConnections", d[12], 1)?;
+    let (even, odd) = (&d[16..80], &d[80..144]);
+    expect_eq(
+        "even: ND port",
+        u16::from_be_bytes([even[2], even[3]]),
+        5003,
+    )?;
+    expect_eq("even: owner", (even[56], u32_at(even, 60)), (1, 7))?;
+    expect_eq(
+        "odd: TCP local port",
+        u16::from_be_bytes([odd[2], odd[3]]),
+        40_003,
+    )?;
+    expect_eq(
+        "odd: TCP remote port",
+        u16::from_be_bytes([odd[30], odd[31]]),
+        445,
+    )?;
+    ensure(odd[56..].iter().all(|b| *b == 0xAA), || {
+        "odd entry: other members were written".into()
+    })?;
+    let r = a.oid(
+        dcbndk::ffi::oidrequest::NdisRequestQueryInformation,
+        OID_NDK_LOCAL_ENDPOINTS,
+        vec![0xAA; 88],
+        0,
+    );
+    status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
+    let d = r.data();
+    expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
+    expect_eq("mapped", d[12], 1)?;
+    expect_eq(
+        "odd: TCP port",
+        u16::from_be_bytes([d[52 + 2], d[52 + 3]]),
+        4450,
+    )?;
+    ensure(d[52 + 28..88].iter().all(|b| *b == 0xAA), || {
+        "odd endpoint: other members were written".into()
+    })?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn header_size_saturates() -> CaseResult {
+    let a = started(reg(&[("*NetworkDirectTechnology", sz("1"))]))?;
+    for i in 0..512u16 {
+        added(a.ndk(&Activity::Connect(connection(i, i % 2 == 1, Owner::Kernel))))?;
+    }
+    let needed = 16 + 64 * 1024;
+    let r = a.query(OID_NDK_CONNECTIONS, 0);
+    status("0 bytes", &r, NDIS_STATUS_BUFFER_TOO_SHORT, 0, needed)?;
+    let r = a.query(OID_NDK_CONNECTIONS, needed as usize);
+    status("full", &r, NDIS_STATUS_SUCCESS, needed, 0)?;
+    expect_eq(
+        "Header.Size",
+        u16::from_le_bytes([r.buffer[2], r.buffer[3]]),
+        0xFFFF,
+    )?;
+    expect_eq("Count", u32_at(&r.buffer, 8), 1024)?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn disable_with_live_connections() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    let mut ids = Vec::new();
+    for i in 0..6u16 {
+        ids.push(added(a.ndk(&Activity::Connect(connection(
+            i,
+            i % 2 == 0,
+            Owner::Kernel,
+        ))))?);
+    }
+    added(a.ndk(&Activity::Listen(Endpoint::default())))?;
+    a.ndk(&Activity::Disconnect(ids[0]))
+        .map_err(|e| format!("{e:?}"))?;
+    a.ndk(&Activity::Received {
+        octets: 5000,
+        frames: 4,
+    })
+    .map_err(|e| format!("{e:?}"))?;
+    let (before, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+    expect_eq("ActiveConnection", active, 5)?;
+    expect_eq(
+        "disable",
+        a.set(OID_NDK_SET_STATE, &[0]).status,
+        NDIS_STATUS_SUCCESS,
+    )?;
+    expect_eq(
+        "connections after disable",
+        a.query(OID_NDK_CONNECTIONS, 1024).bytes_written,
+        16,
+    )?;
+    expect_eq(
+        "endpoints after disable",
+        a.query(OID_NDK_LOCAL_ENDPOINTS, 1024).bytes_written,
+        16,
+    )?;
+    let (after, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+    expect_eq("ActiveConnection after disable", active, 0)?;
+    expect_eq("cumulative counters kept", after, before)?;
+    expect_eq(
+        "activity while disabled",
+        a.ndk(&Activity::Disconnect(ids[1])),
+        Err(Refused::Disabled),
+    )?;
+    expect_eq(
+        "enable",
+        a.set(OID_NDK_SET_STATE, &[1]).status,
+        NDIS_STATUS_SUCCESS,
+    )?;
+    expect_eq(
+        "stale id after enable",
+        a.ndk(&Activity::Disconnect(ids[1])),
+        Err(Refused::Unknown),
+    )?;
+    added(a.ndk(&Activity::Accept(connection(9, false, Owner::Kernel))))?;
+    let (again, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+    ensure(again.is_at_least(&before), || {
+        "counters went backwards".into()
+    })?;
+    expect_eq(
+        "Accept continues from before",
+        again.get(Counter::Accept),
+        before.get(Counter::Accept) + 1,
+    )?;
+    expect_eq("ActiveConnection", active, 1)?;
+    expect_eq(
+        "events",
+        wait_for_events(&a, 2),
+        vec![NetEventNDKDisable, NetEventNDKEnable],
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+fn counter_blocks() -> CaseResult {
+    let a = started(crate::sim::Registry::inf_defaults())?;
+    // SAFETY: no precondition.
+    let cpus = unsafe { crate::sim::exports::NdisGroupMaxProcessorCount(0xFFFF) } as usize;
+    let handle = a.shared().handle();
+    let tag = dcbndk::memory::TAG_NDK_COUNTERS;
+    let sizes: Vec<usize> = crate::sim::lock(&crate::sim::exports::ALLOCATIONS)
+        .values()
+        .filter(|x| x.owner == handle && x.tag == tag)
+        .map(|x| x.size)
+        .collect();
+    expect_eq("counter allocations", sizes.len(), 1)?;
+    expect_eq(
+        "bytes (128 per CPU + alignment)",
+        sizes[0],
+        cpus * 128 + 112,
+    )?;
+    finish(a)?;
+    Ok(None)
+}
+
+/// The concurrency case: a deterministic workload on `max(4, CPUs)` threads (capped at 16),
+/// while another thread queries `OID_NDK_STATISTICS` on the direct path; every query must be
+/// monotonic, and the final totals exact. `runs` repeats it on fresh adapters.
+///
+/// # Errors
+/// The first miscount or non-monotonic query.
+pub fn concurrency(runs: usize) -> CaseResult {
+    let cpus = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let threads = cpus.clamp(4, 16);
+    for run in 0..runs {
+        let workload = Workload {
+            seed: 0xDCB0 + run as u64,
+            threads,
+            ops_per_thread: 20_000,
+            max_open: 16,
+            batch: 32,
+        };
+        let (expected, expected_open) = workload.expected();
+        let a = started(reg(&[("SimNdkMaxConnections", sz("1024"))]))?;
+        let done = AtomicBool::new(false);
+        let (refused, queries) = std::thread::scope(|s| {
+            let querier = s.spawn(|| -> Result<usize, String> {
+                let mut previous = Totals::default();
+                let mut n = 0usize;
+                while !done.load(Ordering::Acquire) {
+                    let (now, _active) = a
+                        .ndk_statistics_direct()
+                        .ok_or("direct statistics failed")?;
+                    if !now.is_at_least(&previous) {
+                        return Err(format!("query {n} went backwards: {previous:?} -> {now:?}"));
+                    }
+                    previous = now;
+                    n += 1;
+                }
+                Ok(n)
+            });
+            let refused = workload.run(&a);
+            done.store(true, Ordering::Release);
+            (
+                refused,
+                querier.join().map_err(|_| "querier panicked".to_string()),
+            )
+        });
+        let queries = queries??;
+        expect_eq("refused activities", refused, 0)?;
+        let (direct, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+        expect_eq(
+            &format!("run {run}: totals (direct path)"),
+            direct,
+            expected,
+        )?;
+        expect_eq(
+            &format!("run {run}: ActiveConnection"),
+            active,
+            expected_open,
+        )?;
+        let regular = decode_statistics(a.query(OID_NDK_STATISTICS, 248).data())
+            .ok_or("regular statistics")?;
+        expect_eq("totals (regular path)", regular.0, expected)?;
+        ensure(queries > 0, || {
+            "the direct path was never queried during the run".into()
+        })?;
+        finish(a)?;
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Status, run_group};
+
+    #[test]
+    fn ndk_group_passes() {
+        let reports = run_group(&super::group(), |_| {});
+        let failed: Vec<_> = reports
+            .iter()
+            .filter(|r| r.status != Status::Pass)
+            .map(|r| format!("{}: {}", r.name, r.reason))
+            .collect();
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+        assert!(reports.len() >= 15);
+    }
+
+    /// The bar: the concurrency case 100 times without a miscount.
+    #[test]
+    fn concurrency_case_100_runs() {
+        if let Err(e) = super::concurrency(100) {
+            panic!("{e}");
+        }
+    }
+}

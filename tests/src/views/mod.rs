@@ -1,0 +1,4 @@
+//! Text views of the adapter as the Windows cmdlets show it, rendered from the OID answers and
+//! the attributes the driver gave NDIS.
+
+pub mod rdma;
