@@ -5,7 +5,9 @@
 
 pub mod abi_table;
 pub mod inf;
+pub mod junit;
 pub mod kit;
+pub mod scenario;
 pub mod sim;
 pub mod views;
 

@@ -4,10 +4,13 @@
 //! hlk                      run every group
 //! hlk --group Lifecycle    run one group (repeatable)
 //! hlk --list               list the groups and their cases
-//! hlk --json report.json   also write every case as JSON
+//! hlk --json report.json   write every case as JSON here (default: target/hlk/report.json)
+//! hlk --junit report.xml   write JUnit XML here (default: target/hlk/report.xml)
+//! hlk scenario FILE        apply a scenario file, print the views and a diff against its own
 //! ```
-//! The exit status is 0 when every case passed (or was skipped), 1 when one failed, 2 on a usage
-//! or I/O error.
+//! The exit status is 0 when every case passed (or was skipped), 1 when one failed (or a
+//! scenario's views differ, or its request was refused unexpectedly), 2 on a usage or I/O error
+//! or a bad scenario file. Output has no colour: it reads the same in a terminal and a CI log.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -15,6 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, Command};
 use dcbndk_hlk::kit::{self, CaseReport, Status, Totals};
+use dcbndk_hlk::scenario::{self, Scenario};
 use dcbndk_hlk::sim::Sim;
 
 /// The parsed command line.
@@ -22,6 +26,8 @@ struct Cli {
     group: Vec<String>,
     list: bool,
     json: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    scenario: Option<PathBuf>,
 }
 
 /// The command line, with clap's builder API: its derive macros emit an `allow` that the
@@ -43,8 +49,26 @@ fn command() -> Command {
                 .long("json")
                 .value_name("FILE")
                 .value_parser(clap::value_parser!(PathBuf))
-                .help("Write every case (group, name, status, reason, duration in seconds) to FILE as JSON"),
+                .help("Write every case (group, name, status, reason, seconds) as JSON [default: target/hlk/report.json]"),
         )
+        .arg(
+            Arg::new("junit")
+                .long("junit")
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("Write the cases as JUnit XML, one testsuite per group [default: target/hlk/report.xml]"),
+        )
+        .subcommand(
+            Command::new("scenario")
+                .about("Apply a scenario file; print its views and a diff against the expected ones")
+                .arg(
+                    Arg::new("FILE")
+                        .required(true)
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .help("The scenario file; format in tests/scenarios/README.md"),
+                ),
+        )
+        .after_help("Exit status: 0 all passed, 1 a case failed or a scenario differs, 2 usage, I/O error or bad scenario file.")
 }
 
 fn parse() -> Cli {
@@ -56,11 +80,74 @@ fn parse() -> Cli {
             .unwrap_or_default(),
         list: m.get_flag("list"),
         json: m.get_one::<PathBuf>("json").cloned(),
+        junit: m.get_one::<PathBuf>("junit").cloned(),
+        scenario: m
+            .subcommand_matches("scenario")
+            .and_then(|s| s.get_one::<PathBuf>("FILE").cloned()),
+    }
+}
+
+/// Prints a scenario's views; `Ok(true)` when it held.
+fn show_scenario(s: &Scenario) -> Result<bool, String> {
+    println!("Scenario {}: {}", s.name, s.description);
+    println!("  file: {}", s.path.display());
+    let out = scenario::run(s)?;
+    match &out.request_status {
+        Some(status) => println!("  OID_QOS_PARAMETERS from the DCB component: {status}"),
+        None => println!("  OID_QOS_PARAMETERS from the DCB component: not sent"),
+    }
+    if s.peer.is_some() {
+        println!("  DCBX peer: its TLVs handed to the adapter");
+    }
+    println!("\nPS> Get-NetAdapterQos -Name {}\n", s.adapter_name);
+    if out.qos.is_empty() {
+        println!("(nothing: the adapter registered no QoS capability)");
+    } else {
+        print!("{}", out.qos);
+    }
+    if !out.rdma.is_empty() {
+        println!(
+            "\nPS> Get-NetAdapterRdma -Name {} | Format-List *\n",
+            s.adapter_name
+        );
+        print!("{}", out.rdma);
+    }
+    println!();
+    if s.expected_qos.is_none() && s.expected_rdma.is_none() {
+        println!("(the file has no expected view to compare with)");
+    }
+    for p in &out.problems {
+        println!("FAIL  {p}");
+    }
+    if out.passed() {
+        println!("PASS  scenario {}", s.name);
+    }
+    Ok(out.passed())
+}
+
+fn scenario_command(path: &std::path::Path) -> ExitCode {
+    let s = match Scenario::load(path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hlk: bad scenario file: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match show_scenario(&s) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("hlk: the scenario did not run: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 
 fn main() -> ExitCode {
     let cli = parse();
+    if let Some(path) = &cli.scenario {
+        return scenario_command(path);
+    }
     let groups = kit::groups();
     for name in &cli.group {
         if !groups.iter().any(|g| g.name.eq_ignore_ascii_case(name)) {
@@ -133,7 +220,8 @@ fn main() -> ExitCode {
 
     let mut all: Vec<CaseReport> = Vec::new();
     let mut per_group = Vec::new();
-    for g in &selected {
+    let count = selected.len();
+    for (index, g) in selected.iter().enumerate() {
         println!("{} — {}", g.name, g.description);
         let reports = kit::run_group(g, |r| {
             let mark = match r.status {
@@ -148,18 +236,28 @@ fn main() -> ExitCode {
             }
             let _ = std::io::stdout().flush();
         });
-        per_group.push((g.name, Totals::of(&reports)));
+        let t = Totals::of(&reports);
+        println!(
+            "[{}/{count}] {}: {} passed, {} failed, {} skipped in {:.2}s",
+            index + 1,
+            g.name,
+            t.passed,
+            t.failed,
+            t.skipped,
+            t.time.as_secs_f64()
+        );
+        per_group.push((g.name, t));
         all.extend(reports);
         println!();
     }
 
     println!(
-        "{:<14} {:>7} {:>7} {:>8} {:>9}",
+        "{:<18} {:>7} {:>7} {:>8} {:>9}",
         "group", "passed", "failed", "skipped", "time"
     );
     for (name, t) in &per_group {
         println!(
-            "{:<14} {:>7} {:>7} {:>8} {:>8.2}s",
+            "{:<18} {:>7} {:>7} {:>8} {:>8.2}s",
             name,
             t.passed,
             t.failed,
@@ -169,7 +267,7 @@ fn main() -> ExitCode {
     }
     let total = Totals::of(&all);
     println!(
-        "{:<14} {:>7} {:>7} {:>8} {:>8.2}s",
+        "{:<18} {:>7} {:>7} {:>8} {:>8.2}s",
         "total",
         total.passed,
         total.failed,
@@ -185,7 +283,27 @@ fn main() -> ExitCode {
         }
     }
 
-    if let Some(path) = &cli.json {
+    // Both reports are always written: where asked, else next to the binary (target/hlk/).
+    let default_dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("hlk")))
+        .unwrap_or_else(|| PathBuf::from("hlk-reports"));
+    if (cli.json.is_none() || cli.junit.is_none())
+        && let Err(e) = std::fs::create_dir_all(&default_dir)
+    {
+        eprintln!("hlk: cannot create {}: {e}", default_dir.display());
+        return ExitCode::from(2);
+    }
+    let json = cli
+        .json
+        .clone()
+        .unwrap_or_else(|| default_dir.join("report.json"));
+    let junit = cli
+        .junit
+        .clone()
+        .unwrap_or_else(|| default_dir.join("report.xml"));
+    {
+        let path = &json;
         let written = serde_json::to_string_pretty(&all)
             .map_err(|e| e.to_string())
             .and_then(|text| std::fs::write(path, text + "\n").map_err(|e| e.to_string()));
@@ -196,13 +314,42 @@ fn main() -> ExitCode {
             );
             return ExitCode::from(2);
         }
-        println!("\nJSON report: {}", path.display());
+        println!("\nJSON report:  {}", path.display());
+    }
+    {
+        let path = &junit;
+        let written = dcbndk_hlk::junit::junit_xml(&all)
+            .and_then(|xml| std::fs::write(path, xml).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            eprintln!(
+                "hlk: cannot write the JUnit report to {}: {e}",
+                path.display()
+            );
+            return ExitCode::from(2);
+        }
+        println!("JUnit report: {}", path.display());
+    }
+
+    // The default scenario's views, as a user would see them on Windows.
+    let mut scenario_ok = true;
+    if cli.group.is_empty() {
+        println!("\n{}", "-".repeat(80));
+        scenario_ok = match Scenario::load(&scenario::default_scenario()) {
+            Ok(s) => show_scenario(&s).unwrap_or_else(|e| {
+                println!("FAIL  the default scenario did not run: {e}");
+                false
+            }),
+            Err(e) => {
+                println!("FAIL  {e}");
+                false
+            }
+        };
     }
     println!(
         "\n{} passed, {} failed, {} skipped",
         total.passed, total.failed, total.skipped
     );
-    if failures.is_empty() {
+    if failures.is_empty() && scenario_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -68,6 +68,7 @@ pub fn groups() -> Vec<Group> {
     let mut groups = vec![lifecycle::group()];
     groups.extend(qos::groups());
     groups.push(ndk::group());
+    groups.push(crate::scenario::group());
     groups
 }
 
