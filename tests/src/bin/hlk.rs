@@ -112,8 +112,22 @@ fn show_scenario(s: &Scenario) -> Result<bool, String> {
         );
         print!("{}", out.rdma);
     }
+    if let Some(w) = &s.ndk {
+        println!(
+            "\nNDK workload: {} thread(s) x {} activities (seed {:#x})",
+            w.threads, w.ops_per_thread, w.seed
+        );
+    }
+    if !out.rdma_statistics.is_empty() {
+        println!(
+            "\nPS> (Get-NetAdapterStatistics -Name {}).RdmaStatistics | Format-List *\n",
+            s.adapter_name
+        );
+        print!("{}", out.rdma_statistics);
+    }
     println!();
-    if s.expected_qos.is_none() && s.expected_rdma.is_none() {
+    if s.expected_qos.is_none() && s.expected_rdma.is_none() && s.expected_rdma_statistics.is_none()
+    {
         println!("(the file has no expected view to compare with)");
     }
     for p in &out.problems {

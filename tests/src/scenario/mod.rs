@@ -17,16 +17,19 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dcbndk::ffi::ntddndis::{OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS};
+use dcbndk::ffi::ntddndis::{
+    OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
+};
 use dcbndk::ffi::status;
 use dcbndk::ffi::types::NDIS_STATUS;
 use serde::Deserialize;
 use toml::Spanned;
 
 use self::dcb::{Algorithm, Condition, NetQos, Peer, PeerClass, Policy, TrafficClass};
+use crate::sim::ndk::Workload;
 use crate::sim::{RegValue, Registry};
 use crate::views::qos::{QosOids, get_net_adapter_qos};
-use crate::views::rdma::get_net_adapter_rdma;
+use crate::views::rdma::{get_net_adapter_rdma, rdma_statistics};
 
 /// The adapter name the views show when the file names none.
 pub const DEFAULT_NAME: &str = "SIMDCB0";
@@ -49,8 +52,36 @@ struct File {
     #[serde(default)]
     policy: Vec<Spanned<PolicySection>>,
     peer: Option<Spanned<PeerSection>>,
+    ndk: Option<Spanned<NdkSection>>,
     #[serde(default)]
     expect: ExpectSection,
+}
+
+/// `[ndk]`: an NDK workload run against the adapter after the configuration (the simulator's
+/// deterministic generator, `sim::ndk::Workload`), so that the statistics view has something to
+/// show.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NdkSection {
+    #[serde(default = "NdkSection::default_seed")]
+    seed: u64,
+    #[serde(default = "NdkSection::default_threads")]
+    threads: usize,
+    operations: usize,
+    #[serde(default = "NdkSection::default_max_open")]
+    max_open: usize,
+}
+
+impl NdkSection {
+    const fn default_seed() -> u64 {
+        0xDCB0
+    }
+    const fn default_threads() -> usize {
+        1
+    }
+    const fn default_max_open() -> usize {
+        8
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -127,6 +158,7 @@ struct ExpectSection {
     rejected: Option<Spanned<String>>,
     get_net_adapter_qos: Option<String>,
     get_net_adapter_rdma: Option<String>,
+    get_net_adapter_statistics_rdma: Option<String>,
     // The Windows scripts' row tables (tests/windows/README.md): accepted, checked there.
     qos: Option<toml::Table>,
     rdma: Option<toml::Table>,
@@ -159,6 +191,10 @@ pub struct Scenario {
     pub expected_qos: Option<String>,
     /// The expected `Get-NetAdapterRdma` text.
     pub expected_rdma: Option<String>,
+    /// The NDK workload (`[ndk]`).
+    pub ndk: Option<Workload>,
+    /// The expected `(Get-NetAdapterStatistics).RdmaStatistics` text.
+    pub expected_rdma_statistics: Option<String>,
 }
 
 /// A bad scenario file: where and what.
@@ -521,6 +557,37 @@ impl Scenario {
                 Some(name.clone())
             }
         };
+        let ndk = match &file.ndk {
+            None => None,
+            Some(n) => {
+                let w = n.get_ref();
+                // Bounds that keep a scenario a scenario (a second at most) and the totals exact:
+                // with threads × max_open ≤ the default connection table (1024) nothing is
+                // refused, so the statistics are known in advance.
+                let bad = if !(1..=16).contains(&w.threads) {
+                    Some(format!("threads {}: expected 1 to 16", w.threads))
+                } else if !(1..=1_000_000).contains(&w.operations) {
+                    Some(format!(
+                        "operations {}: expected 1 to 1000000",
+                        w.operations
+                    ))
+                } else if !(1..=64).contains(&w.max_open) {
+                    Some(format!("max_open {}: expected 1 to 64", w.max_open))
+                } else {
+                    None
+                };
+                if let Some(message) = bad {
+                    return Err(at.err(Some(n.span()), format!("[ndk] {message}")));
+                }
+                Some(Workload {
+                    seed: w.seed,
+                    threads: w.threads,
+                    ops_per_thread: w.operations,
+                    max_open: w.max_open,
+                    batch: 32,
+                })
+            }
+        };
         let _ = (
             &file.expect.qos,
             &file.expect.rdma,
@@ -538,6 +605,8 @@ impl Scenario {
             rejected,
             expected_qos: file.expect.get_net_adapter_qos,
             expected_rdma: file.expect.get_net_adapter_rdma,
+            ndk,
+            expected_rdma_statistics: file.expect.get_net_adapter_statistics_rdma,
         })
     }
 }
@@ -552,6 +621,8 @@ pub struct Outcome {
     pub qos: String,
     /// The `Get-NetAdapterRdma` text.
     pub rdma: String,
+    /// The `(Get-NetAdapterStatistics).RdmaStatistics` text (empty when NDK is absent).
+    pub rdma_statistics: String,
     /// What the DCB component's request got (`None` when none was sent).
     pub request_status: Option<String>,
     /// Every problem: unexpected status, view differences (as unified diffs), verifier findings.
@@ -627,12 +698,34 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
             )
         })
         .unwrap_or_default();
+    if let Some(workload) = &s.ndk {
+        let refused = workload.run(&a);
+        let (expected, expected_open) = workload.expected();
+        if refused != 0 {
+            out.problems.push(format!(
+                "the driver refused {refused} NDK activities of the workload"
+            ));
+        }
+        match a.ndk_statistics_direct() {
+            Some((totals, open)) if totals == expected && open == expected_open => {}
+            got => out.problems.push(format!(
+                "OID_NDK_STATISTICS after the workload: expected {expected:?} with {expected_open} active, got {got:?}"
+            )),
+        }
+    }
+    out.rdma_statistics =
+        rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default();
     if let Err(e) = crate::kit::finish(a) {
         out.problems.push(format!("the verifier: {e}"));
     }
     for (what, expected, actual) in [
         ("Get-NetAdapterQos", &s.expected_qos, &out.qos),
         ("Get-NetAdapterRdma", &s.expected_rdma, &out.rdma),
+        (
+            "Get-NetAdapterStatistics RdmaStatistics",
+            &s.expected_rdma_statistics,
+            &out.rdma_statistics,
+        ),
     ] {
         if let Some(expected) = expected
             && expected != actual

@@ -35,6 +35,9 @@ fn shipped_scenarios_hold() {
             out.problems.join("\n")
         );
         assert_eq!(Some(&out.qos), s.expected_qos.as_ref(), "{}", f.display());
+        if let Some(expected) = &s.expected_rdma_statistics {
+            assert_eq!(&out.rdma_statistics, expected, "{}", f.display());
+        }
     }
 }
 
@@ -72,6 +75,19 @@ fn a_different_view_fails_with_a_diff() {
     assert!(
         p.contains("+                              1 ETS    50%       3"),
         "{p}"
+    );
+    // The statistics view: a different workload gives different counters, and the diff says so.
+    let mut w = s.ndk.unwrap();
+    w.seed += 1;
+    s.ndk = Some(w);
+    s.expected_qos = None;
+    let out = run(&s).unwrap();
+    assert_eq!(out.problems.len(), 1, "{:?}", out.problems);
+    assert!(
+        out.problems[0].starts_with("Get-NetAdapterStatistics RdmaStatistics differs")
+            && out.problems[0].contains("-InitiatedConnections       : 189"),
+        "{}",
+        out.problems[0]
     );
     s.rejected = Some("NDIS_STATUS_INVALID_PARAMETER".into());
     let out = run(&s).unwrap();
@@ -152,6 +168,21 @@ fn bad_files_name_file_line_and_problem() {
             "name = \"x\"\n[adapter]\nhardware_id = \"pci\\\\x\"\n",
             3,
             "hardware_id \"pci\\\\x\"",
+        ),
+        (
+            "name = \"x\"\n[ndk]\nthreads = 0\noperations = 10\n",
+            2,
+            "[ndk] threads 0",
+        ),
+        (
+            "name = \"x\"\n[ndk]\nthreads = 2\n",
+            2,
+            "missing field `operations`",
+        ),
+        (
+            "name = \"x\"\n[ndk]\noperations = 10\nmax_open = 65\n",
+            2,
+            "[ndk] max_open 65",
         ),
     ];
     for (text, line, what) in cases {
