@@ -17,7 +17,7 @@ use dcbndk_core::status::Status;
 use dcbndk_core::wire::{Error, ObjectHeader, ObjectHeaderRepr};
 
 /// The fuzz target names, which are also the corpus folder names.
-pub const TARGETS: &[&str] = &["object_header", "oid_request", "qos_parameters"];
+pub const TARGETS: &[&str] = &["lldp", "object_header", "oid_request", "qos_parameters"];
 
 /// Runs the check of `target` on one input.
 ///
@@ -28,8 +28,57 @@ pub fn run(target: &str, data: &[u8]) {
         "object_header" => object_header(data),
         "oid_request" => oid_request(data),
         "qos_parameters" => qos_parameters(data),
+        "lldp" => lldp(data),
         other => panic!("no fuzz target named {other:?}"),
     }
+}
+
+/// An LLDPDU (the bytes after the EtherType, as received from the wire) over arbitrary bytes:
+/// parsing never panics; the TLV walk ends within `len / 2 + 1` steps; a parsed PDU's 802.1Qaz
+/// TLVs emit back to TLVs that parse to the same values; the conversion to a remote parameter set
+/// never panics, keeps at most 64 classifications and accounts for every application entry.
+///
+/// # Panics
+/// When a property does not hold.
+pub fn lldp(data: &[u8]) {
+    use dcbndk_core::lldp::dcbx::{AppEntry, AppTlv, DcbxTlvs};
+    use dcbndk_core::lldp::{Lldpdu, Tlvs};
+
+    assert!(Tlvs::new(data).count() <= data.len() / 2 + 1);
+    let Ok(pdu) = Lldpdu::parse(data) else {
+        return;
+    };
+    let d = pdu.dcbx;
+    let apps: Vec<AppEntry> = d.app.map(|a| a.entries().collect()).unwrap_or_default();
+    let mut again = DcbxTlvs::default();
+    let (ets, rec, pfc) = (
+        d.ets.map(|e| e.emit(false)),
+        d.recommendation.map(|e| e.emit(true)),
+        d.pfc.map(|p| p.emit()),
+    );
+    let mut app = [0u8; 512];
+    let app_len = d
+        .app
+        .map(|_| AppTlv::emit(&apps, &mut app).expect("a parsed APP TLV fits"));
+    for v in [
+        ets.as_ref().map(|v| &v[..]),
+        rec.as_ref().map(|v| &v[..]),
+        pfc.as_ref().map(|v| &v[..]),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(app_len.map(|n| &app[..n]))
+    {
+        again.take(v).expect("emitted TLVs parse");
+    }
+    assert_eq!(again.ets, d.ets);
+    assert_eq!(again.recommendation, d.recommendation);
+    assert_eq!(again.pfc, d.pfc);
+    let again_apps: Vec<AppEntry> = again.app.map(|a| a.entries().collect()).unwrap_or_default();
+    assert_eq!(again_apps, apps);
+    let r = d.to_remote();
+    assert!(r.params.classifications.len() <= 64);
+    assert!(r.params.classifications.len() + r.apps_skipped == apps.len());
 }
 
 /// `NDIS_OBJECT_HEADER` over arbitrary bytes: viewing, parsing and emitting never panic; a view

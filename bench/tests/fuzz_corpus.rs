@@ -91,6 +91,11 @@ fn every_fuzz_target_runs_the_shared_checks() {
 }
 
 #[test]
+fn lldp_corpus_holds() {
+    replay("lldp");
+}
+
+#[test]
 fn object_header_corpus_holds() {
     replay("object_header");
 }

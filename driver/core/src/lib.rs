@@ -36,6 +36,7 @@ extern crate std;
 
 pub mod adapter;
 pub mod keywords;
+pub mod lldp;
 pub mod ndis;
 pub mod ndk;
 pub mod oid;

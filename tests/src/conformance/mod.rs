@@ -7,6 +7,7 @@
 
 mod abi_mingw;
 mod abi_table;
+mod dcbx_vectors;
 mod inf;
 mod powershell;
 mod published;

@@ -1,0 +1,270 @@
+//! LLDP and 802.1Qaz TLVs: emit/parse round trips, malformed PDUs, the conversion decisions.
+
+use super::dcbx::{AppEntry, AppTlv, EtsTlv, PfcTlv, subtype};
+use super::*;
+use crate::qos::params::{condition, flags};
+use std::vec::Vec;
+
+/// A PDU: Chassis ID (MAC), Port ID, TTL, then `extra` TLVs (type 127 values), then End.
+fn pdu(ttl: u16, extra: &[&[u8]]) -> Vec<u8> {
+    let mut out = std::vec![0u8; 1500];
+    let mac = [4, 2, 0, 0x5e, 0x10, 0, 1];
+    let mut at = emit_tlv(&mut out, 0, tlv_type::CHASSIS_ID, &mac).unwrap();
+    at = emit_tlv(
+        &mut out,
+        at,
+        tlv_type::PORT_ID,
+        &[3, 2, 0, 0x5e, 0x10, 0, 1],
+    )
+    .unwrap();
+    at = emit_tlv(&mut out, at, tlv_type::TTL, &ttl.to_be_bytes()).unwrap();
+    for v in extra {
+        at = emit_tlv(&mut out, at, tlv_type::ORG_SPECIFIC, v).unwrap();
+    }
+    at = emit_tlv(&mut out, at, tlv_type::END, &[]).unwrap();
+    out.truncate(at);
+    out
+}
+
+fn ets() -> EtsTlv {
+    EtsTlv {
+        willing: true,
+        cbs: false,
+        max_tcs: 0,
+        prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
+        tc_bw: [50, 50, 0, 0, 0, 0, 0, 0],
+        tsa: [2, 2, 0, 0, 0, 0, 0, 0],
+    }
+}
+
+#[test]
+fn round_trip_every_dcbx_tlv() {
+    let e = ets();
+    let rec = EtsTlv {
+        willing: false,
+        tc_bw: [20, 40, 40, 0, 0, 0, 0, 0],
+        prio_tc: [0, 1, 2, 0, 0, 0, 0, 0],
+        ..e
+    };
+    let pfc = PfcTlv {
+        willing: false,
+        mbc: false,
+        cap: 8,
+        enable: 0x08,
+    };
+    let apps = [
+        AppEntry {
+            priority: 3,
+            selector: 4,
+            protocol: 445,
+        },
+        AppEntry {
+            priority: 1,
+            selector: 1,
+            protocol: 0x8906,
+        },
+    ];
+    let mut app = [0u8; 64];
+    let n = AppTlv::emit(&apps, &mut app).unwrap();
+    let bytes = pdu(
+        120,
+        &[&e.emit(false), &rec.emit(true), &pfc.emit(), &app[..n]],
+    );
+    let p = Lldpdu::parse(&bytes).unwrap();
+    assert_eq!(p.ttl, 120);
+    assert_eq!(p.chassis_id, &[4, 2, 0, 0x5e, 0x10, 0, 1]);
+    assert_eq!(p.dcbx.ets, Some(e));
+    assert_eq!(
+        p.dcbx.recommendation,
+        Some(EtsTlv {
+            willing: false,
+            ..rec
+        })
+    );
+    assert_eq!(p.dcbx.pfc, Some(pfc));
+    assert_eq!(p.dcbx.app.unwrap().entries().collect::<Vec<_>>(), apps);
+
+    let r = p.dcbx.to_remote();
+    assert_eq!(
+        r.params.flags,
+        flags::WILLING
+            | flags::ETS_CONFIGURED
+            | flags::PFC_CONFIGURED
+            | flags::CLASSIFICATION_CONFIGURED
+    );
+    assert_eq!(r.params.num_tcs, 8, "MaxTCs 0 means 8");
+    assert_eq!(r.params.prio_tc[3], 1);
+    assert_eq!(r.params.pfc_enable, 0x08);
+    assert_eq!(r.recommendation.unwrap().tc_bw, [20, 40, 40, 0, 0, 0, 0, 0]);
+    let c = r.params.classifications.as_slice();
+    assert_eq!(
+        (c[0].selector, c[0].field, c[0].priority),
+        (condition::TCP_OR_UDP_PORT, 445, 3)
+    );
+    assert_eq!(
+        (c[1].selector, c[1].field, c[1].priority),
+        (condition::ETHERTYPE, 0x8906, 1)
+    );
+    assert_eq!((r.ets_dropped, r.apps_skipped), (0, 0));
+}
+
+#[test]
+fn known_bytes_of_an_ets_configuration() {
+    // 802.1Q D.2.8: willing, MaxTCs 3, priorities 0..7 -> 0,1,2,0,1,2,0,1.
+    let e = EtsTlv {
+        willing: true,
+        cbs: true,
+        max_tcs: 3,
+        prio_tc: [0, 1, 2, 0, 1, 2, 0, 1],
+        tc_bw: [10, 20, 70, 0, 0, 0, 0, 0],
+        tsa: [2, 2, 0, 0, 0, 0, 0, 0],
+    };
+    let v = e.emit(false);
+    assert_eq!(
+        &v[..9],
+        &[0x00, 0x80, 0xC2, 9, 0xC3, 0x01, 0x20, 0x12, 0x01]
+    );
+    assert_eq!(&v[9..17], &[10, 20, 70, 0, 0, 0, 0, 0]);
+    assert_eq!(&v[17..], &[2, 2, 0, 0, 0, 0, 0, 0]);
+}
+
+#[test]
+fn unusual_ets_values_are_left_out_and_counted() {
+    let mut e = ets();
+    e.prio_tc[0] = 15; // reserved nibble
+    let bytes = pdu(120, &[&e.emit(false)]);
+    let r = Lldpdu::parse(&bytes).unwrap().dcbx.to_remote();
+    assert_eq!(r.ets_dropped, 1);
+    assert_eq!(r.params.flags & flags::ETS_CONFIGURED, 0);
+    assert_eq!(r.params.flags & flags::WILLING, flags::WILLING);
+    let mut e = ets();
+    e.tsa[1] = 255; // vendor specific
+    let bytes = pdu(120, &[&e.emit(true)]);
+    let r = Lldpdu::parse(&bytes).unwrap().dcbx.to_remote();
+    assert_eq!((r.ets_dropped, r.recommendation), (1, None));
+}
+
+#[test]
+fn dscp_and_reserved_selectors_are_skipped() {
+    let apps = [
+        AppEntry {
+            priority: 3,
+            selector: 5,
+            protocol: 26,
+        },
+        AppEntry {
+            priority: 2,
+            selector: 0,
+            protocol: 1,
+        },
+        AppEntry {
+            priority: 4,
+            selector: 2,
+            protocol: 3260,
+        },
+        AppEntry {
+            priority: 5,
+            selector: 3,
+            protocol: 4791,
+        },
+    ];
+    let mut app = [0u8; 64];
+    let n = AppTlv::emit(&apps, &mut app).unwrap();
+    let r = Lldpdu::parse(&pdu(120, &[&app[..n]]))
+        .unwrap()
+        .dcbx
+        .to_remote();
+    assert_eq!(r.apps_skipped, 2);
+    let c = r.params.classifications.as_slice();
+    assert_eq!(c.len(), 2);
+    assert_eq!(
+        (c[0].selector, c[1].selector),
+        (condition::TCP_PORT, condition::UDP_PORT)
+    );
+}
+
+#[test]
+fn more_than_64_applications_are_counted_not_kept() {
+    let apps: Vec<AppEntry> = (0..100u16)
+        .map(|i| AppEntry {
+            priority: 1,
+            selector: 2,
+            protocol: 1000 + i,
+        })
+        .collect();
+    let mut app = [0u8; 511];
+    let n = AppTlv::emit(&apps, &mut app).unwrap();
+    let r = Lldpdu::parse(&pdu(120, &[&app[..n]]))
+        .unwrap()
+        .dcbx
+        .to_remote();
+    assert_eq!((r.params.classifications.len(), r.apps_skipped), (64, 36));
+    assert!(
+        AppTlv::emit(&[AppEntry::default(); 169], &mut [0u8; 1024]).is_none(),
+        "over 511 bytes"
+    );
+}
+
+#[test]
+fn malformed_pdus_are_errors_naming_the_problem() {
+    let good = pdu(120, &[&ets().emit(false)]);
+    // Every truncation: an error or (cut exactly at a TLV boundary) a shorter PDU; never a panic.
+    for cut in 0..good.len() {
+        let _ = Lldpdu::parse(&good[..cut]);
+    }
+    assert_eq!(Lldpdu::parse(&good[..3]), Err(Error::Truncated { at: 0 }));
+    assert_eq!(
+        Lldpdu::parse(&[]),
+        Err(Error::MandatoryTlvMissing { expected: 1 })
+    );
+    // Port ID first.
+    let mut swapped = std::vec![0u8; 32];
+    let at = emit_tlv(&mut swapped, 0, tlv_type::PORT_ID, &[3, 1]).unwrap();
+    swapped.truncate(at);
+    assert_eq!(
+        Lldpdu::parse(&swapped),
+        Err(Error::MandatoryTlvMissing { expected: 1 })
+    );
+    // TTL of 3 bytes.
+    let mut bad_ttl = std::vec![0u8; 64];
+    let mut at = emit_tlv(&mut bad_ttl, 0, tlv_type::CHASSIS_ID, &[4, 1]).unwrap();
+    at = emit_tlv(&mut bad_ttl, at, tlv_type::PORT_ID, &[3, 1]).unwrap();
+    at = emit_tlv(&mut bad_ttl, at, tlv_type::TTL, &[0, 0, 1]).unwrap();
+    bad_ttl.truncate(at);
+    assert_eq!(
+        Lldpdu::parse(&bad_ttl),
+        Err(Error::BadLength { tlv: 3, len: 3 })
+    );
+    // A 24-byte ETS TLV.
+    let short = &ets().emit(false)[..24];
+    assert_eq!(
+        Lldpdu::parse(&pdu(120, &[short])),
+        Err(Error::BadDcbxLength {
+            subtype: subtype::ETS_CONFIGURATION,
+            len: 24
+        })
+    );
+    // An APP TLV with a partial entry.
+    let mut app = [0u8; 16];
+    let n = AppTlv::emit(&[AppEntry::default()], &mut app).unwrap();
+    assert!(Lldpdu::parse(&pdu(120, &[&app[..n - 1]])).is_err());
+    // End with a length.
+    let mut end = good.clone();
+    let last = end.len() - 2;
+    end[last + 1] = 1;
+    end.push(0);
+    assert_eq!(Lldpdu::parse(&end), Err(Error::BadEnd));
+}
+
+#[test]
+fn unknown_tlvs_and_other_ouis_are_skipped() {
+    let other_oui = [0x00, 0x12, 0x0F, 9, 1, 2, 3];
+    let qcn = [0x00, 0x80, 0xC2, 8, 0, 0];
+    let bytes = pdu(120, &[&other_oui, &qcn, &[0x00, 0x80]]);
+    let p = Lldpdu::parse(&bytes).unwrap();
+    assert!(!p.dcbx.any());
+    // Padding after End is ignored.
+    let mut padded = pdu(0, &[]);
+    padded.extend_from_slice(&[0xAA; 20]);
+    assert_eq!(Lldpdu::parse(&padded).unwrap().ttl, 0);
+}

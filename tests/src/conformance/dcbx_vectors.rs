@@ -1,0 +1,199 @@
+//! The public DCBX captures (tests/data/dcbx-vectors, from tcpdump's test suite): every LLDP
+//! frame in them parses with the core's LLDP/802.1Qaz views, and every DCBX value agrees with
+//! what `tcpdump -vv` printed for it (the `.out` beside each `.pcap`). Frames holding TLVs the
+//! core does not know (QCN, vendor OUIs) must parse too: those TLVs are skipped.
+
+use std::path::{Path, PathBuf};
+
+use dcbndk_core::lldp::{ETHERTYPE, Lldpdu};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/dcbx-vectors")
+}
+
+/// The frames of a classic little-endian microsecond pcap file.
+fn pcap_frames(bytes: &[u8]) -> Vec<&[u8]> {
+    assert_eq!(&bytes[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "little-endian pcap");
+    let mut frames = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        frames.push(&bytes[at + 16..at + 16 + incl]);
+        at += 16 + incl;
+    }
+    assert_eq!(at, bytes.len(), "pcap records end at the end of the file");
+    frames
+}
+
+/// The LLDPDU of an Ethernet frame (untagged or 802.1Q tagged), if it is LLDP.
+fn lldpdu(frame: &[u8]) -> Option<&[u8]> {
+    let mut at = 12;
+    let mut ethertype = u16::from_be_bytes([frame[at], frame[at + 1]]);
+    if ethertype == 0x8100 {
+        at += 4;
+        ethertype = u16::from_be_bytes([frame[at], frame[at + 1]]);
+    }
+    (ethertype == ETHERTYPE).then(|| &frame[at + 2..])
+}
+
+/// The numbers after `label` on a line, e.g. "Value    : 15  4   1" -> [15, 4, 1].
+fn numbers(line: &str) -> Vec<u64> {
+    line.split(':')
+        .nth(1)
+        .unwrap_or("")
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
+/// `key:value` pairs of a line like "Willing:0, CBS:0, RES:0, Max TCs:0" or
+/// "Priority: 4, RES: 0, Sel: 4, Protocol ID: 3260".
+fn pairs(line: &str) -> Vec<(String, u64)> {
+    line.split(',')
+        .map(|kv| {
+            let (k, v) = kv.split_once(':').unwrap();
+            (k.trim().to_string(), v.trim().parse().unwrap())
+        })
+        .collect()
+}
+
+/// The DCBX facts tcpdump printed for one frame, normalized.
+fn facts_from_text(frame: &str) -> Vec<String> {
+    let lines: Vec<&str> = frame.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let values = |from: usize| -> Vec<Vec<u64>> {
+            lines[from..]
+                .iter()
+                .filter(|l| l.starts_with("Value"))
+                .take(3)
+                .map(|l| numbers(l))
+                .collect()
+        };
+        if l.starts_with("ETS Configuration Subtype (9)") {
+            let p = pairs(lines[i + 1]);
+            let v = values(i + 2);
+            out.push(format!(
+                "ets willing={} cbs={} max={} prio={:?} bw={:?} tsa={:?}",
+                p[0].1, p[1].1, p[3].1, v[0], v[1], v[2]
+            ));
+        } else if l.starts_with("ETS Recommendation Subtype (10)") {
+            let v = values(i + 2);
+            out.push(format!("rec prio={:?} bw={:?} tsa={:?}", v[0], v[1], v[2]));
+        } else if l.starts_with("Priority Flow Control Configuration Subtype (11)") {
+            let p = pairs(&lines[i + 1].replace("PFC cap:", "PFC cap: "));
+            let enable = numbers(lines[i + 4]);
+            out.push(format!(
+                "pfc willing={} mbc={} cap={} enable={:?}",
+                p[0].1, p[1].1, p[3].1, enable
+            ));
+        } else if l.starts_with("Priority:") && l.contains("Protocol ID") {
+            let p = pairs(l);
+            out.push(format!(
+                "app prio={} sel={} proto={}",
+                p[0].1, p[2].1, p[3].1
+            ));
+        }
+    }
+    out
+}
+
+/// The same facts from the parsed LLDPDU.
+fn facts_from_parse(p: &Lldpdu<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let v = |a: [u8; 8]| a.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
+    if let Some(e) = p.dcbx.ets {
+        out.push(format!(
+            "ets willing={} cbs={} max={} prio={:?} bw={:?} tsa={:?}",
+            u8::from(e.willing),
+            u8::from(e.cbs),
+            e.max_tcs,
+            v(e.prio_tc),
+            v(e.tc_bw),
+            v(e.tsa)
+        ));
+    }
+    if let Some(e) = p.dcbx.recommendation {
+        out.push(format!(
+            "rec prio={:?} bw={:?} tsa={:?}",
+            v(e.prio_tc),
+            v(e.tc_bw),
+            v(e.tsa)
+        ));
+    }
+    if let Some(f) = p.dcbx.pfc {
+        let bits: Vec<u64> = (0..8).map(|b| u64::from((f.enable >> b) & 1)).collect();
+        out.push(format!(
+            "pfc willing={} mbc={} cap={} enable={bits:?}",
+            u8::from(f.willing),
+            u8::from(f.mbc),
+            f.cap
+        ));
+    }
+    if let Some(a) = p.dcbx.app {
+        for e in a.entries() {
+            out.push(format!(
+                "app prio={} sel={} proto={}",
+                e.priority, e.selector, e.protocol
+            ));
+        }
+    }
+    out
+}
+
+/// The `.out` text of each frame, by frame number (tcpdump's `-#`, from 1).
+fn frames_of_text(text: &str) -> Vec<(usize, String)> {
+    let mut frames: Vec<(usize, String)> = Vec::new();
+    for line in text.lines() {
+        let head = line.trim_start();
+        let number = head
+            .split_once("  ")
+            .and_then(|(n, rest)| rest.starts_with("20").then(|| n.parse::<usize>().ok())?)
+            .filter(|_| line.starts_with(' '));
+        match number {
+            Some(n) => frames.push((n, format!("{line}\n"))),
+            None => {
+                if let Some(last) = frames.last_mut() {
+                    last.1.push_str(line);
+                    last.1.push('\n');
+                }
+            }
+        }
+    }
+    frames
+}
+
+#[test]
+fn every_capture_parses_as_tcpdump_decoded_it() {
+    let mut lldp_frames = 0;
+    let mut dcbx_facts = 0;
+    for name in ["dcb_ets", "dcb_pfc", "dcb_qcn", "lldp-app-priority"] {
+        let pcap = std::fs::read(dir().join(format!("{name}.pcap"))).unwrap();
+        let text = std::fs::read_to_string(dir().join(format!("{name}.out"))).unwrap();
+        let texts = frames_of_text(&text);
+        for (i, frame) in pcap_frames(&pcap).into_iter().enumerate() {
+            let Some(pdu) = lldpdu(frame) else { continue };
+            lldp_frames += 1;
+            let parsed =
+                Lldpdu::parse(pdu).unwrap_or_else(|e| panic!("{name} frame {}: {e:?}", i + 1));
+            let (_, printed) = texts
+                .iter()
+                .find(|(n, _)| *n == i + 1)
+                .unwrap_or_else(|| panic!("{name}: no text for frame {}", i + 1));
+            assert!(printed.contains("LLDP"), "{name} frame {}", i + 1);
+            let expected = facts_from_text(printed);
+            assert_eq!(
+                facts_from_parse(&parsed),
+                expected,
+                "{name} frame {}",
+                i + 1
+            );
+            dcbx_facts += expected.len();
+        }
+    }
+    println!("{lldp_frames} LLDP frames parsed, {dcbx_facts} DCBX TLVs/entries agree with tcpdump");
+    assert!(
+        lldp_frames >= 40 && dcbx_facts >= 40,
+        "{lldp_frames} frames, {dcbx_facts} facts"
+    );
+}
