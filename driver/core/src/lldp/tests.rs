@@ -268,3 +268,108 @@ fn unknown_tlvs_and_other_ouis_are_skipped() {
     padded.extend_from_slice(&[0xAA; 20]);
     assert_eq!(Lldpdu::parse(&padded).unwrap().ttl, 0);
 }
+
+fn operational() -> crate::qos::params::QosParameters {
+    use crate::qos::params::{Classification, QosParameters};
+    let mut p = QosParameters {
+        flags: flags::ALL_CONFIGURED,
+        num_tcs: 8,
+        prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
+        tc_bw: [50, 50, 0, 0, 0, 0, 0, 0],
+        tsa: [2, 2, 0, 0, 0, 0, 0, 0],
+        pfc_enable: 0x08,
+        ..Default::default()
+    };
+    for (selector, field, priority) in [
+        (condition::DEFAULT, 0, 0),
+        (condition::NETDIRECT_PORT, 445, 3),
+        (condition::TCP_PORT, 3260, 4),
+        (condition::ETHERTYPE, 0x8906, 1),
+    ] {
+        assert!(p.classifications.push(Classification {
+            selector,
+            field,
+            priority
+        }));
+    }
+    p
+}
+
+#[test]
+fn the_transmitted_lldpdu_carries_the_operational_configuration() {
+    use super::transmit::{Advertisement, emit_lldpdu};
+    let params = operational();
+    let adv = Advertisement {
+        mac: [2, 0, 0x5e, 0x10, 0, 1],
+        ttl: 120,
+        willing: true,
+        ets_tcs: 8,
+        pfc_tcs: 4,
+        macsec_bypass: false,
+        params: &params,
+    };
+    let mut out = [0u8; 1500];
+    let n = emit_lldpdu(&mut out, &adv).unwrap();
+    let p = Lldpdu::parse(&out[..n]).unwrap();
+    assert_eq!(p.ttl, 120);
+    assert_eq!(p.chassis_id, &[4, 2, 0, 0x5e, 0x10, 0, 1]);
+    assert_eq!(p.port_id, &[3, 2, 0, 0x5e, 0x10, 0, 1]);
+    let ets = p.dcbx.ets.unwrap();
+    assert!(ets.willing);
+    assert_eq!(
+        (ets.max_tcs, ets.prio_tc, ets.tc_bw),
+        (0, params.prio_tc, params.tc_bw)
+    );
+    assert_eq!(p.dcbx.recommendation.unwrap().tc_bw, params.tc_bw);
+    let pfc = p.dcbx.pfc.unwrap();
+    assert_eq!((pfc.willing, pfc.cap, pfc.enable), (true, 4, 0x08));
+    // DEFAULT and NETDIRECT_PORT have no IEEE selector: only TCP 3260 and FCoE are sent.
+    let apps: Vec<AppEntry> = p.dcbx.app.unwrap().entries().collect();
+    assert_eq!(
+        apps,
+        [
+            AppEntry {
+                priority: 4,
+                selector: 2,
+                protocol: 3260
+            },
+            AppEntry {
+                priority: 1,
+                selector: 1,
+                protocol: 0x8906
+            }
+        ]
+    );
+    // What a peer makes of it is what was sent.
+    let r = p.dcbx.to_remote();
+    assert_eq!(
+        (r.params.prio_tc, r.params.tc_bw, r.params.tsa),
+        (params.prio_tc, params.tc_bw, params.tsa)
+    );
+    assert_eq!(r.params.pfc_enable, params.pfc_enable);
+    // Too small a buffer: None, never a panic.
+    for size in 0..n {
+        assert_eq!(emit_lldpdu(&mut out[..size], &adv), None, "{size}");
+    }
+}
+
+#[test]
+fn the_shutdown_lldpdu_has_only_the_mandatory_tlvs() {
+    use super::transmit::{Advertisement, emit_lldpdu};
+    let params = operational();
+    let adv = Advertisement {
+        mac: [2, 0, 0x5e, 0x10, 0, 1],
+        ttl: 0,
+        willing: false,
+        ets_tcs: 8,
+        pfc_tcs: 8,
+        macsec_bypass: false,
+        params: &params,
+    };
+    let mut out = [0u8; 64];
+    let n = emit_lldpdu(&mut out, &adv).unwrap();
+    assert_eq!(n, 9 + 9 + 4 + 2);
+    let p = Lldpdu::parse(&out[..n]).unwrap();
+    assert_eq!(p.ttl, 0);
+    assert!(!p.dcbx.any());
+}
