@@ -2,6 +2,11 @@
 //! frame in them parses with the core's LLDP/802.1Qaz views, and every DCBX value agrees with
 //! what `tcpdump -vv` printed for it (the `.out` beside each `.pcap`). Frames holding TLVs the
 //! core does not know (QCN, vendor OUIs) must parse too: those TLVs are skipped.
+//!
+//! The other direction too: LLDPDUs the core emits (`lldp::transmit`) are written to a pcap and
+//! decoded by `tcpdump -vv`, whose text must carry exactly the values the adapter meant, with no
+//! truncation or malformation marker. Without tcpdump that test prints why and skips, except
+//! under `CI=true` (where .ci/run installs it).
 
 use std::path::{Path, PathBuf};
 
@@ -103,10 +108,15 @@ fn facts_from_parse(p: &Lldpdu<'_>) -> Vec<String> {
     let mut out = Vec::new();
     let v = |a: [u8; 8]| a.iter().map(|&x| u64::from(x)).collect::<Vec<_>>();
     if let Some(e) = p.dcbx.ets {
+        // tcpdump 4.99 prints CBS as `(byte >> 6) & 2` of the flags byte: 2 when Willing is
+        // set, 0 otherwise, whatever the CBS bit (observed: flags 0x80 -> "Willing:1, CBS:2").
+        // So CBS is compared as tcpdump shows it; the CBS bit itself is checked by the core's
+        // own known-bytes test (lldp/tests.rs).
+        let tcpdump_cbs = ((u8::from(e.willing) << 7 | u8::from(e.cbs) << 6) >> 6) & 2;
         out.push(format!(
             "ets willing={} cbs={} max={} prio={:?} bw={:?} tsa={:?}",
             u8::from(e.willing),
-            u8::from(e.cbs),
+            tcpdump_cbs,
             e.max_tcs,
             v(e.prio_tc),
             v(e.tc_bw),
@@ -196,4 +206,130 @@ fn every_capture_parses_as_tcpdump_decoded_it() {
         lldp_frames >= 40 && dcbx_facts >= 40,
         "{lldp_frames} frames, {dcbx_facts} facts"
     );
+}
+
+/// A classic pcap file of Ethernet frames (timestamps one second apart from 2026-01-01).
+fn pcap_file(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&4u16.to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&65535u32.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes()); // LINKTYPE_ETHERNET
+    for (i, f) in frames.iter().enumerate() {
+        let len = u32::try_from(f.len()).unwrap();
+        out.extend_from_slice(&(1_767_225_600u32 + u32::try_from(i).unwrap()).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(f);
+    }
+    out
+}
+
+#[test]
+fn emitted_lldpdus_decode_in_tcpdump_as_meant() {
+    use dcbndk_core::lldp::NEAREST_BRIDGE;
+    use dcbndk_core::lldp::transmit::{Advertisement, emit_lldpdu};
+    use dcbndk_core::qos::params::{Classification, QosParameters, condition};
+
+    let have = std::process::Command::new("tcpdump")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tcpdump is missing under CI=true: install tcpdump"
+        );
+        println!("SKIPPED: tcpdump not found (Debian: tcpdump)");
+        return;
+    }
+
+    let mac = [0x02, 0x00, 0x5e, 0x10, 0x00, 0x01];
+    let mut smb = QosParameters {
+        num_tcs: 8,
+        prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
+        tc_bw: [50, 50, 0, 0, 0, 0, 0, 0],
+        tsa: [2, 2, 0, 0, 0, 0, 0, 0],
+        pfc_enable: 0x08,
+        ..Default::default()
+    };
+    for (selector, field, priority) in [
+        (condition::TCP_PORT, 445, 3),
+        (condition::UDP_PORT, 4791, 3),
+        (condition::TCP_OR_UDP_PORT, 3260, 4),
+        (condition::ETHERTYPE, 0x8906, 1),
+    ] {
+        smb.classifications.push(Classification {
+            selector,
+            field,
+            priority,
+        });
+    }
+    let strict = QosParameters {
+        num_tcs: 4,
+        prio_tc: [0, 1, 2, 3, 0, 1, 2, 3],
+        tc_bw: [40, 30, 30, 0, 0, 0, 0, 0],
+        tsa: [2, 2, 2, 0, 0, 0, 0, 0],
+        pfc_enable: 0x30,
+        ..Default::default()
+    };
+    let advertisements = [
+        (true, 8, 8, &smb),
+        (false, 4, 2, &strict),
+        (false, 8, 8, &QosParameters::default()),
+    ];
+    let mut frames = Vec::new();
+    let mut meant = Vec::new();
+    for (willing, ets_tcs, pfc_tcs, params) in advertisements {
+        let adv = Advertisement {
+            mac,
+            ttl: 120,
+            willing,
+            ets_tcs,
+            pfc_tcs,
+            macsec_bypass: false,
+            params,
+        };
+        let mut pdu = [0u8; 1500];
+        let n = emit_lldpdu(&mut pdu, &adv).unwrap();
+        let mut frame = Vec::new();
+        frame.extend_from_slice(&NEAREST_BRIDGE);
+        frame.extend_from_slice(&mac);
+        frame.extend_from_slice(&ETHERTYPE.to_be_bytes());
+        frame.extend_from_slice(&pdu[..n]);
+        meant.push(facts_from_parse(&Lldpdu::parse(&pdu[..n]).unwrap()));
+        frames.push(frame);
+    }
+    let dir = std::env::temp_dir().join(format!("dcbndk-tcpdump-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("emitted.pcap");
+    std::fs::write(&file, pcap_file(&frames)).unwrap();
+    let out = std::process::Command::new("tcpdump")
+        .args(["-#", "-tttt", "-vv", "-nn", "-r"])
+        .arg(&file)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for marker in ["[|", "malformed", "invalid", "Unknown"] {
+        assert!(
+            !text.contains(marker),
+            "tcpdump flagged {marker:?}:\n{text}"
+        );
+    }
+    let decoded = frames_of_text(&text);
+    assert_eq!(decoded.len(), frames.len(), "{text}");
+    for ((n, printed), meant) in decoded.iter().zip(&meant) {
+        assert!(!meant.is_empty());
+        assert_eq!(&facts_from_text(printed), meant, "frame {n}:\n{printed}");
+    }
 }
