@@ -4,9 +4,9 @@
 //! core does not know (QCN, vendor OUIs) must parse too: those TLVs are skipped.
 //!
 //! The other direction too: LLDPDUs the core emits (`lldp::transmit`) are written to a pcap and
-//! decoded by `tcpdump -vv`, whose text must carry exactly the values the adapter meant, with no
-//! truncation or malformation marker. Without tcpdump that test prints why and skips, except
-//! under `CI=true` (where .ci/run installs it).
+//! decoded by `tcpdump -vv` and by tshark (PDML), which must show exactly the values the adapter
+//! meant, with no truncation or malformation marker and no tshark expert info above Note. Without
+//! the tool a test prints why and skips, except under `CI=true` (where .ci/run installs both).
 
 use std::path::{Path, PathBuf};
 
@@ -230,10 +230,6 @@ fn pcap_file(frames: &[Vec<u8>]) -> Vec<u8> {
 
 #[test]
 fn emitted_lldpdus_decode_in_tcpdump_as_meant() {
-    use dcbndk_core::lldp::NEAREST_BRIDGE;
-    use dcbndk_core::lldp::transmit::{Advertisement, emit_lldpdu};
-    use dcbndk_core::qos::params::{Classification, QosParameters, condition};
-
     let have = std::process::Command::new("tcpdump")
         .arg("--version")
         .output()
@@ -246,6 +242,49 @@ fn emitted_lldpdus_decode_in_tcpdump_as_meant() {
         println!("SKIPPED: tcpdump not found (Debian: tcpdump)");
         return;
     }
+
+    let (frames, meant) = emitted_frames();
+    let meant: Vec<Vec<String>> = meant
+        .iter()
+        .map(|pdu| facts_from_parse(&Lldpdu::parse(pdu).unwrap()))
+        .collect();
+    let dir = std::env::temp_dir().join(format!("dcbndk-tcpdump-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("emitted.pcap");
+    std::fs::write(&file, pcap_file(&frames)).unwrap();
+    let out = std::process::Command::new("tcpdump")
+        .args(["-#", "-tttt", "-vv", "-nn", "-r"])
+        .arg(&file)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for marker in ["[|", "malformed", "invalid", "Unknown"] {
+        assert!(
+            !text.contains(marker),
+            "tcpdump flagged {marker:?}:\n{text}"
+        );
+    }
+    let decoded = frames_of_text(&text);
+    assert_eq!(decoded.len(), frames.len(), "{text}");
+    for ((n, printed), meant) in decoded.iter().zip(&meant) {
+        assert!(!meant.is_empty());
+        assert_eq!(&facts_from_text(printed), meant, "frame {n}:\n{printed}");
+    }
+}
+
+/// Ethernet frames carrying the LLDPDUs the adapter emits for three advertisements (willing SMB
+/// Direct with four APP entries, a non-willing 4-TC adapter, an all-zero set), and the LLDPDUs.
+fn emitted_frames() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    use dcbndk_core::lldp::NEAREST_BRIDGE;
+    use dcbndk_core::lldp::transmit::{Advertisement, emit_lldpdu};
+    use dcbndk_core::qos::params::{Classification, QosParameters, condition};
 
     let mac = [0x02, 0x00, 0x5e, 0x10, 0x00, 0x01];
     let mut smb = QosParameters {
@@ -300,17 +339,149 @@ fn emitted_lldpdus_decode_in_tcpdump_as_meant() {
         frame.extend_from_slice(&mac);
         frame.extend_from_slice(&ETHERTYPE.to_be_bytes());
         frame.extend_from_slice(&pdu[..n]);
-        meant.push(facts_from_parse(&Lldpdu::parse(&pdu[..n]).unwrap()));
+        meant.push(pdu[..n].to_vec());
         frames.push(frame);
     }
-    let dir = std::env::temp_dir().join(format!("dcbndk-tcpdump-{}", std::process::id()));
+    (frames, meant)
+}
+
+/// `(name, show)` of every `<field>` of a PDML document, in document order.
+fn pdml_fields(pdml: &str) -> Vec<(String, String)> {
+    let attr = |line: &str, key: &str| -> Option<String> {
+        let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
+        let end = start + line[start..].find('"')?;
+        Some(line[start..end].to_string())
+    };
+    pdml.lines()
+        .filter(|l| l.trim_start().starts_with("<field "))
+        .filter_map(|l| Some((attr(l, "name")?, attr(l, "show").unwrap_or_default())))
+        .collect()
+}
+
+/// The DCBX facts tshark decoded, per packet, in the form of `tshark_facts_meant`.
+fn tshark_facts(pdml: &str) -> Vec<Vec<String>> {
+    pdml.split("<packet>")
+        .skip(1)
+        .map(|packet| {
+            let fields = pdml_fields(packet);
+            let get = |from: usize, name: &str| -> String {
+                fields[from..]
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| panic!("tshark gave no {name}"))
+            };
+            let list = |from: usize, prefix: &str| -> String {
+                (0..8)
+                    .map(|i| get(from, &format!("{prefix}{i}")))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let mut out = Vec::new();
+            for (i, (name, show)) in fields.iter().enumerate() {
+                match (name.as_str(), show.as_str()) {
+                    ("lldp.ieee.802_1.subtype", "0x09") => out.push(format!(
+                        "ets willing={} cbs={} max={} prio={} bw={} tsa={}",
+                        get(i, "lldp.dcbx.ieee.willing"),
+                        get(i, "lldp.dcbx.ieee.ets.cbs"),
+                        get(i, "lldp.dcbx.ieee.ets.maxtcs"),
+                        list(i, "lldp.dcbx.feature.pg.pgid_prio"),
+                        list(i, "lldp.dcbx.feature.pg.per"),
+                        list(i, "lldp.dcbx.ieee.ets.tsa"),
+                    )),
+                    ("lldp.ieee.802_1.subtype", "0x0a") => out.push(format!(
+                        "rec prio={} bw={} tsa={}",
+                        list(i, "lldp.dcbx.feature.pg.pgid_prio"),
+                        list(i, "lldp.dcbx.feature.pg.per"),
+                        list(i, "lldp.dcbx.ieee.ets.tsa"),
+                    )),
+                    ("lldp.ieee.802_1.subtype", "0x0b") => out.push(format!(
+                        "pfc willing={} mbc={} cap={} enable={}",
+                        get(i, "lldp.dcbx.ieee.willing"),
+                        get(i, "lldp.dcbx.ieee.pfc.mbc"),
+                        get(i, "lldp.dcbx.ieee.pfc.numtcs"),
+                        list(i, "lldp.dcbx.feature.pfc.prio"),
+                    )),
+                    ("lldp.dcbx.ieee.app.prio", prio) => out.push(format!(
+                        "app prio={prio} sel={} proto={}",
+                        get(i, "lldp.dcbx.iee.app.sf"),
+                        get(i, "lldp.dcbx.feature.app.proto"),
+                    )),
+                    _ => {}
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// The facts of an emitted LLDPDU as tshark should show them.
+fn tshark_facts_meant(pdu: &[u8]) -> Vec<String> {
+    let p = Lldpdu::parse(pdu).unwrap();
+    let list = |a: [u8; 8]| a.map(|x| x.to_string()).join(",");
+    let mut out = Vec::new();
+    if let Some(e) = p.dcbx.ets {
+        out.push(format!(
+            "ets willing={} cbs={} max={} prio={} bw={} tsa={}",
+            u8::from(e.willing),
+            u8::from(e.cbs),
+            e.max_tcs,
+            list(e.prio_tc),
+            list(e.tc_bw),
+            list(e.tsa)
+        ));
+    }
+    if let Some(e) = p.dcbx.recommendation {
+        out.push(format!(
+            "rec prio={} bw={} tsa={}",
+            list(e.prio_tc),
+            list(e.tc_bw),
+            list(e.tsa)
+        ));
+    }
+    if let Some(f) = p.dcbx.pfc {
+        let bits: [u8; 8] = std::array::from_fn(|b| (f.enable >> b) & 1);
+        out.push(format!(
+            "pfc willing={} mbc={} cap={} enable={}",
+            u8::from(f.willing),
+            u8::from(f.mbc),
+            f.cap,
+            list(bits)
+        ));
+    }
+    if let Some(a) = p.dcbx.app {
+        for e in a.entries() {
+            out.push(format!(
+                "app prio={} sel={} proto={:#06x}",
+                e.priority, e.selector, e.protocol
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn emitted_lldpdus_decode_in_tshark_as_meant_without_errors_or_warnings() {
+    let have = std::process::Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tshark is missing under CI=true: install tshark"
+        );
+        println!("SKIPPED: tshark not found (Debian: tshark)");
+        return;
+    }
+    let (frames, pdus) = emitted_frames();
+    let dir = std::env::temp_dir().join(format!("dcbndk-tshark-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("emitted.pcap");
     std::fs::write(&file, pcap_file(&frames)).unwrap();
-    let out = std::process::Command::new("tcpdump")
-        .args(["-#", "-tttt", "-vv", "-nn", "-r"])
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-T", "pdml", "-r"])
         .arg(&file)
-        .env("TZ", "UTC")
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
@@ -319,17 +490,27 @@ fn emitted_lldpdus_decode_in_tcpdump_as_meant() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8(out.stdout).unwrap();
-    for marker in ["[|", "malformed", "invalid", "Unknown"] {
+    let pdml = String::from_utf8(out.stdout).unwrap();
+    // Expert info: Note (0x00400000) and below are fine (the Ethernet trailer note, dcbx-peer.md
+    // §6); Warning (0x00600000) and Error (0x00800000) are not.
+    for (name, show) in pdml_fields(&pdml) {
+        if name == "_ws.expert.severity" {
+            let level: u32 = show.parse().unwrap_or(u32::MAX);
+            assert!(
+                level < 0x0060_0000,
+                "tshark expert info of severity {show}:\n{pdml}"
+            );
+        }
         assert!(
-            !text.contains(marker),
-            "tcpdump flagged {marker:?}:\n{text}"
+            !name.starts_with("_ws.malformed"),
+            "tshark: malformed packet:\n{pdml}"
         );
     }
-    let decoded = frames_of_text(&text);
-    assert_eq!(decoded.len(), frames.len(), "{text}");
-    for ((n, printed), meant) in decoded.iter().zip(&meant) {
+    let decoded = tshark_facts(&pdml);
+    assert_eq!(decoded.len(), pdus.len());
+    for (i, (got, pdu)) in decoded.iter().zip(&pdus).enumerate() {
+        let meant = tshark_facts_meant(pdu);
         assert!(!meant.is_empty());
-        assert_eq!(&facts_from_text(printed), meant, "frame {n}:\n{printed}");
+        assert_eq!(got, &meant, "packet {}", i + 1);
     }
 }
