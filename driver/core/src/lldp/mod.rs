@@ -9,6 +9,7 @@
 //! The 802.1Qaz organizationally specific TLVs are in [`dcbx`].
 
 pub mod dcbx;
+pub mod timers;
 pub mod transmit;
 
 use crate::wire::bytes::array_at;

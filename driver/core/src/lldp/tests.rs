@@ -373,3 +373,59 @@ fn the_shutdown_lldpdu_has_only_the_mandatory_tlvs() {
     assert_eq!(p.ttl, 0);
     assert!(!p.dcbx.any());
 }
+
+#[test]
+fn five_fast_frames_one_second_apart_then_every_30_seconds() {
+    use super::timers::{FAST_TX_COUNT, TxSchedule};
+    let mut s = TxSchedule::new(10_000);
+    let mut sent = Vec::new();
+    // Step a virtual clock 100 ms at a time for 100 s.
+    for now in (10_000..110_000).step_by(100) {
+        if s.due(now) {
+            sent.push(now);
+            s.sent(now);
+        }
+    }
+    assert_eq!(
+        sent,
+        [
+            10_000, 11_000, 12_000, 13_000, 14_000, 44_000, 74_000, 104_000
+        ],
+        "{FAST_TX_COUNT} fast frames, then the 30 s interval"
+    );
+    // A change restarts fast transmission at once.
+    s.changed(105_000);
+    assert!(s.due(105_000));
+    s.sent(105_000);
+    assert_eq!(s.next_ms(), 106_000);
+}
+
+#[test]
+fn peers_expire_after_their_ttl_and_at_once_on_ttl_0() {
+    use super::timers::{Heard, MAX_NEIGHBORS, Neighbors, TTL_S};
+    assert_eq!(TTL_S, 121);
+    let a = [2, 0, 0, 0, 0, 1];
+    let b = [2, 0, 0, 0, 0, 2];
+    let mut n = Neighbors::default();
+    assert_eq!(n.heard(a, 120, 0), Heard::Valid);
+    assert_eq!(n.next_expiry_ms(), Some(120_000));
+    // Refreshed at 30 s: expires at 150 s, not 120 s.
+    assert_eq!(n.heard(a, 120, 30_000), Heard::Valid);
+    assert_eq!(n.take_expired(149_999), None);
+    assert_eq!(n.take_expired(150_000), Some(a));
+    assert!(n.is_empty());
+    // TTL 0: gone at once.
+    n.heard(a, 120, 0);
+    n.heard(b, 120, 0);
+    assert_eq!(n.len(), 2);
+    assert_eq!(n.heard(b, 0, 1), Heard::Shutdown);
+    assert_eq!(n.len(), 1);
+    // A full table refuses a new peer but still refreshes known ones.
+    for i in 0..MAX_NEIGHBORS as u8 {
+        n.heard([4, 0, 0, 0, 0, i], 10, 0);
+    }
+    assert_eq!(n.heard([6, 0, 0, 0, 0, 0], 10, 0), Heard::TableFull);
+    assert_eq!(n.heard(a, 10, 0), Heard::Valid);
+    // Saturating arithmetic at the end of time.
+    assert_eq!(n.heard(a, u16::MAX, u64::MAX), Heard::Valid);
+}
