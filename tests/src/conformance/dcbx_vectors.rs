@@ -228,18 +228,30 @@ fn pcap_file(frames: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
+/// What `program args... FILE` prints for a pcap of `frames` (in UTC).
+fn decode(frames: &[Vec<u8>], program: &str, args: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("dcbndk-{program}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("emitted.pcap");
+    std::fs::write(&file, pcap_file(frames)).unwrap();
+    let out = std::process::Command::new(program)
+        .args(args)
+        .arg(&file)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{program}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn emitted_lldpdus_decode_in_tcpdump_as_meant() {
-    let have = std::process::Command::new("tcpdump")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "tcpdump is missing under CI=true: install tcpdump"
-        );
-        println!("SKIPPED: tcpdump not found (Debian: tcpdump)");
+    if !super::host_tool("tcpdump", "tcpdump") {
         return;
     }
 
@@ -248,23 +260,7 @@ fn emitted_lldpdus_decode_in_tcpdump_as_meant() {
         .iter()
         .map(|pdu| facts_from_parse(&Lldpdu::parse(pdu).unwrap()))
         .collect();
-    let dir = std::env::temp_dir().join(format!("dcbndk-tcpdump-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("emitted.pcap");
-    std::fs::write(&file, pcap_file(&frames)).unwrap();
-    let out = std::process::Command::new("tcpdump")
-        .args(["-#", "-tttt", "-vv", "-nn", "-r"])
-        .arg(&file)
-        .env("TZ", "UTC")
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = decode(&frames, "tcpdump", &["-#", "-tttt", "-vv", "-nn", "-r"]);
     for marker in ["[|", "malformed", "invalid", "Unknown"] {
         assert!(
             !text.contains(marker),
@@ -462,35 +458,11 @@ fn tshark_facts_meant(pdu: &[u8]) -> Vec<String> {
 
 #[test]
 fn emitted_lldpdus_decode_in_tshark_as_meant_without_errors_or_warnings() {
-    let have = std::process::Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "tshark is missing under CI=true: install tshark"
-        );
-        println!("SKIPPED: tshark not found (Debian: tshark)");
+    if !super::host_tool("tshark", "tshark") {
         return;
     }
     let (frames, pdus) = emitted_frames();
-    let dir = std::env::temp_dir().join(format!("dcbndk-tshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("emitted.pcap");
-    std::fs::write(&file, pcap_file(&frames)).unwrap();
-    let out = std::process::Command::new("tshark")
-        .args(["-n", "-T", "pdml", "-r"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let pdml = String::from_utf8(out.stdout).unwrap();
+    let pdml = decode(&frames, "tshark", &["-n", "-T", "pdml", "-r"]);
     // Expert info: Note (0x00400000) and below are fine (the Ethernet trailer note, dcbx-peer.md
     // §6); Warning (0x00600000) and Error (0x00800000) are not.
     for (name, show) in pdml_fields(&pdml) {

@@ -14,3 +14,21 @@ mod published;
 mod smoke;
 mod symbols;
 mod verifier;
+
+/// Whether the host tool `program` runs (`program --version` succeeds). When it does not, the
+/// test that needs it prints why and skips, except under `CI=true`, where .ci/run installs
+/// `packages` and a missing tool is a failure.
+fn host_tool(program: &str, packages: &str) -> bool {
+    let have = std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{program} is missing under CI=true: install {packages}"
+        );
+        println!("SKIPPED: {program} not found (Debian: {packages})");
+    }
+    have
+}

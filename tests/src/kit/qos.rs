@@ -55,15 +55,16 @@ pub fn groups() -> Vec<Group> {
 // Request bytes, built from the spec
 
 /// An `NDIS_QOS_PARAMETERS` request: fixed part + elements `(selector, field, priority)`.
+/// (Also what the simulated DCB component sends, `scenario::dcb::request`.)
 #[derive(Clone)]
-struct Request {
-    flags: u32,
-    num_tcs: u32,
-    prio_tc: [u8; 8],
-    bw: [u8; 8],
-    tsa: [u8; 8],
-    pfc: u32,
-    elements: Vec<(u16, u16, u16)>,
+pub(crate) struct Request {
+    pub(crate) flags: u32,
+    pub(crate) num_tcs: u32,
+    pub(crate) prio_tc: [u8; 8],
+    pub(crate) bw: [u8; 8],
+    pub(crate) tsa: [u8; 8],
+    pub(crate) pfc: u32,
+    pub(crate) elements: Vec<(u16, u16, u16)>,
 }
 
 impl Request {
@@ -81,7 +82,8 @@ impl Request {
         }
     }
 
-    fn bytes(&self) -> Vec<u8> {
+    /// The request's bytes: array right after the fixed part, element size 16, offset 52.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         let mut b = vec![0u8; 52 + 16 * self.elements.len()];
         b[..4].copy_from_slice(&[0xB6, 1, 52, 0]);
         b[4..8].copy_from_slice(&self.flags.to_le_bytes());

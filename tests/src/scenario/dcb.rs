@@ -192,26 +192,16 @@ pub fn request(config: &NetQos) -> Vec<u8> {
             }
         }
     }
-    let mut b = vec![0u8; 52 + 16 * elements.len()];
-    b[..4].copy_from_slice(&[0xB6, 1, 52, 0]);
-    b[4..8].copy_from_slice(&flags.to_le_bytes());
-    b[8..12].copy_from_slice(&num_tcs.to_le_bytes());
-    b[12..20].copy_from_slice(&prio_tc);
-    b[20..28].copy_from_slice(&bw);
-    b[28..36].copy_from_slice(&tsa);
-    b[36..40].copy_from_slice(&pfc.to_le_bytes());
-    let n = u32::try_from(elements.len()).unwrap_or(0);
-    b[40..44].copy_from_slice(&n.to_le_bytes());
-    b[44..48].copy_from_slice(&16u32.to_le_bytes());
-    b[48..52].copy_from_slice(&52u32.to_le_bytes());
-    for (i, (selector, field, priority)) in elements.iter().enumerate() {
-        let at = 52 + 16 * i;
-        b[at..at + 4].copy_from_slice(&[0xB7, 1, 16, 0]);
-        b[at + 8..at + 10].copy_from_slice(&selector.to_le_bytes());
-        b[at + 10..at + 12].copy_from_slice(&field.to_le_bytes());
-        b[at + 14..at + 16].copy_from_slice(&priority.to_le_bytes());
+    crate::kit::qos::Request {
+        flags,
+        num_tcs,
+        prio_tc,
+        bw,
+        tsa,
+        pfc,
+        elements,
     }
-    b
+    .bytes()
 }
 
 /// Sends the request for `config` to `adapter` (each call is a new request, as msdcb sends one

@@ -22,6 +22,8 @@ use dcbndk::ffi::ntddndis::{
 };
 use dcbndk::ffi::status;
 use dcbndk::ffi::types::NDIS_STATUS;
+use dcbndk::status::ndis_status;
+use dcbndk_core::status::Status;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -244,22 +246,16 @@ impl At<'_> {
     }
 }
 
-const STATUSES: [(&str, NDIS_STATUS); 6] = [
-    ("NDIS_STATUS_SUCCESS", status::NDIS_STATUS_SUCCESS),
-    (
-        "NDIS_STATUS_INVALID_PARAMETER",
-        status::NDIS_STATUS_INVALID_PARAMETER,
-    ),
-    (
-        "NDIS_STATUS_INVALID_LENGTH",
-        status::NDIS_STATUS_INVALID_LENGTH,
-    ),
-    (
-        "NDIS_STATUS_NOT_SUPPORTED",
-        status::NDIS_STATUS_NOT_SUPPORTED,
-    ),
-    ("NDIS_STATUS_RESOURCES", status::NDIS_STATUS_RESOURCES),
-    ("NDIS_STATUS_FAILURE", status::NDIS_STATUS_FAILURE),
+/// The statuses a scenario names: success, then the refusals an `[expect] rejected` may name.
+/// Names come from the core's `Status`, numbers from the driver's one mapping
+/// (`dcbndk::status::ndis_status`).
+const STATUSES: [Status; 6] = [
+    Status::Success,
+    Status::InvalidParameter,
+    Status::InvalidLength,
+    Status::NotSupported,
+    Status::Resources,
+    Status::Failure,
 ];
 
 /// The name of an NDIS status (its hex value when it has none here).
@@ -267,8 +263,8 @@ const STATUSES: [(&str, NDIS_STATUS); 6] = [
 pub fn status_name(s: NDIS_STATUS) -> String {
     STATUSES
         .iter()
-        .find(|(_, v)| *v == s)
-        .map_or_else(|| format!("{:#010x}", s as u32), |(n, _)| (*n).to_string())
+        .find(|&&x| ndis_status(x) == s)
+        .map_or_else(|| format!("{:#010x}", s as u32), |x| x.name().to_string())
 }
 
 fn priorities(at: &At<'_>, span: &Range<usize>, what: &str, p: &[u8]) -> Result<(), ScenarioError> {
@@ -547,8 +543,8 @@ impl Scenario {
             None => None,
             Some(r) => {
                 let name = r.get_ref();
-                if !STATUSES.iter().any(|(n, _)| n == name) || name == "NDIS_STATUS_SUCCESS" {
-                    let known: Vec<_> = STATUSES[1..].iter().map(|(n, _)| *n).collect();
+                if !STATUSES.iter().any(|x| x.name() == name) || name == Status::Success.name() {
+                    let known: Vec<_> = STATUSES[1..].iter().map(|x| x.name()).collect();
                     return Err(at.err(
                         Some(r.span()),
                         format!("rejected {name:?}: expected one of {}", known.join(", ")),

@@ -13,9 +13,9 @@
 //!   NETDIRECT_PORT (a port of the NDK connection namespace, not of TCP or UDP). The Application
 //!   Priority TLV is left out when nothing remains.
 
-use crate::qos::params::{QosParameters, condition};
+use crate::qos::params::{MAX_CLASSIFICATIONS, QosParameters, condition};
 
-use super::dcbx::{AppEntry, AppTlv, EtsTlv, PfcTlv};
+use super::dcbx::{APP_ENTRY_LEN, APP_FIXED_LEN, AppEntry, AppTlv, EtsTlv, PfcTlv};
 use super::{emit_tlv, tlv_type};
 
 /// Chassis ID subtype "MAC address" (802.1AB Table 8-2).
@@ -43,7 +43,7 @@ pub struct Advertisement<'p> {
 }
 
 /// The APP entries of `params`' classifications that have an IEEE selector, in order.
-fn app_entries(params: &QosParameters, out: &mut [AppEntry; 64]) -> usize {
+fn app_entries(params: &QosParameters, out: &mut [AppEntry; MAX_CLASSIFICATIONS]) -> usize {
     let mut n = 0usize;
     for c in params.classifications.as_slice() {
         let selector = match c.selector {
@@ -102,10 +102,10 @@ pub fn emit_lldpdu(out: &mut [u8], adv: &Advertisement<'_>) -> Option<usize> {
             enable: u8::try_from(p.pfc_enable & 0xFF).unwrap_or(0),
         };
         at = emit_tlv(out, at, tlv_type::ORG_SPECIFIC, &pfc.emit())?;
-        let mut entries = [AppEntry::default(); 64];
+        let mut entries = [AppEntry::default(); MAX_CLASSIFICATIONS];
         let n = app_entries(p, &mut entries);
         if n > 0 {
-            let mut app = [0u8; 5 + 3 * 64];
+            let mut app = [0u8; APP_FIXED_LEN + APP_ENTRY_LEN * MAX_CLASSIFICATIONS];
             let len = AppTlv::emit(entries.get(..n)?, &mut app)?;
             at = emit_tlv(out, at, tlv_type::ORG_SPECIFIC, app.get(..len)?)?;
         }
