@@ -744,6 +744,7 @@ fn received(params: QosParameters) -> RemoteEvent {
         peer: PEER,
         params,
         recommendation: None,
+        pfc_local_wins: false,
     }
 }
 
@@ -822,6 +823,7 @@ fn willing_adopts() -> CaseResult {
         peer: PEER,
         params: peer,
         recommendation: Some(recommendation),
+        pfc_local_wins: false,
     });
     let op = indications_of(&a, OPERATIONAL)
         .pop()
@@ -884,6 +886,7 @@ fn second_peer() -> CaseResult {
         peer: SECOND_PEER,
         params: peer_params(0x08, false),
         recommendation: None,
+        pfc_local_wins: false,
     });
     let remote = indications_of(&a, REMOTE);
     expect_eq(

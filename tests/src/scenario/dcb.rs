@@ -301,6 +301,7 @@ impl Peer {
                 classifications,
             },
             recommendation: (!self.recommendation.is_empty()).then(|| ets(&self.recommendation)),
+            pfc_local_wins: false,
         }
     }
 }

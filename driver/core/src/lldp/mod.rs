@@ -8,6 +8,7 @@
 //! malformed PDU is an [`Error`] naming what is wrong. Unknown TLVs are walked over, not refused.
 //! The 802.1Qaz organizationally specific TLVs are in [`dcbx`].
 
+pub mod agent;
 pub mod dcbx;
 pub mod timers;
 pub mod transmit;
@@ -199,3 +200,6 @@ pub fn emit_tlv(out: &mut [u8], at: usize, kind: u8, value: &[u8]) -> Option<usi
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod agent_tests;

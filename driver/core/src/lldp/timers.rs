@@ -84,6 +84,20 @@ pub enum Heard {
 }
 
 impl Neighbors {
+    /// No peer.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            entries: [None; MAX_NEIGHBORS],
+        }
+    }
+
+    /// Whether `peer`'s information is held.
+    #[must_use]
+    pub fn contains(&self, peer: [u8; 6]) -> bool {
+        self.entries.iter().flatten().any(|(p, _)| *p == peer)
+    }
+
     /// An LLDPDU from `peer` with `ttl_s` arrived at `now_ms`.
     pub fn heard(&mut self, peer: [u8; 6], ttl_s: u16, now_ms: u64) -> Heard {
         if ttl_s == 0 {

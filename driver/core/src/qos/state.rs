@@ -76,6 +76,10 @@ pub enum RemoteEvent {
         params: QosParameters,
         /// The peer's ETS Recommendation TLV.
         recommendation: Option<EtsGroup>,
+        /// The 802.1Qaz tie-break for the symmetric PFC attribute: the peer is willing for PFC
+        /// too and this adapter's MAC address is the higher, so the peer adopts this adapter's
+        /// PFC and this adapter keeps its own (the lower address yields; lldpad's `pfc_sm`).
+        pfc_local_wins: bool,
     },
     /// The LLDP TTL of `peer` expired.
     TtlExpired {
@@ -169,6 +173,7 @@ pub struct QosState {
     local: QosParameters,
     willing: bool,
     remote: Option<(QosParameters, Option<EtsGroup>)>,
+    pfc_local_wins: bool,
     peers: [Option<[u8; 6]>; MAX_PEERS],
     invalid_until_quiet: bool,
     operational: QosParameters,
@@ -187,6 +192,7 @@ impl QosState {
             local: factory,
             willing,
             remote: None,
+            pfc_local_wins: false,
             peers: [None; MAX_PEERS],
             invalid_until_quiet: false,
             operational: factory.content(),
@@ -241,7 +247,11 @@ impl QosState {
                 peer,
                 params,
                 recommendation,
-            } => self.received(peer, params, recommendation),
+                pfc_local_wins,
+            } => {
+                self.pfc_local_wins = pfc_local_wins;
+                self.received(peer, params, recommendation)
+            }
             RemoteEvent::TtlExpired { peer } => self.expired(peer),
         };
         self.operational = self.resolve();
@@ -352,7 +362,10 @@ impl QosState {
             if let Some(ets) = ets.filter(|e| self.can_apply_ets(e)) {
                 ets.apply_to(&mut op);
             }
-            if remote.flags & flags::PFC_CONFIGURED != 0 && self.can_apply_pfc(remote.pfc_enable) {
+            if remote.flags & flags::PFC_CONFIGURED != 0
+                && !self.pfc_local_wins
+                && self.can_apply_pfc(remote.pfc_enable)
+            {
                 op.pfc_enable = remote.pfc_enable;
             }
             if remote.flags & flags::CLASSIFICATION_CONFIGURED != 0 {
@@ -477,6 +490,7 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: None,
+            pfc_local_wins: false,
         });
         assert_eq!(
             first.operational, None,
@@ -490,6 +504,7 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: None,
+            pfc_local_wins: false,
         });
         assert_eq!(refresh, Indications::default());
         let expired = s.remote_event(RemoteEvent::TtlExpired { peer: PEER });
@@ -508,11 +523,13 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: None,
+            pfc_local_wins: false,
         });
         let second = s.remote_event(RemoteEvent::Received {
             peer: OTHER,
             params: remote,
             recommendation: None,
+            pfc_local_wins: false,
         });
         assert_eq!(second.remote.unwrap().content(), QosParameters::default());
         let _ = s.remote_event(RemoteEvent::TtlExpired { peer: OTHER });
@@ -520,6 +537,7 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: None,
+            pfc_local_wins: false,
         });
         assert_eq!(again.remote, None, "still invalid while PEER's TTL runs");
         let _ = s.remote_event(RemoteEvent::TtlExpired { peer: PEER });
@@ -527,6 +545,7 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: None,
+            pfc_local_wins: false,
         });
         assert!(back.remote.is_some_and(|r| r.content() == remote.content()));
     }
@@ -552,6 +571,7 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: Some(recommendation),
+            pfc_local_wins: false,
         });
         let op = got.operational.unwrap();
         assert_eq!(
@@ -560,6 +580,23 @@ mod tests {
             "recommendation, remote PFC and apps"
         );
         assert_eq!(op.flags & flags::ALL_CHANGED, flags::ALL_CHANGED);
+        // Both willing and this adapter's MAC the higher: the peer adopts our PFC, we keep it;
+        // ETS (asymmetric) still follows the recommendation.
+        let tie = s.remote_event(RemoteEvent::Received {
+            peer: PEER,
+            params: remote,
+            recommendation: Some(recommendation),
+            pfc_local_wins: true,
+        });
+        let op = tie.operational.unwrap();
+        assert_eq!((op.tc_bw[0], op.pfc_enable), (40, 0x08), "local PFC kept");
+        assert!(tie.remote.is_none(), "the peer's set itself did not change");
+        let _ = s.remote_event(RemoteEvent::Received {
+            peer: PEER,
+            params: remote,
+            recommendation: Some(recommendation),
+            pfc_local_wins: false,
+        });
         let lost = s.remote_event(RemoteEvent::TtlExpired { peer: PEER });
         let op = lost.operational.unwrap();
         assert_eq!(
@@ -572,6 +609,7 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: Some(recommendation),
+            pfc_local_wins: false,
         });
         let off = s
             .set_local(two_tc(flags::ALL_CONFIGURED, 0x08))
@@ -593,6 +631,7 @@ mod tests {
             peer: PEER,
             params: remote,
             recommendation: None,
+            pfc_local_wins: false,
         });
         let op = got.operational.unwrap();
         assert_eq!(
