@@ -74,8 +74,8 @@ pub struct AgentStats {
 pub enum Due {
     /// Transmit an LLDPDU now ([`Agent::frame`]), then call [`Agent::sent`].
     Transmit,
-    /// This peer's information expired: hand the event to the QoS state.
-    Expired(RemoteEvent),
+    /// This peer's information expired: hand `RemoteEvent::TtlExpired` to the QoS state.
+    Expired([u8; 6]),
 }
 
 /// The DCBX agent of one adapter.
@@ -168,7 +168,7 @@ impl Agent {
         }
         if let Some(peer) = self.neighbors.take_expired(now_ms) {
             self.stats.expired = self.stats.expired.saturating_add(1);
-            return Some(Due::Expired(RemoteEvent::TtlExpired { peer }));
+            return Some(Due::Expired(peer));
         }
         self.schedule.due(now_ms).then_some(Due::Transmit)
     }

@@ -180,7 +180,7 @@ fn a_silent_peer_expires_after_its_ttl() {
     assert_eq!(a.poll(10_999), None);
     assert_eq!(
         a.poll(11_000),
-        Some(Due::Expired(RemoteEvent::TtlExpired { peer: LOWER }))
+        Some(Due::Expired(LOWER))
     );
     assert_eq!(a.stats().expired, 1);
 }
