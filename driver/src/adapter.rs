@@ -52,6 +52,10 @@ pub struct AdapterContext {
     /// NDK memory and work item (issue 5). Declared after `core`, whose NDK state refers to the
     /// memory: fields drop in declaration order, so `core` is gone before it is freed.
     pub ndk: crate::ndk::NdkShell,
+    /// The DCBX agent and its timer (issue 8).
+    pub dcbx: crate::dcbx::DcbxShell,
+    /// The receive buffers, MDLs and NBLs.
+    pub receive: crate::receive::ReceivePool,
 }
 
 /// The adapter context behind a `MiniportAdapterContext`.
@@ -288,6 +292,17 @@ pub unsafe extern "system" fn miniport_initialize(
     else {
         return NDIS_STATUS_RESOURCES;
     };
+    // SAFETY: the handle is the adapter's being initialized, valid until halt.
+    let Some(dcbx) = (unsafe { crate::dcbx::DcbxShell::new(miniport_handle, config.current_mac) })
+    else {
+        return NDIS_STATUS_RESOURCES;
+    };
+    // SAFETY: as above.
+    let Some(receive) = (unsafe { crate::receive::ReceivePool::new(miniport_handle) }) else {
+        // SAFETY: made just above; its timer was never armed and its lock never initialized.
+        unsafe { dcbx.free_timer() };
+        return NDIS_STATUS_RESOURCES;
+    };
     let value = AdapterContext {
         handle: miniport_handle,
         core,
@@ -299,6 +314,8 @@ pub unsafe extern "system" fn miniport_initialize(
         ndk_info: ndk_info(&profile),
         pm_capabilities: pm_capabilities(),
         ndk,
+        dcbx,
+        receive,
     };
     // SAFETY: the miniport handle NDIS passed is valid until halt, which frees the box.
     let Some(boxed) = (unsafe { PoolBox::new(miniport_handle, TAG_ADAPTER, value) }) else {
@@ -310,14 +327,18 @@ pub unsafe extern "system" fn miniport_initialize(
     // SAFETY: `raw` is the box's fixed address and nothing else references the context yet.
     unsafe { (*raw).ndk_capabilities.NdkInfo = info };
     let context = boxed.get();
-    // SAFETY: the lock sits inside the pool allocation, which does not move until halt, where it
-    // is freed before the memory.
+    // SAFETY: the locks sit inside the pool allocation, which does not move until halt, where
+    // they are freed before the memory.
     unsafe { context.settings.initialize() };
+    // SAFETY: as above.
+    unsafe { context.dcbx.initialize() };
+    // SAFETY: as above.
+    unsafe { context.receive.initialize() };
 
     let status = set_all_attributes(context, raw);
     if status != NDIS_STATUS_SUCCESS {
-        // SAFETY: initialized above, never acquired yet.
-        unsafe { context.settings.free() };
+        // SAFETY: initialized above, never acquired yet; the timer was never armed.
+        unsafe { free_locks_and_timer(context) };
         drop(boxed);
         return status;
     }
@@ -335,12 +356,32 @@ pub unsafe extern "system" fn miniport_initialize(
     }
     if context.core.state.initialized().is_err() {
         // SAFETY: as in the failure path above.
-        unsafe { context.settings.free() };
+        unsafe { free_locks_and_timer(context) };
         drop(boxed);
         return NDIS_STATUS_FAILURE;
     }
+    if !crate::hub::attach(context) {
+        log::warn(
+            log::EVENT_KEYWORD_DEFAULTED,
+            0,
+            "no free port on the virtual wire",
+        );
+    }
     let _context_is_now_ndis_s = boxed.into_raw();
     NDIS_STATUS_SUCCESS
+}
+
+/// Frees the spin locks and the DCBX timer made at initialize (halt, or a failed initialize).
+///
+/// # Safety
+/// No lock is held, the timer is disarmed with no routine running, and none is used again.
+unsafe fn free_locks_and_timer(context: &AdapterContext) {
+    // SAFETY: per the function contract.
+    unsafe { context.settings.free() };
+    // SAFETY: per the function contract.
+    unsafe { context.dcbx.free() };
+    // SAFETY: per the function contract.
+    unsafe { context.receive.free_lock() };
 }
 
 fn set_all_attributes(context: &AdapterContext, raw: *mut AdapterContext) -> NDIS_STATUS {
@@ -374,12 +415,18 @@ pub unsafe extern "system" fn miniport_halt(
     let context = unsafe { context(adapter_context) };
     // NDIS halts only a paused adapter; the memory is freed whatever the state was.
     let _was_paused = context.core.state.halt();
+    // The agent is already stopped by the pause (or the surprise removal).
+    crate::dcbx::stop(context, true);
+    // No frame of another adapter may arrive once the context goes.
+    crate::hub::detach(context);
+    wait_for_returns(context);
     // No NDK PnP work item may be queued or running when the context goes (issue 5).
     crate::ndk::wait_for_work_items(context);
     let handle = context.handle;
-    // SAFETY: the lock was initialized at initialize and no path holds it: NDIS has stopped every
-    // other call into this adapter before halting it.
-    unsafe { context.settings.free() };
+    // SAFETY: the locks were initialized at initialize and no path holds them: NDIS has stopped
+    // every other call into this adapter, the wire no longer reaches it, and the DCBX timer is
+    // disarmed with its routine finished.
+    unsafe { free_locks_and_timer(context) };
     // SAFETY: the context came from PoolBox::into_raw at initialize with this handle and tag, and
     // NDIS never uses it after halt.
     let boxed = unsafe {
@@ -405,13 +452,24 @@ pub unsafe extern "system" fn miniport_pause(
     // SAFETY: NDIS passes our live context.
     let context = unsafe { context(adapter_context) };
     if context.core.state.begin_pause().is_ok() {
+        // The shutdown LLDPDU goes out while the adapter is still on the wire (802.1AB §9.1.2).
+        crate::dcbx::stop(context, true);
         while context.core.state.sends_in_flight() != 0 {
             // SAFETY: PASSIVE_LEVEL (MiniportPause's IRQL); no lock is held.
             unsafe { NdisMSleep(PAUSE_POLL_MICROSECONDS) };
         }
+        wait_for_returns(context);
         let _paused = context.core.state.end_pause();
     }
     NDIS_STATUS_SUCCESS
+}
+
+/// Waits until NDIS has returned every NBL the adapter indicated (PASSIVE_LEVEL).
+fn wait_for_returns(context: &AdapterContext) {
+    while context.receive.outstanding() != 0 {
+        // SAFETY: PASSIVE_LEVEL (pause or halt); no lock is held.
+        unsafe { NdisMSleep(PAUSE_POLL_MICROSECONDS) };
+    }
 }
 
 /// `MiniportRestart` (PASSIVE_LEVEL): the adapter runs again, and indicates its link state.
@@ -431,6 +489,7 @@ pub unsafe extern "system" fn miniport_restart(
         return NDIS_STATUS_FAILURE;
     }
     indicate_link_state(context);
+    crate::dcbx::start(context);
     NDIS_STATUS_SUCCESS
 }
 
@@ -529,6 +588,8 @@ pub unsafe extern "system" fn miniport_device_pnp_event_notify(
     let code = unsafe { (*event).DevicePnPEvent };
     if code == NdisDevicePnPEventSurpriseRemoved {
         context.core.state.mark_surprise_removed();
+        // The hardware is gone: no shutdown LLDPDU can leave it, but the agent stops.
+        crate::dcbx::stop(context, false);
     }
 }
 

@@ -147,12 +147,21 @@ pub unsafe extern "system" fn miniport_oid_request(
 }
 
 fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> Outcome {
-    let (outcome, indications) = {
+    let (outcome, indications, willing_changed) = {
         let mut settings = context.settings.lock();
+        let willing = settings.qos.willing();
         let outcome = oid::dispatch(&context.core, &mut settings, request);
-        (outcome, settings.take_pending())
+        (
+            outcome,
+            settings.take_pending(),
+            settings.qos.willing() != willing,
+        )
     };
     crate::qos::deliver(context, indications);
+    if willing_changed {
+        // The LLDPDU's Willing bits changed even if the operational set did not (issue 8).
+        crate::dcbx::local_changed(context);
+    }
     // An NDK state change is announced from a work item, never inside the OID call (issue 5).
     crate::ndk::kick(context);
     outcome

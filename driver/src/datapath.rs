@@ -2,7 +2,8 @@
 //! `MiniportCancelSend` (netvmini's datapath.c). Runs at up to DISPATCH_LEVEL on any CPU, never
 //! blocks, never allocates.
 //!
-//! This adapter has no wire yet: a send is counted and completed at once. While the adapter is
+//! A send puts each frame on the virtual wire (`crate::hub`: the other adapters on the wire
+//! receive it before the send returns), counts it and completes it at once. While the adapter is
 //! not running (or was surprise-removed) every NBL completes with `NDIS_STATUS_PAUSED`. Each call
 //! is counted in flight until its NBLs are completed, and `MiniportPause` waits for that count to
 //! drop to zero (a send may still be running on another CPU when NDIS calls pause).
@@ -18,6 +19,7 @@ use crate::ffi::nbl::{
     NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG};
+use crate::receive::RX_BUFFER_BYTES as MAX_FRAME;
 use crate::status::ndis_status;
 
 /// `MiniportSendNetBufferLists`: completes every NBL of the chain, with a status per NBL, in one
@@ -41,7 +43,13 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
     while !nbl.is_null() {
         let status = if running {
             // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
-            unsafe { send_one(context, nbl) }
+            unsafe {
+                send_one(
+                    context,
+                    nbl,
+                    send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0,
+                )
+            }
         } else {
             // SAFETY: as above.
             for _ in unsafe { net_buffers(nbl) } {
@@ -126,12 +134,17 @@ unsafe fn net_buffers(nbl: *mut NET_BUFFER_LIST) -> impl Iterator<Item = *mut NE
     })
 }
 
-/// Counts the frames of one NBL. A frame shorter than an Ethernet header cannot be sent: it is
-/// counted as a send error and the NBL completes with `NDIS_STATUS_INVALID_LENGTH`.
+/// Sends the frames of one NBL. A frame shorter than an Ethernet header or longer than the
+/// longest (802.1Q-tagged, 1500-byte MTU) frame cannot be sent: it is counted as a send error and
+/// the NBL completes with `NDIS_STATUS_INVALID_LENGTH`.
 ///
 /// # Safety
 /// `nbl` must be a valid NBL owned by the miniport.
-unsafe fn send_one(context: &AdapterContext, nbl: *mut NET_BUFFER_LIST) -> Status {
+unsafe fn send_one(
+    context: &AdapterContext,
+    nbl: *mut NET_BUFFER_LIST,
+    at_dispatch: bool,
+) -> Status {
     let mut status = Status::Success;
     // SAFETY: per the function contract.
     for nb in unsafe { net_buffers(nbl) } {
@@ -141,8 +154,16 @@ unsafe fn send_one(context: &AdapterContext, nbl: *mut NET_BUFFER_LIST) -> Statu
         let length = (&raw const data.length).cast::<ULONG>();
         // SAFETY: `length` points into the local copy `data`.
         let length = unsafe { length.read() };
-        match destination(nb) {
-            Some(to) => context.core.stats.sent(to, u64::from(length)),
+        let mut storage = [0u8; MAX_FRAME];
+        match frame(nb, length, &mut storage) {
+            Some(bytes) => {
+                let to = bytes
+                    .get(..6)
+                    .and_then(|d| <[u8; 6]>::try_from(d).ok())
+                    .map_or(Destination::Directed, Destination::of);
+                context.core.stats.sent(to, u64::from(length));
+                crate::hub::transmit(context, bytes, at_dispatch);
+            }
             None => {
                 context.core.stats.send_error();
                 status = Status::InvalidLength;
@@ -152,34 +173,22 @@ unsafe fn send_one(context: &AdapterContext, nbl: *mut NET_BUFFER_LIST) -> Statu
     status
 }
 
-/// The destination address of a frame, read with `NdisGetDataBuffer` (which copies when the
-/// header spans MDLs); `None` for a frame shorter than an Ethernet header.
-fn destination(nb: *mut NET_BUFFER) -> Option<Destination> {
-    let mut storage = [0u8; ETHERNET_HEADER as usize];
-    // SAFETY: `nb` is a valid NET_BUFFER (caller); `storage` has room for the requested bytes;
-    // no alignment is asked for.
-    let data = unsafe { NdisGetDataBuffer(nb, ETHERNET_HEADER, storage.as_mut_ptr().cast(), 1, 0) };
+/// The whole frame, read with `NdisGetDataBuffer` (which copies into `storage` when it spans
+/// MDLs); `None` for a frame shorter than an Ethernet header or longer than `storage`.
+fn frame(nb: *mut NET_BUFFER, length: ULONG, storage: &mut [u8; MAX_FRAME]) -> Option<&[u8]> {
+    let len = usize::try_from(length).ok()?;
+    if len < usize::try_from(ETHERNET_HEADER).ok()? || len > MAX_FRAME {
+        return None;
+    }
+    // SAFETY: `nb` is a valid NET_BUFFER (caller); `storage` has room for `length` bytes; no
+    // alignment is asked for.
+    let data = unsafe { NdisGetDataBuffer(nb, length, storage.as_mut_ptr().cast(), 1, 0) };
     if data.is_null() {
         return None;
     }
-    // SAFETY: NdisGetDataBuffer returned a pointer to ETHERNET_HEADER contiguous readable bytes
-    // (in the NB's own memory or in `storage`), valid while the NB is ours.
-    let header =
-        unsafe { core::slice::from_raw_parts(data.cast::<u8>(), ETHERNET_HEADER as usize) };
-    let mac: [u8; 6] = header.get(..6)?.try_into().ok()?;
-    Some(Destination::of(mac))
-}
-
-/// `MiniportReturnNetBufferLists`: this adapter has no receive path yet, so it never indicates an
-/// NBL and NDIS has none to return. A chain that is not ours is left alone.
-///
-/// # Safety
-/// Called by NDIS with our context.
-pub unsafe extern "system" fn miniport_return_net_buffer_lists(
-    _adapter_context: NDIS_HANDLE,
-    _chain: *mut NET_BUFFER_LIST,
-    _flags: ULONG,
-) {
+    // SAFETY: NdisGetDataBuffer returned a pointer to `length` contiguous readable bytes (in the
+    // NB's own memory or in `storage`), valid while the NB is ours (the caller's borrow).
+    Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) })
 }
 
 /// `MiniportCancelSend`: sends complete before `MiniportSendNetBufferLists` returns, so nothing is

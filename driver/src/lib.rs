@@ -46,12 +46,15 @@ pub mod adapter;
 pub mod config;
 pub mod ctrlpath;
 pub mod datapath;
+pub mod dcbx;
 pub mod ffi;
+pub mod hub;
 pub mod log;
 pub mod memory;
 pub mod miniport;
 pub mod ndk;
 pub mod qos;
+pub mod receive;
 pub mod status;
 pub mod sync;
 

@@ -55,7 +55,7 @@ pub fn characteristics() -> NDIS_MINIPORT_DRIVER_CHARACTERISTICS {
     chars.RestartHandler = Some(adapter::miniport_restart);
     chars.OidRequestHandler = Some(ctrlpath::miniport_oid_request);
     chars.SendNetBufferListsHandler = Some(datapath::miniport_send_net_buffer_lists);
-    chars.ReturnNetBufferListsHandler = Some(datapath::miniport_return_net_buffer_lists);
+    chars.ReturnNetBufferListsHandler = Some(crate::receive::miniport_return_net_buffer_lists);
     chars.CancelSendHandler = Some(datapath::miniport_cancel_send);
     chars.CheckForHangHandlerEx = Some(adapter::miniport_check_for_hang);
     chars.ResetHandlerEx = Some(adapter::miniport_reset);

@@ -27,6 +27,8 @@ fn indicate_parameters(context: &AdapterContext, code: NDIS_STATUS, params: &Qos
 pub fn deliver(context: &AdapterContext, indications: Indications) {
     if let Some(operational) = indications.operational {
         context.operational.publish(operational.content());
+        // The LLDPDU advertises the operational set: re-advertise at once (issue 8).
+        crate::dcbx::local_changed(context);
         indicate_parameters(
             context,
             NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE,

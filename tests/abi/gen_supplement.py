@@ -28,6 +28,8 @@ STRUCTS = [
      ["NetEvent", "Buffer", "BufferLength", "NdisReserved", "TransportReserved", "TdiReserved", "TdiClientReserved"]),
     ("NET_PNP_EVENT_NOTIFICATION", "ndis.h (ndis630_extra.h)", ["Header", "PortNumber", "NetPnPEvent", "Flags"]),
     ("NDIS_SPIN_LOCK", "ndis.h (ndis630_extra.h)", ["SpinLock", "OldIrql"]),
+    ("NDIS_TIMER_CHARACTERISTICS", "ndis.h (ndis630_extra.h)",
+     ["Header", "AllocationTag", "TimerFunction", "FunctionContext"]),
     ("NET_DEVICE_PNP_EVENT", "ndis.h (ndis630_extra.h)",
      ["Header", "PortNumber", "DevicePnPEvent", "InformationBuffer", "InformationBufferLength", "NdisReserved"]),
 ]
@@ -44,7 +46,8 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     "NET_PNP_EVENT_NOTIFICATION_REVISION_1", "NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1",
     "NET_DEVICE_PNP_EVENT_REVISION_1", "NdisDevicePnPEventQueryRemoved", "NdisDevicePnPEventRemoved",
     "NdisDevicePnPEventSurpriseRemoved", "NdisDevicePnPEventQueryStopped", "NdisDevicePnPEventStopped",
-    "NdisDevicePnPEventPowerProfileChanged"]] + [
+    "NdisDevicePnPEventPowerProfileChanged",
+    "NDIS_TIMER_CHARACTERISTICS_REVISION_1", "NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1"]] + [
     ("NetEventNDKEnable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 13)"),
     ("NetEventNDKDisable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 14)"),
     ("LowPoolPriority", "wdm.h (ndis630_extra.h)"), ("NormalPoolPriority", "wdm.h (ndis630_extra.h)"),

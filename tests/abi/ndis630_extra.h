@@ -131,6 +131,19 @@ typedef struct _NDIS_SPIN_LOCK {
     KIRQL OldIrql;
 } NDIS_SPIN_LOCK;
 
+/* ndis.h: timer objects */
+typedef VOID (NTAPI NDIS_TIMER_FUNCTION)(PVOID SystemSpecific1, PVOID FunctionContext,
+                                         PVOID SystemSpecific2, PVOID SystemSpecific3);
+typedef NDIS_TIMER_FUNCTION *PNDIS_TIMER_FUNCTION;
+#define NDIS_TIMER_CHARACTERISTICS_REVISION_1 1
+typedef struct _NDIS_TIMER_CHARACTERISTICS {
+    NDIS_OBJECT_HEADER Header;
+    ULONG AllocationTag;
+    PNDIS_TIMER_FUNCTION TimerFunction;
+    PVOID FunctionContext;
+} NDIS_TIMER_CHARACTERISTICS;
+#define NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1 RTL_SIZEOF_THROUGH_FIELD(NDIS_TIMER_CHARACTERISTICS, FunctionContext)
+
 /* wdm.h: pool priorities */
 typedef enum _EX_POOL_PRIORITY {
     LowPoolPriority,

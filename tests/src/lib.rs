@@ -5,6 +5,7 @@
 
 pub mod abi_table;
 pub mod inf;
+pub mod interop;
 pub mod junit;
 pub mod kit;
 pub mod scenario;

@@ -215,6 +215,22 @@ pub const SIM_DCBX_WILLING: Keyword = Keyword {
     when_absent: WhenAbsent::Default,
 };
 
+/// `SimVirtualWire`: the virtual wire (hub) the adapter is attached to (issue 8). Adapters of
+/// this driver on the same wire number hear each other's frames, as netvmini's adapters share
+/// one hub; a distinct number isolates an adapter (or a test's pair of adapters).
+pub const SIM_VIRTUAL_WIRE: Keyword = Keyword {
+    name: "SimVirtualWire",
+    description: "Simulated Virtual Wire",
+    kind: KeywordType::Int {
+        min: 0,
+        max: 65_535,
+        step: 1,
+    },
+    default: Some(1),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
 // ---- NDK profile keywords (issue 5): the simulated adapter's NDK capabilities and table sizes.
 // Defaults are the 100 GbE RoCEv2 profile of `crate::ndk::Profile::ROCE_V2_100G`.
 
@@ -301,6 +317,7 @@ pub const KEYWORDS: &[Keyword] = &[
     SIM_CEE_DCBX,
     SIM_MACSEC_BYPASS,
     SIM_DCBX_WILLING,
+    SIM_VIRTUAL_WIRE,
     // NDK profile (issue 5)
     SIM_NDK_MAX_QUEUE_PAIRS,
     SIM_NDK_MAX_COMPLETION_QUEUES,

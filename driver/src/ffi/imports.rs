@@ -10,16 +10,17 @@
 
 use super::config::{NDIS_CONFIGURATION_OBJECT, NDIS_CONFIGURATION_PARAMETER};
 use super::miniport::{NDIS_MINIPORT_ADAPTER_ATTRIBUTES, NDIS_MINIPORT_DRIVER_CHARACTERISTICS};
-use super::nbl::{NET_BUFFER, NET_BUFFER_LIST};
+use super::nbl::{NET_BUFFER, NET_BUFFER_LIST, NET_BUFFER_LIST_POOL_PARAMETERS};
 use super::netpnp::NET_PNP_EVENT_NOTIFICATION;
 use super::ntdef::{PROCESSOR_NUMBER, UNICODE_STRING};
 use super::objectheader::NDIS_OBJECT_HEADER;
 use super::oidrequest::NDIS_OID_REQUEST;
 use super::status::NDIS_STATUS_INDICATION;
 use super::sync::NDIS_SPIN_LOCK;
+use super::timer::NDIS_TIMER_CHARACTERISTICS;
 use super::types::{
-    BOOLEAN, EX_POOL_PRIORITY, NDIS_HANDLE, NDIS_PARAMETER_TYPE, NDIS_STATUS, PCUNICODE_STRING,
-    PDRIVER_OBJECT, PVOID, UINT, ULONG, USHORT,
+    BOOLEAN, EX_POOL_PRIORITY, LONG, LONGLONG, NDIS_HANDLE, NDIS_PARAMETER_TYPE, NDIS_PORT_NUMBER,
+    NDIS_STATUS, PCUNICODE_STRING, PDRIVER_OBJECT, PMDL, PVOID, SIZE_T, UINT, ULONG, USHORT,
 };
 
 /// `NDIS_IO_WORKITEM_ROUTINE`: runs at PASSIVE_LEVEL in a system thread.
@@ -145,4 +146,31 @@ ndis_imports! {
     pub fn NdisCurrentGroupAndProcessor() -> PROCESSOR_NUMBER;
     /// The system-wide index (0..count) of a processor (any IRQL).
     pub fn NdisProcessorNumberToIndex(ProcNum: PROCESSOR_NUMBER) -> ULONG;
+    /// Allocates a timer object (PASSIVE_LEVEL).
+    pub fn NdisAllocateTimerObject(NdisHandle: NDIS_HANDLE, TimerCharacteristics: *mut NDIS_TIMER_CHARACTERISTICS, pTimerObject: *mut NDIS_HANDLE) -> NDIS_STATUS;
+    /// Arms a timer (<= DISPATCH_LEVEL): `DueTime` in 100 ns units, negative = relative (a
+    /// `LARGE_INTEGER` by value: one 8-byte integer register on x64, as a `LONGLONG`); period 0 =
+    /// one-shot. TRUE if it was already armed (and is re-armed).
+    pub fn NdisSetTimerObject(TimerObject: NDIS_HANDLE, DueTime: LONGLONG, MillisecondsPeriod: LONG, FunctionContext: PVOID) -> BOOLEAN;
+    /// Disarms a timer (<= DISPATCH_LEVEL): TRUE if it was armed; a routine already running
+    /// keeps running.
+    pub fn NdisCancelTimerObject(TimerObject: NDIS_HANDLE) -> BOOLEAN;
+    /// Frees a timer object (PASSIVE_LEVEL); it must not be armed.
+    pub fn NdisFreeTimerObject(TimerObject: NDIS_HANDLE);
+    /// Milliseconds since the system started (any IRQL).
+    pub fn NdisGetSystemUpTimeEx(pSystemUpTime: *mut LONGLONG);
+    /// Allocates a pool of NBLs, each with one NET_BUFFER when `fAllocateNetBuffer` (<= DISPATCH_LEVEL).
+    pub fn NdisAllocateNetBufferListPool(NdisHandle: NDIS_HANDLE, Parameters: *mut NET_BUFFER_LIST_POOL_PARAMETERS) -> NDIS_HANDLE;
+    /// Frees an NBL pool whose NBLs are all freed (<= DISPATCH_LEVEL).
+    pub fn NdisFreeNetBufferListPool(PoolHandle: NDIS_HANDLE);
+    /// Allocates an NBL with one NET_BUFFER over `MdlChain` (<= DISPATCH_LEVEL).
+    pub fn NdisAllocateNetBufferAndNetBufferList(PoolHandle: NDIS_HANDLE, ContextSize: USHORT, ContextBackFill: USHORT, MdlChain: PMDL, DataOffset: ULONG, DataLength: SIZE_T) -> *mut NET_BUFFER_LIST;
+    /// Frees an NBL from `NdisAllocateNetBufferAndNetBufferList` with its NET_BUFFER (<= DISPATCH_LEVEL).
+    pub fn NdisFreeNetBufferList(NetBufferList: *mut NET_BUFFER_LIST);
+    /// Allocates an MDL describing `Length` bytes of non-paged memory at `VirtualAddress` (<= DISPATCH_LEVEL).
+    pub fn NdisAllocateMdl(NdisHandle: NDIS_HANDLE, VirtualAddress: PVOID, Length: UINT) -> PMDL;
+    /// Frees an MDL from `NdisAllocateMdl` (<= DISPATCH_LEVEL).
+    pub fn NdisFreeMdl(Mdl: PMDL);
+    /// Indicates received frames to the protocols bound to the adapter (<= DISPATCH_LEVEL).
+    pub fn NdisMIndicateReceiveNetBufferLists(MiniportAdapterHandle: NDIS_HANDLE, NetBufferList: *mut NET_BUFFER_LIST, PortNumber: NDIS_PORT_NUMBER, NumberOfNetBufferLists: ULONG, ReceiveFlags: ULONG);
 }

@@ -28,6 +28,7 @@ pub mod objectheader;
 pub mod oidrequest;
 pub mod status;
 pub mod sync;
+pub mod timer;
 pub mod types;
 pub mod ws2ipdef;
 
@@ -118,6 +119,12 @@ pub const MODULES: &[ModuleAbi] = &[
         header: "ndis.h",
         structs: sync::STRUCTS,
         consts: &[],
+    },
+    ModuleAbi {
+        module: "timer",
+        header: "ndis.h",
+        structs: timer::STRUCTS,
+        consts: timer::CONSTS,
     },
     ModuleAbi {
         module: "ws2ipdef",

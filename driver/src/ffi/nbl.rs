@@ -5,8 +5,10 @@
 
 use super::abi::{Align16, ndis_consts, ndis_structs};
 use super::ntdef::SLIST_HEADER;
+use super::objectheader::NDIS_OBJECT_HEADER;
 use super::types::{
-    LONG, NDIS_HANDLE, NDIS_STATUS, PHYSICAL_ADDRESS, PMDL, PVOID, SIZE_T, ULONG, USHORT,
+    BOOLEAN, LONG, NDIS_HANDLE, NDIS_STATUS, PHYSICAL_ADDRESS, PMDL, PVOID, SIZE_T, UCHAR, ULONG,
+    USHORT,
 };
 
 ndis_structs! {
@@ -178,9 +180,31 @@ ndis_structs! {
         /// The slot as the pointer-sized value stored in `NetBufferListInfo`.
         pub Value: PVOID,
     }
+
+    /// `NET_BUFFER_LIST_POOL_PARAMETERS`: what `NdisAllocateNetBufferListPool` makes a pool of.
+    pub struct NET_BUFFER_LIST_POOL_PARAMETERS {
+        /// {NDIS_OBJECT_TYPE_DEFAULT, 1, 16}
+        pub Header: NDIS_OBJECT_HEADER,
+        /// `NDIS_PROTOCOL_ID_*` (0: default).
+        pub ProtocolId: UCHAR,
+        /// Allocate one NET_BUFFER with each NBL.
+        pub fAllocateNetBuffer: BOOLEAN,
+        /// NBL context bytes.
+        pub ContextSize: USHORT,
+        /// The pool tag.
+        pub PoolTag: ULONG,
+        /// Data buffer bytes allocated with each NBL (0: the caller's MDLs).
+        pub DataSize: ULONG,
+    }
 }
 
 ndis_consts! {
+    /// `NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1`
+    pub const NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1: UCHAR = 1;
+    /// `NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1`
+    pub const NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1: USHORT = 16;
+    /// `NDIS_RECEIVE_FLAGS_RESOURCES`: the miniport reclaims the NBLs when the indication returns.
+    pub const NDIS_RECEIVE_FLAGS_RESOURCES: ULONG = 0x0000_0002;
     /// `Ieee8021QNetBufferListInfo`: the NBL info slot of the 802.1Q tag.
     pub const Ieee8021QNetBufferListInfo: i32 = 4;
     /// `MaxNetBufferListInfo` in an NDIS 6.30 build.

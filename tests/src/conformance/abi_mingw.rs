@@ -30,6 +30,7 @@ const CHECKED_MODULES: &[(&str, &str)] = &[
     ("config", "ndis630_extra.h"),
     ("netpnp", "ndis630_extra.h"),
     ("sync", "ndis630_extra.h"),
+    ("timer", "ndis630_extra.h"),
 ];
 
 /// Items of the checked modules that mingw-w64 10's headers do not declare, with the reason.

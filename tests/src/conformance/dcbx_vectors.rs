@@ -327,6 +327,7 @@ fn emitted_frames() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
             pfc_tcs,
             macsec_bypass: false,
             params,
+            recommendation: None,
         };
         let mut pdu = [0u8; 1500];
         let n = emit_lldpdu(&mut pdu, &adv).unwrap();

@@ -4,6 +4,7 @@
 //! (pass, fail or skip) and a reason. The `hlk` binary runs them and writes the reports; `cargo
 //! test` runs every group too (tests at the bottom of each group's file).
 
+pub mod dcbx;
 pub mod lifecycle;
 pub mod ndk;
 pub mod oids;
@@ -68,6 +69,7 @@ pub fn groups() -> Vec<Group> {
     let mut groups = vec![lifecycle::group()];
     groups.extend(qos::groups());
     groups.push(ndk::group());
+    groups.push(dcbx::group());
     groups.push(crate::scenario::group());
     groups
 }

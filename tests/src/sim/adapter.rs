@@ -528,6 +528,8 @@ impl Adapter {
         }
         *lock(&self.shared.phase) = Phase::Halted;
         self.check_leaks("MiniportHaltEx");
+        // Frames indicated and never looked at go with the adapter (its handle may be reused).
+        let _ = super::receive::take_received(self.shared.handle());
     }
 
     fn check_leaks(&self, after: &str) {
@@ -567,6 +569,29 @@ impl Adapter {
                 ),
             );
         }
+        // Timer objects, NBL pools and MDLs (issue 8).
+        let timers = super::clock::timers_of(handle);
+        let (pools, mdls) = super::receive::leaks_of(handle);
+        for (what, n) in [("timer object", timers), ("NBL pool", pools), ("MDL", mdls)] {
+            if n != 0 {
+                self.shared.violations.report(
+                    Rule::PoolLeak,
+                    format!("after {after}: {n} {what}(s) still allocated"),
+                );
+            }
+        }
+    }
+
+    /// The frames the miniport indicated since the last call.
+    #[must_use]
+    pub fn received(&self) -> Vec<super::receive::ReceivedFrame> {
+        super::receive::take_received(self.shared.handle())
+    }
+
+    /// The adapter's virtual wire (`SimVirtualWire`).
+    #[must_use]
+    pub fn wire(&self) -> u32 {
+        super::clock::wire_of(&self.shared)
     }
 
     /// `MiniportResetEx` at DISPATCH_LEVEL; a pended reset is waited for.

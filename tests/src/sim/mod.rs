@@ -23,9 +23,11 @@
 )]
 
 pub mod adapter;
+pub mod clock;
 pub mod exports;
 pub mod nbl;
 pub mod ndk;
+pub mod receive;
 pub mod registry;
 pub mod verifier;
 

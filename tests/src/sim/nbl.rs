@@ -12,13 +12,33 @@ use dcbndk::ffi::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_
 
 use super::lock;
 
-/// The simulator's MDL: one block of data and the next MDL.
+/// The simulator's MDL: one block of data and the next MDL. The block is either the MDL's own
+/// (`owned`, for the NBLs the simulator builds for a send) or the driver's memory an MDL from
+/// `NdisAllocateMdl` describes; `start` and `len` say where it is in both cases.
 #[derive(Debug)]
 pub struct SimMdl {
     /// The next MDL of the chain, or NULL.
     pub next: *mut SimMdl,
-    /// The bytes this MDL describes.
-    pub data: Vec<u8>,
+    /// The bytes, when the MDL owns them.
+    pub owned: Vec<u8>,
+    /// The first byte described.
+    pub start: *mut u8,
+    /// The number of bytes described.
+    pub len: usize,
+}
+
+impl SimMdl {
+    /// An MDL owning `data`.
+    #[must_use]
+    pub fn owning(next: *mut SimMdl, mut data: Vec<u8>) -> Self {
+        let (start, len) = (data.as_mut_ptr(), data.len());
+        Self {
+            next,
+            owned: data,
+            start,
+            len,
+        }
+    }
 }
 
 /// Every MDL the simulator has handed out and not freed, so that `NdisGetDataBuffer` walks only
@@ -56,10 +76,8 @@ impl SendBatch {
             bounds.push(frame.len());
             let mut first: *mut SimMdl = std::ptr::null_mut();
             for w in bounds.windows(2).rev() {
-                let mdl = Box::into_raw(Box::new(SimMdl {
-                    next: first,
-                    data: frame[w[0]..w[1]].to_vec(),
-                }));
+                let mdl =
+                    Box::into_raw(Box::new(SimMdl::owning(first, frame[w[0]..w[1]].to_vec())));
                 lock(&LIVE_MDLS).insert(mdl as usize, w[1] - w[0]);
                 batch.mdls.push(mdl);
                 first = mdl;
@@ -160,7 +178,12 @@ pub unsafe fn data_buffer(
             return None;
         }
         // SAFETY: `mdl` is a live MDL of the simulator (checked just above).
-        let block: &mut [u8] = unsafe { &mut (*mdl).data };
+        let start = unsafe { (*mdl).start };
+        // SAFETY: as above.
+        let len = unsafe { (*mdl).len };
+        // SAFETY: a live MDL describes `len` bytes at `start` (its own, or memory the driver
+        // keeps until it frees the MDL).
+        let block: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(start, len) };
         let available = block.len().saturating_sub(offset);
         if copied == 0 && available >= needed {
             return Some(block[offset..].as_mut_ptr());

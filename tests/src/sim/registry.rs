@@ -28,7 +28,10 @@ impl Registry {
         Self::default()
     }
 
-    /// What installing the INF leaves: every keyword with a default, as a REG_SZ decimal string.
+    /// What installing the INF leaves: every keyword with a default, as a REG_SZ decimal string,
+    /// except `SimVirtualWire`: each registry made here gets a wire of its own, as if each test
+    /// ran on a host of its own, so that frames of tests running in parallel never meet. A test
+    /// that connects adapters puts them on one wire with [`Registry::on_wire`].
     #[must_use]
     pub fn inf_defaults() -> Self {
         let mut r = Self::empty();
@@ -37,7 +40,20 @@ impl Registry {
                 r.set(k.name, RegValue::Sz(d.to_string()));
             }
         }
+        r.on_wire(Self::fresh_wire());
         r
+    }
+
+    /// A wire number no other registry of this process was given by [`Registry::fresh_wire`].
+    #[must_use]
+    pub fn fresh_wire() -> u32 {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1000);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Attaches the adapter to virtual wire `wire` (`SimVirtualWire`).
+    pub fn on_wire(&mut self, wire: u32) -> &mut Self {
+        self.set_sz("SimVirtualWire", &wire.to_string())
     }
 
     /// Sets a value (replacing one of the same name in any case).

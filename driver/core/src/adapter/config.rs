@@ -177,6 +177,8 @@ pub struct AdapterConfig {
     pub qos_capabilities: crate::qos::Capabilities,
     /// Local DCBX Willing at initialize (`SimDcbxWilling`).
     pub dcbx_willing: bool,
+    /// The virtual wire (hub) the adapter attaches to (`SimVirtualWire`).
+    pub virtual_wire: u32,
     /// The NDK profile and table sizes (`SimNdk*`, issue 5).
     pub ndk: crate::ndk::NdkConfig,
 }
@@ -222,6 +224,8 @@ impl AdapterConfig {
         let dcbx_willing = value(&keywords::SIM_DCBX_WILLING, &mut warnings)
             .or_default(&keywords::SIM_DCBX_WILLING)
             == 1;
+        let virtual_wire = value(&keywords::SIM_VIRTUAL_WIRE, &mut warnings)
+            .or_default(&keywords::SIM_VIRTUAL_WIRE);
 
         let ndk = decide_ndk(&mut value, &mut warnings);
 
@@ -252,6 +256,7 @@ impl AdapterConfig {
             mac_source,
             qos_capabilities,
             dcbx_willing,
+            virtual_wire,
             ndk,
         };
         (config, warnings)

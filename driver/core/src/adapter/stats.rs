@@ -32,6 +32,29 @@ impl Destination {
     }
 }
 
+use crate::ndis::{
+    NDIS_PACKET_TYPE_ALL_MULTICAST as ALL_MULTICAST, NDIS_PACKET_TYPE_BROADCAST as BROADCAST,
+    NDIS_PACKET_TYPE_DIRECTED as DIRECTED, NDIS_PACKET_TYPE_MULTICAST as MULTICAST,
+    NDIS_PACKET_TYPE_PROMISCUOUS as PROMISCUOUS,
+};
+
+/// Whether a frame to `dst` passes the packet filter of an adapter whose address is `own` and
+/// whose multicast list (`OID_802_3_MULTICAST_LIST`) is `multicast`. A filter of 0 receives
+/// nothing (NDIS sets it before binding protocols).
+#[must_use]
+pub fn filter_accepts(filter: u32, own: [u8; 6], multicast: &[[u8; 6]], dst: [u8; 6]) -> bool {
+    if filter & PROMISCUOUS != 0 {
+        return true;
+    }
+    match Destination::of(dst) {
+        Destination::Directed => filter & DIRECTED != 0 && dst == own,
+        Destination::Multicast => {
+            filter & ALL_MULTICAST != 0 || (filter & MULTICAST != 0 && multicast.contains(&dst))
+        }
+        Destination::Broadcast => filter & BROADCAST != 0,
+    }
+}
+
 #[derive(Debug, Default)]
 struct Direction {
     frames: [AtomicU64; 3],
@@ -143,6 +166,16 @@ impl Statistics {
         self.rcv.count(to, bytes);
     }
 
+    /// A received frame was dropped (no receive buffer free, or the adapter not running).
+    pub fn receive_discarded(&self) {
+        self.rcv.discards.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A received frame was malformed (shorter than an Ethernet header or too long).
+    pub fn receive_error(&self) {
+        self.rcv.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The send counters now.
     #[must_use]
     pub fn xmit(&self) -> DirectionSnapshot {
@@ -171,6 +204,28 @@ mod tests {
             Destination::of([0x02, 0xDC, 0xB0, 0, 0, 1]),
             Destination::Directed
         );
+    }
+
+    #[test]
+    fn the_packet_filter_decides_by_destination_class() {
+        let own = [0x02, 0, 0, 0, 0, 1];
+        let other = [0x02, 0, 0, 0, 0, 2];
+        let group = [0x01, 0x80, 0xC2, 0, 0, 0x0E];
+        let all = [0xFF; 6];
+        let list = [group];
+        assert!(
+            !filter_accepts(0, own, &list, own),
+            "filter 0 receives nothing"
+        );
+        assert!(filter_accepts(DIRECTED, own, &[], own));
+        assert!(!filter_accepts(DIRECTED, own, &[], other));
+        assert!(!filter_accepts(DIRECTED, own, &list, group));
+        assert!(filter_accepts(MULTICAST, own, &list, group));
+        assert!(!filter_accepts(MULTICAST, own, &[], group), "not listed");
+        assert!(filter_accepts(ALL_MULTICAST, own, &[], group));
+        assert!(!filter_accepts(MULTICAST, own, &list, all));
+        assert!(filter_accepts(BROADCAST, own, &[], all));
+        assert!(filter_accepts(PROMISCUOUS, own, &[], other));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::agent::{Agent, Due, ETHERNET_HEADER, MAX_FRAME, MIN_FRAME, Receive};
 
-use super::timers::{FAST_TX_INTERVAL_MS, TX_INTERVAL_MS, TTL_S};
+use super::timers::{FAST_TX_INTERVAL_MS, TTL_S, TX_INTERVAL_MS};
 use super::transmit::Advertisement;
 use super::*;
 use crate::qos::params::{QosParameters, flags};
@@ -38,6 +38,7 @@ fn frame_from(from: [u8; 6], ttl: u16, willing: bool, p: &QosParameters) -> Vec<
         pfc_tcs: 8,
         macsec_bypass: false,
         params: p,
+        recommendation: None,
     };
     let n = peer.frame(&adv, &mut out).unwrap();
     out.truncate(n);
@@ -113,6 +114,7 @@ fn the_frame_is_an_lldpdu_to_the_nearest_bridge_padded_to_60_bytes() {
                 pfc_tcs: 8,
                 macsec_bypass: false,
                 params: &params(0),
+                recommendation: None,
             },
             &mut small
         ),
@@ -154,7 +156,10 @@ fn when_both_are_willing_the_lower_mac_adopts_the_others_pfc() {
     else {
         panic!("no event");
     };
-    assert!(pfc_local_wins, "our MAC is the higher: the peer adopts ours");
+    assert!(
+        pfc_local_wins,
+        "our MAC is the higher: the peer adopts ours"
+    );
     let mut b = running(0);
     let Receive::Event(RemoteEvent::Received { pfc_local_wins, .. }) =
         b.receive(&frame_from(HIGHER, 120, true, &params(0x08)), 0)
@@ -169,7 +174,11 @@ fn a_silent_peer_expires_after_its_ttl() {
     let mut a = running(0);
     a.sent(0);
     let _ = a.receive(&frame_from(LOWER, 10, false, &params(0)), 1_000);
-    assert_eq!(a.next_deadline_ms(), Some(1_000), "the next fast frame comes first");
+    assert_eq!(
+        a.next_deadline_ms(),
+        Some(1_000),
+        "the next fast frame comes first"
+    );
     let mut now = 1_000;
     while now < 10_000 {
         assert_eq!(a.poll(now), Some(Due::Transmit));
@@ -178,10 +187,7 @@ fn a_silent_peer_expires_after_its_ttl() {
     }
     assert_eq!(now, 11_000, "the expiry is the next deadline");
     assert_eq!(a.poll(10_999), None);
-    assert_eq!(
-        a.poll(11_000),
-        Some(Due::Expired(LOWER))
-    );
+    assert_eq!(a.poll(11_000), Some(Due::Expired(LOWER)));
     assert_eq!(a.stats().expired, 1);
 }
 
@@ -238,7 +244,10 @@ fn other_frames_and_malformed_lldpdus() {
     assert_eq!(short_ets[ets_at], 0xFE);
     short_ets[ets_at + 1] = 24;
     assert!(matches!(a.receive(&short_ets, 0), Receive::Malformed(_)));
-    assert_eq!(a.receive(&short_ets[..20], 0), Receive::Malformed(Error::Truncated { at: 0 }));
+    assert_eq!(
+        a.receive(&short_ets[..20], 0),
+        Receive::Malformed(Error::Truncated { at: 0 })
+    );
     assert_eq!(a.stats().malformed, 2);
 }
 
@@ -252,5 +261,9 @@ fn stopping_asks_for_one_shutdown_frame_and_forgets_peers() {
     assert!(!a.stop(), "only once");
     a.start(500);
     assert_eq!(a.poll(500), Some(Due::Transmit));
-    assert_eq!(a.poll(200_000), Some(Due::Transmit), "no stale peer expiry after a restart");
+    assert_eq!(
+        a.poll(200_000),
+        Some(Due::Transmit),
+        "no stale peer expiry after a restart"
+    );
 }

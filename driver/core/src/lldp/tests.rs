@@ -307,6 +307,7 @@ fn the_transmitted_lldpdu_carries_the_operational_configuration() {
         pfc_tcs: 4,
         macsec_bypass: false,
         params: &params,
+        recommendation: None,
     };
     let mut out = [0u8; 1500];
     let n = emit_lldpdu(&mut out, &adv).unwrap();
@@ -365,6 +366,7 @@ fn the_shutdown_lldpdu_has_only_the_mandatory_tlvs() {
         pfc_tcs: 8,
         macsec_bypass: false,
         params: &params,
+        recommendation: None,
     };
     let mut out = [0u8; 64];
     let n = emit_lldpdu(&mut out, &adv).unwrap();

@@ -5,8 +5,11 @@
 //! sent at halt and pause so that the peer forgets this adapter at once).
 //!
 //! Decisions (the contract is silent; tested):
-//! - The ETS Recommendation carries the same tables as the Configuration: the adapter recommends
-//!   what it runs.
+//! - The ETS Configuration carries the operational tables (what the adapter runs); the ETS
+//!   Recommendation carries the locally configured ones (what its administrator wants a willing
+//!   peer to run). Recommending the operational tables instead would make two willing adapters
+//!   swap each other's tables on every exchange, never settling. Without a separate
+//!   recommendation the Configuration's tables are sent in both.
 //! - MaxTCs is the adapter's ETS-capable TC count (8 is sent as 0, 802.1Q D.2.8.5); PFC cap is its
 //!   PFC-capable TC count.
 //! - Classifications without an IEEE selector are not advertised: DEFAULT (NDIS' catch-all) and
@@ -14,6 +17,7 @@
 //!   Priority TLV is left out when nothing remains.
 
 use crate::qos::params::{MAX_CLASSIFICATIONS, QosParameters, condition};
+use crate::qos::state::EtsGroup;
 
 use super::dcbx::{APP_ENTRY_LEN, APP_FIXED_LEN, AppEntry, AppTlv, EtsTlv, PfcTlv};
 use super::{emit_tlv, tlv_type};
@@ -40,6 +44,8 @@ pub struct Advertisement<'p> {
     pub macsec_bypass: bool,
     /// The operational parameters.
     pub params: &'p QosParameters,
+    /// The ETS tables recommended to a willing peer (`None`: those of `params`).
+    pub recommendation: Option<EtsGroup>,
 }
 
 /// The APP entries of `params`' classifications that have an IEEE selector, in order.
@@ -94,7 +100,13 @@ pub fn emit_lldpdu(out: &mut [u8], adv: &Advertisement<'_>) -> Option<usize> {
             tsa: p.tsa,
         };
         at = emit_tlv(out, at, tlv_type::ORG_SPECIFIC, &ets.emit(false))?;
-        at = emit_tlv(out, at, tlv_type::ORG_SPECIFIC, &ets.emit(true))?;
+        let rec = adv.recommendation.map_or(ets, |r| EtsTlv {
+            prio_tc: r.prio_tc,
+            tc_bw: r.tc_bw,
+            tsa: r.tsa,
+            ..ets
+        });
+        at = emit_tlv(out, at, tlv_type::ORG_SPECIFIC, &rec.emit(true))?;
         let pfc = PfcTlv {
             willing: adv.willing,
             mbc: adv.macsec_bypass,

@@ -209,6 +209,17 @@ impl QosState {
         &self.operational
     }
 
+    /// The ETS tables this adapter recommends to a willing peer: the local ETS configuration,
+    /// or the factory one when none is configured (issue 8; see `lldp::transmit`).
+    #[must_use]
+    pub fn recommendation(&self) -> EtsGroup {
+        if self.local.flags & flags::ETS_CONFIGURED != 0 {
+            EtsGroup::of(&self.local)
+        } else {
+            EtsGroup::of(&self.factory)
+        }
+    }
+
     /// Whether local DCBX Willing is on.
     #[must_use]
     pub fn willing(&self) -> bool {

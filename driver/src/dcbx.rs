@@ -1,0 +1,305 @@
+//! The DCBX agent in the shell (issue 8): an NDIS timer object drives the core's agent
+//! (`dcbndk_core::lldp::agent`), the agent's LLDPDUs go out on the virtual wire, and the
+//! LLDPDUs that arrive become the remote parameters of the QoS state (spec §4.2, §5.2).
+//!
+//! - Runs only while the adapter runs with `*QOS` = 1 (spec §4.4): started at restart, stopped
+//!   (with a TTL-0 shutdown LLDPDU) at pause, halt and surprise removal.
+//! - Time is `NdisGetSystemUpTimeEx` (milliseconds); one one-shot timer is armed at the agent's
+//!   next deadline (next transmission or first peer expiry) after every change.
+//! - The agent sits behind its own spin lock, never held together with the settings lock and
+//!   never across an NDIS call: frames are built under it and sent after it is released.
+
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use dcbndk_core::lldp::agent::{Agent, Due, MAX_FRAME, Receive};
+use dcbndk_core::lldp::timers::TTL_S;
+use dcbndk_core::lldp::transmit::Advertisement;
+use dcbndk_core::qos::caps::CAP_MACSEC_BYPASS;
+use dcbndk_core::qos::params::QosParameters;
+use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
+
+use crate::adapter::AdapterContext;
+use crate::ffi::imports::{
+    NdisAllocateTimerObject, NdisCancelTimerObject, NdisFreeTimerObject, NdisGetSystemUpTimeEx,
+    NdisMSleep, NdisSetTimerObject,
+};
+use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
+use crate::ffi::status::NDIS_STATUS_SUCCESS;
+use crate::ffi::timer::{
+    NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_CHARACTERISTICS,
+    NDIS_TIMER_CHARACTERISTICS_REVISION_1,
+};
+use crate::ffi::types::{NDIS_HANDLE, PVOID};
+use crate::memory::pool_tag;
+use crate::sync::SpinLock;
+
+/// The pool tag of the timer object.
+pub const TAG_DCBX: u32 = pool_tag(b"DcbX");
+
+/// How long a stop sleeps between looks at a timer routine still running.
+const STOP_POLL_MICROSECONDS: u32 = 50;
+
+/// The DCBX state of one adapter.
+pub struct DcbxShell {
+    timer: NDIS_HANDLE,
+    agent: SpinLock<Agent>,
+    in_routine: AtomicU32,
+}
+
+/// Milliseconds since the system started.
+pub fn now_ms() -> u64 {
+    let mut t: i64 = 0;
+    // SAFETY: `t` is a valid LARGE_INTEGER to write; any IRQL.
+    unsafe { NdisGetSystemUpTimeEx(&raw mut t) };
+    u64::try_from(t).unwrap_or(0)
+}
+
+impl DcbxShell {
+    /// Allocates the timer object (initialize, PASSIVE_LEVEL); `None` when NDIS cannot.
+    ///
+    /// # Safety
+    /// `handle` is the miniport adapter handle, valid until halt.
+    pub unsafe fn new(handle: NDIS_HANDLE, mac: [u8; 6]) -> Option<Self> {
+        let mut characteristics = NDIS_TIMER_CHARACTERISTICS {
+            Header: NDIS_OBJECT_HEADER::new(
+                NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS,
+                NDIS_TIMER_CHARACTERISTICS_REVISION_1,
+                NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1,
+            ),
+            AllocationTag: TAG_DCBX,
+            TimerFunction: Some(timer_routine),
+            // The context is given at each NdisSetTimerObject, once the adapter context exists.
+            FunctionContext: null_mut(),
+        };
+        let mut timer: NDIS_HANDLE = null_mut();
+        // SAFETY: a valid handle, characteristics and out pointer for the duration of the call.
+        let status =
+            unsafe { NdisAllocateTimerObject(handle, &raw mut characteristics, &raw mut timer) };
+        (status == NDIS_STATUS_SUCCESS && !timer.is_null()).then(|| Self {
+            timer,
+            agent: SpinLock::new(Agent::new(mac)),
+            in_routine: AtomicU32::new(0),
+        })
+    }
+
+    /// Sets up the agent's lock at its final address.
+    ///
+    /// # Safety
+    /// As [`SpinLock::initialize`].
+    pub unsafe fn initialize(&self) {
+        // SAFETY: per the function contract.
+        unsafe { self.agent.initialize() };
+    }
+
+    /// Frees the timer and the lock (halt, after [`stop`]).
+    ///
+    /// # Safety
+    /// The agent is stopped and no timer routine runs; nothing uses `self` afterwards.
+    pub unsafe fn free(&self) {
+        // SAFETY: per the function contract.
+        unsafe { self.free_timer() };
+        // SAFETY: initialized at initialize, not held.
+        unsafe { self.agent.free() };
+    }
+
+    /// Frees the timer object only (initialize failing before the lock was set up).
+    ///
+    /// # Safety
+    /// The timer is disarmed with no routine running; it is not used again.
+    pub unsafe fn free_timer(&self) {
+        // SAFETY: per the function contract.
+        unsafe { NdisFreeTimerObject(self.timer) };
+    }
+
+    /// The agent's counters and state (for logs and tests through the driver's rlib).
+    pub fn agent(&self) -> Agent {
+        *self.agent.lock()
+    }
+}
+
+/// What the adapter advertises now: its operational set, Willing and capabilities (read before
+/// the agent's lock is taken: the settings lock is never held with it).
+struct Inputs {
+    params: QosParameters,
+    recommendation: EtsGroup,
+    willing: bool,
+    ets_tcs: u8,
+    pfc_tcs: u8,
+    macsec_bypass: bool,
+}
+
+fn inputs(context: &AdapterContext) -> Inputs {
+    let (willing, caps, recommendation) = {
+        let s = context.settings.lock();
+        (s.qos.willing(), *s.qos.caps(), s.qos.recommendation())
+    };
+    let operational = context.operational.read(|p| *p);
+    Inputs {
+        params: operational,
+        recommendation,
+        willing,
+        ets_tcs: u8::try_from(caps.max_ets_traffic_classes).unwrap_or(8),
+        pfc_tcs: u8::try_from(caps.max_pfc_traffic_classes).unwrap_or(8),
+        macsec_bypass: caps.flags & CAP_MACSEC_BYPASS != 0,
+    }
+}
+
+/// Builds this adapter's LLDPDU frame with TTL `ttl` into `out`.
+fn build_frame(i: &Inputs, agent: &Agent, ttl: u16, out: &mut [u8]) -> Option<usize> {
+    agent.frame(
+        &Advertisement {
+            mac: agent.mac(),
+            ttl,
+            willing: i.willing,
+            ets_tcs: i.ets_tcs,
+            pfc_tcs: i.pfc_tcs,
+            macsec_bypass: i.macsec_bypass,
+            params: &i.params,
+            recommendation: Some(i.recommendation),
+        },
+        out,
+    )
+}
+
+/// Arms the timer at the agent's next deadline (at least 1 ms from now).
+fn arm(context: &AdapterContext, deadline: Option<u64>) {
+    let Some(deadline) = deadline else {
+        return;
+    };
+    let wait_ms = deadline.saturating_sub(now_ms()).max(1);
+    // Relative due times are negative, in 100 ns units.
+    let due = i64::try_from(wait_ms)
+        .unwrap_or(i64::MAX / 10_000)
+        .saturating_mul(-10_000);
+    let me = core::ptr::from_ref(context).cast_mut().cast();
+    // SAFETY: our timer object; the context outlives it (halt cancels the timer, waits for the
+    // routine, then frees the timer before the context).
+    let _was_armed = unsafe { NdisSetTimerObject(context.dcbx.timer, due, 0, me) };
+}
+
+/// Starts the agent (restart with `*QOS` = 1).
+pub fn start(context: &AdapterContext) {
+    if !context.core.config.qos.is_enabled() {
+        return;
+    }
+    let deadline = {
+        let mut a = context.dcbx.agent.lock();
+        a.start(now_ms());
+        a.next_deadline_ms()
+    };
+    arm(context, deadline);
+}
+
+/// Stops the agent (pause, halt, surprise removal; PASSIVE_LEVEL): sends the shutdown LLDPDU if
+/// it ran and `farewell` (not after a surprise removal: the hardware is gone), disarms the timer
+/// and waits until its routine is not running.
+pub fn stop(context: &AdapterContext, farewell: bool) {
+    let mut frame = [0u8; MAX_FRAME];
+    let i = inputs(context);
+    let shutdown = {
+        let mut a = context.dcbx.agent.lock();
+        let was = a.stop();
+        let len = if was && farewell {
+            build_frame(&i, &a, 0, &mut frame)
+        } else {
+            None
+        };
+        if len.is_some() {
+            a.sent_shutdown();
+        }
+        len
+    };
+    if let Some(len) = shutdown {
+        crate::hub::transmit(context, frame.get(..len).unwrap_or(&[]), false);
+    }
+    // SAFETY: our timer object.
+    let _ = unsafe { NdisCancelTimerObject(context.dcbx.timer) };
+    while context.dcbx.in_routine.load(Ordering::SeqCst) != 0 {
+        // SAFETY: PASSIVE_LEVEL (pause, halt, PnP), no lock held.
+        unsafe { NdisMSleep(STOP_POLL_MICROSECONDS) };
+    }
+    // A routine that ran may have re-armed the timer before it saw the agent stopped.
+    // SAFETY: our timer object.
+    let _ = unsafe { NdisCancelTimerObject(context.dcbx.timer) };
+}
+
+/// The local operational set or Willing changed: fast transmission again.
+pub fn local_changed(context: &AdapterContext) {
+    let deadline = {
+        let mut a = context.dcbx.agent.lock();
+        a.local_changed(now_ms());
+        a.next_deadline_ms()
+    };
+    arm(context, deadline);
+}
+
+/// Offers a received frame to the agent; `true` when it was an LLDPDU to the nearest-bridge
+/// address and the agent took it (with `*QOS` off the agent takes nothing: spec §4.4).
+pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
+    if !context.core.config.qos.is_enabled() {
+        return false;
+    }
+    let (outcome, deadline) = {
+        let mut a = context.dcbx.agent.lock();
+        let outcome = a.receive(frame, now_ms());
+        (outcome, a.next_deadline_ms())
+    };
+    match outcome {
+        Receive::NotLldp => false,
+        Receive::Ignored | Receive::Malformed(_) => true,
+        Receive::Event(event) => {
+            remote(context, event);
+            arm(context, deadline);
+            true
+        }
+    }
+}
+
+fn remote(context: &AdapterContext, event: RemoteEvent) {
+    let indications = context.settings.lock().qos.remote_event(event);
+    crate::qos::deliver(context, indications);
+}
+
+/// The timer routine (DISPATCH_LEVEL): handles everything due, then re-arms.
+///
+/// # Safety
+/// Called by NDIS with the adapter context given to `NdisSetTimerObject`.
+unsafe extern "system" fn timer_routine(
+    _system1: PVOID,
+    function_context: PVOID,
+    _system2: PVOID,
+    _system3: PVOID,
+) {
+    if function_context.is_null() {
+        return;
+    }
+    // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
+    let context = unsafe { &*function_context.cast::<AdapterContext>() };
+    context.dcbx.in_routine.fetch_add(1, Ordering::SeqCst);
+    let mut frame = [0u8; MAX_FRAME];
+    loop {
+        let now = now_ms();
+        let due = context.dcbx.agent.lock().poll(now);
+        match due {
+            None => break,
+            Some(Due::Expired(peer)) => remote(context, RemoteEvent::TtlExpired { peer }),
+            Some(Due::Transmit) => {
+                let i = inputs(context);
+                let len = {
+                    let mut a = context.dcbx.agent.lock();
+                    let len = build_frame(&i, &a, TTL_S, &mut frame);
+                    // Counted as sent even if it could not be built, so the schedule moves on.
+                    a.sent(now);
+                    len
+                };
+                if let Some(len) = len {
+                    crate::hub::transmit(context, frame.get(..len).unwrap_or(&[]), true);
+                }
+            }
+        }
+    }
+    let deadline = context.dcbx.agent.lock().next_deadline_ms();
+    arm(context, deadline);
+    context.dcbx.in_routine.fetch_sub(1, Ordering::SeqCst);
+}

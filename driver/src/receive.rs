@@ -1,0 +1,310 @@
+//! The receive path: frames arriving from the virtual wire are indicated to NDIS with
+//! `NdisMIndicateReceiveNetBufferLists` (netvmini's RCBs), and come back through
+//! `MiniportReturnNetBufferLists`.
+//!
+//! Every receive buffer, its MDL and its NBL are made at initialize (no allocation on the data
+//! path); a free list under a spin lock hands them out. A frame arriving with no buffer free is
+//! dropped and counted, as a NIC whose ring is full drops. LLDPDUs for the DCBX agent are
+//! consumed before any of this (spec §4.4: only while `*QOS` = 1).
+//!
+//! Arrivals are counted in flight with the sends (`begin_send`/`end_send`), so a pause that sees
+//! no call in flight knows no indication can start; it also waits until every indicated NBL
+//! has been returned (NDIS requires both before a pause completes).
+
+use core::cell::UnsafeCell;
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use dcbndk_core::adapter::ETHERNET_HEADER;
+use dcbndk_core::adapter::stats::{Destination, filter_accepts};
+
+use crate::adapter::{AdapterContext, context};
+use crate::ffi::imports::{
+    NdisAllocateMdl, NdisAllocateNetBufferAndNetBufferList, NdisAllocateNetBufferListPool,
+    NdisFreeMdl, NdisFreeNetBufferList, NdisFreeNetBufferListPool,
+    NdisMIndicateReceiveNetBufferLists,
+};
+use crate::ffi::nbl::{
+    Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL,
+    NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1, NET_BUFFER, NET_BUFFER_DATA,
+    NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
+    NET_BUFFER_LIST_POOL_PARAMETERS, NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
+};
+use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
+use crate::ffi::types::{NDIS_HANDLE, PMDL, PVOID, ULONG};
+use crate::memory::{PoolArray, pool_tag};
+use crate::sync::SpinLock;
+
+/// Receive buffers per adapter.
+pub const RX_BUFFERS: usize = 64;
+/// Bytes per receive buffer: the longest frame of a 1500-byte MTU with an 802.1Q tag, no FCS.
+pub const RX_BUFFER_BYTES: usize = 1518;
+/// The pool tag of the receive buffers and NBL pool.
+pub const TAG_RECEIVE: ULONG = pool_tag(b"DcbR");
+
+type Buffer = UnsafeCell<[u8; RX_BUFFER_BYTES]>;
+
+/// The indexes of the free buffers (a stack).
+struct FreeList {
+    stack: [u8; RX_BUFFERS],
+    len: usize,
+}
+
+impl FreeList {
+    fn full() -> Self {
+        let mut stack = [0u8; RX_BUFFERS];
+        for (i, slot) in stack.iter_mut().enumerate() {
+            *slot = u8::try_from(i).unwrap_or(0);
+        }
+        Self {
+            stack,
+            len: RX_BUFFERS,
+        }
+    }
+
+    fn take(&mut self) -> Option<usize> {
+        self.len = self.len.checked_sub(1)?;
+        self.stack.get(self.len).map(|&i| usize::from(i))
+    }
+
+    fn put(&mut self, index: usize) {
+        if let (Some(slot), Ok(i)) = (self.stack.get_mut(self.len), u8::try_from(index)) {
+            *slot = i;
+            self.len = self.len.saturating_add(1);
+        }
+    }
+}
+
+/// The adapter's receive buffers, MDLs and NBLs.
+pub struct ReceivePool {
+    buffers: PoolArray<Buffer>,
+    pool: NDIS_HANDLE,
+    nbls: [*mut NET_BUFFER_LIST; RX_BUFFERS],
+    mdls: [PMDL; RX_BUFFERS],
+    free: SpinLock<FreeList>,
+    outstanding: AtomicU32,
+}
+
+impl ReceivePool {
+    /// Makes every buffer, MDL and NBL (initialize, PASSIVE_LEVEL); `None` when NDIS has no
+    /// memory (what was made is freed).
+    ///
+    /// # Safety
+    /// `handle` is the miniport adapter handle, valid until halt.
+    pub unsafe fn new(handle: NDIS_HANDLE) -> Option<Self> {
+        // SAFETY: the handle is valid (function contract).
+        let buffers = unsafe {
+            PoolArray::<Buffer>::new(handle, TAG_RECEIVE, RX_BUFFERS, || {
+                UnsafeCell::new([0; RX_BUFFER_BYTES])
+            })
+        }?;
+        let mut parameters = NET_BUFFER_LIST_POOL_PARAMETERS {
+            Header: NDIS_OBJECT_HEADER::new(
+                NDIS_OBJECT_TYPE_DEFAULT,
+                NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
+                NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
+            ),
+            ProtocolId: 0,
+            fAllocateNetBuffer: 1,
+            ContextSize: 0,
+            PoolTag: TAG_RECEIVE,
+            DataSize: 0,
+        };
+        // SAFETY: valid handle and parameters for the duration of the call.
+        let pool = unsafe { NdisAllocateNetBufferListPool(handle, &raw mut parameters) };
+        if pool.is_null() {
+            return None;
+        }
+        let mut made = Self {
+            buffers,
+            pool,
+            nbls: [null_mut(); RX_BUFFERS],
+            mdls: [null_mut(); RX_BUFFERS],
+            free: SpinLock::new(FreeList::full()),
+            outstanding: AtomicU32::new(0),
+        };
+        let length = u32::try_from(RX_BUFFER_BYTES).unwrap_or(0);
+        for index in 0..RX_BUFFERS {
+            let buffer = made.buffers.as_slice().get(index)?;
+            // SAFETY: the buffer is non-paged pool memory of `length` bytes that lives (at this
+            // address) until the MDL is freed in `drop`.
+            let mdl = unsafe { NdisAllocateMdl(handle, buffer.get().cast(), length) };
+            if mdl.is_null() {
+                return None;
+            }
+            if let Some(slot) = made.mdls.get_mut(index) {
+                *slot = mdl;
+            }
+            // SAFETY: a pool of this driver and an MDL describing the whole buffer.
+            let nbl = unsafe { NdisAllocateNetBufferAndNetBufferList(pool, 0, 0, mdl, 0, 0) };
+            if nbl.is_null() {
+                return None;
+            }
+            // SAFETY: a fresh NBL of our pool; MiniportReserved is the miniport's to use.
+            unsafe { (*nbl).MiniportReserved.0[0] = index as PVOID };
+            // SAFETY: as above; the adapter handle is the source NDIS requires on indications.
+            unsafe { (*nbl).SourceHandle = handle };
+            if let Some(slot) = made.nbls.get_mut(index) {
+                *slot = nbl;
+            }
+        }
+        Some(made)
+    }
+
+    /// Sets up the free list's lock at its final address.
+    ///
+    /// # Safety
+    /// As [`SpinLock::initialize`]: the pool no longer moves, and this is called once.
+    pub unsafe fn initialize(&self) {
+        // SAFETY: per the function contract.
+        unsafe { self.free.initialize() };
+    }
+
+    /// Frees the free list's lock (halt, after the adapter detached from the wire).
+    ///
+    /// # Safety
+    /// As [`SpinLock::free`].
+    pub unsafe fn free_lock(&self) {
+        // SAFETY: per the function contract.
+        unsafe { self.free.free() };
+    }
+
+    /// NBLs indicated and not yet returned.
+    pub fn outstanding(&self) -> u32 {
+        self.outstanding.load(Ordering::SeqCst)
+    }
+
+    fn index_of(&self, nbl: *mut NET_BUFFER_LIST) -> Option<usize> {
+        // SAFETY: only called for NBLs NDIS returned to this miniport; reading the reserved
+        // slot of a foreign NBL is harmless, and the identity check below rejects it.
+        let index = unsafe { (*nbl).MiniportReserved.0[0] } as usize;
+        (self.nbls.get(index) == Some(&nbl)).then_some(index)
+    }
+}
+
+impl Drop for ReceivePool {
+    fn drop(&mut self) {
+        for &nbl in &self.nbls {
+            if !nbl.is_null() {
+                // SAFETY: allocated from our pool in `new`, returned (halt waits), freed once.
+                unsafe { NdisFreeNetBufferList(nbl) };
+            }
+        }
+        for &mdl in &self.mdls {
+            if !mdl.is_null() {
+                // SAFETY: allocated in `new`, its NBL freed above, freed once.
+                unsafe { NdisFreeMdl(mdl) };
+            }
+        }
+        // SAFETY: allocated in `new`; every NBL of it is freed above.
+        unsafe { NdisFreeNetBufferListPool(self.pool) };
+        // The buffers are freed when `self.buffers` drops, after the MDLs that describe them.
+    }
+}
+
+/// A frame arrived from the wire (at the sender's IRQL). The DCBX agent takes its LLDPDUs;
+/// other frames are indicated if the adapter runs and its packet filter accepts them.
+pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
+    let len = frame.len();
+    if len < ETHERNET_HEADER as usize || len > RX_BUFFER_BYTES {
+        context.core.stats.receive_error();
+        return;
+    }
+    if crate::dcbx::consumed(context, frame) {
+        return;
+    }
+    let running = context.core.state.begin_send();
+    if running {
+        indicate(context, frame, at_dispatch);
+    } else {
+        context.core.stats.receive_discarded();
+    }
+    context.core.state.end_send();
+}
+
+fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
+    let Some(dst) = frame.get(..6).and_then(|d| <[u8; 6]>::try_from(d).ok()) else {
+        return;
+    };
+    let accepted = {
+        let s = context.settings.lock();
+        let list = s.multicast.get(..s.multicast_len).unwrap_or(&[]);
+        filter_accepts(s.packet_filter, context.core.config.current_mac, list, dst)
+    };
+    if !accepted {
+        return;
+    }
+    let rx = &context.receive;
+    let Some(index) = rx.free.lock().take() else {
+        context.core.stats.receive_discarded();
+        return;
+    };
+    let (Some(&nbl), Some(buffer)) = (rx.nbls.get(index), rx.buffers.as_slice().get(index)) else {
+        return;
+    };
+    // SAFETY: the buffer is ours while its index is off the free list; `len` <= its size
+    // (checked by `arrived`).
+    unsafe {
+        core::ptr::copy_nonoverlapping(frame.as_ptr(), buffer.get().cast::<u8>(), frame.len());
+    }
+    // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
+    let nb: *mut NET_BUFFER = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).FirstNetBuffer };
+    // SAFETY: as above; only the address of the NB's head (its NET_BUFFER_DATA) is taken.
+    let data = unsafe { &raw mut (*nb).head }.cast::<NET_BUFFER_DATA>();
+    // SAFETY: `data` points at the NB's NET_BUFFER_DATA; only the length changes (the MDL and
+    // offsets stay those of the allocation).
+    unsafe {
+        (*data).length = NET_BUFFER_DATA_LENGTH {
+            stDataLength: frame.len(),
+        }
+    };
+    // SAFETY: as above; only the address of the NBL's info array is taken.
+    let info = unsafe { &mut (*nbl).NetBufferListInfo };
+    if let Some(slot) = usize::try_from(Ieee8021QNetBufferListInfo)
+        .ok()
+        .and_then(|i| info.get_mut(i))
+    {
+        // The 802.1Q slot says "no priority" until the data path sets it (issue 9).
+        *slot = null_mut();
+    }
+    // SAFETY: as above; a single NBL, not chained.
+    unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next = null_mut() };
+    rx.outstanding.fetch_add(1, Ordering::SeqCst);
+    context.core.stats.received(
+        Destination::of(dst),
+        u64::try_from(frame.len()).unwrap_or(0),
+    );
+    let flags = if at_dispatch {
+        NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL
+    } else {
+        0
+    };
+    // SAFETY: a running adapter's handle and an NBL of ours describing `frame`; NDIS owns it
+    // until it returns it through MiniportReturnNetBufferLists.
+    unsafe { NdisMIndicateReceiveNetBufferLists(context.handle, nbl, 0, 1, flags) };
+}
+
+/// `MiniportReturnNetBufferLists`: NBLs this adapter indicated come back to its free list. A
+/// chain that is not ours is left alone.
+///
+/// # Safety
+/// Called by NDIS with our context and NBLs it is returning.
+pub unsafe extern "system" fn miniport_return_net_buffer_lists(
+    adapter_context: NDIS_HANDLE,
+    chain: *mut NET_BUFFER_LIST,
+    _flags: ULONG,
+) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    let rx = &context.receive;
+    let mut nbl = chain;
+    while !nbl.is_null() {
+        // SAFETY: an NBL of the chain NDIS returns; Next is read before the NBL is reused.
+        let next = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next };
+        if let Some(index) = rx.index_of(nbl) {
+            rx.free.lock().put(index);
+            rx.outstanding.fetch_sub(1, Ordering::SeqCst);
+        }
+        nbl = next;
+    }
+}

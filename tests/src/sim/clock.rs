@@ -1,0 +1,359 @@
+//! Time in the simulated ndis.sys: `NdisGetSystemUpTimeEx` and timer objects
+//! (`NdisAllocateTimerObject`, `NdisSetTimerObject`, `NdisCancelTimerObject`,
+//! `NdisFreeTimerObject`) over virtual clocks.
+//!
+//! Each virtual wire (`SimVirtualWire`) has its own clock, so the adapters a test connects share
+//! one time, and tests running in parallel on other wires are not disturbed by it. Time moves
+//! only when a test calls [`advance`] (a 30 s interval or a 121 s TTL is tested in no time), or
+//! while a [`RealTime`] guard paces it with the wall clock (interoperation with a real peer).
+//! Timer routines run on the advancing thread, at DISPATCH_LEVEL, attributed to the adapter that
+//! owns the timer; `NdisGetSystemUpTimeEx` reads the clock of the wire of the adapter whose
+//! handler is running on the calling thread.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
+use dcbndk::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
+use dcbndk::ffi::status::{
+    NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_SUCCESS,
+};
+use dcbndk::ffi::timer::{
+    NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_CHARACTERISTICS,
+    NDIS_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_FUNCTION,
+};
+use dcbndk::ffi::types::{BOOLEAN, LONG, LONGLONG, NDIS_HANDLE, NDIS_STATUS, PVOID};
+
+use super::verifier::{self, DISPATCH_LEVEL, PASSIVE_LEVEL, Rule};
+use super::{AdapterShared, Sim, as_handle, call_handler, lock};
+
+/// The wire of adapters whose registry does not name one (the keyword's default).
+pub const DEFAULT_WIRE: u32 = 1;
+
+/// Where an adapter is attached: its `SimVirtualWire` value (as the driver reads it).
+#[must_use]
+pub fn wire_of(adapter: &AdapterShared) -> u32 {
+    match lock(&adapter.registry).get("SimVirtualWire") {
+        Some(super::RegValue::Dword(v)) => *v,
+        Some(super::RegValue::Sz(s)) => s.trim().parse().unwrap_or(DEFAULT_WIRE),
+        None => DEFAULT_WIRE,
+    }
+}
+
+struct Clock {
+    now_ms: Mutex<u64>,
+    /// Serializes advancing (timer routines of one wire run one at a time, in order).
+    advancing: Mutex<()>,
+}
+
+static CLOCKS: LazyLock<Mutex<HashMap<u32, Arc<Clock>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn clock(wire: u32) -> Arc<Clock> {
+    lock(&CLOCKS)
+        .entry(wire)
+        .or_insert_with(|| {
+            Arc::new(Clock {
+                now_ms: Mutex::new(0),
+                advancing: Mutex::new(()),
+            })
+        })
+        .clone()
+}
+
+/// The current time of `wire`, milliseconds.
+#[must_use]
+pub fn now_ms(wire: u32) -> u64 {
+    *lock(&clock(wire).now_ms)
+}
+
+#[derive(Clone, Copy)]
+struct SimTimer {
+    owner: usize,
+    wire: u32,
+    function: NDIS_TIMER_FUNCTION,
+    context: usize,
+    due_ms: Option<u64>,
+    period_ms: u64,
+}
+
+static TIMERS: LazyLock<Mutex<HashMap<usize, SimTimer>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Timer objects `owner` still has allocated (a leak at halt).
+#[must_use]
+pub fn timers_of(owner: usize) -> usize {
+    lock(&TIMERS).values().filter(|t| t.owner == owner).count()
+}
+
+/// Moves `wire`'s clock forward by `ms`, running every timer routine that falls due on the way,
+/// in due order, each at its due time.
+pub fn advance(wire: u32, ms: u64) {
+    let c = clock(wire);
+    let _serial = lock(&c.advancing);
+    let target = lock(&c.now_ms).saturating_add(ms);
+    loop {
+        let next = lock(&TIMERS)
+            .iter()
+            .filter(|(_, t)| t.wire == wire && t.due_ms.is_some_and(|d| d <= target))
+            .min_by_key(|(_, t)| t.due_ms)
+            .map(|(&id, t)| (id, *t));
+        let Some((id, t)) = next else { break };
+        let due = t.due_ms.unwrap_or(target);
+        {
+            let mut now = lock(&c.now_ms);
+            *now = (*now).max(due);
+        }
+        if let Some(entry) = lock(&TIMERS).get_mut(&id) {
+            entry.due_ms = (t.period_ms > 0).then(|| due.saturating_add(t.period_ms));
+        }
+        let Some(function) = t.function else { continue };
+        let adapter = Sim::get().adapter(t.owner);
+        call_handler(
+            adapter.as_deref(),
+            DISPATCH_LEVEL,
+            "timer routine",
+            |_| {},
+            || {
+                // SAFETY: the driver's timer routine with the context it armed the timer with.
+                unsafe {
+                    function(
+                        std::ptr::null_mut(),
+                        t.context as PVOID,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    );
+                }
+            },
+        );
+    }
+    let mut now = lock(&c.now_ms);
+    *now = (*now).max(target);
+}
+
+/// While alive, `wire`'s clock follows the wall clock (advanced every `tick`), for tests against
+/// a real peer that keeps real time.
+pub struct RealTime {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RealTime {
+    /// Starts pacing `wire` with the wall clock.
+    #[must_use]
+    pub fn start(wire: u32, tick: Duration) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut last = Instant::now();
+            while !flag.load(Ordering::Acquire) {
+                std::thread::sleep(tick);
+                let now = Instant::now();
+                let elapsed = now.duration_since(last);
+                last = now;
+                advance(wire, u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
+            }
+        });
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for RealTime {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn current_wire() -> u32 {
+    verifier::with_thread(|t| t.current_adapter)
+        .and_then(|h| Sim::get().adapter(h))
+        .map_or(DEFAULT_WIRE, |a| wire_of(&a))
+}
+
+/// `NdisGetSystemUpTimeEx` (any IRQL): milliseconds of the calling adapter's wire clock.
+///
+/// # Safety
+/// `up_time` must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisGetSystemUpTimeEx(up_time: *mut LONGLONG) {
+    if up_time.is_null() {
+        Sim::get().report(
+            None,
+            Rule::BadStructure,
+            "NdisGetSystemUpTimeEx: NULL pointer",
+        );
+        return;
+    }
+    let now = i64::try_from(now_ms(current_wire())).unwrap_or(i64::MAX);
+    // SAFETY: a non-NULL pointer the caller gave for the result.
+    unsafe { up_time.write_unaligned(now) };
+}
+
+/// `NdisAllocateTimerObject` (PASSIVE_LEVEL): checks the characteristics (type 0x97, revision
+/// 1, size >= 24, a routine) and the owner handle.
+///
+/// # Safety
+/// Called with an adapter handle, characteristics and an out pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisAllocateTimerObject(
+    handle: NDIS_HANDLE,
+    characteristics: *mut NDIS_TIMER_CHARACTERISTICS,
+    timer: *mut NDIS_HANDLE,
+) -> NDIS_STATUS {
+    if verifier::irql() > PASSIVE_LEVEL {
+        Sim::get().report(
+            None,
+            Rule::IrqlTooHigh,
+            "NdisAllocateTimerObject requires PASSIVE_LEVEL",
+        );
+        return NDIS_STATUS_FAILURE;
+    }
+    let Some(adapter) = Sim::get().adapter(handle as usize) else {
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisAllocateTimerObject: not an adapter handle",
+        );
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    if characteristics.is_null() || timer.is_null() {
+        adapter
+            .violations
+            .report(Rule::BadStructure, "NdisAllocateTimerObject: NULL argument");
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: a non-NULL pointer to the caller's characteristics, read unaligned.
+    let c = unsafe { characteristics.read_unaligned() };
+    let NDIS_OBJECT_HEADER {
+        Type,
+        Revision,
+        Size,
+    } = c.Header;
+    if Type != NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS
+        || Revision < NDIS_TIMER_CHARACTERISTICS_REVISION_1
+        || Size < NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1
+        || c.TimerFunction.is_none()
+    {
+        adapter.violations.report(
+            Rule::BadStructure,
+            format!("NdisAllocateTimerObject: header {{{Type:#x}, {Revision}, {Size}}} or NULL TimerFunction"),
+        );
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let id = Box::into_raw(Box::new(0u64)) as usize;
+    lock(&TIMERS).insert(
+        id,
+        SimTimer {
+            owner: adapter.handle(),
+            wire: wire_of(&adapter),
+            function: c.TimerFunction,
+            context: c.FunctionContext as usize,
+            due_ms: None,
+            period_ms: 0,
+        },
+    );
+    // SAFETY: a non-NULL out pointer.
+    unsafe { timer.write_unaligned(as_handle(id)) };
+    NDIS_STATUS_SUCCESS
+}
+
+fn unknown_timer(api: &str) {
+    Sim::get().report(
+        None,
+        Rule::InvalidHandle,
+        format!("{api}: not a timer object (freed?)"),
+    );
+}
+
+/// `NdisSetTimerObject` (<= DISPATCH_LEVEL): a negative `DueTime` is relative in 100 ns units
+/// (rounded up to whole milliseconds); a positive one is an absolute system time, which this
+/// simulator treats as already past (due at once). Returns whether the timer was armed.
+///
+/// # Safety
+/// Called with a timer object.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisSetTimerObject(
+    timer: NDIS_HANDLE,
+    due_time: LONGLONG,
+    period_ms: LONG,
+    context: PVOID,
+) -> BOOLEAN {
+    if verifier::irql() > DISPATCH_LEVEL {
+        Sim::get().report(
+            None,
+            Rule::IrqlTooHigh,
+            "NdisSetTimerObject above DISPATCH_LEVEL",
+        );
+    }
+    let mut timers = lock(&TIMERS);
+    let Some(t) = timers.get_mut(&(timer as usize)) else {
+        drop(timers);
+        unknown_timer("NdisSetTimerObject");
+        return 0;
+    };
+    let now = now_ms(t.wire);
+    let wait = if due_time < 0 {
+        due_time.unsigned_abs().div_ceil(10_000)
+    } else {
+        0
+    };
+    let was = t.due_ms.is_some();
+    t.due_ms = Some(now.saturating_add(wait));
+    t.period_ms = u64::try_from(period_ms).unwrap_or(0);
+    if !context.is_null() {
+        t.context = context as usize;
+    }
+    BOOLEAN::from(was)
+}
+
+/// `NdisCancelTimerObject` (<= DISPATCH_LEVEL): whether the timer was armed.
+///
+/// # Safety
+/// Called with a timer object.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisCancelTimerObject(timer: NDIS_HANDLE) -> BOOLEAN {
+    let mut timers = lock(&TIMERS);
+    let Some(t) = timers.get_mut(&(timer as usize)) else {
+        drop(timers);
+        unknown_timer("NdisCancelTimerObject");
+        return 0;
+    };
+    BOOLEAN::from(t.due_ms.take().is_some())
+}
+
+/// `NdisFreeTimerObject` (PASSIVE_LEVEL): the timer must not be armed (the DDI requires the
+/// driver to cancel it and wait for its routine first).
+///
+/// # Safety
+/// Called with a timer object.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisFreeTimerObject(timer: NDIS_HANDLE) {
+    if verifier::irql() > PASSIVE_LEVEL {
+        Sim::get().report(
+            None,
+            Rule::IrqlTooHigh,
+            "NdisFreeTimerObject requires PASSIVE_LEVEL",
+        );
+    }
+    let Some(t) = lock(&TIMERS).remove(&(timer as usize)) else {
+        unknown_timer("NdisFreeTimerObject");
+        return;
+    };
+    if t.due_ms.is_some()
+        && let Some(a) = Sim::get().adapter(t.owner)
+    {
+        a.violations.report(
+            Rule::WrongContext,
+            "NdisFreeTimerObject: the timer is still armed",
+        );
+    }
+    // SAFETY: allocated by Box::into_raw in NdisAllocateTimerObject, freed once.
+    drop(unsafe { Box::from_raw(timer.cast::<u64>()) });
+}

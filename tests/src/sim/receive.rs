@@ -1,0 +1,409 @@
+//! The receive half of NDIS in the simulator: NBL pools (`NdisAllocateNetBufferListPool`,
+//! `NdisAllocateNetBufferAndNetBufferList`, ...), MDLs over driver memory (`NdisAllocateMdl`,
+//! `NdisFreeMdl`) and `NdisMIndicateReceiveNetBufferLists`, which checks the indication the way
+//! the DDI states it (adapter running, DISPATCH flag matching the IRQL, the count matching the
+//! chain, `SourceHandle` set), records each frame for the test, and returns the NBLs to the
+//! miniport through `MiniportReturnNetBufferLists` (at once, as a protocol that copied the data
+//! does) unless `NDIS_RECEIVE_FLAGS_RESOURCES` keeps them with the miniport.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+use dcbndk::ffi::nbl::{
+    Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL, NDIS_RECEIVE_FLAGS_RESOURCES,
+    NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
+    NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
+    NET_BUFFER_LIST_POOL_PARAMETERS,
+};
+use dcbndk::ffi::objectheader::NDIS_OBJECT_TYPE_DEFAULT;
+use dcbndk::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PMDL, PVOID, SIZE_T, UINT, ULONG, USHORT};
+
+use super::adapter::Phase;
+use super::nbl::{LIVE_MDLS, SimMdl, data_buffer};
+use super::verifier::{self, DISPATCH_LEVEL, Rule};
+use super::{Sim, as_handle, call_handler, lock};
+
+/// One frame the miniport indicated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedFrame {
+    /// The frame's bytes.
+    pub bytes: Vec<u8>,
+    /// The NBL's `Ieee8021QNetBufferListInfo` value (UserPriority in bits 0-2, VlanId in 4-15).
+    pub ieee8021q: usize,
+}
+
+struct Pool {
+    owner: usize,
+    nbls: usize,
+}
+
+static POOLS: LazyLock<Mutex<HashMap<usize, Pool>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// NBL address -> (pool, NB address).
+static NBLS: LazyLock<Mutex<HashMap<usize, (usize, usize)>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// MDL address -> owner handle (MDLs from `NdisAllocateMdl`).
+static MDL_OWNERS: LazyLock<Mutex<HashMap<usize, usize>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Adapter handle -> frames indicated and not yet taken by the test.
+static RECEIVED: LazyLock<Mutex<HashMap<usize, Vec<ReceivedFrame>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The frames `adapter` indicated since the last call.
+#[must_use]
+pub fn take_received(adapter: usize) -> Vec<ReceivedFrame> {
+    lock(&RECEIVED).remove(&adapter).unwrap_or_default()
+}
+
+/// What `owner` still has allocated: (NBL pools, MDLs).
+#[must_use]
+pub fn leaks_of(owner: usize) -> (usize, usize) {
+    let pools = lock(&POOLS).values().filter(|p| p.owner == owner).count();
+    let mdls = lock(&MDL_OWNERS).values().filter(|&&o| o == owner).count();
+    (pools, mdls)
+}
+
+fn bad(api: &str, detail: &str) {
+    Sim::get().report(None, Rule::BadStructure, format!("{api}: {detail}"));
+}
+
+fn irql_at_most_dispatch(api: &str) {
+    if verifier::irql() > DISPATCH_LEVEL {
+        Sim::get().report(
+            None,
+            Rule::IrqlTooHigh,
+            format!("{api} above DISPATCH_LEVEL"),
+        );
+    }
+}
+
+/// `NdisAllocateNetBufferListPool` (<= DISPATCH_LEVEL): parameters {DEFAULT, 1, 16}.
+///
+/// # Safety
+/// Called with an adapter handle and parameters.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisAllocateNetBufferListPool(
+    handle: NDIS_HANDLE,
+    parameters: *mut NET_BUFFER_LIST_POOL_PARAMETERS,
+) -> NDIS_HANDLE {
+    irql_at_most_dispatch("NdisAllocateNetBufferListPool");
+    if Sim::get().adapter(handle as usize).is_none() {
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisAllocateNetBufferListPool: not an adapter handle",
+        );
+        return std::ptr::null_mut();
+    }
+    if parameters.is_null() {
+        bad("NdisAllocateNetBufferListPool", "NULL parameters");
+        return std::ptr::null_mut();
+    }
+    // SAFETY: non-NULL parameters of the caller, read unaligned.
+    let p = unsafe { parameters.read_unaligned() };
+    let h = p.Header;
+    if h.Type != NDIS_OBJECT_TYPE_DEFAULT
+        || h.Revision < 1
+        || h.Size < NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1
+    {
+        bad(
+            "NdisAllocateNetBufferListPool",
+            "the header is not {DEFAULT, 1, 16}",
+        );
+        return std::ptr::null_mut();
+    }
+    let id = Box::into_raw(Box::new(0u64)) as usize;
+    lock(&POOLS).insert(
+        id,
+        Pool {
+            owner: handle as usize,
+            nbls: 0,
+        },
+    );
+    as_handle(id)
+}
+
+/// `NdisFreeNetBufferListPool` (<= DISPATCH_LEVEL): every NBL of the pool must be freed.
+///
+/// # Safety
+/// Called with a pool handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisFreeNetBufferListPool(pool: NDIS_HANDLE) {
+    irql_at_most_dispatch("NdisFreeNetBufferListPool");
+    let Some(p) = lock(&POOLS).remove(&(pool as usize)) else {
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisFreeNetBufferListPool: not a pool",
+        );
+        return;
+    };
+    if p.nbls != 0
+        && let Some(a) = Sim::get().adapter(p.owner)
+    {
+        a.violations.report(
+            Rule::PoolLeak,
+            format!(
+                "NdisFreeNetBufferListPool: {} NBL(s) of the pool not freed",
+                p.nbls
+            ),
+        );
+    }
+    // SAFETY: allocated by Box::into_raw in NdisAllocateNetBufferListPool, freed once.
+    drop(unsafe { Box::from_raw(pool.cast::<u64>()) });
+}
+
+/// `NdisAllocateNetBufferAndNetBufferList` (<= DISPATCH_LEVEL): one NBL with one NET_BUFFER.
+///
+/// # Safety
+/// Called with a pool handle and an MDL chain (or NULL).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisAllocateNetBufferAndNetBufferList(
+    pool: NDIS_HANDLE,
+    context_size: USHORT,
+    _context_backfill: USHORT,
+    mdl_chain: PMDL,
+    data_offset: ULONG,
+    data_length: SIZE_T,
+) -> *mut NET_BUFFER_LIST {
+    irql_at_most_dispatch("NdisAllocateNetBufferAndNetBufferList");
+    if context_size != 0 {
+        // The driver asks for none; supporting NBL contexts is not needed.
+        bad(
+            "NdisAllocateNetBufferAndNetBufferList",
+            "NBL contexts are not simulated",
+        );
+        return std::ptr::null_mut();
+    }
+    let mut pools = lock(&POOLS);
+    let Some(p) = pools.get_mut(&(pool as usize)) else {
+        drop(pools);
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisAllocateNetBufferAndNetBufferList: not a pool",
+        );
+        return std::ptr::null_mut();
+    };
+    p.nbls += 1;
+    drop(pools);
+    let mut nb = Box::new(NET_BUFFER::zeroed());
+    nb.head.data = NET_BUFFER_DATA {
+        Next: std::ptr::null_mut(),
+        CurrentMdl: mdl_chain,
+        CurrentMdlOffset: data_offset,
+        length: NET_BUFFER_DATA_LENGTH {
+            stDataLength: data_length,
+        },
+        MdlChain: mdl_chain,
+        DataOffset: data_offset,
+    };
+    nb.NdisPoolHandle = pool;
+    let nb = Box::into_raw(nb);
+    let mut nbl = Box::new(NET_BUFFER_LIST::zeroed());
+    nbl.head.links = NET_BUFFER_LIST_LINKS {
+        Next: std::ptr::null_mut(),
+        FirstNetBuffer: nb,
+    };
+    nbl.NdisPoolHandle = pool;
+    let nbl = Box::into_raw(nbl);
+    lock(&NBLS).insert(nbl as usize, (pool as usize, nb as usize));
+    nbl
+}
+
+/// `NdisFreeNetBufferList` (<= DISPATCH_LEVEL): with the NET_BUFFER allocated with it.
+///
+/// # Safety
+/// Called with an NBL from `NdisAllocateNetBufferAndNetBufferList`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisFreeNetBufferList(nbl: *mut NET_BUFFER_LIST) {
+    irql_at_most_dispatch("NdisFreeNetBufferList");
+    let Some((pool, nb)) = lock(&NBLS).remove(&(nbl as usize)) else {
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisFreeNetBufferList: not an NBL NDIS allocated (freed twice?)",
+        );
+        return;
+    };
+    if let Some(p) = lock(&POOLS).get_mut(&pool) {
+        p.nbls = p.nbls.saturating_sub(1);
+    }
+    // SAFETY: both allocated by Box::into_raw in NdisAllocateNetBufferAndNetBufferList, freed once.
+    drop(unsafe { Box::from_raw(nb as *mut NET_BUFFER) });
+    // SAFETY: as above.
+    drop(unsafe { Box::from_raw(nbl) });
+}
+
+/// `NdisAllocateMdl` (<= DISPATCH_LEVEL): an MDL describing the driver's memory.
+///
+/// # Safety
+/// Called with an adapter handle and `length` bytes of memory at `address` that stay valid
+/// until the MDL is freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisAllocateMdl(
+    handle: NDIS_HANDLE,
+    address: PVOID,
+    length: UINT,
+) -> PMDL {
+    irql_at_most_dispatch("NdisAllocateMdl");
+    if Sim::get().adapter(handle as usize).is_none() {
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisAllocateMdl: not an adapter handle",
+        );
+        return std::ptr::null_mut();
+    }
+    if address.is_null() || length == 0 {
+        bad("NdisAllocateMdl", "NULL address or zero length");
+        return std::ptr::null_mut();
+    }
+    let mdl = Box::into_raw(Box::new(SimMdl {
+        next: std::ptr::null_mut(),
+        owned: Vec::new(),
+        start: address.cast(),
+        len: length as usize,
+    }));
+    lock(&LIVE_MDLS).insert(mdl as usize, length as usize);
+    lock(&MDL_OWNERS).insert(mdl as usize, handle as usize);
+    mdl.cast()
+}
+
+/// `NdisFreeMdl` (<= DISPATCH_LEVEL).
+///
+/// # Safety
+/// Called with an MDL from `NdisAllocateMdl`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisFreeMdl(mdl: PMDL) {
+    irql_at_most_dispatch("NdisFreeMdl");
+    if lock(&MDL_OWNERS).remove(&(mdl as usize)).is_none() {
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisFreeMdl: not an MDL from NdisAllocateMdl (freed twice?)",
+        );
+        return;
+    }
+    lock(&LIVE_MDLS).remove(&(mdl as usize));
+    // SAFETY: allocated by Box::into_raw in NdisAllocateMdl, freed once.
+    drop(unsafe { Box::from_raw(mdl.cast::<SimMdl>()) });
+}
+
+/// `NdisMIndicateReceiveNetBufferLists` (<= DISPATCH_LEVEL).
+///
+/// # Safety
+/// Called with the adapter handle and a chain of `count` NBLs describing received frames.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
+    handle: NDIS_HANDLE,
+    chain: *mut NET_BUFFER_LIST,
+    _port: NDIS_PORT_NUMBER,
+    count: ULONG,
+    flags: ULONG,
+) {
+    irql_at_most_dispatch("NdisMIndicateReceiveNetBufferLists");
+    let Some(adapter) = Sim::get().adapter(handle as usize) else {
+        Sim::get().report(
+            None,
+            Rule::InvalidHandle,
+            "NdisMIndicateReceiveNetBufferLists: not an adapter handle",
+        );
+        return;
+    };
+    let api = "NdisMIndicateReceiveNetBufferLists";
+    if adapter.phase() != Phase::Running {
+        adapter.violations.report(
+            Rule::WrongContext,
+            format!(
+                "{api} while the adapter is {:?}, not running",
+                adapter.phase()
+            ),
+        );
+    }
+    let at_dispatch = verifier::irql() == DISPATCH_LEVEL;
+    if at_dispatch != (flags & NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL != 0) {
+        adapter.violations.report(
+            Rule::BadStructure,
+            format!("{api}: NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL does not match the current IRQL"),
+        );
+    }
+    let mut frames = Vec::new();
+    let mut nbl = chain;
+    let mut seen: u32 = 0;
+    while !nbl.is_null() && seen <= count {
+        // SAFETY: an NBL of the chain the miniport indicated.
+        let source = unsafe { (*nbl).SourceHandle };
+        // SAFETY: as above.
+        let info =
+            unsafe { (*nbl).NetBufferListInfo[Ieee8021QNetBufferListInfo as usize] } as usize;
+        // SAFETY: as above; Next/FirstNetBuffer head the NBL.
+        let first = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).FirstNetBuffer };
+        if source != handle {
+            adapter.violations.report(
+                Rule::BadStructure,
+                format!("{api}: SourceHandle of NBL {nbl:p} is not the miniport adapter handle"),
+            );
+        }
+        let mut nb = first;
+        while !nb.is_null() {
+            // SAFETY: a NET_BUFFER of the indicated NBL; only its head's address is taken.
+            let head = unsafe { &raw const (*nb).head }.cast::<NET_BUFFER_DATA>();
+            // SAFETY: the head is the NB's NET_BUFFER_DATA.
+            let data = unsafe { head.read() };
+            // SAFETY: DataLength is the low half of the union on x64.
+            let len = unsafe { data.length.DataLength } as usize;
+            let mut storage = vec![0u8; len];
+            // SAFETY: `storage` has room for `len` bytes.
+            match unsafe { data_buffer(&data, len, storage.as_mut_ptr()) } {
+                Some(p) => {
+                    // SAFETY: data_buffer returned `len` readable bytes.
+                    let bytes = unsafe { std::slice::from_raw_parts(p, len) }.to_vec();
+                    frames.push(ReceivedFrame {
+                        bytes,
+                        ieee8021q: info,
+                    });
+                }
+                None => adapter.violations.report(
+                    Rule::BadStructure,
+                    format!("{api}: a NET_BUFFER's DataLength exceeds its MDLs"),
+                ),
+            }
+            nb = data.Next;
+        }
+        seen += 1;
+        // SAFETY: as above.
+        nbl = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next };
+    }
+    if seen != count || !nbl.is_null() {
+        adapter.violations.report(
+            Rule::BadStructure,
+            format!("{api}: NumberOfNetBufferLists {count} does not match the chain"),
+        );
+    }
+    lock(&RECEIVED)
+        .entry(adapter.handle())
+        .or_default()
+        .extend(frames);
+    if flags & NDIS_RECEIVE_FLAGS_RESOURCES != 0 {
+        return;
+    }
+    let Some(ret) = adapter.driver.characteristics.ReturnNetBufferListsHandler else {
+        return;
+    };
+    let context = adapter.context();
+    let return_flags = if at_dispatch {
+        NDIS_RETURN_FLAGS_DISPATCH_LEVEL
+    } else {
+        0
+    };
+    call_handler(
+        Some(&adapter),
+        verifier::irql(),
+        "MiniportReturnNetBufferLists",
+        |_| {},
+        || {
+            // SAFETY: the miniport's handler with its context and the NBLs it indicated.
+            unsafe { ret(as_handle(context), chain, return_flags) }
+        },
+    );
+}
