@@ -249,16 +249,11 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
         Receive::NotLldp => false,
         Receive::Ignored | Receive::Malformed(_) => true,
         Receive::Event(event) => {
-            remote(context, event);
+            crate::qos::remote_event(context, event);
             arm(context, deadline);
             true
         }
     }
-}
-
-fn remote(context: &AdapterContext, event: RemoteEvent) {
-    let indications = context.settings.lock().qos.remote_event(event);
-    crate::qos::deliver(context, indications);
 }
 
 /// The timer routine (DISPATCH_LEVEL): handles everything due, then re-arms.
@@ -283,7 +278,9 @@ unsafe extern "system" fn timer_routine(
         let due = context.dcbx.agent.lock().poll(now);
         match due {
             None => break,
-            Some(Due::Expired(peer)) => remote(context, RemoteEvent::TtlExpired { peer }),
+            Some(Due::Expired(peer)) => {
+                crate::qos::remote_event(context, RemoteEvent::TtlExpired { peer });
+            }
             Some(Due::Transmit) => {
                 let i = inputs(context);
                 let len = {

@@ -50,7 +50,12 @@ pub fn deliver(context: &AdapterContext, indications: Indications) {
 /// `adapter_context` must be the context of an initialized, not yet halted adapter of this driver.
 pub unsafe fn remote_input(adapter_context: NDIS_HANDLE, event: RemoteEvent) {
     // SAFETY: per the function contract.
-    let context = unsafe { context(adapter_context) };
+    remote_event(unsafe { context(adapter_context) }, event);
+}
+
+/// Hands a remote event to the QoS state and makes the indications it calls for (ignored with
+/// `*QOS` off). The DCBX agent (`crate::dcbx`) calls it with what it hears.
+pub fn remote_event(context: &AdapterContext, event: RemoteEvent) {
     if !context.core.config.qos.is_enabled() {
         return;
     }

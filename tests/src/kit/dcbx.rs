@@ -19,8 +19,8 @@ use super::{Case, CaseResult, Group, expect_eq, finish, started};
 use crate::sim::clock::advance;
 use crate::sim::{Adapter, Registry};
 
-const OPERATIONAL: u32 = NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE as u32;
-const REMOTE: u32 = NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE as u32;
+pub(crate) const OPERATIONAL: u32 = NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE as u32;
+pub(crate) const REMOTE: u32 = NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE as u32;
 const WILLING: u32 = 0x8000_0000;
 const ALL_CONFIGURED: u32 = 0x0002_0202;
 
@@ -58,14 +58,14 @@ fn cases() -> Vec<Case> {
 
 /// A parameter set as indicated (the fixed part and the classification elements).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-struct Seen {
-    flags: u32,
-    num_tcs: u32,
-    prio_tc: [u8; 8],
-    bw: [u8; 8],
-    tsa: [u8; 8],
-    pfc: u32,
-    apps: Vec<(u16, u16, u16)>,
+pub(crate) struct Seen {
+    pub(crate) flags: u32,
+    pub(crate) num_tcs: u32,
+    pub(crate) prio_tc: [u8; 8],
+    pub(crate) bw: [u8; 8],
+    pub(crate) tsa: [u8; 8],
+    pub(crate) pfc: u32,
+    pub(crate) apps: Vec<(u16, u16, u16)>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -104,7 +104,7 @@ fn seen(b: &[u8]) -> Seen {
     }
 }
 
-fn last(a: &Adapter, code: u32) -> Option<Seen> {
+pub(crate) fn last(a: &Adapter, code: u32) -> Option<Seen> {
     a.indications()
         .into_iter()
         .filter(|i| i.code == code)
@@ -127,7 +127,7 @@ fn count(a: &Adapter, code: u32) -> usize {
 }
 
 /// A running adapter on `wire` with MAC address `02-00-00-00-00-<last>`.
-fn on_wire(wire: u32, last: u8, willing: bool, qos: bool) -> Result<Adapter, String> {
+pub(crate) fn on_wire(wire: u32, last: u8, willing: bool, qos: bool) -> Result<Adapter, String> {
     let mut r = Registry::inf_defaults();
     r.on_wire(wire)
         .set_sz("NetworkAddress", &format!("0200000000{last:02X}"))
@@ -137,7 +137,7 @@ fn on_wire(wire: u32, last: u8, willing: bool, qos: bool) -> Result<Adapter, Str
 }
 
 /// A `*QOS` = 0 adapter in promiscuous mode: it indicates every frame on the wire.
-fn capture(wire: u32) -> Result<Adapter, String> {
+pub(crate) fn capture(wire: u32) -> Result<Adapter, String> {
     let c = on_wire(wire, 0xEE, false, false)?;
     let r = c.set(
         OID_GEN_CURRENT_PACKET_FILTER,
@@ -166,7 +166,7 @@ fn lldpdus(capture: &Adapter) -> Vec<([u8; 6], u16, Vec<u8>)> {
 }
 
 /// The local setting of a non-willing peer: iSCSI on 4, SMB (TCP 445) on 3, 3 TCs, PFC on 3.
-fn switch_setting() -> Request {
+pub(crate) fn switch_setting() -> Request {
     Request {
         flags: ALL_CONFIGURED,
         num_tcs: 3,
@@ -178,7 +178,7 @@ fn switch_setting() -> Request {
     }
 }
 
-fn apply(a: &Adapter, r: &Request) -> Result<(), String> {
+pub(crate) fn apply(a: &Adapter, r: &Request) -> Result<(), String> {
     let bytes = r.bytes();
     let out = a.method(OID_QOS_PARAMETERS, &bytes, bytes.len());
     expect_eq("OID_QOS_PARAMETERS", out.status, NDIS_STATUS_SUCCESS)

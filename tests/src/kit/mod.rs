@@ -5,6 +5,7 @@
 //! test` runs every group too (tests at the bottom of each group's file).
 
 pub mod dcbx;
+pub mod dcbx_interop;
 pub mod lifecycle;
 pub mod ndk;
 pub mod oids;
@@ -70,6 +71,7 @@ pub fn groups() -> Vec<Group> {
     groups.extend(qos::groups());
     groups.push(ndk::group());
     groups.push(dcbx::group());
+    groups.push(dcbx_interop::group());
     groups.push(crate::scenario::group());
     groups
 }
