@@ -80,6 +80,8 @@ fn with_lldpad(
         }
         Err(e) => return Err(e),
     }
+    // A run killed midway (the hlk binary aborts on panic) may have left namespaces behind.
+    let _ = Namespaces::reap_stale();
     let ns = Namespaces::create().map_err(|e| format!("namespaces: {e}"))?;
     let shim = Shim::build(&Shim::default_dir()).map_err(|e| format!("shim: {e}"))?;
     let socket = PacketSocket::open(&ns).map_err(|e| format!("AF_PACKET socket: {e}"))?;
