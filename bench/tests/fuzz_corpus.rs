@@ -104,3 +104,8 @@ fn object_header_corpus_holds() {
 fn oid_request_corpus_holds() {
     replay("oid_request");
 }
+
+#[test]
+fn classify_corpus_holds() {
+    replay("classify");
+}

@@ -35,6 +35,7 @@
 extern crate std;
 
 pub mod adapter;
+pub mod datapath;
 pub mod keywords;
 pub mod lldp;
 pub mod ndis;
