@@ -41,17 +41,33 @@ pub fn run(target: &str, data: &[u8]) {
 }
 
 /// An LLDPDU (the bytes after the EtherType, as received from the wire) over arbitrary bytes:
-/// parsing never panics; the TLV walk ends within `len / 2 + 1` steps; a parsed PDU's 802.1Qaz
+/// parsing never panics, nor does the DCBX agent receiving it in a frame; the TLV walk ends within `len / 2 + 1` steps; a parsed PDU's 802.1Qaz
 /// TLVs emit back to TLVs that parse to the same values; the conversion to a remote parameter set
 /// never panics, keeps at most 64 classifications and accounts for every application entry.
 ///
 /// # Panics
 /// When a property does not hold.
 pub fn lldp(data: &[u8]) {
+    use dcbndk_core::lldp::agent::{Agent, Receive};
     use dcbndk_core::lldp::dcbx::{AppEntry, AppTlv, DcbxTlvs};
-    use dcbndk_core::lldp::{Lldpdu, Tlvs};
+    use dcbndk_core::lldp::{ETHERTYPE, Lldpdu, NEAREST_BRIDGE, Tlvs};
 
     assert!(Tlvs::new(data).count() <= data.len() / 2 + 1);
+    // The DCBX agent takes the same bytes as a received frame without panicking, and a frame it
+    // accepts leaves it with at most one peer to expire.
+    let mut agent = Agent::new([2, 0, 0, 0, 0, 2]);
+    agent.start(0);
+    let mut frame = Vec::with_capacity(14 + data.len());
+    frame.extend_from_slice(&NEAREST_BRIDGE);
+    frame.extend_from_slice(&[2, 0, 0, 0, 0, 1]);
+    frame.extend_from_slice(&ETHERTYPE.to_be_bytes());
+    frame.extend_from_slice(data);
+    let outcome = agent.receive(&frame, 1_000);
+    assert!(!matches!(outcome, Receive::NotLldp));
+    let mut due = 0;
+    while agent.poll(u64::MAX).is_some() && due < 3 {
+        due += 1;
+    }
     let Ok(pdu) = Lldpdu::parse(data) else {
         return;
     };
