@@ -30,7 +30,7 @@ use crate::ffi::types::{
 use crate::memory::{PoolBox, TAG_ADAPTER};
 use crate::sync::{Published, SpinLock};
 use crate::{config, log};
-use dcbndk_core::qos::params::QosParameters;
+use dcbndk_core::datapath::classify::Compiled;
 
 /// Everything the driver keeps for one adapter: the `MiniportAdapterContext`. It lives in pool
 /// memory from initialize to halt and never moves, so the capability structures NDIS was given
@@ -42,8 +42,9 @@ pub struct AdapterContext {
     pub core: Adapter,
     /// The settings regular OIDs change.
     pub settings: SpinLock<Settings>,
-    /// The operational QoS set in force, for the data path (read without blocking).
-    pub operational: Published<QosParameters>,
+    /// The classifier compiled from the operational QoS set in force, for the data path (read
+    /// without blocking; replaced by the QoS path).
+    pub classifier: Published<Compiled>,
     qos_hardware: NDIS_QOS_CAPABILITIES,
     qos_current: NDIS_QOS_CAPABILITIES,
     ndk_capabilities: NDIS_NDK_CAPABILITIES,
@@ -56,6 +57,8 @@ pub struct AdapterContext {
     pub dcbx: crate::dcbx::DcbxShell,
     /// The receive buffers, MDLs and NBLs.
     pub receive: crate::receive::ReceivePool,
+    /// The transmit side of the virtual link (issue 9).
+    pub link: crate::link::LinkShell,
 }
 
 /// The adapter context behind a `MiniportAdapterContext`.
@@ -303,11 +306,19 @@ pub unsafe extern "system" fn miniport_initialize(
         unsafe { dcbx.free_timer() };
         return NDIS_STATUS_RESOURCES;
     };
+    // SAFETY: as above.
+    let Some(link) =
+        (unsafe { crate::link::LinkShell::new(miniport_handle, config.link_speed_bps) })
+    else {
+        // SAFETY: made above; never armed, locks never initialized.
+        unsafe { dcbx.free_timer() };
+        return NDIS_STATUS_RESOURCES;
+    };
     let value = AdapterContext {
         handle: miniport_handle,
         core,
         settings: SpinLock::new(Settings::new(&config)),
-        operational: Published::new(QosParameters::default()),
+        classifier: Published::new(crate::qos::compile(&config, None)),
         qos_hardware,
         qos_current,
         ndk_capabilities: ndk_capabilities(&profile),
@@ -316,6 +327,7 @@ pub unsafe extern "system" fn miniport_initialize(
         ndk,
         dcbx,
         receive,
+        link,
     };
     // SAFETY: the miniport handle NDIS passed is valid until halt, which frees the box.
     let Some(boxed) = (unsafe { PoolBox::new(miniport_handle, TAG_ADAPTER, value) }) else {
@@ -334,6 +346,8 @@ pub unsafe extern "system" fn miniport_initialize(
     unsafe { context.dcbx.initialize() };
     // SAFETY: as above.
     unsafe { context.receive.initialize() };
+    // SAFETY: as above.
+    unsafe { context.link.initialize() };
 
     let status = set_all_attributes(context, raw);
     if status != NDIS_STATUS_SUCCESS {
@@ -382,6 +396,8 @@ unsafe fn free_locks_and_timer(context: &AdapterContext) {
     unsafe { context.dcbx.free() };
     // SAFETY: per the function contract.
     unsafe { context.receive.free_lock() };
+    // SAFETY: per the function contract.
+    unsafe { context.link.free() };
 }
 
 fn set_all_attributes(context: &AdapterContext, raw: *mut AdapterContext) -> NDIS_STATUS {
@@ -419,6 +435,8 @@ pub unsafe extern "system" fn miniport_halt(
     crate::dcbx::stop(context, true);
     // No frame of another adapter may arrive once the context goes.
     crate::hub::detach(context);
+    crate::link::stop(context);
+    crate::datapath::complete_held(context);
     wait_for_returns(context);
     // No NDK PnP work item may be queued or running when the context goes (issue 5).
     crate::ndk::wait_for_work_items(context);
@@ -458,6 +476,9 @@ pub unsafe extern "system" fn miniport_pause(
             // SAFETY: PASSIVE_LEVEL (MiniportPause's IRQL); no lock is held.
             unsafe { NdisMSleep(PAUSE_POLL_MICROSECONDS) };
         }
+        // No send is in flight and none can start: stop the link and give back held NBLs.
+        crate::link::stop(context);
+        crate::datapath::complete_held(context);
         wait_for_returns(context);
         let _paused = context.core.state.end_pause();
     }

@@ -2,11 +2,20 @@
 //! `MiniportCancelSend` (netvmini's datapath.c). Runs at up to DISPATCH_LEVEL on any CPU, never
 //! blocks, never allocates.
 //!
-//! A send puts each frame on the virtual wire (`crate::hub`: the other adapters on the wire
-//! receive it before the send returns), counts it and completes it at once. While the adapter is
-//! not running (or was surprise-removed) every NBL completes with `NDIS_STATUS_PAUSED`. Each call
-//! is counted in flight until its NBLs are completed, and `MiniportPause` waits for that count to
-//! drop to zero (a send may still be running on another CPU when NDIS calls pause).
+//! Each frame is read through `NdisGetDataBuffer` (headers may span MDLs), classified to an 802.1p
+//! priority and a traffic class by the compiled table the QoS path publishes
+//! (`dcbndk_core::datapath::classify`: the OS's priority from the NBL's 802.1Q info first, then
+//! the operational classification rules), tagged as `*PriorityVLANTag` and `*QOS` say (spec
+//! §6.2), counted (RDMA frames into the NDK counters of this CPU), and queued on the virtual link
+//! (`crate::link`), which puts it on the wire at the link's speed. The NBL completes at once: the
+//! frame was copied. The exception is a frame of a lossless (PFC) priority whose queue is full:
+//! its NBL is held and completes when the frame finds room, so PFC traffic is never dropped; while
+//! any NBL is held, later NBLs are held behind it, keeping the order of every priority.
+//!
+//! While the adapter is not running (or was surprise-removed) every NBL completes with
+//! `NDIS_STATUS_PAUSED`. Each call is counted in flight until its NBLs are completed or held, and
+//! `MiniportPause` waits for that count to drop to zero, then completes the held NBLs with
+//! `NDIS_STATUS_PAUSED`.
 
 use dcbndk_core::adapter::ETHERNET_HEADER;
 use dcbndk_core::adapter::stats::Destination;
@@ -15,15 +24,19 @@ use dcbndk_core::status::Status;
 use crate::adapter::{AdapterContext, context};
 use crate::ffi::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
 use crate::ffi::nbl::{
-    NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER,
-    NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
+    Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL,
+    NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST,
+    NET_BUFFER_LIST_LINKS,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG};
 use crate::receive::RX_BUFFER_BYTES as MAX_FRAME;
 use crate::status::ndis_status;
+use core::ptr::null_mut;
+use dcbndk_core::datapath::classify::{Meta, apply_tag};
+use dcbndk_core::datapath::frame::{Frame, HEADER_BYTES};
 
-/// `MiniportSendNetBufferLists`: completes every NBL of the chain, with a status per NBL, in one
-/// `NdisMSendNetBufferListsComplete` call.
+/// `MiniportSendNetBufferLists`: sends or holds each NBL of the chain and completes the ones
+/// it does not hold, with a status each, in one `NdisMSendNetBufferListsComplete` call.
 ///
 /// # Safety
 /// Called by NDIS with our context and a chain of NBLs the miniport owns until it completes them.
@@ -38,39 +51,287 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
     if chain.is_null() {
         return;
     }
+    let at_dispatch = send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0;
     let running = context.core.state.begin_send();
+    let mut done = Chain::default();
     let mut nbl = chain;
     while !nbl.is_null() {
-        let status = if running {
-            // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
-            unsafe {
-                send_one(
-                    context,
-                    nbl,
-                    send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0,
-                )
-            }
+        // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
+        let next = unsafe { next_nbl(nbl) };
+        // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
+        unsafe { set_next(nbl, null_mut()) };
+        let outcome = if running {
+            // SAFETY: as above; a fresh NBL starts at its first NB.
+            unsafe { set_progress(nbl, 0) };
+            // SAFETY: as above.
+            unsafe { send_or_hold(context, nbl, false) }
         } else {
             // SAFETY: as above.
             for _ in unsafe { net_buffers(nbl) } {
                 context.core.stats.send_discarded();
             }
-            Status::Paused
+            Some(Status::Paused)
         };
-        // SAFETY: as above; the status member of an NBL is the miniport's to set before completion.
-        unsafe { set_status(nbl, ndis_status(status)) };
-        // SAFETY: as above.
-        nbl = unsafe { next_nbl(nbl) };
+        if let Some(status) = outcome {
+            // SAFETY: as above; the status member is the miniport's to set before completion.
+            unsafe { set_status(nbl, ndis_status(status)) };
+            // SAFETY: as above.
+            unsafe { done.push(nbl) };
+        }
+        nbl = next;
     }
-    let complete_flags = if send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0 {
-        NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL
-    } else {
-        0
-    };
-    // SAFETY: the chain is exactly what NDIS handed over, each NBL's status set, completed once.
-    unsafe { NdisMSendNetBufferListsComplete(context.handle, chain, complete_flags) };
-    // Only now may a pause complete: every NBL of this call is back with NDIS.
+    if running {
+        crate::link::drain(context, at_dispatch);
+    }
+    // SAFETY: NBLs NDIS handed over, each with its status, completed once; the held ones are not
+    // in this chain.
+    unsafe { done.complete(context, at_dispatch) };
+    // Only now may a pause complete: every NBL of this call is back with NDIS or held.
     context.core.state.end_send();
+}
+
+/// NBLs to complete together.
+#[derive(Default)]
+struct Chain {
+    head: usize,
+    tail: usize,
+}
+
+impl Chain {
+    /// Appends `nbl` (whose Next is NULL).
+    ///
+    /// # Safety
+    /// `nbl` is a valid NBL owned by the miniport, in no other chain.
+    unsafe fn push(&mut self, nbl: *mut NET_BUFFER_LIST) {
+        if self.head == 0 {
+            self.head = nbl as usize;
+        } else {
+            // SAFETY: `tail` is the last NBL pushed, still owned by the miniport.
+            unsafe { set_next(self.tail as *mut NET_BUFFER_LIST, nbl) };
+        }
+        self.tail = nbl as usize;
+    }
+
+    /// Completes the chain (if any).
+    ///
+    /// # Safety
+    /// Every NBL of the chain is one NDIS sent this miniport, with its status set.
+    unsafe fn complete(self, context: &AdapterContext, at_dispatch: bool) {
+        if self.head == 0 {
+            return;
+        }
+        let flags = if at_dispatch {
+            NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL
+        } else {
+            0
+        };
+        let head = self.head as *mut NET_BUFFER_LIST;
+        // SAFETY: per the function contract.
+        unsafe { NdisMSendNetBufferListsComplete(context.handle, head, flags) };
+    }
+}
+
+/// Sends the NBL's frames from its saved progress on; `Some(status)` when it is done, `None`
+/// when it is held (a lossless queue is full, or older NBLs are held). `retry`: the NBL is the
+/// oldest of the held ring.
+///
+/// # Safety
+/// `nbl` is a valid NBL owned by the miniport, its Next NULL.
+unsafe fn send_or_hold(
+    context: &AdapterContext,
+    nbl: *mut NET_BUFFER_LIST,
+    retry: bool,
+) -> Option<Status> {
+    // SAFETY: per the function contract.
+    let meta = unsafe { meta_of(nbl) };
+    // SAFETY: as above.
+    let start = unsafe { progress(nbl) };
+    let mut status = Status::Success;
+    // SAFETY: as above.
+    for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
+        let mut storage = [0u8; MAX_FRAME];
+        // SAFETY: `nb` is a NET_BUFFER of the NBL.
+        let length = unsafe { nb_length(nb) };
+        let Some(bytes) = frame(nb, length, &mut storage) else {
+            context.core.stats.send_error();
+            status = Status::InvalidLength;
+            continue;
+        };
+        let mut out = [0u8; crate::link::TX_BUFFER_BYTES];
+        let Some((priority, len, rdma)) = classify(context, bytes, &meta, &mut out) else {
+            context.core.stats.send_error();
+            status = Status::InvalidLength;
+            continue;
+        };
+        let tagged = out.get(..len).unwrap_or(&[]);
+        let queued = {
+            let mut s = context.link.state().lock();
+            // A new NBL waits behind the ones already held on its priority (their order).
+            let q = if !retry && s.has_held(priority) {
+                crate::link::Queued::Full
+            } else {
+                context.link.enqueue(&mut s, priority, tagged)
+            };
+            if q == crate::link::Queued::Full && !retry && !s.hold(priority, nbl as usize) {
+                drop(s);
+                return Some(Status::Resources);
+            }
+            if q == crate::link::Queued::Yes && rdma {
+                // Under the lock: at DISPATCH_LEVEL, on this CPU.
+                crate::ndk::count_rdma(context, false, len);
+            }
+            q
+        };
+        match queued {
+            crate::link::Queued::Full => {
+                // SAFETY: as above; the NBL resumes at this NB.
+                unsafe { set_progress(nbl, index) };
+                return None;
+            }
+            crate::link::Queued::Dropped => {
+                context.core.stats.send_error();
+                status = Status::InvalidLength;
+            }
+            crate::link::Queued::Yes => {
+                let to = bytes
+                    .get(..6)
+                    .and_then(|d| <[u8; 6]>::try_from(d).ok())
+                    .map_or(Destination::Directed, Destination::of);
+                context.core.stats.sent(to, u64::from(length));
+            }
+        }
+    }
+    Some(status)
+}
+
+/// Classifies and tags one frame into `out`: (priority, length, RDMA).
+fn classify(
+    context: &AdapterContext,
+    bytes: &[u8],
+    meta: &Meta,
+    out: &mut [u8],
+) -> Option<(u8, usize, bool)> {
+    let header = bytes.get(..bytes.len().min(HEADER_BYTES))?;
+    let f = Frame::parse(header);
+    let d = context.classifier.read(|c| c.classify(&f, meta));
+    let len = apply_tag(bytes, d.tag, out)?;
+    Some((d.priority, len, d.is_rdma))
+}
+
+/// Retries the held NBLs, oldest first on each priority, completing each that got all its
+/// frames on the link. One retrier at a time (the others return: the running one sees what they
+/// would).
+pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
+    if !context.link.begin_retry() {
+        return;
+    }
+    for priority in 0..8u8 {
+        loop {
+            let Some(first) = context.link.state().lock().first_held(priority) else {
+                break;
+            };
+            let nbl = first as *mut NET_BUFFER_LIST;
+            // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
+            let Some(status) = (unsafe { send_or_hold(context, nbl, true) }) else {
+                break;
+            };
+            let _ = context.link.state().lock().pop_held(priority);
+            // SAFETY: as above.
+            unsafe { set_status(nbl, ndis_status(status)) };
+            let mut done = Chain::default();
+            // SAFETY: as above; its Next is NULL.
+            unsafe { done.push(nbl) };
+            // SAFETY: completed once, now that it left the held ring.
+            unsafe { done.complete(context, at_dispatch) };
+        }
+    }
+    context.link.end_retry();
+}
+
+/// Completes every held NBL with `NDIS_STATUS_PAUSED` (pause and halt, PASSIVE_LEVEL, after the
+/// link timer stopped and no send is in flight).
+pub fn complete_held(context: &AdapterContext) {
+    while !context.link.begin_retry() {
+        core::hint::spin_loop();
+    }
+    let mut done = Chain::default();
+    for priority in 0..8u8 {
+        while let Some(first) = context.link.state().lock().pop_held(priority) {
+            let nbl = first as *mut NET_BUFFER_LIST;
+            // SAFETY: a held NBL, owned by the miniport, out of the ring now.
+            for _ in unsafe { net_buffers(nbl) } {
+                context.core.stats.send_discarded();
+            }
+            // SAFETY: as above.
+            unsafe { set_status(nbl, ndis_status(Status::Paused)) };
+            // SAFETY: as above; its Next is NULL.
+            unsafe { done.push(nbl) };
+        }
+    }
+    // SAFETY: held NBLs, each with its status, completed once.
+    unsafe { done.complete(context, false) };
+    context.link.end_retry();
+}
+
+/// The per-packet facts of an NBL: the OS's 802.1p priority and VLAN id from its
+/// `Ieee8021QNetBufferListInfo` (a zero value: none).
+///
+/// # Safety
+/// `nbl` is a valid NBL.
+unsafe fn meta_of(nbl: *mut NET_BUFFER_LIST) -> Meta {
+    // SAFETY: per the function contract; only the info array's address is taken.
+    let info = unsafe { &raw const (*nbl).NetBufferListInfo };
+    let slot = usize::try_from(Ieee8021QNetBufferListInfo).unwrap_or(usize::MAX);
+    // SAFETY: `info` points at the NBL's info array; `get` checks the index.
+    let value = unsafe { (*info).get(slot).copied() }.map_or(0, |v| v as usize);
+    let tag = u32::try_from(value & 0xFFFF_FFFF).unwrap_or(0);
+    Meta {
+        os_priority: (tag != 0).then_some(u8::try_from(tag & 0x7).unwrap_or(0)),
+        vlan_id: u16::try_from((tag >> 4) & 0x0FFF).unwrap_or(0),
+        nd_port: None,
+    }
+}
+
+/// How many NBs of a held NBL are already on the link (kept in `MiniportReserved[0]`).
+///
+/// # Safety
+/// `nbl` is a valid NBL owned by the miniport.
+unsafe fn progress(nbl: *mut NET_BUFFER_LIST) -> usize {
+    // SAFETY: per the function contract; MiniportReserved is the miniport's.
+    unsafe { (*nbl).MiniportReserved.0[0] as usize }
+}
+
+/// Saves a held NBL's progress.
+///
+/// # Safety
+/// `nbl` is a valid NBL owned by the miniport.
+unsafe fn set_progress(nbl: *mut NET_BUFFER_LIST, index: usize) {
+    // SAFETY: per the function contract; MiniportReserved is the miniport's.
+    unsafe { (*nbl).MiniportReserved.0[0] = index as PVOID };
+}
+
+/// `NET_BUFFER_LIST_NEXT_NBL(nbl) = next`
+///
+/// # Safety
+/// `nbl` must be a valid NBL owned by the miniport.
+unsafe fn set_next(nbl: *mut NET_BUFFER_LIST, next: *mut NET_BUFFER_LIST) {
+    // SAFETY: per the function contract; only the member's address is taken.
+    let links = unsafe { &raw mut (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
+    // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
+    unsafe { (*links).Next = next };
+}
+
+/// The NB's `DataLength`.
+///
+/// # Safety
+/// `nb` must be a valid NET_BUFFER.
+unsafe fn nb_length(nb: *mut NET_BUFFER) -> ULONG {
+    // SAFETY: per the function contract.
+    let data = unsafe { nb_data(nb) };
+    // The DataLength/stDataLength union: DataLength is the low 32 bits on x64 (offset 0).
+    let length = (&raw const data.length).cast::<ULONG>();
+    // SAFETY: `length` points into the local copy `data`.
+    unsafe { length.read() }
 }
 
 // Every member of a repr(C) union starts at its offset 0, so the anonymous unions of NBLs and NBs
@@ -134,45 +395,6 @@ unsafe fn net_buffers(nbl: *mut NET_BUFFER_LIST) -> impl Iterator<Item = *mut NE
     })
 }
 
-/// Sends the frames of one NBL. A frame shorter than an Ethernet header or longer than the
-/// longest (802.1Q-tagged, 1500-byte MTU) frame cannot be sent: it is counted as a send error and
-/// the NBL completes with `NDIS_STATUS_INVALID_LENGTH`.
-///
-/// # Safety
-/// `nbl` must be a valid NBL owned by the miniport.
-unsafe fn send_one(
-    context: &AdapterContext,
-    nbl: *mut NET_BUFFER_LIST,
-    at_dispatch: bool,
-) -> Status {
-    let mut status = Status::Success;
-    // SAFETY: per the function contract.
-    for nb in unsafe { net_buffers(nbl) } {
-        // SAFETY: `nb` is a valid NET_BUFFER of the NBL.
-        let data = unsafe { nb_data(nb) };
-        // The DataLength/stDataLength union: DataLength is the low 32 bits on x64 (offset 0).
-        let length = (&raw const data.length).cast::<ULONG>();
-        // SAFETY: `length` points into the local copy `data`.
-        let length = unsafe { length.read() };
-        let mut storage = [0u8; MAX_FRAME];
-        match frame(nb, length, &mut storage) {
-            Some(bytes) => {
-                let to = bytes
-                    .get(..6)
-                    .and_then(|d| <[u8; 6]>::try_from(d).ok())
-                    .map_or(Destination::Directed, Destination::of);
-                context.core.stats.sent(to, u64::from(length));
-                crate::hub::transmit(context, bytes, at_dispatch);
-            }
-            None => {
-                context.core.stats.send_error();
-                status = Status::InvalidLength;
-            }
-        }
-    }
-    status
-}
-
 /// The whole frame, read with `NdisGetDataBuffer` (which copies into `storage` when it spans
 /// MDLs); `None` for a frame shorter than an Ethernet header or longer than `storage`.
 fn frame(nb: *mut NET_BUFFER, length: ULONG, storage: &mut [u8; MAX_FRAME]) -> Option<&[u8]> {
@@ -191,8 +413,9 @@ fn frame(nb: *mut NET_BUFFER, length: ULONG, storage: &mut [u8; MAX_FRAME]) -> O
     Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) })
 }
 
-/// `MiniportCancelSend`: sends complete before `MiniportSendNetBufferLists` returns, so nothing is
-/// ever queued to cancel.
+/// `MiniportCancelSend`: only NBLs of a lossless priority held for room on the link wait in the
+/// miniport; they are not cancelled by ID (a choice: they complete within the PFC pause time of
+/// the peer, or with `NDIS_STATUS_PAUSED` at pause).
 ///
 /// # Safety
 /// Called by NDIS with our context.

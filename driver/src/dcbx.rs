@@ -9,9 +9,6 @@
 //! - The agent sits behind its own spin lock, never held together with the settings lock and
 //!   never across an NDIS call: frames are built under it and sent after it is released.
 
-use core::ptr::null_mut;
-use core::sync::atomic::{AtomicU32, Ordering};
-
 use dcbndk_core::lldp::agent::{Agent, Due, MAX_FRAME, Receive};
 use dcbndk_core::lldp::timers::TTL_S;
 use dcbndk_core::lldp::transmit::Advertisement;
@@ -20,31 +17,19 @@ use dcbndk_core::qos::params::QosParameters;
 use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 
 use crate::adapter::AdapterContext;
-use crate::ffi::imports::{
-    NdisAllocateTimerObject, NdisCancelTimerObject, NdisFreeTimerObject, NdisGetSystemUpTimeEx,
-    NdisMSleep, NdisSetTimerObject,
-};
-use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
-use crate::ffi::status::NDIS_STATUS_SUCCESS;
-use crate::ffi::timer::{
-    NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_CHARACTERISTICS,
-    NDIS_TIMER_CHARACTERISTICS_REVISION_1,
-};
+use crate::ffi::imports::NdisGetSystemUpTimeEx;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
 use crate::memory::pool_tag;
 use crate::sync::SpinLock;
+use crate::timer::Timer;
 
 /// The pool tag of the timer object.
 pub const TAG_DCBX: u32 = pool_tag(b"DcbX");
 
-/// How long a stop sleeps between looks at a timer routine still running.
-const STOP_POLL_MICROSECONDS: u32 = 50;
-
 /// The DCBX state of one adapter.
 pub struct DcbxShell {
-    timer: NDIS_HANDLE,
+    timer: Timer,
     agent: SpinLock<Agent>,
-    in_routine: AtomicU32,
 }
 
 /// Milliseconds since the system started.
@@ -61,25 +46,11 @@ impl DcbxShell {
     /// # Safety
     /// `handle` is the miniport adapter handle, valid until halt.
     pub unsafe fn new(handle: NDIS_HANDLE, mac: [u8; 6]) -> Option<Self> {
-        let mut characteristics = NDIS_TIMER_CHARACTERISTICS {
-            Header: NDIS_OBJECT_HEADER::new(
-                NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS,
-                NDIS_TIMER_CHARACTERISTICS_REVISION_1,
-                NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1,
-            ),
-            AllocationTag: TAG_DCBX,
-            TimerFunction: Some(timer_routine),
-            // The context is given at each NdisSetTimerObject, once the adapter context exists.
-            FunctionContext: null_mut(),
-        };
-        let mut timer: NDIS_HANDLE = null_mut();
-        // SAFETY: a valid handle, characteristics and out pointer for the duration of the call.
-        let status =
-            unsafe { NdisAllocateTimerObject(handle, &raw mut characteristics, &raw mut timer) };
-        (status == NDIS_STATUS_SUCCESS && !timer.is_null()).then(|| Self {
+        // SAFETY: the handle is valid until halt (function contract).
+        let timer = unsafe { Timer::new(handle, TAG_DCBX, Some(timer_routine)) }?;
+        Some(Self {
             timer,
             agent: SpinLock::new(Agent::new(mac)),
-            in_routine: AtomicU32::new(0),
         })
     }
 
@@ -109,7 +80,7 @@ impl DcbxShell {
     /// The timer is disarmed with no routine running; it is not used again.
     pub unsafe fn free_timer(&self) {
         // SAFETY: per the function contract.
-        unsafe { NdisFreeTimerObject(self.timer) };
+        unsafe { self.timer.free() };
     }
 
     /// The agent's counters and state (for logs and tests through the driver's rlib).
@@ -130,11 +101,15 @@ struct Inputs {
 }
 
 fn inputs(context: &AdapterContext) -> Inputs {
-    let (willing, caps, recommendation) = {
+    let (willing, caps, recommendation, operational) = {
         let s = context.settings.lock();
-        (s.qos.willing(), *s.qos.caps(), s.qos.recommendation())
+        (
+            s.qos.willing(),
+            *s.qos.caps(),
+            s.qos.recommendation(),
+            s.qos.operational().content(),
+        )
     };
-    let operational = context.operational.read(|p| *p);
     Inputs {
         params: operational,
         recommendation,
@@ -164,18 +139,12 @@ fn build_frame(i: &Inputs, agent: &Agent, ttl: u16, out: &mut [u8]) -> Option<us
 
 /// Arms the timer at the agent's next deadline (at least 1 ms from now).
 fn arm(context: &AdapterContext, deadline: Option<u64>) {
-    let Some(deadline) = deadline else {
-        return;
-    };
-    let wait_ms = deadline.saturating_sub(now_ms()).max(1);
-    // Relative due times are negative, in 100 ns units.
-    let due = i64::try_from(wait_ms)
-        .unwrap_or(i64::MAX / 10_000)
-        .saturating_mul(-10_000);
-    let me = core::ptr::from_ref(context).cast_mut().cast();
-    // SAFETY: our timer object; the context outlives it (halt cancels the timer, waits for the
-    // routine, then frees the timer before the context).
-    let _was_armed = unsafe { NdisSetTimerObject(context.dcbx.timer, due, 0, me) };
+    if let Some(deadline) = deadline {
+        let me = core::ptr::from_ref(context).cast_mut().cast();
+        let after = deadline.saturating_sub(now_ms());
+        // SAFETY: the context outlives the timer: halt stops it before freeing the context.
+        unsafe { context.dcbx.timer.arm(after, me) };
+    }
 }
 
 /// Starts the agent (restart with `*QOS` = 1).
@@ -213,15 +182,8 @@ pub fn stop(context: &AdapterContext, farewell: bool) {
     if let Some(len) = shutdown {
         crate::hub::transmit(context, frame.get(..len).unwrap_or(&[]), false);
     }
-    // SAFETY: our timer object.
-    let _ = unsafe { NdisCancelTimerObject(context.dcbx.timer) };
-    while context.dcbx.in_routine.load(Ordering::SeqCst) != 0 {
-        // SAFETY: PASSIVE_LEVEL (pause, halt, PnP), no lock held.
-        unsafe { NdisMSleep(STOP_POLL_MICROSECONDS) };
-    }
-    // A routine that ran may have re-armed the timer before it saw the agent stopped.
-    // SAFETY: our timer object.
-    let _ = unsafe { NdisCancelTimerObject(context.dcbx.timer) };
+    // The agent is stopped: a routine still running arms nothing more.
+    context.dcbx.timer.stop();
 }
 
 /// The local operational set or Willing changed: fast transmission again.
@@ -271,7 +233,6 @@ unsafe extern "system" fn timer_routine(
     }
     // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
     let context = unsafe { &*function_context.cast::<AdapterContext>() };
-    context.dcbx.in_routine.fetch_add(1, Ordering::SeqCst);
     let mut frame = [0u8; MAX_FRAME];
     loop {
         let now = now_ms();
@@ -298,5 +259,5 @@ unsafe extern "system" fn timer_routine(
     }
     let deadline = context.dcbx.agent.lock().next_deadline_ms();
     arm(context, deadline);
-    context.dcbx.in_routine.fetch_sub(1, Ordering::SeqCst);
+    context.dcbx.timer.routine_done();
 }

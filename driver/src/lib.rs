@@ -49,6 +49,7 @@ pub mod datapath;
 pub mod dcbx;
 pub mod ffi;
 pub mod hub;
+pub mod link;
 pub mod log;
 pub mod memory;
 pub mod miniport;
@@ -57,5 +58,6 @@ pub mod qos;
 pub mod receive;
 pub mod status;
 pub mod sync;
+pub mod timer;
 
 pub use miniport::driver_entry;

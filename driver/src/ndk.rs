@@ -260,3 +260,19 @@ pub fn wait_for_work_items(context: &AdapterContext) {
         unsafe { NdisMSleep(HALT_POLL_MICROSECONDS) };
     }
 }
+
+/// Counts one RDMA frame of `bytes` bytes into the NDK counters of the current CPU (issue 9:
+/// RoCEv2, RoCE and NetDirect traffic the data path sends or receives). IRQL: DISPATCH_LEVEL
+/// (the data path calls it under one of its spin locks, which raise to DISPATCH_LEVEL).
+pub fn count_rdma(context: &AdapterContext, inbound: bool, bytes: usize) {
+    use dcbndk_core::ndk::counters::Counter;
+    let (octets, frames) = if inbound {
+        (Counter::RdmaInOctets, Counter::RdmaInFrames)
+    } else {
+        (Counter::RdmaOutOctets, Counter::RdmaOutFrames)
+    };
+    let cpu = current_processor();
+    let counters = context.core.ndk.counters();
+    counters.add(cpu, octets, u64::try_from(bytes).unwrap_or(u64::MAX));
+    counters.add(cpu, frames, 1);
+}

@@ -2,6 +2,7 @@
 //! operational set for the data path, and takes the remote parameters the DCBX engine hears
 //! (spec §4, §5). The decisions are the core's (dcbndk_core::qos).
 
+use dcbndk_core::datapath::classify::{Compiled, NetDirect, TagPolicy};
 use dcbndk_core::qos::params::{ELEMENT_LEN, FIXED_LEN, MAX_CLASSIFICATIONS, QosParameters};
 use dcbndk_core::qos::state::{Indications, RemoteEvent};
 
@@ -21,12 +22,30 @@ fn indicate_parameters(context: &AdapterContext, code: NDIS_STATUS, params: &Qos
     }
 }
 
+/// The classifier for an operational set (`None`: QoS off, nothing classified) with the
+/// adapter's tagging and NetworkDirect keywords.
+pub fn compile(
+    config: &dcbndk_core::adapter::config::AdapterConfig,
+    operational: Option<&QosParameters>,
+) -> Compiled {
+    let qos = config.qos.is_enabled();
+    Compiled::new(
+        operational.filter(|_| qos),
+        TagPolicy::from_keywords(qos, config.priority_vlan_tag),
+        NetDirect::from_keywords(config.network_direct, config.ndk_technology),
+    )
+}
+
 /// Makes the indications decided under the settings lock (the lock must be released: the
 /// payloads are built on the stack and NDIS is called at the caller's IRQL), after publishing the
 /// new operational set for the data path.
 pub fn deliver(context: &AdapterContext, indications: Indications) {
     if let Some(operational) = indications.operational {
-        context.operational.publish(operational.content());
+        let content = operational.content();
+        context
+            .classifier
+            .publish(compile(&context.core.config, Some(&content)));
+        crate::link::configure(context, &content);
         // The LLDPDU advertises the operational set: re-advertise at once (issue 8).
         crate::dcbx::local_changed(context);
         indicate_parameters(

@@ -17,6 +17,8 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use dcbndk_core::adapter::ETHERNET_HEADER;
 use dcbndk_core::adapter::stats::{Destination, filter_accepts};
+use dcbndk_core::datapath::classify::{TagAction, apply_tag};
+use dcbndk_core::datapath::frame::{ETHERTYPE_MAC_CONTROL, Frame, HEADER_BYTES, PfcFrame};
 
 use crate::adapter::{AdapterContext, context};
 use crate::ffi::imports::{
@@ -213,10 +215,17 @@ pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
     if crate::dcbx::consumed(context, frame) {
         return;
     }
+    // MAC Control frames (PFC) are the MAC's own: consumed, never indicated (802.3 Annex 31B),
+    // and obeyed only while the adapter runs (a paused adapter's link is stopped).
+    let mac_control = frame.get(12..14) == Some(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
     let running = context.core.state.begin_send();
-    if running {
+    if running && mac_control {
+        if let Ok(pfc) = PfcFrame::parse(frame) {
+            crate::link::pause(context, &pfc, at_dispatch);
+        }
+    } else if running {
         indicate(context, frame, at_dispatch);
-    } else {
+    } else if !mac_control {
         context.core.stats.receive_discarded();
     }
     context.core.state.end_send();
@@ -242,38 +251,52 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
     let (Some(&nbl), Some(buffer)) = (rx.nbls.get(index), rx.buffers.as_slice().get(index)) else {
         return;
     };
-    // SAFETY: the buffer is ours while its index is off the free list; `len` <= its size
-    // (checked by `arrived`).
-    unsafe {
-        core::ptr::copy_nonoverlapping(frame.as_ptr(), buffer.get().cast::<u8>(), frame.len());
-    }
+    // The receive side of tagging (spec §6.2): with tagging on, the 802.1Q tag leaves the frame
+    // for the NBL's Ieee8021QNetBufferListInfo.
+    let parsed = Frame::parse(frame.get(..frame.len().min(HEADER_BYTES)).unwrap_or(&[]));
+    let action = context.classifier.read(|c| c.receive(&parsed));
+    let tag_info = match (action, parsed.tag) {
+        (TagAction::Strip, Some(t)) => {
+            usize::from(t.pcp & 7) | (usize::from(t.dei) << 3) | (usize::from(t.vid & 0x0FFF) << 4)
+        }
+        _ => 0,
+    };
+    // SAFETY: the buffer is ours while its index is off the free list (and `len` <= its size,
+    // checked by `arrived`); nothing else refers to it.
+    let out = unsafe { &mut *buffer.get() };
+    let Some(len) = apply_tag(frame, action, out) else {
+        rx.free.lock().put(index);
+        context.core.stats.receive_error();
+        return;
+    };
+    let rdma = is_rdma(&parsed);
     // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
     let nb: *mut NET_BUFFER = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).FirstNetBuffer };
     // SAFETY: as above; only the address of the NB's head (its NET_BUFFER_DATA) is taken.
     let data = unsafe { &raw mut (*nb).head }.cast::<NET_BUFFER_DATA>();
     // SAFETY: `data` points at the NB's NET_BUFFER_DATA; only the length changes (the MDL and
     // offsets stay those of the allocation).
-    unsafe {
-        (*data).length = NET_BUFFER_DATA_LENGTH {
-            stDataLength: frame.len(),
-        }
-    };
+    unsafe { (*data).length = NET_BUFFER_DATA_LENGTH { stDataLength: len } };
     // SAFETY: as above; only the address of the NBL's info array is taken.
     let info = unsafe { &mut (*nbl).NetBufferListInfo };
     if let Some(slot) = usize::try_from(Ieee8021QNetBufferListInfo)
         .ok()
         .and_then(|i| info.get_mut(i))
     {
-        // The 802.1Q slot says "no priority" until the data path sets it (issue 9).
-        *slot = null_mut();
+        *slot = tag_info as PVOID;
     }
     // SAFETY: as above; a single NBL, not chained.
     unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next = null_mut() };
     rx.outstanding.fetch_add(1, Ordering::SeqCst);
-    context.core.stats.received(
-        Destination::of(dst),
-        u64::try_from(frame.len()).unwrap_or(0),
-    );
+    context
+        .core
+        .stats
+        .received(Destination::of(dst), u64::try_from(len).unwrap_or(0));
+    if rdma {
+        // Under a spin lock: at DISPATCH_LEVEL, on this CPU.
+        let _raised = rx.free.lock();
+        crate::ndk::count_rdma(context, true, len);
+    }
     let flags = if at_dispatch {
         NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL
     } else {
@@ -307,4 +330,12 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
         }
         nbl = next;
     }
+}
+
+/// RoCE (EtherType 0x8915) and RoCEv2 (UDP 4791) frames: counted as RDMA traffic.
+fn is_rdma(f: &Frame) -> bool {
+    use dcbndk_core::datapath::frame::{ETHERTYPE_ROCE, ROCEV2_UDP_PORT, Transport};
+    f.ethertype == Some(ETHERTYPE_ROCE)
+        || f.ports
+            .is_some_and(|p| p.transport == Transport::Udp && p.dst == ROCEV2_UDP_PORT)
 }

@@ -185,7 +185,7 @@ pub(crate) fn apply(a: &Adapter, r: &Request) -> Result<(), String> {
 }
 
 fn willing_adopts() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let host = on_wire(wire, 0x01, true, true)?;
     let switch = on_wire(wire, 0x02, false, true)?;
     apply(&switch, &switch_setting())?;
@@ -245,7 +245,7 @@ fn willing_adopts() -> CaseResult {
 }
 
 fn neither_willing() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let a = on_wire(wire, 0x01, false, true)?;
     let b = on_wire(wire, 0x02, false, true)?;
     apply(&b, &switch_setting())?;
@@ -267,7 +267,7 @@ fn neither_willing() -> CaseResult {
 }
 
 fn both_willing() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let low = on_wire(wire, 0x01, true, true)?;
     let high = on_wire(wire, 0x02, true, true)?;
     let mut mine = switch_setting();
@@ -308,7 +308,7 @@ fn both_willing() -> CaseResult {
 }
 
 fn peer_silent() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let host = on_wire(wire, 0x01, true, true)?;
     let switch = on_wire(wire, 0x02, false, true)?;
     apply(&switch, &switch_setting())?;
@@ -335,7 +335,7 @@ fn peer_silent() -> CaseResult {
 }
 
 fn second_peer() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let host = on_wire(wire, 0x01, true, true)?;
     let first = on_wire(wire, 0x02, false, true)?;
     advance(wire, 10);
@@ -355,7 +355,7 @@ fn second_peer() -> CaseResult {
 }
 
 fn shutdown_at_pause() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let cap = capture(wire)?;
     let host = on_wire(wire, 0x01, true, true)?;
     let switch = on_wire(wire, 0x02, false, true)?;
@@ -391,7 +391,7 @@ fn shutdown_at_pause() -> CaseResult {
 }
 
 fn schedule() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let cap = capture(wire)?;
     let a = on_wire(wire, 0x01, false, true)?;
     let start = crate::sim::clock::now_ms(wire);
@@ -424,7 +424,7 @@ fn schedule() -> CaseResult {
 }
 
 fn qos_off() -> CaseResult {
-    let wire = Registry::fresh_wire();
+    let wire = crate::sim::clock::fresh_manual_wire();
     let off = capture(wire)?;
     let on = on_wire(wire, 0x02, false, true)?;
     advance(wire, 40_000);

@@ -4,7 +4,7 @@
 //! The adapter under test sits on a virtual wire with a bridge: a second adapter of the driver
 //! with `*QOS` = 0 in promiscuous mode, whose receive indications are written to an `AF_PACKET`
 //! socket on `veth-sim` and whose sends are what that socket receives — as a host bridges a NIC
-//! onto a network. The wire's clock follows the wall clock, since lldpad keeps real time.
+//! onto a network. The wire's clock follows the wall clock, as lldpad's does.
 //!
 //! Needs root (network namespaces, lldptool); without it every case skips with the reason,
 //! except under `CI=true`, where .ci/run provides the tools and runs as root.
@@ -20,7 +20,6 @@ use crate::interop::{
     App, Environment, Lldpad, Namespaces, PacketSocket, PeerConfig, SIM_MAC, Shim, last_ets,
     last_pfc, wait_for,
 };
-use crate::sim::clock::RealTime;
 use crate::sim::{Adapter, Registry};
 
 /// The group.
@@ -90,6 +89,7 @@ fn with_lldpad(
         .configure(peer)
         .map_err(|e| format!("lldptool: {e}"))?;
 
+    // A wall-clock wire: lldpad keeps real time.
     let wire = Registry::fresh_wire();
     let bridge = capture(wire)?;
     let last_byte = SIM_MAC[5];
@@ -99,7 +99,6 @@ fn with_lldpad(
     }
     let stop = AtomicBool::new(false);
     let result = std::thread::scope(|s| {
-        let _clock = RealTime::start(wire, Duration::from_millis(10));
         s.spawn(|| pump(&bridge, &socket, &stop));
         let result = body(&Live {
             dut: &dut,

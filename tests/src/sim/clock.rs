@@ -3,12 +3,13 @@
 //! `NdisFreeTimerObject`) over virtual clocks.
 //!
 //! Each virtual wire (`SimVirtualWire`) has its own clock, so the adapters a test connects share
-//! one time, and tests running in parallel on other wires are not disturbed by it. Time moves
-//! only when a test calls [`advance`] (a 30 s interval or a 121 s TTL is tested in no time), or
-//! while a [`RealTime`] guard paces it with the wall clock (interoperation with a real peer).
-//! Timer routines run on the advancing thread, at DISPATCH_LEVEL, attributed to the adapter that
-//! owns the timer; `NdisGetSystemUpTimeEx` reads the clock of the wire of the adapter whose
-//! handler is running on the calling thread.
+//! one time, and tests running in parallel on other wires are not disturbed by it. A clock runs
+//! with the wall clock (its timers fire from a simulator thread, within about a millisecond of
+//! their due time), unless the test made its wire's clock manual ([`manual`],
+//! [`fresh_manual_wire`]) before putting adapters on it: then time moves only when the test calls
+//! [`advance`], so a 30 s interval or a 121 s TTL is tested in no time and exactly. Timer routines
+//! run at DISPATCH_LEVEL, attributed to the adapter that owns the timer; `NdisGetSystemUpTimeEx`
+//! reads the clock of the wire of the adapter whose handler is running on the calling thread.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +43,9 @@ pub fn wire_of(adapter: &AdapterShared) -> u32 {
 }
 
 struct Clock {
+    /// Manual time (`advance`); otherwise milliseconds since `epoch`.
+    manual: AtomicBool,
+    epoch: Instant,
     now_ms: Mutex<u64>,
     /// Serializes advancing (timer routines of one wire run one at a time, in order).
     advancing: Mutex<()>,
@@ -55,6 +59,8 @@ fn clock(wire: u32) -> Arc<Clock> {
         .entry(wire)
         .or_insert_with(|| {
             Arc::new(Clock {
+                manual: AtomicBool::new(false),
+                epoch: Instant::now(),
                 now_ms: Mutex::new(0),
                 advancing: Mutex::new(()),
             })
@@ -65,7 +71,28 @@ fn clock(wire: u32) -> Arc<Clock> {
 /// The current time of `wire`, milliseconds.
 #[must_use]
 pub fn now_ms(wire: u32) -> u64 {
-    *lock(&clock(wire).now_ms)
+    let c = clock(wire);
+    if c.manual.load(Ordering::Acquire) {
+        *lock(&c.now_ms)
+    } else {
+        u64::try_from(c.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+/// Makes `wire`'s clock manual: from now on only [`advance`] moves it (call before putting
+/// adapters on the wire).
+pub fn manual(wire: u32) {
+    let c = clock(wire);
+    *lock(&c.now_ms) = now_ms(wire);
+    c.manual.store(true, Ordering::Release);
+}
+
+/// A wire no registry uses yet, with a manual clock.
+#[must_use]
+pub fn fresh_manual_wire() -> u32 {
+    let wire = super::Registry::fresh_wire();
+    manual(wire);
+    wire
 }
 
 #[derive(Clone, Copy)]
@@ -89,8 +116,15 @@ pub fn timers_of(owner: usize) -> usize {
 
 /// Moves `wire`'s clock forward by `ms`, running every timer routine that falls due on the way,
 /// in due order, each at its due time.
+///
+/// # Panics
+/// When the wire's clock is not manual (a test mistake: the wall clock moves it).
 pub fn advance(wire: u32, ms: u64) {
     let c = clock(wire);
+    assert!(
+        c.manual.load(Ordering::Acquire),
+        "advance on wire {wire}, whose clock follows the wall clock: call clock::manual first"
+    );
     let _serial = lock(&c.advancing);
     let target = lock(&c.now_ms).saturating_add(ms);
     loop {
@@ -132,43 +166,53 @@ pub fn advance(wire: u32, ms: u64) {
     *now = (*now).max(target);
 }
 
-/// While alive, `wire`'s clock follows the wall clock (advanced every `tick`), for tests against
-/// a real peer that keeps real time.
-pub struct RealTime {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+/// Runs a timer's routine at DISPATCH_LEVEL, attributed to its owner.
+fn fire(t: &SimTimer) {
+    let Some(function) = t.function else { return };
+    let adapter = Sim::get().adapter(t.owner);
+    call_handler(
+        adapter.as_deref(),
+        DISPATCH_LEVEL,
+        "timer routine",
+        |_| {},
+        || {
+            // SAFETY: the driver's timer routine with the context it armed the timer with.
+            unsafe {
+                function(
+                    std::ptr::null_mut(),
+                    t.context as PVOID,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                );
+            }
+        },
+    );
 }
 
-impl RealTime {
-    /// Starts pacing `wire` with the wall clock.
-    #[must_use]
-    pub fn start(wire: u32, tick: Duration) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut last = Instant::now();
-            while !flag.load(Ordering::Acquire) {
-                std::thread::sleep(tick);
-                let now = Instant::now();
-                let elapsed = now.duration_since(last);
-                last = now;
-                advance(wire, u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
+/// The thread that fires the timers of wall-clock wires (started with the first armed timer).
+fn start_wall_clock_timers() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| {
+            loop {
+                std::thread::sleep(Duration::from_millis(1));
+                loop {
+                    let due = lock(&TIMERS)
+                        .iter_mut()
+                        .filter(|(_, t)| !clock(t.wire).manual.load(Ordering::Acquire))
+                        .find(|(_, t)| t.due_ms.is_some_and(|d| d <= now_ms(t.wire)))
+                        .map(|(_, t)| {
+                            let fired = *t;
+                            t.due_ms = (t.period_ms > 0)
+                                .then(|| now_ms(t.wire).saturating_add(t.period_ms));
+                            fired
+                        });
+                    let Some(t) = due else { break };
+                    fire(&t);
+                }
             }
         });
-        Self {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for RealTime {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+    });
 }
 
 fn current_wire() -> u32 {
@@ -306,6 +350,9 @@ pub unsafe extern "system" fn NdisSetTimerObject(
     };
     let was = t.due_ms.is_some();
     t.due_ms = Some(now.saturating_add(wait));
+    if !clock(t.wire).manual.load(Ordering::Acquire) {
+        start_wall_clock_timers();
+    }
     t.period_ms = u64::try_from(period_ms).unwrap_or(0);
     if !context.is_null() {
         t.context = context as usize;

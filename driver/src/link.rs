@@ -1,0 +1,400 @@
+//! The adapter's transmit side on the virtual link (issue 9): classified, tagged frames wait in
+//! per-priority queues (`dcbndk_core::datapath::link`) and leave for the wire (`crate::hub`) at
+//! the configured link speed, strict TCs first and ETS TCs by deficit round robin, obeying PFC.
+//!
+//! - Time is `NdisGetSystemUpTimeEx` in nanoseconds; the link keeps byte-exact time internally,
+//!   so frames whose turn came within the last millisecond leave together when the clock is
+//!   read. A one-shot NDIS timer is armed at the link's next event (the next frame's turn or the
+//!   end of a pause).
+//! - Frames are copied into pre-allocated transmit buffers, so the NBL completes at once. A frame
+//!   that finds its priority's queue full is not dropped: its NBL is held (not completed) behind
+//!   the others of that priority and retried as the link drains (completed with
+//!   `NDIS_STATUS_PAUSED` if the adapter pauses first), as a NIC whose transmit ring is full
+//!   keeps the send pending. So a PFC pause of one priority backs up only that priority's
+//!   sends; the others keep going. Frames are lost only at a receiver with no buffer left, which
+//!   is what PFC prevents for the lossless priorities.
+//! - The queue depth is 32 frames per priority (256 buffers of 1522 bytes): the link state is
+//!   built on the stack once at initialize, and a deeper queue would not fit a kernel stack.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use dcbndk_core::datapath::frame::PfcFrame;
+use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused};
+use dcbndk_core::qos::params::QosParameters;
+
+use crate::adapter::AdapterContext;
+use crate::dcbx::now_ms;
+use crate::ffi::types::{NDIS_HANDLE, PVOID};
+use crate::memory::{PoolArray, PoolBox, pool_tag};
+use crate::sync::SpinLock;
+use crate::timer::Timer;
+
+/// Frames each priority's queue holds.
+pub const QUEUE_FRAMES: usize = 32;
+/// Transmit buffers: every queue full.
+pub const TX_SLOTS: usize = QUEUE_FRAMES * 8;
+/// Bytes per transmit buffer: a 1518-byte frame plus an inserted 802.1Q tag.
+pub const TX_BUFFER_BYTES: usize = 1522;
+/// NBLs held per priority; a further one is completed with `NDIS_STATUS_RESOURCES` (the
+/// protocol sees the refusal, nothing is silently dropped).
+pub const HELD_PER_PRIORITY: usize = 32;
+/// The pool tag of the link's memory.
+pub const TAG_LINK: u32 = pool_tag(b"DcbL");
+
+type Buffer = UnsafeCell<[u8; TX_BUFFER_BYTES]>;
+
+/// What the link's lock protects.
+pub struct State {
+    link: Link<u16, QUEUE_FRAMES>,
+    free: [u16; TX_SLOTS],
+    free_len: usize,
+    lens: [u16; TX_SLOTS],
+    /// Per priority: NBLs waiting for room on that priority's queue, oldest first.
+    held: [Ring; 8],
+}
+
+/// A ring of held NBLs.
+#[derive(Clone, Copy)]
+struct Ring {
+    nbls: [usize; HELD_PER_PRIORITY],
+    first: usize,
+    len: usize,
+}
+
+impl Ring {
+    const EMPTY: Self = Self {
+        nbls: [0; HELD_PER_PRIORITY],
+        first: 0,
+        len: 0,
+    };
+
+    fn push(&mut self, nbl: usize) -> bool {
+        if self.len >= HELD_PER_PRIORITY {
+            return false;
+        }
+        let at = self.first.saturating_add(self.len) % HELD_PER_PRIORITY;
+        match self.nbls.get_mut(at) {
+            Some(s) => {
+                *s = nbl;
+                self.len = self.len.saturating_add(1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn first(&self) -> Option<usize> {
+        (self.len > 0)
+            .then(|| self.nbls.get(self.first).copied())
+            .flatten()
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        let first = self.first()?;
+        self.first = self.first.saturating_add(1) % HELD_PER_PRIORITY;
+        self.len = self.len.saturating_sub(1);
+        Some(first)
+    }
+}
+
+impl State {
+    fn new(bits_per_second: u64) -> Self {
+        let mut free = [0u16; TX_SLOTS];
+        for (i, slot) in free.iter_mut().enumerate() {
+            *slot = u16::try_from(i).unwrap_or(0);
+        }
+        Self {
+            link: Link::new(LinkConfig::new(bits_per_second)),
+            free,
+            free_len: TX_SLOTS,
+            lens: [0; TX_SLOTS],
+            held: [Ring::EMPTY; 8],
+        }
+    }
+
+    fn take_slot(&mut self) -> Option<u16> {
+        self.free_len = self.free_len.checked_sub(1)?;
+        self.free.get(self.free_len).copied()
+    }
+
+    fn put_slot(&mut self, slot: u16) {
+        if let Some(s) = self.free.get_mut(self.free_len) {
+            *s = slot;
+            self.free_len = self.free_len.saturating_add(1);
+        }
+    }
+
+    /// Holds an NBL behind the others of `priority`; `false` when its ring is full.
+    pub fn hold(&mut self, priority: u8, nbl: usize) -> bool {
+        self.held
+            .get_mut(usize::from(priority & 7))
+            .is_some_and(|r| r.push(nbl))
+    }
+
+    /// The oldest NBL held on `priority`.
+    pub fn first_held(&self, priority: u8) -> Option<usize> {
+        self.held.get(usize::from(priority & 7))?.first()
+    }
+
+    /// Removes the oldest NBL held on `priority`.
+    pub fn pop_held(&mut self, priority: u8) -> Option<usize> {
+        self.held.get_mut(usize::from(priority & 7))?.pop()
+    }
+
+    /// Whether NBLs are held on `priority`.
+    pub fn has_held(&self, priority: u8) -> bool {
+        self.held
+            .get(usize::from(priority & 7))
+            .is_some_and(|r| r.len > 0)
+    }
+
+    /// Whether `priority`'s queue can take a frame now (room and a free buffer).
+    pub fn has_room(&self, priority: u8) -> bool {
+        self.free_len > 0 && self.link.queued(priority).0 < QUEUE_FRAMES
+    }
+}
+
+/// The link of one adapter.
+pub struct LinkShell {
+    state: PoolBox<SpinLock<State>>,
+    buffers: PoolArray<Buffer>,
+    timer: Timer,
+    retrying: AtomicBool,
+}
+
+/// Nanoseconds of the system clock.
+pub fn now_ns() -> u64 {
+    now_ms().saturating_mul(1_000_000)
+}
+
+/// Why a frame was not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// On the link.
+    Yes,
+    /// The priority's queue is full: hold the NBL and retry.
+    Full,
+    /// Refused: a frame the link cannot carry (too long, or an invalid priority).
+    Dropped,
+}
+
+impl LinkShell {
+    /// Makes the link, its buffers and its timer (initialize, PASSIVE_LEVEL).
+    ///
+    /// # Safety
+    /// `handle` is the miniport adapter handle, valid until halt.
+    pub unsafe fn new(handle: NDIS_HANDLE, bits_per_second: u64) -> Option<Self> {
+        // SAFETY: the handle is valid (function contract).
+        let state =
+            unsafe { PoolBox::new(handle, TAG_LINK, SpinLock::new(State::new(bits_per_second))) }?;
+        // SAFETY: as above.
+        let buffers = unsafe {
+            PoolArray::<Buffer>::new(handle, TAG_LINK, TX_SLOTS, || {
+                UnsafeCell::new([0; TX_BUFFER_BYTES])
+            })
+        }?;
+        // SAFETY: as above.
+        let timer = unsafe { Timer::new(handle, TAG_LINK, Some(timer_routine)) }?;
+        Some(Self {
+            state,
+            buffers,
+            timer,
+            retrying: AtomicBool::new(false),
+        })
+    }
+
+    /// Sets up the lock at its final address (pool memory: it never moves).
+    ///
+    /// # Safety
+    /// As [`SpinLock::initialize`]; called once.
+    pub unsafe fn initialize(&self) {
+        // SAFETY: per the function contract; the lock lives in its own pool allocation.
+        unsafe { self.state.get().initialize() };
+    }
+
+    /// Frees the lock and the timer (halt, after [`stop`]).
+    ///
+    /// # Safety
+    /// The timer is disarmed with no routine running; nothing uses the link afterwards.
+    pub unsafe fn free(&self) {
+        // SAFETY: per the function contract.
+        unsafe { self.free_timer() };
+        // SAFETY: initialized at initialize, not held.
+        unsafe { self.state.get().free() };
+    }
+
+    /// Frees the timer only (a failed initialize, before the lock was set up).
+    ///
+    /// # Safety
+    /// The timer is disarmed with no routine running.
+    pub unsafe fn free_timer(&self) {
+        // SAFETY: per the function contract.
+        unsafe { self.timer.free() };
+    }
+
+    /// Becomes the one retrier of held NBLs; `false` if another one is.
+    pub fn begin_retry(&self) -> bool {
+        self.retrying
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Ends [`LinkShell::begin_retry`].
+    pub fn end_retry(&self) {
+        self.retrying.store(false, Ordering::Release);
+    }
+
+    /// The lock around the link's state.
+    pub fn state(&self) -> &SpinLock<State> {
+        self.state.get()
+    }
+
+    /// The link's counters now.
+    pub fn stats(&self) -> LinkStats {
+        let now = now_ns();
+        self.state.get().lock().link.stats(now)
+    }
+
+    /// Queues `frame` (already tagged) on `priority`. The caller holds the state lock.
+    pub fn enqueue(&self, state: &mut State, priority: u8, frame: &[u8]) -> Queued {
+        let Ok(len) = u32::try_from(frame.len()) else {
+            return Queued::Dropped;
+        };
+        if frame.len() > TX_BUFFER_BYTES {
+            return Queued::Dropped;
+        }
+        if !state.has_room(priority) {
+            return Queued::Full;
+        }
+        let Some(slot) = state.take_slot() else {
+            return Queued::Full;
+        };
+        match state.link.enqueue(priority, len, slot) {
+            Ok(()) => {
+                if let (Some(buffer), Some(l)) = (
+                    self.buffers.as_slice().get(usize::from(slot)),
+                    state.lens.get_mut(usize::from(slot)),
+                ) {
+                    // SAFETY: the slot is ours while it is off the free list; `frame` fits.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(
+                            frame.as_ptr(),
+                            buffer.get().cast::<u8>(),
+                            frame.len(),
+                        );
+                    }
+                    *l = u16::try_from(frame.len()).unwrap_or(0);
+                }
+                Queued::Yes
+            }
+            Err(Refused::Backpressure) => {
+                state.put_slot(slot);
+                Queued::Full
+            }
+            Err(_) => {
+                state.put_slot(slot);
+                Queued::Dropped
+            }
+        }
+    }
+}
+
+/// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC); an XON it
+/// owes the peer for a priority that lost PFC is sent.
+pub fn configure(context: &AdapterContext, params: &QosParameters) {
+    let xon = context.link.state().lock().link.configure(params, now_ns());
+    if let Some(request) = xon {
+        send_pfc(context, request, false);
+    }
+    drain(context, false);
+}
+
+/// A PFC frame from the peer (the receive path consumes it): pause the enabled priorities.
+pub fn pause(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool) {
+    context
+        .link
+        .state()
+        .lock()
+        .link
+        .pause(u16::from(frame.enable), frame.quanta, now_ns());
+    drain(context, at_dispatch);
+}
+
+/// Sends a PFC frame asking the peer to pause (or resume) the priorities of `request`. PFC frames
+/// are MAC Control frames: they bypass the queues.
+pub fn send_pfc(context: &AdapterContext, request: PfcRequest, at_dispatch: bool) {
+    let enable = u8::try_from(request.class_enable & 0xFF).unwrap_or(0);
+    let frame = PfcFrame::new(context.core.config.current_mac, enable, request.quanta).to_bytes();
+    crate::hub::transmit(context, &frame, at_dispatch);
+}
+
+/// Moves every frame whose turn has come to the wire, retries held NBLs, and arms the timer at
+/// the link's next event.
+pub fn drain(context: &AdapterContext, at_dispatch: bool) {
+    let mut frame = [0u8; TX_BUFFER_BYTES];
+    loop {
+        let now = now_ns();
+        let len = {
+            let mut s = context.link.state().lock();
+            let Some(sent) = s.link.dequeue(now) else {
+                break;
+            };
+            let slot = usize::from(sent.handle);
+            let len = usize::from(s.lens.get(slot).copied().unwrap_or(0)).min(TX_BUFFER_BYTES);
+            if let Some(buffer) = context.link.buffers.as_slice().get(slot) {
+                // SAFETY: the slot holds a queued frame of `len` bytes; it is ours until put back.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        buffer.get().cast::<u8>(),
+                        frame.as_mut_ptr(),
+                        len,
+                    );
+                }
+            }
+            s.put_slot(sent.handle);
+            len
+        };
+        crate::hub::transmit(context, frame.get(..len).unwrap_or(&[]), at_dispatch);
+        crate::datapath::retry_held(context, at_dispatch);
+    }
+    crate::datapath::retry_held(context, at_dispatch);
+    let next = context.link.state().lock().link.next_event_ns(now_ns());
+    if let Some(next_ns) = next {
+        arm(context, next_ns);
+    }
+}
+
+fn arm(context: &AdapterContext, at_ns: u64) {
+    let after_ms = at_ns.saturating_sub(now_ns()).div_ceil(1_000_000);
+    let me = core::ptr::from_ref(context).cast_mut().cast();
+    // SAFETY: the context outlives the timer: halt stops it before freeing the context.
+    unsafe { context.link.timer.arm(after_ms, me) };
+}
+
+/// Stops the timer (pause and halt, PASSIVE_LEVEL, once the adapter no longer accepts sends: a
+/// routine still running then arms nothing more).
+pub fn stop(context: &AdapterContext) {
+    context.link.timer.stop();
+}
+
+/// The timer routine (DISPATCH_LEVEL).
+///
+/// # Safety
+/// Called by NDIS with the adapter context given to `NdisSetTimerObject`.
+unsafe extern "system" fn timer_routine(
+    _system1: PVOID,
+    function_context: PVOID,
+    _system2: PVOID,
+    _system3: PVOID,
+) {
+    if function_context.is_null() {
+        return;
+    }
+    // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
+    let context = unsafe { &*function_context.cast::<AdapterContext>() };
+    if context.core.state.accepts_sends() {
+        drain(context, true);
+    }
+    context.link.timer.routine_done();
+}

@@ -1,0 +1,108 @@
+//! One NDIS timer object and the accounting that makes stopping it safe: the count of routine
+//! runs still to come (armed and not cancelled, or running). `NdisCancelTimerObject` returning
+//! FALSE means the routine may be queued but not started yet, so "no routine is running" is not
+//! enough before freeing what it uses; this count is.
+//!
+//! Arming adds one expected run before `NdisSetTimerObject` and takes it back if the timer was
+//! already queued (re-armed: still one run); a successful cancel takes one back; each run takes
+//! one back when the routine ends ([`Timer::routine_done`]). [`Timer::stop`] cancels and waits
+//! for 0.
+
+use core::ptr::null_mut;
+use core::sync::atomic::{AtomicI32, Ordering};
+
+use crate::ffi::imports::{
+    NdisAllocateTimerObject, NdisCancelTimerObject, NdisFreeTimerObject, NdisMSleep,
+    NdisSetTimerObject,
+};
+use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
+use crate::ffi::status::NDIS_STATUS_SUCCESS;
+use crate::ffi::timer::{
+    NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_CHARACTERISTICS,
+    NDIS_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_FUNCTION,
+};
+use crate::ffi::types::{NDIS_HANDLE, PVOID};
+
+/// How long a stop sleeps between looks at the runs still to come.
+const STOP_POLL_MICROSECONDS: u32 = 50;
+
+/// An NDIS timer object.
+pub struct Timer {
+    handle: NDIS_HANDLE,
+    runs_to_come: AtomicI32,
+}
+
+impl Timer {
+    /// `NdisAllocateTimerObject` (PASSIVE_LEVEL); `None` when NDIS cannot.
+    ///
+    /// # Safety
+    /// `owner` is the miniport adapter handle, valid until the timer is freed.
+    pub unsafe fn new(owner: NDIS_HANDLE, tag: u32, routine: NDIS_TIMER_FUNCTION) -> Option<Self> {
+        let mut characteristics = NDIS_TIMER_CHARACTERISTICS {
+            Header: NDIS_OBJECT_HEADER::new(
+                NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS,
+                NDIS_TIMER_CHARACTERISTICS_REVISION_1,
+                NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1,
+            ),
+            AllocationTag: tag,
+            TimerFunction: routine,
+            // The context is given at each arming, once the adapter context exists.
+            FunctionContext: null_mut(),
+        };
+        let mut handle: NDIS_HANDLE = null_mut();
+        // SAFETY: a valid handle, characteristics and out pointer for the duration of the call.
+        let status =
+            unsafe { NdisAllocateTimerObject(owner, &raw mut characteristics, &raw mut handle) };
+        (status == NDIS_STATUS_SUCCESS && !handle.is_null()).then_some(Self {
+            handle,
+            runs_to_come: AtomicI32::new(0),
+        })
+    }
+
+    /// Arms the timer to run once `after_ms` milliseconds from now (at least 1) with `context`.
+    ///
+    /// # Safety
+    /// `context` stays valid for the routine until [`Timer::stop`] returned.
+    pub unsafe fn arm(&self, after_ms: u64, context: PVOID) {
+        // Relative due times are negative, in 100 ns units.
+        let due = i64::try_from(after_ms.max(1))
+            .unwrap_or(i64::MAX / 10_000)
+            .saturating_mul(-10_000);
+        self.runs_to_come.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: our timer object; `context` stays valid until `stop` (function contract).
+        let was_queued = unsafe { NdisSetTimerObject(self.handle, due, 0, context) };
+        if was_queued != 0 {
+            self.runs_to_come.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The routine's last act: one run fewer to come.
+    pub fn routine_done(&self) {
+        self.runs_to_come.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Cancels the timer and waits until no run is to come (PASSIVE_LEVEL). The caller first
+    /// makes sure a routine still running will not arm it again.
+    pub fn stop(&self) {
+        loop {
+            // SAFETY: our timer object.
+            if unsafe { NdisCancelTimerObject(self.handle) } != 0 {
+                self.runs_to_come.fetch_sub(1, Ordering::SeqCst);
+            }
+            if self.runs_to_come.load(Ordering::SeqCst) <= 0 {
+                return;
+            }
+            // SAFETY: PASSIVE_LEVEL (the caller's contract), no lock held.
+            unsafe { NdisMSleep(STOP_POLL_MICROSECONDS) };
+        }
+    }
+
+    /// `NdisFreeTimerObject` (PASSIVE_LEVEL).
+    ///
+    /// # Safety
+    /// [`Timer::stop`] returned (or the timer was never armed); it is not used again.
+    pub unsafe fn free(&self) {
+        // SAFETY: per the function contract.
+        unsafe { NdisFreeTimerObject(self.handle) };
+    }
+}
