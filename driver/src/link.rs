@@ -52,6 +52,9 @@ pub struct State {
     lens: [u16; TX_SLOTS],
     /// Per priority: NBLs waiting for room on that priority's queue, oldest first.
     held: [Ring; 8],
+    /// When the current backlog began (the clock at the enqueue into an empty link): no frame
+    /// of it can start earlier.
+    ready_ns: u64,
 }
 
 /// A ring of held NBLs.
@@ -110,6 +113,7 @@ impl State {
             free_len: TX_SLOTS,
             lens: [0; TX_SLOTS],
             held: [Ring::EMPTY; 8],
+            ready_ns: 0,
         }
     }
 
@@ -267,6 +271,9 @@ impl LinkShell {
         if !state.has_room(priority) {
             return Queued::Full;
         }
+        if state.link.queued_frames() == 0 {
+            state.ready_ns = now_ns();
+        }
         let Some(slot) = state.take_slot() else {
             return Queued::Full;
         };
@@ -312,6 +319,8 @@ pub fn configure(context: &AdapterContext, params: &QosParameters) {
 
 /// A PFC frame from the peer (the receive path consumes it): pause the enabled priorities.
 pub fn pause(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool) {
+    // What the link sent before the frame arrived goes first.
+    drain(context, at_dispatch);
     context
         .link
         .state()
@@ -331,13 +340,30 @@ pub fn send_pfc(context: &AdapterContext, request: PfcRequest, at_dispatch: bool
 
 /// Moves every frame whose turn has come to the wire, retries held NBLs, and arms the timer at
 /// the link's next event.
+///
+/// The clock (`NdisGetSystemUpTimeEx`) counts milliseconds, far coarser than a frame time (0.8 µs
+/// for 1 kB at 10 Gb/s), so the link catches up: each frame starts when the previous one ended
+/// (or when the backlog began), as long as that is not later than now. Frames refilled from
+/// held NBLs on the way join the same backlog, as they would have on a real clock.
 pub fn drain(context: &AdapterContext, at_dispatch: bool) {
     let mut frame = [0u8; TX_BUFFER_BYTES];
+    let now = now_ns();
     loop {
-        let now = now_ns();
         let len = {
             let mut s = context.link.state().lock();
-            let Some(sent) = s.link.dequeue(now) else {
+            let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
+            // Nothing may start at `at` (every backlogged priority paused then): jump to the
+            // link's next event, a pause ending, if that is not later than now.
+            let sent = loop {
+                if let Some(sent) = s.link.dequeue(at) {
+                    break Some(sent);
+                }
+                match s.link.next_event_ns(at) {
+                    Some(t) if t > at && t <= now => at = t,
+                    _ => break None,
+                }
+            };
+            let Some(sent) = sent else {
                 break;
             };
             let slot = usize::from(sent.handle);
@@ -359,7 +385,13 @@ pub fn drain(context: &AdapterContext, at_dispatch: bool) {
         crate::datapath::retry_held(context, at_dispatch);
     }
     crate::datapath::retry_held(context, at_dispatch);
-    let next = context.link.state().lock().link.next_event_ns(now_ns());
+    let next = {
+        let mut s = context.link.state().lock();
+        // Caught up to now: what did not start by now (paused, or refilled too late) starts
+        // no earlier than now.
+        s.ready_ns = s.ready_ns.max(now);
+        s.link.next_event_ns(now)
+    };
     if let Some(next_ns) = next {
         arm(context, next_ns);
     }

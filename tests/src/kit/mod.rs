@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod ndk;
 pub mod oids;
 pub mod qos;
+pub mod qos_link;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -72,6 +73,7 @@ pub fn groups() -> Vec<Group> {
     groups.push(ndk::group());
     groups.push(dcbx::group());
     groups.push(dcbx_interop::group());
+    groups.extend(qos_link::groups());
     groups.push(crate::scenario::group());
     groups
 }

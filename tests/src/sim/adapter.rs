@@ -243,6 +243,12 @@ pub struct SendResult {
     pub statuses: Vec<NDIS_STATUS>,
 }
 
+/// A send handed to the miniport and not yet reaped ([`Adapter::send_async`]).
+pub struct Pending {
+    nbls: Vec<usize>,
+    batch: SendBatch,
+}
+
 /// A test's (or the kit's) handle on one adapter: NDIS's operations on it.
 pub struct Adapter {
     shared: Arc<AdapterShared>,
@@ -937,6 +943,66 @@ impl Adapter {
         self.send_call(frames, split)
     }
 
+    /// Hands `batch` to `MiniportSendNetBufferLists` and returns at once, as a protocol that does
+    /// not wait: the miniport may complete its NBLs later (the link holds NBLs it has no room for).
+    /// [`Adapter::reap`] collects the completed batches.
+    pub fn send_async(&self, batch: SendBatch) -> Pending {
+        let nbls = batch.nbl_addresses();
+        {
+            let mut o = lock(&self.shared.outstanding);
+            for a in &nbls {
+                o.sends.insert(*a, None);
+            }
+        }
+        if let Some(send) = self.handlers().SendNetBufferListsHandler {
+            let context = self.shared.context();
+            let head = batch.head();
+            call_handler(
+                Some(&self.shared),
+                DISPATCH_LEVEL,
+                "MiniportSendNetBufferLists",
+                |_| {},
+                || {
+                    // SAFETY: a registered handler called with our context and a chain of NBLs that
+                    // stay allocated until every one of them is completed (`reap`).
+                    unsafe { send(as_handle(context), head, 0, NDIS_SEND_FLAGS_DISPATCH_LEVEL) }
+                },
+            );
+        }
+        Pending { nbls, batch }
+    }
+
+    /// The `NdisMiniportHandle` (the source handle of the NBLs NDIS builds for this adapter).
+    #[must_use]
+    pub fn shared_handle(&self) -> usize {
+        self.shared.handle()
+    }
+
+    /// Releases the batches of `pending` whose NBLs were all completed, returning their statuses.
+    pub fn reap(&self, pending: &mut Vec<Pending>) -> Vec<NDIS_STATUS> {
+        let mut statuses = Vec::new();
+        let mut o = lock(&self.shared.outstanding);
+        pending.retain_mut(|p| {
+            let done: Option<Vec<NDIS_STATUS>> = p
+                .nbls
+                .iter()
+                .map(|a| o.sends.get(a).copied().flatten())
+                .collect();
+            match done {
+                Some(s) => {
+                    for a in &p.nbls {
+                        o.sends.remove(a);
+                    }
+                    p.batch.release();
+                    statuses.extend(s);
+                    false
+                }
+                None => true,
+            }
+        });
+        statuses
+    }
+
     fn send_call(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
         let Some(send) = self.handlers().SendNetBufferListsHandler else {
             return SendResult {
@@ -969,13 +1035,16 @@ impl Adapter {
                 .map(|a| o.sends.get(a).copied().flatten())
                 .collect::<Option<Vec<_>>>()
         });
-        let statuses = statuses.unwrap_or_else(|| {
+        let Some(statuses) = statuses else {
             self.shared.violations.report(
                 Rule::DoubleCompletion,
                 "MiniportSendNetBufferLists never completed every NBL",
             );
-            Vec::new()
-        });
+            // The miniport may still hold NBLs of the batch: leak it rather than free them.
+            return SendResult {
+                statuses: Vec::new(),
+            };
+        };
         {
             let mut o = lock(&self.shared.outstanding);
             for a in &nbls {

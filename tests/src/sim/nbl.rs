@@ -114,6 +114,32 @@ impl SendBatch {
         batch
     }
 
+    /// One NBL whose NET_BUFFERs are `frames`, in order (each frame in one MDL): how a protocol
+    /// hands over a burst of one flow.
+    #[must_use]
+    pub fn one_nbl(frames: &[Vec<u8>], source_handle: usize) -> Self {
+        let mut batch = Self::new(frames, &[], source_handle);
+        // Re-link: the first NBL takes every NB; the other NBLs are freed at once.
+        for w in batch.nbs.windows(2) {
+            // SAFETY: NBs this batch allocated and still owns.
+            let data = unsafe { &raw mut (*w[0]).head }.cast::<NET_BUFFER_DATA>();
+            // SAFETY: `data` points at the NB's NET_BUFFER_DATA.
+            unsafe { (*data).Next = w[1] };
+        }
+        let extra: Vec<*mut NET_BUFFER_LIST> = batch.nbls.drain(1..).collect();
+        for nbl in extra {
+            // SAFETY: allocated by Box::into_raw in `new`, never handed to the miniport.
+            drop(unsafe { Box::from_raw(nbl) });
+        }
+        if let Some(&first) = batch.nbls.first() {
+            // SAFETY: the remaining NBL, owned by the batch.
+            let links = unsafe { &raw mut (*first).head }.cast::<NET_BUFFER_LIST_LINKS>();
+            // SAFETY: `links` points at its Next/FirstNetBuffer pair.
+            unsafe { (*links).Next = std::ptr::null_mut() };
+        }
+        batch
+    }
+
     /// The first NBL of the chain (NULL for no frames).
     #[must_use]
     pub fn head(&self) -> *mut NET_BUFFER_LIST {

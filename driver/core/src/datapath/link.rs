@@ -895,6 +895,14 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
         ceil_ns(self.busy_until)
     }
 
+    /// When the link is free, rounded down: a host whose clock is coarser than a frame time
+    /// catches up with `dequeue(busy_until_floor_ns())`, which starts the next frame exactly when
+    /// the previous one ended (rounding up would add up to 1 ns per frame).
+    #[must_use]
+    pub fn busy_until_floor_ns(&self) -> u64 {
+        floor_ns(self.busy_until)
+    }
+
     /// The exact time of `quanta` pause quanta at this link's speed, fixed point, rounded up.
     #[must_use]
     pub fn pause_duration(&self, quanta: u16) -> Fx {

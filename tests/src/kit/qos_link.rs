@@ -1,0 +1,587 @@
+//! Groups "QosEts" and "QosPriorityFlowControl" (issue 9; spec §8): the HLK's two-machine tests
+//! in simulation. The device under test and a support adapter share a virtual wire with a manual
+//! clock; the DUT sends UDP traffic classified by destination port (port 5000 + p -> priority
+//! p), tagged and scheduled by its link at 10 Gb/s; the support adapter (`*QOS` = 0, promiscuous)
+//! receives it, and the priority of every frame comes from its NBL's 802.1Q info. Shares and
+//! pauses are measured only from what the support adapter received, as the HLK measures them on
+//! its support machine.
+
+use dcbndk::ffi::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
+use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
+use dcbndk_core::datapath::frame::PfcFrame;
+use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+
+use super::qos::Request;
+use super::{Case, CaseResult, Group, expect_eq, finish, started};
+use crate::sim::adapter::Pending;
+use crate::sim::clock::{advance, fresh_manual_wire};
+use crate::sim::nbl::SendBatch;
+use crate::sim::{Adapter, Registry};
+
+/// The groups.
+#[must_use]
+pub fn groups() -> Vec<Group> {
+    vec![
+        Group {
+            name: "QosEts",
+            description: "ETS and strict scheduling on the virtual link, measured at a support adapter",
+            cases: ets_cases,
+        },
+        Group {
+            name: "QosPriorityFlowControl",
+            description: "PFC frames pause exactly the enabled priorities for their quanta",
+            cases: pfc_cases,
+        },
+    ]
+}
+
+const DUT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
+const SUPPORT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
+/// Frame length before the tag (Ethernet + IPv4 + UDP + payload).
+const FRAME: usize = 1000;
+/// Link speed, Gb/s.
+const GBPS: u64 = 10;
+/// Bytes a frame takes on the wire: the frame, the 802.1Q tag, FCS, preamble and IFG.
+const WIRE: u64 = FRAME as u64 + 4 + 24;
+/// Tolerance of a share: the HLK's ±1 percentage point.
+const TOLERANCE_PP: f64 = 1.0;
+
+/// What one priority offers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Offer {
+    /// Always backlogged.
+    Saturating,
+    /// This percentage of the link, at a constant rate.
+    Rate(f64),
+}
+
+struct Bench {
+    wire: u32,
+    dut: Adapter,
+    support: Adapter,
+    pending: Vec<Pending>,
+    sent: [u64; 8],
+    received: [u64; 8],
+}
+
+/// Pauses and halts the DUT (checking the verifier), releasing its sends once completed.
+fn finish_reaping(dut: Adapter, mut pending: Vec<Pending>) -> Result<(), String> {
+    let paused = dut.pause();
+    let _ = dut.reap(&mut pending);
+    if !pending.is_empty() {
+        // Still held after the pause: a miniport bug; leak the frames rather than free them.
+        std::mem::forget(pending);
+        return Err("NBLs still held after MiniportPause".into());
+    }
+    expect_eq("pause", paused, NDIS_STATUS_SUCCESS)?;
+    finish(dut)
+}
+
+impl Bench {
+    fn new() -> Result<Self, String> {
+        let wire = fresh_manual_wire();
+        let adapter = |mac: [u8; 6], qos: bool| {
+            let mut r = Registry::inf_defaults();
+            r.on_wire(wire)
+                .set_sz(
+                    "NetworkAddress",
+                    &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
+                )
+                .set_sz("SimLinkSpeed", &GBPS.to_string())
+                .set_sz("*QOS", if qos { "1" } else { "0" });
+            started(r)
+        };
+        let dut = adapter(DUT_MAC, true)?;
+        let support = adapter(SUPPORT_MAC, false)?;
+        let r = support.set(
+            OID_GEN_CURRENT_PACKET_FILTER,
+            &NDIS_PACKET_TYPE_PROMISCUOUS.to_le_bytes(),
+        );
+        expect_eq("support promiscuous", r.status, NDIS_STATUS_SUCCESS)?;
+        Ok(Self {
+            wire,
+            dut,
+            support,
+            pending: Vec::new(),
+            sent: [0; 8],
+            received: [0; 8],
+        })
+    }
+
+    /// Configures the DUT: its ETS table, PFC, and UDP port 5000 + p -> priority p.
+    fn configure(
+        &self,
+        num_tcs: u32,
+        prio_tc: [u8; 8],
+        bw: [u8; 8],
+        tsa: [u8; 8],
+        pfc: u32,
+    ) -> Result<(), String> {
+        let r = Request {
+            flags: 0x0002_0202,
+            num_tcs,
+            prio_tc,
+            bw,
+            tsa,
+            pfc,
+            elements: (0..8u16).map(|p| (3, 5000 + p, p)).collect(),
+        };
+        let bytes = r.bytes();
+        let out = self.dut.method(OID_QOS_PARAMETERS, &bytes, bytes.len());
+        expect_eq(
+            "OID_QOS_PARAMETERS accepted",
+            out.status,
+            NDIS_STATUS_SUCCESS,
+        )
+    }
+
+    /// Runs `ms` milliseconds of the offers (priority, offer); returns the frames the support
+    /// adapter received per priority in the last `measure_ms` of them. Each millisecond, every
+    /// saturating priority is topped up to three milliseconds of link time in flight when below two (one NBL of
+    /// many frames, sent without waiting: the DUT holds what its queues cannot take), and every
+    /// rate-limited one gets its share of the millisecond.
+    fn run(
+        &mut self,
+        offers: &[(u8, Offer)],
+        ms: u64,
+        measure_ms: u64,
+    ) -> Result<[u64; 8], String> {
+        let per_ms = (GBPS * 1_000_000_000 / 8) as f64 / 1000.0 / WIRE as f64;
+        // Topped up to three milliseconds of link when below two: never dry within a step, and
+        // few, large NBLs (the DUT holds at most 32 NBLs per priority).
+        let backlog = (3.0 * per_ms) as u64;
+        let mut measured = [0u64; 8];
+        let mut credit = [0f64; 8];
+        for step in 0..ms {
+            for &(p, offer) in offers {
+                let i = usize::from(p);
+                let in_flight = self.sent[i].saturating_sub(self.received[i]);
+                let n = match offer {
+                    Offer::Saturating if in_flight < backlog * 2 / 3 => backlog - in_flight,
+                    Offer::Saturating => 0,
+                    Offer::Rate(percent) => {
+                        credit[i] += per_ms * percent / 100.0;
+                        let whole = credit[i].floor();
+                        credit[i] -= whole;
+                        whole as u64
+                    }
+                };
+                if n > 0 {
+                    let frames: Vec<Vec<u8>> =
+                        (0..n).map(|_| udp_frame(5000 + u16::from(p))).collect();
+                    let batch = SendBatch::one_nbl(&frames, self.dut.shared_handle());
+                    self.pending.push(self.dut.send_async(batch));
+                    self.sent[i] += n;
+                }
+            }
+            advance(self.wire, 1);
+            let statuses = self.dut.reap(&mut self.pending);
+            if statuses.iter().any(|s| *s != NDIS_STATUS_SUCCESS) {
+                return Err(format!("a send completed with {statuses:x?}"));
+            }
+            // Only the test traffic (the DUT's LLDPDUs reach the support adapter too).
+            for f in self.support.received() {
+                let port = f
+                    .bytes
+                    .get(36..38)
+                    .map(|b| u16::from_be_bytes([b[0], b[1]]));
+                if f.bytes.get(12..14) != Some(&[0x08, 0x00]) || !matches!(port, Some(5000..=5007))
+                {
+                    continue;
+                }
+                let p = f.ieee8021q & 7;
+                self.received[p] += 1;
+                if step >= ms - measure_ms {
+                    measured[p] += 1;
+                }
+            }
+        }
+        Ok(measured)
+    }
+
+    fn finish(mut self) -> Result<(), String> {
+        // The pause in `finish` completes every NBL the DUT still holds.
+        let dut = self.dut;
+        let pending = std::mem::take(&mut self.pending);
+        let result = finish_reaping(dut, pending);
+        result.and(finish(self.support))
+    }
+}
+
+/// A UDP frame from the DUT to the support adapter, `FRAME` bytes.
+fn udp_frame(port: u16) -> Vec<u8> {
+    let mut f = vec![0u8; FRAME];
+    f[..6].copy_from_slice(&SUPPORT_MAC);
+    f[6..12].copy_from_slice(&DUT_MAC);
+    f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    let ip = &mut f[14..];
+    ip[0] = 0x45;
+    let total = u16::try_from(FRAME - 14).unwrap_or(0);
+    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&[10, 0, 0, 1]);
+    ip[16..20].copy_from_slice(&[10, 0, 0, 2]);
+    let udp = &mut ip[20..];
+    udp[0..2].copy_from_slice(&49152u16.to_be_bytes());
+    udp[2..4].copy_from_slice(&port.to_be_bytes());
+    udp[4..6].copy_from_slice(&(total - 20).to_be_bytes());
+    f
+}
+
+/// Runs `body` on a fresh bench and always finishes both adapters (so that a failed case does
+/// not leave adapters running into the next one).
+fn with_bench(body: impl FnOnce(&mut Bench) -> CaseResult) -> CaseResult {
+    let mut bench = Bench::new()?;
+    let result = body(&mut bench);
+    let finished = bench.finish();
+    let verdict = result?;
+    finished?;
+    Ok(verdict)
+}
+
+// ---------------------------------------------------------------------------------------------
+// QosEts
+
+/// One ETS case: the table, which TCs carry traffic, and whether a strict TC offers 30 %.
+struct EtsCase {
+    name: &'static str,
+    num_tcs: u32,
+    bw: [u8; 8],
+    /// TCs with traffic (priority p is TC p).
+    active: &'static [u8],
+    strict: bool,
+}
+
+const ETS_CASES: &[EtsCase] = &[
+    EtsCase {
+        name: "a single ETS TC",
+        num_tcs: 2,
+        bw: [100, 0, 0, 0, 0, 0, 0, 0],
+        active: &[0],
+        strict: false,
+    },
+    EtsCase {
+        name: "the minimum number of ETS TCs (2)",
+        num_tcs: 3,
+        bw: [60, 40, 0, 0, 0, 0, 0, 0],
+        active: &[0, 1],
+        strict: false,
+    },
+    EtsCase {
+        name: "the maximum number of ETS TCs (8)",
+        num_tcs: 8,
+        bw: [5, 10, 10, 10, 15, 15, 15, 20],
+        active: &[0, 1, 2, 3, 4, 5, 6, 7],
+        strict: false,
+    },
+    EtsCase {
+        name: "under-utilization: an idle TC's share is borrowed",
+        num_tcs: 4,
+        bw: [50, 30, 20, 0, 0, 0, 0, 0],
+        active: &[0, 1],
+        strict: false,
+    },
+];
+
+fn ets_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (i, c) in ETS_CASES.iter().enumerate() {
+        for strict in [false, true] {
+            let name = format!(
+                "{}{}",
+                c.name,
+                if strict {
+                    ", with strict traffic (30 %)"
+                } else {
+                    ""
+                }
+            );
+            cases.push(Case::new(name, move || ets_case(&ETS_CASES[i], strict)));
+        }
+    }
+    cases
+}
+
+fn ets_case(c: &EtsCase, strict: bool) -> CaseResult {
+    let strict = strict || c.strict;
+    with_bench(|bench| {
+        // Priority p -> TC p; with strict traffic, the highest TC is strict (bandwidth 0) and the
+        // 8-TC case gives its share to TC 6.
+        let mut num_tcs = c.num_tcs;
+        let mut bw = c.bw;
+        let mut tsa = [0u8; 8];
+        for t in 0..8 {
+            tsa[t] = if bw[t] > 0 { 2 } else { 0 };
+        }
+        let mut active: Vec<u8> = c.active.to_vec();
+        let strict_tc = if strict {
+            let t = if num_tcs == 8 { 7 } else { num_tcs as u8 };
+            if num_tcs == 8 {
+                bw[6] += bw[7];
+                bw[7] = 0;
+                active.retain(|&a| a != 7);
+            } else {
+                num_tcs += 1;
+            }
+            tsa[usize::from(t)] = 0;
+            Some(t)
+        } else {
+            None
+        };
+        let prio_tc =
+            [0, 1, 2, 3, 4, 5, 6, 7].map(|p: u8| if u32::from(p) < num_tcs { p } else { 0 });
+        bench.configure(num_tcs, prio_tc, bw, tsa, 0)?;
+        let mut offers: Vec<(u8, Offer)> = active.iter().map(|&t| (t, Offer::Saturating)).collect();
+        if let Some(t) = strict_tc {
+            offers.push((t, Offer::Rate(30.0)));
+        }
+        let got = bench.run(&offers, 60, 40)?;
+        let total: u64 = got.iter().sum();
+        let ets_total: u64 = active.iter().map(|&t| got[usize::from(t)]).sum();
+        let bw_sum: u32 = active.iter().map(|&t| u32::from(bw[usize::from(t)])).sum();
+        let mut report = Vec::new();
+        let mut worst = 0f64;
+        for &t in &active {
+            let want = 100.0 * f64::from(bw[usize::from(t)]) / f64::from(bw_sum);
+            let share = 100.0 * got[usize::from(t)] as f64 / ets_total as f64;
+            worst = worst.max((share - want).abs());
+            report.push(format!("TC{t} {share:.2}% (configured {want:.2}%)"));
+        }
+        if let Some(t) = strict_tc {
+            let share = 100.0 * got[usize::from(t)] as f64 / total as f64;
+            worst = worst.max((share - 30.0).abs());
+            report.push(format!(
+                "strict TC{t} {share:.2}% of the link (offered 30%)"
+            ));
+        }
+        // The link was busy all the time: every frame of the window is there.
+        let capacity = 40.0 * (GBPS * 1_000_000_000 / 8) as f64 / 1000.0 / WIRE as f64;
+        let utilisation = 100.0 * total as f64 / capacity;
+        if worst > TOLERANCE_PP || !(99.0..=101.0).contains(&utilisation) {
+            return Err(format!(
+                "shares off by up to {worst:.2} pp (tolerance {TOLERANCE_PP}), link utilisation {utilisation:.1}%: {}",
+                report.join(", ")
+            ));
+        }
+        Ok(None)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// QosPriorityFlowControl
+
+fn pfc_cases() -> Vec<Case> {
+    vec![
+        Case::new(
+            "pauses an enabled priority for quanta x 512 bit times",
+            || pfc_case(0x08, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0], &[3], true),
+        ),
+        Case::new(
+            "other priorities keep the link while one is paused",
+            pfc_other_priorities,
+        ),
+        Case::new("no pause when PFC is disabled on the priority", || {
+            pfc_case(0x10, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0], &[3], false)
+        }),
+        Case::new("no pause when every enable bit is clear", || {
+            pfc_case(0x08, 0x00, [0xFFFF; 8], &[3], false)
+        }),
+        Case::new(
+            "time vector: each priority for its own quanta",
+            pfc_time_vector,
+        ),
+        Case::new("zero quanta resumes at once", pfc_resume),
+    ]
+}
+
+/// The DUT with PFC on `pfc_enable`, two ETS TCs (priorities 3 and 4 on TC 1), the support
+/// adapter sending one PFC frame (`vector`, `quanta`) after 10 ms of saturating traffic on
+/// `priorities`; each must lose exactly its pause time (when `expect_pause`) or nothing.
+fn pfc_case(
+    pfc_enable: u32,
+    vector: u8,
+    quanta: [u16; 8],
+    priorities: &[u8],
+    expect_pause: bool,
+) -> CaseResult {
+    with_bench(|bench| {
+        bench.configure(
+            2,
+            [0, 0, 0, 1, 1, 0, 0, 0],
+            [50, 50, 0, 0, 0, 0, 0, 0],
+            [2, 2, 0, 0, 0, 0, 0, 0],
+            pfc_enable,
+        )?;
+        let offers: Vec<(u8, Offer)> = priorities.iter().map(|&p| (p, Offer::Saturating)).collect();
+        let _ = bench.run(&offers, 10, 0)?;
+        let pfc = PfcFrame::new(SUPPORT_MAC, vector, quanta)
+            .to_bytes()
+            .to_vec();
+        expect_eq(
+            "the support adapter sends the PFC frame",
+            bench.support.send(&[pfc], &[]).statuses,
+            vec![NDIS_STATUS_SUCCESS],
+        )?;
+        let window = 20u64;
+        let got = bench.run(&offers, window, window)?;
+        let ns_per_frame = WIRE as f64 * 8.0 / GBPS as f64;
+        let mut report = Vec::new();
+        let mut ok = true;
+        // The priorities share the link (one TC): the paused time of one is used by the other, so
+        // the check is on the total and on each priority's loss against the others.
+        let total: u64 = got.iter().sum();
+        let link_frames = window as f64 * 1e6 / ns_per_frame;
+        let pause_ns = |p: u8| -> f64 {
+            if expect_pause && vector & (1 << p) != 0 && pfc_enable & (1 << p) != 0 {
+                f64::from(quanta[usize::from(p)]) * 512.0 / GBPS as f64
+            } else {
+                0.0
+            }
+        };
+        let fully_paused_ns = priorities
+            .iter()
+            .map(|&p| pause_ns(p))
+            .fold(f64::MAX, f64::min);
+        let expected_total = link_frames - fully_paused_ns / ns_per_frame;
+        if (total as f64 - expected_total).abs() > 2.0 {
+            ok = false;
+        }
+        report.push(format!("{total} frames in {window} ms (expected {expected_total:.1}: the link idle for {fully_paused_ns:.0} ns)"));
+        if priorities.len() == 1 {
+            let p = priorities[0];
+            report.push(format!("priority {p}: paused {:.0} ns", pause_ns(p)));
+        } else {
+            // Two priorities in one TC alternate frame by frame when both can send; while one is
+            // paused the other takes the link. The difference is the pause difference.
+            let (a, b) = (priorities[0], priorities[1]);
+            let diff = got[usize::from(b)] as f64 - got[usize::from(a)] as f64;
+            let want = (pause_ns(a) - pause_ns(b)) / ns_per_frame;
+            if (diff - want).abs() > 2.0 {
+                ok = false;
+            }
+            report.push(format!(
+                "priority {b} sent {diff:.0} frames more than {a} (expected {want:.1})"
+            ));
+        }
+        if ok { Ok(None) } else { Err(report.join("; ")) }
+    })
+}
+
+/// Priorities 3 and 4 on two strict TCs (4 above 3), both backlogged, paused by one frame for
+/// 0x4000 and 0xC000 quanta: 4 sends nothing until its pause ends; 3 sends exactly while its
+/// pause is over and 4's is not (afterwards 4, the higher strict TC, takes the link).
+fn pfc_time_vector() -> CaseResult {
+    with_bench(|bench| {
+        bench.configure(2, [0, 0, 0, 0, 1, 0, 0, 0], [0; 8], [0; 8], 0x18)?;
+        let offers = [(3, Offer::Saturating), (4, Offer::Saturating)];
+        let _ = bench.run(&offers, 10, 0)?;
+        let quanta = [0, 0, 0, 0x4000, 0xC000, 0, 0, 0];
+        let pfc = PfcFrame::new(SUPPORT_MAC, 0x18, quanta).to_bytes().to_vec();
+        let _ = bench.support.send(&[pfc], &[]);
+        let window = 10u64;
+        let got = bench.run(&offers, window, window)?;
+        let ns_per_frame = WIRE as f64 * 8.0 / GBPS as f64;
+        let pause = |q: u16| f64::from(q) * 512.0 / GBPS as f64;
+        let want3 = (pause(0xC000) - pause(0x4000)) / ns_per_frame;
+        let want4 = (window as f64 * 1e6 - pause(0xC000)) / ns_per_frame;
+        if (got[3] as f64 - want3).abs() > 2.0 || (got[4] as f64 - want4).abs() > 2.0 {
+            return Err(format!(
+                "priority 3 sent {} frames (expected {want3:.1}), priority 4 {} (expected {want4:.1})",
+                got[3], got[4]
+            ));
+        }
+        Ok(None)
+    })
+}
+
+fn pfc_other_priorities() -> CaseResult {
+    with_bench(|bench| {
+        bench.configure(
+            2,
+            [0, 0, 0, 1, 0, 0, 0, 0],
+            [50, 50, 0, 0, 0, 0, 0, 0],
+            [2, 2, 0, 0, 0, 0, 0, 0],
+            0x08,
+        )?;
+        let offers = [(0, Offer::Saturating), (3, Offer::Saturating)];
+        let _ = bench.run(&offers, 10, 0)?;
+        let pfc = PfcFrame::new(SUPPORT_MAC, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
+            .to_bytes()
+            .to_vec();
+        let _ = bench.support.send(&[pfc], &[]);
+        let got = bench.run(&offers, 3, 3)?;
+        let ns_per_frame = WIRE as f64 * 8.0 / GBPS as f64;
+        let pause_ns = 65535.0 * 512.0 / GBPS as f64;
+        // For the 3 ms window (shorter than the 3.36 ms pause) priority 3 sends at most the frame
+        // already on the wire; priority 0 takes the whole link.
+        let link = 3.0e6 / ns_per_frame;
+        expect_eq(
+            "priority 3 silent while paused (at most one frame)",
+            got[3] <= 1,
+            true,
+        )?;
+        if (got[0] as f64 - link).abs() > 2.0 {
+            return Err(format!(
+                "priority 0 sent {} frames in 3 ms, expected the whole link ({link:.1}); pause {pause_ns:.0} ns",
+                got[0]
+            ));
+        }
+        Ok(None)
+    })
+}
+
+fn pfc_resume() -> CaseResult {
+    with_bench(|bench| {
+        bench.configure(
+            2,
+            [0, 0, 0, 1, 0, 0, 0, 0],
+            [50, 50, 0, 0, 0, 0, 0, 0],
+            [2, 2, 0, 0, 0, 0, 0, 0],
+            0x08,
+        )?;
+        let offers = [(3, Offer::Saturating)];
+        let _ = bench.run(&offers, 10, 0)?;
+        let pause = PfcFrame::new(SUPPORT_MAC, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
+            .to_bytes()
+            .to_vec();
+        let _ = bench.support.send(&[pause], &[]);
+        let paused = bench.run(&offers, 1, 1)?;
+        let resume = PfcFrame::new(SUPPORT_MAC, 0x08, [0; 8]).to_bytes().to_vec();
+        let _ = bench.support.send(&[resume], &[]);
+        let resumed = bench.run(&offers, 1, 1)?;
+        let per_ms = 1.0e6 / (WIRE as f64 * 8.0 / GBPS as f64);
+        expect_eq(
+            "paused for the first millisecond (at most the frame on the wire)",
+            paused[3] <= 1,
+            true,
+        )?;
+        if (resumed[3] as f64 - per_ms).abs() > 2.0 {
+            return Err(format!(
+                "after quanta 0, {} frames in 1 ms; expected the whole link ({per_ms:.1})",
+                resumed[3]
+            ));
+        }
+        Ok(None)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Status, run_group};
+
+    #[test]
+    fn qos_ets_and_pfc_groups_pass() {
+        for group in super::groups() {
+            let reports = run_group(&group, |r| {
+                println!("{:?} {}: {}", r.status, r.name, r.reason)
+            });
+            let failed: Vec<_> = reports
+                .iter()
+                .filter(|r| r.status != Status::Pass)
+                .map(|r| format!("{}: {}", r.name, r.reason))
+                .collect();
+            assert!(failed.is_empty(), "{}:\n{}", group.name, failed.join("\n"));
+        }
+    }
+}
