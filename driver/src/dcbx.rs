@@ -180,7 +180,12 @@ pub fn stop(context: &AdapterContext, farewell: bool) {
         len
     };
     if let Some(len) = shutdown {
-        crate::hub::transmit(context, frame.get(..len).unwrap_or(&[]), false);
+        crate::hub::transmit(
+            context,
+            frame.get(..len).unwrap_or(&[]),
+            false,
+            crate::link::now_ns(),
+        );
     }
     // The agent is stopped: a routine still running arms nothing more.
     context.dcbx.timer.stop();
@@ -252,7 +257,12 @@ unsafe extern "system" fn timer_routine(
                     len
                 };
                 if let Some(len) = len {
-                    crate::hub::transmit(context, frame.get(..len).unwrap_or(&[]), true);
+                    crate::hub::transmit(
+                        context,
+                        frame.get(..len).unwrap_or(&[]),
+                        true,
+                        crate::link::now_ns(),
+                    );
                 }
             }
         }

@@ -66,8 +66,10 @@ pub fn detach(context: &AdapterContext) {
 }
 
 /// Puts `frame` (a whole Ethernet frame without FCS) on `from`'s wire: every other adapter on
-/// the same wire number receives it. `at_dispatch`: the caller runs at DISPATCH_LEVEL.
-pub fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool) {
+/// the same wire number receives it, as having arrived at `at_ns` (the link's own time for its
+/// frames, which may lie within the last clock tick; now for control frames). `at_dispatch`:
+/// the caller runs at DISPATCH_LEVEL.
+pub fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let me = core::ptr::from_ref(from);
     let wire = from.core.config.virtual_wire;
     for port in &PORTS {
@@ -78,7 +80,7 @@ pub fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool) {
             // the port, so its detach (at halt, before the context is freed) waits for us.
             let to = unsafe { &*to };
             if to.core.config.virtual_wire == wire {
-                crate::receive::arrived(to, frame, at_dispatch);
+                crate::receive::arrived(to, frame, at_dispatch, at_ns);
             }
         }
         port.users.fetch_sub(1, Ordering::SeqCst);

@@ -20,7 +20,7 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use dcbndk_core::datapath::frame::PfcFrame;
-use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused};
+use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
 use dcbndk_core::qos::params::QosParameters;
 
 use crate::adapter::AdapterContext;
@@ -39,6 +39,10 @@ pub const TX_BUFFER_BYTES: usize = 1522;
 /// NBLs held per priority; a further one is completed with `NDIS_STATUS_RESOURCES` (the
 /// protocol sees the refusal, nothing is silently dropped).
 pub const HELD_PER_PRIORITY: usize = 32;
+/// The receive buffer PFC protects: every receive buffer of the adapter (XOFF leaves room for
+/// the frames in flight on a 100 m cable and the peer's reaction, `RxThresholds::for_link`).
+const RX_BUFFER_BYTES_TOTAL: u64 =
+    (crate::receive::RX_BUFFERS * crate::receive::RX_BUFFER_BYTES) as u64;
 /// The pool tag of the link's memory.
 pub const TAG_LINK: u32 = pool_tag(b"DcbL");
 
@@ -52,6 +56,8 @@ pub struct State {
     lens: [u16; TX_SLOTS],
     /// Per priority: NBLs waiting for room on that priority's queue, oldest first.
     held: [Ring; 8],
+    /// An XOFF is in force (sent, no XON since): the timer refreshes it.
+    xoff_sent: bool,
     /// When the current backlog began (the clock at the enqueue into an empty link): no frame
     /// of it can start earlier.
     ready_ns: u64,
@@ -108,12 +114,16 @@ impl State {
             *slot = u16::try_from(i).unwrap_or(0);
         }
         Self {
-            link: Link::new(LinkConfig::new(bits_per_second)),
+            link: Link::new(LinkConfig {
+                rx: RxThresholds::for_link(RX_BUFFER_BYTES_TOTAL, bits_per_second, 100),
+                ..LinkConfig::new(bits_per_second)
+            }),
             free,
             free_len: TX_SLOTS,
             lens: [0; TX_SLOTS],
             held: [Ring::EMPTY; 8],
             ready_ns: 0,
+            xoff_sent: false,
         }
     }
 
@@ -151,6 +161,33 @@ impl State {
         self.held
             .get(usize::from(priority & 7))
             .is_some_and(|r| r.len > 0)
+    }
+
+    /// A received frame of `bytes` bytes on `priority` entered the receive buffer (`Some`: send
+    /// this XOFF); `Err` when it does not fit.
+    ///
+    /// # Errors
+    /// The frame does not fit the receive buffer of its priority.
+    pub fn rx_fill(
+        &mut self,
+        priority: u8,
+        bytes: u32,
+        now_ns: u64,
+    ) -> Result<Option<PfcRequest>, Refused> {
+        let request = self.link.rx_fill(priority, bytes, now_ns)?;
+        if request.is_some() {
+            self.xoff_sent = true;
+        }
+        Ok(request)
+    }
+
+    /// A received frame left the receive buffer (`Some`: send this XON).
+    pub fn rx_drain(&mut self, priority: u8, bytes: u32) -> Option<PfcRequest> {
+        let request = self.link.rx_drain(priority, bytes)?;
+        if request.quanta.iter().all(|q| *q == 0) {
+            self.xoff_sent = false;
+        }
+        Some(request)
     }
 
     /// Whether `priority`'s queue can take a frame now (room and a free buffer).
@@ -312,30 +349,30 @@ impl LinkShell {
 pub fn configure(context: &AdapterContext, params: &QosParameters) {
     let xon = context.link.state().lock().link.configure(params, now_ns());
     if let Some(request) = xon {
-        send_pfc(context, request, false);
+        send_pfc(context, request, false, now_ns());
     }
     drain(context, false);
 }
 
-/// A PFC frame from the peer (the receive path consumes it): pause the enabled priorities.
-pub fn pause(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool) {
-    // What the link sent before the frame arrived goes first.
-    drain(context, at_dispatch);
+/// A PFC frame from the peer (the receive path consumes it), arrived at `at_ns`: what the link
+/// sent before that goes first, then the enabled priorities pause from `at_ns`.
+pub fn pause(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
+    drain_until(context, at_dispatch, at_ns);
     context
         .link
         .state()
         .lock()
         .link
-        .pause(u16::from(frame.enable), frame.quanta, now_ns());
+        .pause(u16::from(frame.enable), frame.quanta, at_ns);
     drain(context, at_dispatch);
 }
 
 /// Sends a PFC frame asking the peer to pause (or resume) the priorities of `request`. PFC frames
 /// are MAC Control frames: they bypass the queues.
-pub fn send_pfc(context: &AdapterContext, request: PfcRequest, at_dispatch: bool) {
+pub fn send_pfc(context: &AdapterContext, request: PfcRequest, at_dispatch: bool, at_ns: u64) {
     let enable = u8::try_from(request.class_enable & 0xFF).unwrap_or(0);
     let frame = PfcFrame::new(context.core.config.current_mac, enable, request.quanta).to_bytes();
-    crate::hub::transmit(context, &frame, at_dispatch);
+    crate::hub::transmit(context, &frame, at_dispatch, at_ns);
 }
 
 /// Moves every frame whose turn has come to the wire, retries held NBLs, and arms the timer at
@@ -346,10 +383,16 @@ pub fn send_pfc(context: &AdapterContext, request: PfcRequest, at_dispatch: bool
 /// (or when the backlog began), as long as that is not later than now. Frames refilled from
 /// held NBLs on the way join the same backlog, as they would have on a real clock.
 pub fn drain(context: &AdapterContext, at_dispatch: bool) {
+    drain_until(context, at_dispatch, now_ns());
+}
+
+/// [`drain`] up to `until` (at most now): a PFC frame that arrived within the last clock tick
+/// stops the link at its own arrival time, not at the end of the tick.
+fn drain_until(context: &AdapterContext, at_dispatch: bool, until: u64) {
     let mut frame = [0u8; TX_BUFFER_BYTES];
-    let now = now_ns();
+    let now = until.min(now_ns());
     loop {
-        let len = {
+        let (len, end_ns) = {
             let mut s = context.link.state().lock();
             let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
             // Nothing may start at `at` (every backlogged priority paused then): jump to the
@@ -379,18 +422,34 @@ pub fn drain(context: &AdapterContext, at_dispatch: bool) {
                 }
             }
             s.put_slot(sent.handle);
-            len
+            (len, sent.end_ns)
         };
-        crate::hub::transmit(context, frame.get(..len).unwrap_or(&[]), at_dispatch);
+        crate::hub::transmit(
+            context,
+            frame.get(..len).unwrap_or(&[]),
+            at_dispatch,
+            end_ns,
+        );
         crate::datapath::retry_held(context, at_dispatch);
     }
     crate::datapath::retry_held(context, at_dispatch);
+    let refresh = context.link.state().lock().link.rx_poll(now);
+    if let Some(request) = refresh {
+        send_pfc(context, request, at_dispatch, now);
+    }
     let next = {
         let mut s = context.link.state().lock();
         // Caught up to now: what did not start by now (paused, or refilled too late) starts
         // no earlier than now.
         s.ready_ns = s.ready_ns.max(now);
-        s.link.next_event_ns(now)
+        // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
+        let refresh = s
+            .xoff_sent
+            .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
+        match (s.link.next_event_ns(now), refresh) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     };
     if let Some(next_ns) = next {
         arm(context, next_ns);

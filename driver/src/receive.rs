@@ -28,8 +28,8 @@ use crate::ffi::imports::{
 };
 use crate::ffi::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL,
-    NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1, NET_BUFFER, NET_BUFFER_DATA,
-    NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
+    NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
+    NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
     NET_BUFFER_LIST_POOL_PARAMETERS, NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
 };
 use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
@@ -206,7 +206,7 @@ impl Drop for ReceivePool {
 
 /// A frame arrived from the wire (at the sender's IRQL). The DCBX agent takes its LLDPDUs;
 /// other frames are indicated if the adapter runs and its packet filter accepts them.
-pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
+pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let len = frame.len();
     if len < ETHERNET_HEADER as usize || len > RX_BUFFER_BYTES {
         context.core.stats.receive_error();
@@ -221,17 +221,17 @@ pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
     let running = context.core.state.begin_send();
     if running && mac_control {
         if let Ok(pfc) = PfcFrame::parse(frame) {
-            crate::link::pause(context, &pfc, at_dispatch);
+            crate::link::pause(context, &pfc, at_dispatch, at_ns);
         }
     } else if running {
-        indicate(context, frame, at_dispatch);
+        indicate(context, frame, at_dispatch, at_ns);
     } else if !mac_control {
         context.core.stats.receive_discarded();
     }
     context.core.state.end_send();
 }
 
-fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
+fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let Some(dst) = frame.get(..6).and_then(|d| <[u8; 6]>::try_from(d).ok()) else {
         return;
     };
@@ -270,6 +270,27 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
         return;
     };
     let rdma = is_rdma(&parsed);
+    // The receive buffer's occupancy per priority drives PFC (802.1Qbb): past XOFF the adapter
+    // asks the peer to pause the priority; a frame that does not fit is dropped.
+    let priority = parsed.tag.map_or(0, |t| t.pcp & 7);
+    let bytes = u32::try_from(len).unwrap_or(u32::MAX);
+    let filled = context.link.state().lock().rx_fill(priority, bytes, at_ns);
+    let xoff = match filled {
+        Ok(request) => request,
+        Err(_) => {
+            rx.free.lock().put(index);
+            context.core.stats.receive_discarded();
+            return;
+        }
+    };
+    // SAFETY: as above; the second reserved slot keeps the frame's priority and length for the
+    // return (MiniportReserved is the miniport's).
+    unsafe { (*nbl).MiniportReserved.0[1] = ((usize::from(priority) << 32) | len) as PVOID };
+    if let Some(request) = xoff {
+        crate::link::send_pfc(context, request, at_dispatch, at_ns);
+        // Arms the refresh of the XOFF.
+        crate::link::drain(context, at_dispatch);
+    }
     // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
     let nb: *mut NET_BUFFER = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).FirstNetBuffer };
     // SAFETY: as above; only the address of the NB's head (its NET_BUFFER_DATA) is taken.
@@ -315,7 +336,7 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
 pub unsafe extern "system" fn miniport_return_net_buffer_lists(
     adapter_context: NDIS_HANDLE,
     chain: *mut NET_BUFFER_LIST,
-    _flags: ULONG,
+    flags: ULONG,
 ) {
     // SAFETY: NDIS passes our live context.
     let context = unsafe { context(adapter_context) };
@@ -325,8 +346,23 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
         // SAFETY: an NBL of the chain NDIS returns; Next is read before the NBL is reused.
         let next = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next };
         if let Some(index) = rx.index_of(nbl) {
+            // SAFETY: our NBL, back from NDIS; the slot was set at indication.
+            let kept = unsafe { (*nbl).MiniportReserved.0[1] } as usize;
+            let (priority, len) = (
+                u8::try_from((kept >> 32) & 7).unwrap_or(0),
+                u32::try_from(kept & 0xFFFF_FFFF).unwrap_or(0),
+            );
             rx.free.lock().put(index);
             rx.outstanding.fetch_sub(1, Ordering::SeqCst);
+            let xon = context.link.state().lock().rx_drain(priority, len);
+            if let Some(request) = xon {
+                crate::link::send_pfc(
+                    context,
+                    request,
+                    flags & NDIS_RETURN_FLAGS_DISPATCH_LEVEL != 0,
+                    crate::link::now_ns(),
+                );
+            }
         }
         nbl = next;
     }

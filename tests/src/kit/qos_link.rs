@@ -392,6 +392,10 @@ fn pfc_cases() -> Vec<Case> {
             pfc_time_vector,
         ),
         Case::new("zero quanta resumes at once", pfc_resume),
+        Case::new(
+            "a full receive buffer sends XOFF, a drained one XON: nothing lost",
+            pfc_generation,
+        ),
     ]
 }
 
@@ -564,6 +568,107 @@ fn pfc_resume() -> CaseResult {
         }
         Ok(None)
     })
+}
+
+/// A sends priority-3 traffic to B (both `*QOS` = 1, PFC on 3); B's protocol keeps every NBL
+/// it is indicated, so B's receive buffer fills. B must send XOFF before it runs out of buffers
+/// (A then stops: a capture adapter sees no more data frames, and B dropped none), refresh it
+/// while held (A stays silent for 10 ms, three pause times), and send XON once the NBLs come
+/// back (A resumes at line rate).
+fn pfc_generation() -> CaseResult {
+    let wire = fresh_manual_wire();
+    let adapter = |mac: [u8; 6], qos: bool| {
+        let mut r = Registry::inf_defaults();
+        r.on_wire(wire)
+            .set_sz(
+                "NetworkAddress",
+                &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
+            )
+            .set_sz("SimLinkSpeed", &GBPS.to_string())
+            .set_sz("*QOS", if qos { "1" } else { "0" });
+        started(r)
+    };
+    let a = adapter(DUT_MAC, true)?;
+    let b = adapter(SUPPORT_MAC, true)?;
+    let capture = adapter([0x02, 0, 0, 0, 0, 0xEE], false)?;
+    let result = (|| -> CaseResult {
+        let request = Request {
+            flags: 0x0002_0202,
+            num_tcs: 2,
+            prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
+            bw: [50, 50, 0, 0, 0, 0, 0, 0],
+            tsa: [2, 2, 0, 0, 0, 0, 0, 0],
+            pfc: 0x08,
+            elements: vec![(3, 5003, 3)],
+        };
+        for x in [&a, &b] {
+            let bytes = request.bytes();
+            let out = x.method(OID_QOS_PARAMETERS, &bytes, bytes.len());
+            expect_eq("OID_QOS_PARAMETERS", out.status, NDIS_STATUS_SUCCESS)?;
+        }
+        let directed = 1u32.to_le_bytes();
+        expect_eq(
+            "B directed filter",
+            b.set(OID_GEN_CURRENT_PACKET_FILTER, &directed).status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        let promiscuous = NDIS_PACKET_TYPE_PROMISCUOUS.to_le_bytes();
+        expect_eq(
+            "capture promiscuous",
+            capture
+                .set(OID_GEN_CURRENT_PACKET_FILTER, &promiscuous)
+                .status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        b.hold_returns();
+        let frames: Vec<Vec<u8>> = (0..3000).map(|_| udp_frame(5003)).collect();
+        let mut pending = vec![a.send_async(SendBatch::one_nbl(&frames, a.shared_handle()))];
+        let mut on_wire = 0usize;
+        let look = |on_wire: &mut usize| {
+            for f in capture.received() {
+                if f.bytes.get(6..12) == Some(&DUT_MAC[..])
+                    && f.bytes.get(12..14) == Some(&[0x08, 0x00])
+                {
+                    *on_wire += 1;
+                }
+            }
+        };
+        for _ in 0..10 {
+            advance(wire, 1);
+            look(&mut on_wire);
+        }
+        let indicated = b.received().len();
+        let rx_buffers = dcbndk::receive::RX_BUFFERS;
+        expect_eq(
+            "while B holds its NBLs: frames A sent = frames B indicated (none dropped), fewer than B's buffers",
+            (on_wire, on_wire == indicated, indicated < rx_buffers),
+            (indicated, true, true),
+        )?;
+        // 10 ms is three times the pause of one XOFF (0xFFFF quanta, 3.36 ms at 10 Gb/s): A
+        // stayed silent because B refreshed it. (PFC frames are MAC Control frames, consumed by
+        // every adapter, so the capture cannot show them; A's silence and B's count do.)
+        b.release_returns();
+        look(&mut on_wire);
+        let before = on_wire;
+        for _ in 0..3 {
+            advance(wire, 1);
+            look(&mut on_wire);
+        }
+        let _ = b.received();
+        if on_wire - before < 3 * 1000 / 2 {
+            return Err(format!(
+                "A sent only {} frames in the 3 ms after XON",
+                on_wire - before
+            ));
+        }
+        let _ = a.reap(&mut pending);
+        Ok(None)
+    })();
+    b.release_returns();
+    let finished = finish(a).and(finish(b)).and(finish(capture));
+    let verdict = result?;
+    finished?;
+    Ok(verdict)
 }
 
 #[cfg(test)]

@@ -594,6 +594,16 @@ impl Adapter {
         super::receive::take_received(self.shared.handle())
     }
 
+    /// The protocol keeps the NBLs indicated from now on (see `receive::hold_returns`).
+    pub fn hold_returns(&self) {
+        super::receive::hold_returns(self.shared.handle());
+    }
+
+    /// The protocol returns every NBL it kept, and keeps no more.
+    pub fn release_returns(&self) {
+        super::receive::release_returns(self.shared.handle());
+    }
+
     /// The adapter's virtual wire (`SimVirtualWire`).
     #[must_use]
     pub fn wire(&self) -> u32 {

@@ -44,6 +44,48 @@ static NBLS: LazyLock<Mutex<HashMap<usize, (usize, usize)>>> =
 /// MDL address -> owner handle (MDLs from `NdisAllocateMdl`).
 static MDL_OWNERS: LazyLock<Mutex<HashMap<usize, usize>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Adapters whose protocol keeps the NBLs it is indicated (until [`release_returns`]), and the
+/// NBLs kept.
+static HOLDING: LazyLock<Mutex<HashMap<usize, Vec<usize>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// From now on the protocol bound to `adapter` keeps every NBL indicated to it, as a protocol
+/// busy with its data does.
+pub fn hold_returns(adapter: usize) {
+    lock(&HOLDING).entry(adapter).or_default();
+}
+
+/// Returns every NBL kept for `adapter` (through `MiniportReturnNetBufferLists`, one call per
+/// NBL) and stops keeping them.
+pub fn release_returns(adapter: usize) {
+    let kept = lock(&HOLDING).remove(&adapter).unwrap_or_default();
+    let Some(shared) = Sim::get().adapter(adapter) else {
+        return;
+    };
+    let Some(ret) = shared.driver.characteristics.ReturnNetBufferListsHandler else {
+        return;
+    };
+    let context = shared.context();
+    for nbl in kept {
+        call_handler(
+            Some(&shared),
+            DISPATCH_LEVEL,
+            "MiniportReturnNetBufferLists",
+            |_| {},
+            || {
+                // SAFETY: the miniport's handler with its context and an NBL it indicated.
+                unsafe {
+                    ret(
+                        as_handle(context),
+                        nbl as *mut NET_BUFFER_LIST,
+                        NDIS_RETURN_FLAGS_DISPATCH_LEVEL,
+                    )
+                }
+            },
+        );
+    }
+}
+
 /// Adapter handle -> frames indicated and not yet taken by the test.
 static RECEIVED: LazyLock<Mutex<HashMap<usize, Vec<ReceivedFrame>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
@@ -385,6 +427,18 @@ pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
         .or_default()
         .extend(frames);
     if flags & NDIS_RECEIVE_FLAGS_RESOURCES != 0 {
+        return;
+    }
+    if let Some(kept) = lock(&HOLDING).get_mut(&adapter.handle()) {
+        let mut nbl = chain;
+        while !nbl.is_null() {
+            // SAFETY: an NBL of the chain the miniport indicated; Next is read before it is kept.
+            let next = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next };
+            // SAFETY: as above; each NBL is kept (and returned) on its own.
+            unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next = std::ptr::null_mut() };
+            kept.push(nbl as usize);
+            nbl = next;
+        }
         return;
     }
     let Some(ret) = adapter.driver.characteristics.ReturnNetBufferListsHandler else {
