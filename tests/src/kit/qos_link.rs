@@ -673,6 +673,44 @@ fn pfc_generation() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
+    use dcbndk_core::ndk::counters::Counter;
+
+    /// RoCEv2 frames (UDP 4791) are counted into the NDK RDMA counters of the sender
+    /// (outbound) and of the receiver (inbound). No classification names port 4791 here, so the
+    /// frames go untagged and both sides count 1000 bytes each.
+    #[test]
+    fn rdma_frames_are_counted_on_both_ends() {
+        super::with_bench(|bench| {
+            bench.configure(
+                2,
+                [0; 8],
+                [100, 0, 0, 0, 0, 0, 0, 0],
+                [2, 0, 0, 0, 0, 0, 0, 0],
+                0,
+            )?;
+            let frames: Vec<Vec<u8>> = (0..10).map(|_| super::udp_frame(4791)).collect();
+            let _ = bench.dut.send(&frames, &[]);
+            super::advance(bench.wire, 1);
+            let (out, _) = bench.dut.ndk_statistics_direct().ok_or("no statistics")?;
+            let (inbound, _) = bench
+                .support
+                .ndk_statistics_direct()
+                .ok_or("no statistics")?;
+            super::expect_eq(
+                "sender: RdmaOutFrames, RdmaOutOctets; receiver: RdmaInFrames, RdmaInOctets",
+                (
+                    out.get(Counter::RdmaOutFrames),
+                    out.get(Counter::RdmaOutOctets),
+                    inbound.get(Counter::RdmaInFrames),
+                    inbound.get(Counter::RdmaInOctets),
+                ),
+                (10, 10 * 1000, 10, 10 * 1000),
+            )?;
+            Ok(None)
+        })
+        .unwrap();
+    }
+
     use super::super::{Status, run_group};
 
     #[test]
