@@ -265,13 +265,20 @@ fn main() -> ExitCode {
         println!();
     }
 
+    // The name column fits the longest group name.
+    let w = per_group
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     println!(
-        "{:<18} {:>7} {:>7} {:>8} {:>9}",
+        "{:<w$} {:>7} {:>7} {:>8} {:>9}",
         "group", "passed", "failed", "skipped", "time"
     );
     for (name, t) in &per_group {
         println!(
-            "{:<18} {:>7} {:>7} {:>8} {:>8.2}s",
+            "{:<w$} {:>7} {:>7} {:>8} {:>8.2}s",
             name,
             t.passed,
             t.failed,
@@ -281,7 +288,7 @@ fn main() -> ExitCode {
     }
     let total = Totals::of(&all);
     println!(
-        "{:<18} {:>7} {:>7} {:>8} {:>8.2}s",
+        "{:<w$} {:>7} {:>7} {:>8} {:>8.2}s",
         "total",
         total.passed,
         total.failed,
