@@ -26,7 +26,7 @@ use crate::ffi::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
 use crate::ffi::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL,
     NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST,
-    NET_BUFFER_LIST_LINKS,
+    NET_BUFFER_LIST_LINKS, NetBufferListCancelId,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG};
 use crate::receive::RX_BUFFER_BYTES as MAX_FRAME;
@@ -413,14 +413,39 @@ fn frame(nb: *mut NET_BUFFER, length: ULONG, storage: &mut [u8; MAX_FRAME]) -> O
     Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) })
 }
 
-/// `MiniportCancelSend`: only NBLs of a lossless priority held for room on the link wait in the
-/// miniport; they are not cancelled by ID (a choice: they complete within the PFC pause time of
-/// the peer, or with `NDIS_STATUS_PAUSED` at pause).
+/// `MiniportCancelSend` (<= DISPATCH_LEVEL): the NBLs held for room on the link whose
+/// cancellation identifier (`NetBufferListCancelId` info) is `cancel_id` complete with
+/// `NDIS_STATUS_SEND_ABORTED`. Frames of such an NBL already queued on the link still leave.
 ///
 /// # Safety
 /// Called by NDIS with our context.
-pub unsafe extern "system" fn miniport_cancel_send(
-    _adapter_context: NDIS_HANDLE,
-    _cancel_id: PVOID,
-) {
+pub unsafe extern "system" fn miniport_cancel_send(adapter_context: NDIS_HANDLE, cancel_id: PVOID) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    while !context.link.begin_retry() {
+        core::hint::spin_loop();
+    }
+    let slot = usize::try_from(NetBufferListCancelId).unwrap_or(usize::MAX);
+    let id_of = |nbl: usize| {
+        let nbl = nbl as *mut NET_BUFFER_LIST;
+        // SAFETY: a held NBL, owned by the miniport; only the info array's address is taken.
+        let info = unsafe { &raw const (*nbl).NetBufferListInfo };
+        // SAFETY: `info` points at the NBL's info array; `get` checks the index.
+        unsafe { (*info).get(slot).copied() }.unwrap_or(null_mut())
+    };
+    let mut done = Chain::default();
+    context.link.state().lock().take_held(
+        |nbl| id_of(nbl) == cancel_id,
+        |nbl| {
+            let nbl = nbl as *mut NET_BUFFER_LIST;
+            // SAFETY: a held NBL, now out of the ring; its status is the miniport's to set.
+            unsafe { set_status(nbl, ndis_status(Status::SendAborted)) };
+            // SAFETY: as above; its Next is NULL.
+            unsafe { done.push(nbl) };
+        },
+    );
+    context.link.end_retry();
+    // SAFETY: held NBLs, each with its status, completed once. The IRQL is unknown here (up to
+    // DISPATCH_LEVEL), so the DISPATCH flag is not claimed (NDIS then looks for itself).
+    unsafe { done.complete(context, false) };
 }

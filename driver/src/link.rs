@@ -156,6 +156,25 @@ impl State {
         self.held.get_mut(usize::from(priority & 7))?.pop()
     }
 
+    /// Takes out of every ring the held NBLs `matches` says to, keeping the others in order.
+    pub fn take_held(
+        &mut self,
+        mut matches: impl FnMut(usize) -> bool,
+        mut taken: impl FnMut(usize),
+    ) {
+        for ring in &mut self.held {
+            let mut kept = Ring::EMPTY;
+            while let Some(nbl) = ring.pop() {
+                if matches(nbl) {
+                    taken(nbl);
+                } else {
+                    let _ = kept.push(nbl);
+                }
+            }
+            *ring = kept;
+        }
+    }
+
     /// Whether NBLs are held on `priority`.
     pub fn has_held(&self, priority: u8) -> bool {
         self.held

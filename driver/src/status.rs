@@ -24,5 +24,6 @@ pub const fn ndis_status(status: Status) -> NDIS_STATUS {
         Status::Paused => s::NDIS_STATUS_PAUSED,
         Status::InvalidState => s::NDIS_STATUS_INVALID_STATE,
         Status::RequestAborted => s::NDIS_STATUS_REQUEST_ABORTED,
+        Status::SendAborted => s::NDIS_STATUS_SEND_ABORTED,
     }
 }

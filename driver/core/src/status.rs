@@ -33,6 +33,8 @@ pub enum Status {
     InvalidState,
     /// `NDIS_STATUS_REQUEST_ABORTED`
     RequestAborted,
+    /// `NDIS_STATUS_SEND_ABORTED`: a send cancelled by `MiniportCancelSend`.
+    SendAborted,
 }
 
 impl Status {
@@ -52,6 +54,7 @@ impl Status {
         Status::Paused,
         Status::InvalidState,
         Status::RequestAborted,
+        Status::SendAborted,
     ];
 
     /// The C name of the status.
@@ -72,6 +75,7 @@ impl Status {
             Status::Paused => "NDIS_STATUS_PAUSED",
             Status::InvalidState => "NDIS_STATUS_INVALID_STATE",
             Status::RequestAborted => "NDIS_STATUS_REQUEST_ABORTED",
+            Status::SendAborted => "NDIS_STATUS_SEND_ABORTED",
         }
     }
 }

@@ -205,6 +205,8 @@ ndis_consts! {
     pub const NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1: USHORT = 16;
     /// `NDIS_RECEIVE_FLAGS_RESOURCES`: the miniport reclaims the NBLs when the indication returns.
     pub const NDIS_RECEIVE_FLAGS_RESOURCES: ULONG = 0x0000_0002;
+    /// `NetBufferListCancelId`: the NBL info slot of the cancellation identifier.
+    pub const NetBufferListCancelId: i32 = 5;
     /// `Ieee8021QNetBufferListInfo`: the NBL info slot of the 802.1Q tag.
     pub const Ieee8021QNetBufferListInfo: i32 = 4;
     /// `MaxNetBufferListInfo` in an NDIS 6.30 build.

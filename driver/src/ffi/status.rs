@@ -69,6 +69,8 @@ ndis_consts! {
     pub const NDIS_STATUS_ADAPTER_REMOVED: NDIS_STATUS = status(0xC001_0018);
     /// `STATUS_NDIS_PAUSED`: sends while the adapter is not running.
     pub const NDIS_STATUS_PAUSED: NDIS_STATUS = status(0xC023_002A);
+    /// `NDIS_STATUS_SEND_ABORTED`: a send cancelled (`MiniportCancelSend`).
+    pub const NDIS_STATUS_SEND_ABORTED: NDIS_STATUS = status(0xC023_000C);
     /// `STATUS_NDIS_LOW_POWER_STATE`
     pub const NDIS_STATUS_LOW_POWER_STATE: NDIS_STATUS = status(0xC023_002F);
 

@@ -396,6 +396,10 @@ fn pfc_cases() -> Vec<Case> {
             "a full receive buffer sends XOFF, a drained one XON: nothing lost",
             pfc_generation,
         ),
+        Case::new(
+            "a send held by a pause is cancelled by its ID: SEND_ABORTED",
+            pfc_cancel,
+        ),
     ]
 }
 
@@ -495,6 +499,48 @@ fn pfc_time_vector() -> CaseResult {
                 got[3], got[4]
             ));
         }
+        Ok(None)
+    })
+}
+
+/// Priority 3 paused for 0xFFFF quanta; two NBLs of priority-3 frames wait for room, with cancel
+/// IDs 7 and 8: cancelling 7 completes it at once with NDIS_STATUS_SEND_ABORTED; 8 still
+/// completes with SUCCESS when the pause ends.
+fn pfc_cancel() -> CaseResult {
+    with_bench(|bench| {
+        bench.configure(
+            2,
+            [0, 0, 0, 1, 0, 0, 0, 0],
+            [50, 50, 0, 0, 0, 0, 0, 0],
+            [2, 2, 0, 0, 0, 0, 0, 0],
+            0x08,
+        )?;
+        let pause = PfcFrame::new(SUPPORT_MAC, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
+            .to_bytes()
+            .to_vec();
+        let _ = bench.support.send(&[pause], &[]);
+        let frames: Vec<Vec<u8>> = (0..40).map(|_| udp_frame(5003)).collect();
+        let mut pending = Vec::new();
+        for id in [7usize, 8] {
+            let mut batch = SendBatch::one_nbl(&frames, bench.dut.shared_handle());
+            batch.set_cancel_id(id);
+            pending.push(bench.dut.send_async(batch));
+        }
+        expect_eq("both held", bench.dut.reap(&mut pending), vec![])?;
+        bench.dut.cancel_send(7);
+        expect_eq(
+            "ID 7 aborted",
+            bench.dut.reap(&mut pending),
+            vec![dcbndk::ffi::status::NDIS_STATUS_SEND_ABORTED],
+        )?;
+        advance(bench.wire, 5);
+        let done = bench.dut.reap(&mut pending);
+        let _ = bench.support.received();
+        expect_eq(
+            "ID 8 sent once the pause ended",
+            done,
+            vec![NDIS_STATUS_SUCCESS],
+        )?;
         Ok(None)
     })
 }

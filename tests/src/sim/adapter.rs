@@ -594,6 +594,23 @@ impl Adapter {
         super::receive::take_received(self.shared.handle())
     }
 
+    /// `NdisCancelSendNetBufferLists`: `MiniportCancelSend` at DISPATCH_LEVEL with `cancel_id`.
+    pub fn cancel_send(&self, cancel_id: usize) {
+        if let Some(cancel) = self.handlers().CancelSendHandler {
+            let context = self.shared.context();
+            call_handler(
+                Some(&self.shared),
+                DISPATCH_LEVEL,
+                "MiniportCancelSend",
+                |_| {},
+                || {
+                    // SAFETY: a registered handler called with our context.
+                    unsafe { cancel(as_handle(context), as_handle(cancel_id)) }
+                },
+            );
+        }
+    }
+
     /// The protocol keeps the NBLs indicated from now on (see `receive::hold_returns`).
     pub fn hold_returns(&self) {
         super::receive::hold_returns(self.shared.handle());

@@ -1929,9 +1929,11 @@ pub unsafe extern "system" fn NdisMSendNetBufferListsComplete(
     let Some(adapter) = adapter_from(handle, "NdisMSendNetBufferListsComplete") else {
         return;
     };
+    // The flag promises DISPATCH_LEVEL: set below it, NDIS would run its completion path at the
+    // wrong IRQL. Clear at DISPATCH_LEVEL it only costs NDIS a look at the IRQL (allowed).
     let at_dispatch = verifier::irql() == DISPATCH_LEVEL;
-    if at_dispatch != (flags & NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL != 0) {
-        adapter.violations.report(Rule::BadStructure, "NdisMSendNetBufferListsComplete: NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL does not match the current IRQL");
+    if !at_dispatch && flags & NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL != 0 {
+        adapter.violations.report(Rule::BadStructure, "NdisMSendNetBufferListsComplete: NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL below DISPATCH_LEVEL");
     }
     let mut o = lock(&adapter.outstanding);
     let mut nbl = chain;

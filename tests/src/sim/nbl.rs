@@ -140,6 +140,15 @@ impl SendBatch {
         batch
     }
 
+    /// Sets the cancellation identifier of every NBL (`NDIS_SET_NET_BUFFER_LIST_CANCEL_ID`).
+    pub fn set_cancel_id(&mut self, id: usize) {
+        let slot = dcbndk::ffi::nbl::NetBufferListCancelId as usize;
+        for &nbl in &self.nbls {
+            // SAFETY: an NBL this batch allocated and still owns (not yet handed over).
+            unsafe { (*nbl).NetBufferListInfo[slot] = id as *mut std::ffi::c_void };
+        }
+    }
+
     /// The first NBL of the chain (NULL for no frames).
     #[must_use]
     pub fn head(&self) -> *mut NET_BUFFER_LIST {
