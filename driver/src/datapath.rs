@@ -32,7 +32,7 @@ use crate::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG
 use crate::receive::RX_BUFFER_BYTES as MAX_FRAME;
 use crate::status::ndis_status;
 use core::ptr::null_mut;
-use dcbndk_core::datapath::classify::{Meta, apply_tag};
+use dcbndk_core::datapath::classify::Meta;
 use dcbndk_core::datapath::frame::{Frame, HEADER_BYTES};
 
 /// `MiniportSendNetBufferLists`: sends or holds each NBL of the chain and completes the ones
@@ -157,26 +157,23 @@ unsafe fn send_or_hold(
             status = Status::InvalidLength;
             continue;
         };
-        let mut out = [0u8; crate::link::TX_BUFFER_BYTES];
-        let Some((priority, len, rdma)) = classify(context, bytes, &meta, &mut out) else {
-            context.core.stats.send_error();
-            status = Status::InvalidLength;
-            continue;
-        };
-        let tagged = out.get(..len).unwrap_or(&[]);
+        let header = bytes.get(..bytes.len().min(HEADER_BYTES)).unwrap_or(&[]);
+        let f = Frame::parse(header);
+        let d = context.classifier.read(|c| c.classify(&f, &meta));
+        let priority = d.priority;
         let queued = {
             let mut s = context.link.state().lock();
             // A new NBL waits behind the ones already held on its priority (their order).
             let q = if !retry && s.has_held(priority) {
                 crate::link::Queued::Full
             } else {
-                context.link.enqueue(&mut s, priority, tagged)
+                context.link.enqueue(&mut s, priority, bytes, d.tag)
             };
             if q == crate::link::Queued::Full && !retry && !s.hold(priority, nbl as usize) {
                 drop(s);
                 return Some(Status::Resources);
             }
-            if q == crate::link::Queued::Yes && rdma {
+            if let (crate::link::Queued::Yes(len), true) = (q, d.is_rdma) {
                 // Under the lock: at DISPATCH_LEVEL, on this CPU.
                 crate::ndk::count_rdma(context, false, len);
             }
@@ -192,7 +189,7 @@ unsafe fn send_or_hold(
                 context.core.stats.send_error();
                 status = Status::InvalidLength;
             }
-            crate::link::Queued::Yes => {
+            crate::link::Queued::Yes(_) => {
                 let to = bytes
                     .get(..6)
                     .and_then(|d| <[u8; 6]>::try_from(d).ok())
@@ -204,20 +201,6 @@ unsafe fn send_or_hold(
     Some(status)
 }
 
-/// Classifies and tags one frame into `out`: (priority, length, RDMA).
-fn classify(
-    context: &AdapterContext,
-    bytes: &[u8],
-    meta: &Meta,
-    out: &mut [u8],
-) -> Option<(u8, usize, bool)> {
-    let header = bytes.get(..bytes.len().min(HEADER_BYTES))?;
-    let f = Frame::parse(header);
-    let d = context.classifier.read(|c| c.classify(&f, meta));
-    let len = apply_tag(bytes, d.tag, out)?;
-    Some((d.priority, len, d.is_rdma))
-}
-
 /// Retries the held NBLs, oldest first on each priority, completing each that got all its
 /// frames on the link. One retrier at a time (the others return: the running one sees what they
 /// would).
@@ -227,7 +210,13 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
     }
     for priority in 0..8u8 {
         loop {
-            let Some(first) = context.link.state().lock().first_held(priority) else {
+            // Only a priority with room can take the held NBL's next frame: the others are
+            // not classified again for nothing.
+            let first = {
+                let s = context.link.state().lock();
+                s.first_held(priority).filter(|_| s.has_room(priority))
+            };
+            let Some(first) = first else {
                 break;
             };
             let nbl = first as *mut NET_BUFFER_LIST;
@@ -314,7 +303,7 @@ unsafe fn set_progress(nbl: *mut NET_BUFFER_LIST, index: usize) {
 ///
 /// # Safety
 /// `nbl` must be a valid NBL owned by the miniport.
-unsafe fn set_next(nbl: *mut NET_BUFFER_LIST, next: *mut NET_BUFFER_LIST) {
+pub(crate) unsafe fn set_next(nbl: *mut NET_BUFFER_LIST, next: *mut NET_BUFFER_LIST) {
     // SAFETY: per the function contract; only the member's address is taken.
     let links = unsafe { &raw mut (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
     // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
@@ -341,7 +330,7 @@ unsafe fn nb_length(nb: *mut NET_BUFFER) -> ULONG {
 ///
 /// # Safety
 /// `nbl` must be a valid NBL.
-unsafe fn next_nbl(nbl: *mut NET_BUFFER_LIST) -> *mut NET_BUFFER_LIST {
+pub(crate) unsafe fn next_nbl(nbl: *mut NET_BUFFER_LIST) -> *mut NET_BUFFER_LIST {
     // SAFETY: per the function contract; only the member's address is taken.
     let links = unsafe { &raw const (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
     // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
@@ -352,7 +341,7 @@ unsafe fn next_nbl(nbl: *mut NET_BUFFER_LIST) -> *mut NET_BUFFER_LIST {
 ///
 /// # Safety
 /// `nbl` must be a valid NBL.
-unsafe fn first_nb(nbl: *mut NET_BUFFER_LIST) -> *mut NET_BUFFER {
+pub(crate) unsafe fn first_nb(nbl: *mut NET_BUFFER_LIST) -> *mut NET_BUFFER {
     // SAFETY: per the function contract; only the member's address is taken.
     let links = unsafe { &raw const (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
     // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.

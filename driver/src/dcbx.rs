@@ -17,11 +17,10 @@ use dcbndk_core::qos::params::QosParameters;
 use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 
 use crate::adapter::AdapterContext;
-use crate::ffi::imports::NdisGetSystemUpTimeEx;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
 use crate::memory::pool_tag;
 use crate::sync::SpinLock;
-use crate::timer::Timer;
+use crate::timer::{Timer, now_ms};
 
 /// The pool tag of the timer object.
 pub const TAG_DCBX: u32 = pool_tag(b"DcbX");
@@ -30,14 +29,6 @@ pub const TAG_DCBX: u32 = pool_tag(b"DcbX");
 pub struct DcbxShell {
     timer: Timer,
     agent: SpinLock<Agent>,
-}
-
-/// Milliseconds since the system started.
-pub fn now_ms() -> u64 {
-    let mut t: i64 = 0;
-    // SAFETY: `t` is a valid LARGE_INTEGER to write; any IRQL.
-    unsafe { NdisGetSystemUpTimeEx(&raw mut t) };
-    u64::try_from(t).unwrap_or(0)
 }
 
 impl DcbxShell {
@@ -184,7 +175,7 @@ pub fn stop(context: &AdapterContext, farewell: bool) {
             context,
             frame.get(..len).unwrap_or(&[]),
             false,
-            crate::link::now_ns(),
+            crate::timer::now_ns(),
         );
     }
     // The agent is stopped: a routine still running arms nothing more.
@@ -261,7 +252,7 @@ unsafe extern "system" fn timer_routine(
                         context,
                         frame.get(..len).unwrap_or(&[]),
                         true,
-                        crate::link::now_ns(),
+                        crate::timer::now_ns(),
                     );
                 }
             }

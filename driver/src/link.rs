@@ -19,16 +19,17 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use dcbndk_core::datapath::classify::{TagAction, apply_tag};
 use dcbndk_core::datapath::frame::PfcFrame;
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
 use dcbndk_core::qos::params::QosParameters;
 
 use crate::adapter::AdapterContext;
-use crate::dcbx::now_ms;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
 use crate::memory::{PoolArray, PoolBox, pool_tag};
 use crate::sync::SpinLock;
 use crate::timer::Timer;
+use crate::timer::now_ns;
 
 /// Frames each priority's queue holds.
 pub const QUEUE_FRAMES: usize = 32;
@@ -223,16 +224,11 @@ pub struct LinkShell {
     retrying: AtomicBool,
 }
 
-/// Nanoseconds of the system clock.
-pub fn now_ns() -> u64 {
-    now_ms().saturating_mul(1_000_000)
-}
-
 /// Why a frame was not queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Queued {
-    /// On the link.
-    Yes,
+    /// On the link, this many bytes long (tag included).
+    Yes(usize),
     /// The priority's queue is full: hold the NBL and retry.
     Full,
     /// Refused: a frame the link cannot carry (too long, or an invalid priority).
@@ -316,14 +312,9 @@ impl LinkShell {
         self.state.get().lock().link.stats(now)
     }
 
-    /// Queues `frame` (already tagged) on `priority`. The caller holds the state lock.
-    pub fn enqueue(&self, state: &mut State, priority: u8, frame: &[u8]) -> Queued {
-        let Ok(len) = u32::try_from(frame.len()) else {
-            return Queued::Dropped;
-        };
-        if frame.len() > TX_BUFFER_BYTES {
-            return Queued::Dropped;
-        }
+    /// Queues `frame` on `priority`, applying `tag` as it is copied into its transmit buffer.
+    /// The caller holds the state lock.
+    pub fn enqueue(&self, state: &mut State, priority: u8, frame: &[u8], tag: TagAction) -> Queued {
         if !state.has_room(priority) {
             return Queued::Full;
         }
@@ -333,24 +324,26 @@ impl LinkShell {
         let Some(slot) = state.take_slot() else {
             return Queued::Full;
         };
-        match state.link.enqueue(priority, len, slot) {
-            Ok(()) => {
-                if let (Some(buffer), Some(l)) = (
-                    self.buffers.as_slice().get(usize::from(slot)),
-                    state.lens.get_mut(usize::from(slot)),
-                ) {
-                    // SAFETY: the slot is ours while it is off the free list; `frame` fits.
-                    unsafe {
-                        core::ptr::copy_nonoverlapping(
-                            frame.as_ptr(),
-                            buffer.get().cast::<u8>(),
-                            frame.len(),
-                        );
-                    }
-                    *l = u16::try_from(frame.len()).unwrap_or(0);
-                }
-                Queued::Yes
-            }
+        // The frame is tagged straight into its transmit buffer: one copy.
+        let written = self
+            .buffers
+            .as_slice()
+            .get(usize::from(slot))
+            .and_then(|buffer| {
+                // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
+                let out = unsafe { &mut *buffer.get() };
+                apply_tag(frame, tag, out)
+            });
+        let (Some(len), Some(recorded)) = (written, state.lens.get_mut(usize::from(slot))) else {
+            state.put_slot(slot);
+            return Queued::Dropped;
+        };
+        *recorded = u16::try_from(len).unwrap_or(0);
+        match state
+            .link
+            .enqueue(priority, u32::try_from(len).unwrap_or(u32::MAX), slot)
+        {
+            Ok(()) => Queued::Yes(len),
             Err(Refused::Backpressure) => {
                 state.put_slot(slot);
                 Queued::Full
@@ -408,10 +401,9 @@ pub fn drain(context: &AdapterContext, at_dispatch: bool) {
 /// [`drain`] up to `until` (at most now): a PFC frame that arrived within the last clock tick
 /// stops the link at its own arrival time, not at the end of the tick.
 fn drain_until(context: &AdapterContext, at_dispatch: bool, until: u64) {
-    let mut frame = [0u8; TX_BUFFER_BYTES];
     let now = until.min(now_ns());
     loop {
-        let (len, end_ns) = {
+        let (slot, len, end_ns) = {
             let mut s = context.link.state().lock();
             let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
             // Nothing may start at `at` (every backlogged priority paused then): jump to the
@@ -428,27 +420,26 @@ fn drain_until(context: &AdapterContext, at_dispatch: bool, until: u64) {
             let Some(sent) = sent else {
                 break;
             };
-            let slot = usize::from(sent.handle);
-            let len = usize::from(s.lens.get(slot).copied().unwrap_or(0)).min(TX_BUFFER_BYTES);
-            if let Some(buffer) = context.link.buffers.as_slice().get(slot) {
-                // SAFETY: the slot holds a queued frame of `len` bytes; it is ours until put back.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(
-                        buffer.get().cast::<u8>(),
-                        frame.as_mut_ptr(),
-                        len,
-                    );
-                }
-            }
-            s.put_slot(sent.handle);
-            (len, sent.end_ns)
+            let len = s.lens.get(usize::from(sent.handle)).copied().unwrap_or(0);
+            (
+                sent.handle,
+                usize::from(len).min(TX_BUFFER_BYTES),
+                sent.end_ns,
+            )
         };
-        crate::hub::transmit(
-            context,
-            frame.get(..len).unwrap_or(&[]),
-            at_dispatch,
-            end_ns,
-        );
+        // The slot stays off the free list (ours) while the wire reads it; no lock is held.
+        if let Some(buffer) = context.link.buffers.as_slice().get(usize::from(slot)) {
+            // SAFETY: the slot holds a dequeued frame of `len` bytes; nobody writes it until it
+            // is put back below.
+            let bytes = unsafe { &*buffer.get() };
+            crate::hub::transmit(
+                context,
+                bytes.get(..len).unwrap_or(&[]),
+                at_dispatch,
+                end_ns,
+            );
+        }
+        context.link.state().lock().put_slot(slot);
         crate::datapath::retry_held(context, at_dispatch);
     }
     crate::datapath::retry_held(context, at_dispatch);

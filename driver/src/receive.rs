@@ -21,6 +21,7 @@ use dcbndk_core::datapath::classify::{TagAction, apply_tag};
 use dcbndk_core::datapath::frame::{ETHERTYPE_MAC_CONTROL, Frame, HEADER_BYTES, PfcFrame};
 
 use crate::adapter::{AdapterContext, context};
+use crate::datapath::{first_nb, next_nbl, set_next};
 use crate::ffi::imports::{
     NdisAllocateMdl, NdisAllocateNetBufferAndNetBufferList, NdisAllocateNetBufferListPool,
     NdisFreeMdl, NdisFreeNetBufferList, NdisFreeNetBufferListPool,
@@ -29,7 +30,7 @@ use crate::ffi::imports::{
 use crate::ffi::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL,
     NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
-    NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
+    NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST,
     NET_BUFFER_LIST_POOL_PARAMETERS, NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
 };
 use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
@@ -269,7 +270,7 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
         context.core.stats.receive_error();
         return;
     };
-    let rdma = is_rdma(&parsed);
+    let rdma = parsed.is_roce();
     // The receive buffer's occupancy per priority drives PFC (802.1Qbb): past XOFF the adapter
     // asks the peer to pause the priority; a frame that does not fit is dropped.
     let priority = parsed.tag.map_or(0, |t| t.pcp & 7);
@@ -292,7 +293,7 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
         crate::link::drain(context, at_dispatch);
     }
     // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
-    let nb: *mut NET_BUFFER = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).FirstNetBuffer };
+    let nb: *mut NET_BUFFER = unsafe { first_nb(nbl) };
     // SAFETY: as above; only the address of the NB's head (its NET_BUFFER_DATA) is taken.
     let data = unsafe { &raw mut (*nb).head }.cast::<NET_BUFFER_DATA>();
     // SAFETY: `data` points at the NB's NET_BUFFER_DATA; only the length changes (the MDL and
@@ -307,7 +308,7 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
         *slot = tag_info as PVOID;
     }
     // SAFETY: as above; a single NBL, not chained.
-    unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next = null_mut() };
+    unsafe { set_next(nbl, null_mut()) };
     rx.outstanding.fetch_add(1, Ordering::SeqCst);
     context
         .core
@@ -344,7 +345,7 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
     let mut nbl = chain;
     while !nbl.is_null() {
         // SAFETY: an NBL of the chain NDIS returns; Next is read before the NBL is reused.
-        let next = unsafe { (*nbl.cast::<NET_BUFFER_LIST_LINKS>()).Next };
+        let next = unsafe { next_nbl(nbl) };
         if let Some(index) = rx.index_of(nbl) {
             // SAFETY: our NBL, back from NDIS; the slot was set at indication.
             let kept = unsafe { (*nbl).MiniportReserved.0[1] } as usize;
@@ -360,18 +361,10 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
                     context,
                     request,
                     flags & NDIS_RETURN_FLAGS_DISPATCH_LEVEL != 0,
-                    crate::link::now_ns(),
+                    crate::timer::now_ns(),
                 );
             }
         }
         nbl = next;
     }
-}
-
-/// RoCE (EtherType 0x8915) and RoCEv2 (UDP 4791) frames: counted as RDMA traffic.
-fn is_rdma(f: &Frame) -> bool {
-    use dcbndk_core::datapath::frame::{ETHERTYPE_ROCE, ROCEV2_UDP_PORT, Transport};
-    f.ethertype == Some(ETHERTYPE_ROCE)
-        || f.ports
-            .is_some_and(|p| p.transport == Transport::Udp && p.dst == ROCEV2_UDP_PORT)
 }

@@ -12,8 +12,8 @@ use core::ptr::null_mut;
 use core::sync::atomic::{AtomicI32, Ordering};
 
 use crate::ffi::imports::{
-    NdisAllocateTimerObject, NdisCancelTimerObject, NdisFreeTimerObject, NdisMSleep,
-    NdisSetTimerObject,
+    NdisAllocateTimerObject, NdisCancelTimerObject, NdisFreeTimerObject, NdisGetSystemUpTimeEx,
+    NdisMSleep, NdisSetTimerObject,
 };
 use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
 use crate::ffi::status::NDIS_STATUS_SUCCESS;
@@ -22,6 +22,20 @@ use crate::ffi::timer::{
     NDIS_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_FUNCTION,
 };
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
+
+/// Milliseconds since the system started (`NdisGetSystemUpTimeEx`; any IRQL): the clock the
+/// timers' users schedule by.
+pub fn now_ms() -> u64 {
+    let mut t: i64 = 0;
+    // SAFETY: `t` is a valid LARGE_INTEGER to write; any IRQL.
+    unsafe { NdisGetSystemUpTimeEx(&raw mut t) };
+    u64::try_from(t).unwrap_or(0)
+}
+
+/// [`now_ms`] in nanoseconds (the virtual link keeps nanosecond time on this clock).
+pub fn now_ns() -> u64 {
+    now_ms().saturating_mul(1_000_000)
+}
 
 /// How long a stop sleeps between looks at the runs still to come.
 const STOP_POLL_MICROSECONDS: u32 = 50;

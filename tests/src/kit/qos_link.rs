@@ -77,22 +77,36 @@ fn finish_reaping(dut: Adapter, mut pending: Vec<Pending>) -> Result<(), String>
     finish(dut)
 }
 
+/// A running adapter on `wire` with address `mac` at `GBPS`, `*QOS` on or off.
+fn on_wire(wire: u32, mac: [u8; 6], qos: bool) -> Result<Adapter, String> {
+    let mut r = Registry::inf_defaults();
+    r.on_wire(wire)
+        .set_sz(
+            "NetworkAddress",
+            &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
+        )
+        .set_sz("SimLinkSpeed", &GBPS.to_string())
+        .set_sz("*QOS", if qos { "1" } else { "0" });
+    started(r)
+}
+
 impl Bench {
+    /// The support adapter sends one PFC frame (`vector`, `quanta`) to the DUT.
+    fn send_pfc(&self, vector: u8, quanta: [u16; 8]) -> Result<(), String> {
+        let pfc = PfcFrame::new(SUPPORT_MAC, vector, quanta)
+            .to_bytes()
+            .to_vec();
+        expect_eq(
+            "the support adapter sends the PFC frame",
+            self.support.send(&[pfc], &[]).statuses,
+            vec![NDIS_STATUS_SUCCESS],
+        )
+    }
+
     fn new() -> Result<Self, String> {
         let wire = fresh_manual_wire();
-        let adapter = |mac: [u8; 6], qos: bool| {
-            let mut r = Registry::inf_defaults();
-            r.on_wire(wire)
-                .set_sz(
-                    "NetworkAddress",
-                    &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
-                )
-                .set_sz("SimLinkSpeed", &GBPS.to_string())
-                .set_sz("*QOS", if qos { "1" } else { "0" });
-            started(r)
-        };
-        let dut = adapter(DUT_MAC, true)?;
-        let support = adapter(SUPPORT_MAC, false)?;
+        let dut = on_wire(wire, DUT_MAC, true)?;
+        let support = on_wire(wire, SUPPORT_MAC, false)?;
         let r = support.set(
             OID_GEN_CURRENT_PACKET_FILTER,
             &NDIS_PACKET_TYPE_PROMISCUOUS.to_le_bytes(),
@@ -423,14 +437,7 @@ fn pfc_case(
         )?;
         let offers: Vec<(u8, Offer)> = priorities.iter().map(|&p| (p, Offer::Saturating)).collect();
         let _ = bench.run(&offers, 10, 0)?;
-        let pfc = PfcFrame::new(SUPPORT_MAC, vector, quanta)
-            .to_bytes()
-            .to_vec();
-        expect_eq(
-            "the support adapter sends the PFC frame",
-            bench.support.send(&[pfc], &[]).statuses,
-            vec![NDIS_STATUS_SUCCESS],
-        )?;
+        bench.send_pfc(vector, quanta)?;
         let window = 20u64;
         let got = bench.run(&offers, window, window)?;
         let ns_per_frame = WIRE as f64 * 8.0 / GBPS as f64;
@@ -485,8 +492,7 @@ fn pfc_time_vector() -> CaseResult {
         let offers = [(3, Offer::Saturating), (4, Offer::Saturating)];
         let _ = bench.run(&offers, 10, 0)?;
         let quanta = [0, 0, 0, 0x4000, 0xC000, 0, 0, 0];
-        let pfc = PfcFrame::new(SUPPORT_MAC, 0x18, quanta).to_bytes().to_vec();
-        let _ = bench.support.send(&[pfc], &[]);
+        bench.send_pfc(0x18, quanta)?;
         let window = 10u64;
         let got = bench.run(&offers, window, window)?;
         let ns_per_frame = WIRE as f64 * 8.0 / GBPS as f64;
@@ -515,10 +521,7 @@ fn pfc_cancel() -> CaseResult {
             [2, 2, 0, 0, 0, 0, 0, 0],
             0x08,
         )?;
-        let pause = PfcFrame::new(SUPPORT_MAC, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
-            .to_bytes()
-            .to_vec();
-        let _ = bench.support.send(&[pause], &[]);
+        bench.send_pfc(0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])?;
         let frames: Vec<Vec<u8>> = (0..40).map(|_| udp_frame(5003)).collect();
         let mut pending = Vec::new();
         for id in [7usize, 8] {
@@ -556,10 +559,7 @@ fn pfc_other_priorities() -> CaseResult {
         )?;
         let offers = [(0, Offer::Saturating), (3, Offer::Saturating)];
         let _ = bench.run(&offers, 10, 0)?;
-        let pfc = PfcFrame::new(SUPPORT_MAC, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
-            .to_bytes()
-            .to_vec();
-        let _ = bench.support.send(&[pfc], &[]);
+        bench.send_pfc(0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])?;
         let got = bench.run(&offers, 3, 3)?;
         let ns_per_frame = WIRE as f64 * 8.0 / GBPS as f64;
         let pause_ns = 65535.0 * 512.0 / GBPS as f64;
@@ -592,13 +592,9 @@ fn pfc_resume() -> CaseResult {
         )?;
         let offers = [(3, Offer::Saturating)];
         let _ = bench.run(&offers, 10, 0)?;
-        let pause = PfcFrame::new(SUPPORT_MAC, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
-            .to_bytes()
-            .to_vec();
-        let _ = bench.support.send(&[pause], &[]);
+        bench.send_pfc(0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])?;
         let paused = bench.run(&offers, 1, 1)?;
-        let resume = PfcFrame::new(SUPPORT_MAC, 0x08, [0; 8]).to_bytes().to_vec();
-        let _ = bench.support.send(&[resume], &[]);
+        bench.send_pfc(0x08, [0; 8])?;
         let resumed = bench.run(&offers, 1, 1)?;
         let per_ms = 1.0e6 / (WIRE as f64 * 8.0 / GBPS as f64);
         expect_eq(
@@ -623,20 +619,9 @@ fn pfc_resume() -> CaseResult {
 /// back (A resumes at line rate).
 fn pfc_generation() -> CaseResult {
     let wire = fresh_manual_wire();
-    let adapter = |mac: [u8; 6], qos: bool| {
-        let mut r = Registry::inf_defaults();
-        r.on_wire(wire)
-            .set_sz(
-                "NetworkAddress",
-                &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
-            )
-            .set_sz("SimLinkSpeed", &GBPS.to_string())
-            .set_sz("*QOS", if qos { "1" } else { "0" });
-        started(r)
-    };
-    let a = adapter(DUT_MAC, true)?;
-    let b = adapter(SUPPORT_MAC, true)?;
-    let capture = adapter([0x02, 0, 0, 0, 0, 0xEE], false)?;
+    let a = on_wire(wire, DUT_MAC, true)?;
+    let b = on_wire(wire, SUPPORT_MAC, true)?;
+    let capture = on_wire(wire, [0x02, 0, 0, 0, 0, 0xEE], false)?;
     let result = (|| -> CaseResult {
         let request = Request {
             flags: 0x0002_0202,

@@ -21,7 +21,7 @@ use dcbndk::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PMDL, PVOID, SIZE_T, UIN
 use super::adapter::Phase;
 use super::nbl::{LIVE_MDLS, SimMdl, data_buffer};
 use super::verifier::{self, DISPATCH_LEVEL, Rule};
-use super::{Sim, as_handle, call_handler, lock};
+use super::{AdapterShared, Sim, as_handle, call_handler, lock};
 
 /// One frame the miniport indicated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,28 +62,32 @@ pub fn release_returns(adapter: usize) {
     let Some(shared) = Sim::get().adapter(adapter) else {
         return;
     };
-    let Some(ret) = shared.driver.characteristics.ReturnNetBufferListsHandler else {
+    for nbl in kept {
+        return_to_miniport(&shared, nbl as *mut NET_BUFFER_LIST, DISPATCH_LEVEL);
+    }
+}
+
+/// `MiniportReturnNetBufferLists` with `chain`, at `irql` (its DISPATCH flag set accordingly).
+fn return_to_miniport(adapter: &AdapterShared, chain: *mut NET_BUFFER_LIST, irql: u8) {
+    let Some(ret) = adapter.driver.characteristics.ReturnNetBufferListsHandler else {
         return;
     };
-    let context = shared.context();
-    for nbl in kept {
-        call_handler(
-            Some(&shared),
-            DISPATCH_LEVEL,
-            "MiniportReturnNetBufferLists",
-            |_| {},
-            || {
-                // SAFETY: the miniport's handler with its context and an NBL it indicated.
-                unsafe {
-                    ret(
-                        as_handle(context),
-                        nbl as *mut NET_BUFFER_LIST,
-                        NDIS_RETURN_FLAGS_DISPATCH_LEVEL,
-                    )
-                }
-            },
-        );
-    }
+    let context = adapter.context();
+    let flags = if irql == DISPATCH_LEVEL {
+        NDIS_RETURN_FLAGS_DISPATCH_LEVEL
+    } else {
+        0
+    };
+    call_handler(
+        Some(adapter),
+        irql,
+        "MiniportReturnNetBufferLists",
+        |_| {},
+        || {
+            // SAFETY: the miniport's handler with its context and NBLs it indicated.
+            unsafe { ret(as_handle(context), chain, flags) }
+        },
+    );
 }
 
 /// Adapter handle -> frames indicated and not yet taken by the test.
@@ -441,23 +445,5 @@ pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
         }
         return;
     }
-    let Some(ret) = adapter.driver.characteristics.ReturnNetBufferListsHandler else {
-        return;
-    };
-    let context = adapter.context();
-    let return_flags = if at_dispatch {
-        NDIS_RETURN_FLAGS_DISPATCH_LEVEL
-    } else {
-        0
-    };
-    call_handler(
-        Some(&adapter),
-        verifier::irql(),
-        "MiniportReturnNetBufferLists",
-        |_| {},
-        || {
-            // SAFETY: the miniport's handler with its context and the NBLs it indicated.
-            unsafe { ret(as_handle(context), chain, return_flags) }
-        },
-    );
+    return_to_miniport(&adapter, chain, verifier::irql());
 }

@@ -70,8 +70,7 @@
 //!   band, [INFER] from the MacOptions of spec §4.4); with both off it is left in the data.
 
 use super::frame::{
-    ETHERTYPE_MAC_CONTROL, ETHERTYPE_ROCE, ETHERTYPE_VLAN, Frame, Ports, ROCEV2_UDP_PORT,
-    Transport, VlanTag,
+    ETHERTYPE_MAC_CONTROL, ETHERTYPE_VLAN, Frame, Ports, ROCEV2_UDP_PORT, Transport, VlanTag,
 };
 use crate::qos::params::{MAX_CLASSIFICATIONS, MAX_TCS, QosParameters, condition};
 use crate::wire::bytes::array_at;
@@ -399,14 +398,7 @@ impl Compiled {
     /// Classifies one egress frame.
     #[must_use]
     pub fn classify(&self, f: &Frame, meta: &Meta) -> Decision {
-        let roce = matches!(
-            f.ports,
-            Some(Ports {
-                transport: Transport::Udp,
-                dst: ROCEV2_UDP_PORT,
-                ..
-            })
-        ) || f.ethertype == Some(ETHERTYPE_ROCE);
+        let roce = f.is_roce();
         let nd = if self.qos {
             self.netdirect_match(f, meta, roce)
         } else {
@@ -563,7 +555,9 @@ pub fn apply_tag(header: &[u8], action: TagAction, out: &mut [u8]) -> Option<usi
 
 #[cfg(test)]
 mod tests {
-    use super::super::frame::{ETHERTYPE_FCOE, ETHERTYPE_IPV4, ETHERTYPE_IPV6, Layer, Status};
+    use super::super::frame::{
+        ETHERTYPE_FCOE, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCE, Layer, Status,
+    };
     use super::*;
     use crate::qos::params::{Classification, Classifications};
     use std::vec::Vec;
