@@ -517,7 +517,9 @@ pub fn qos_parameters(data: &[u8]) {
 ///
 /// Properties: nothing panics; a prefix of the bytes never parses to fields that disagree with
 /// the whole (and a complete prefix parse is the whole parse); priority <= 7, TC < 8 and below
-/// `NumTrafficClasses` (0 with `*QOS` off); an OS-supplied priority always wins; RoCE and RoCEv2
+/// `NumTrafficClasses` (0 with `*QOS` off); the data path's one-pass classifier
+/// (`classify_header`, `scan`) agrees with the reference parse and classifier on every input,
+/// and declines only frames the reference calls truncated; an OS-supplied priority always wins; RoCE and RoCEv2
 /// frames count as RDMA; a tag is inserted only into an untagged frame and rewritten only in a
 /// tagged one, with PCP <= 7 and VID <= 4095; `apply_tag` of the decision succeeds with the
 /// length it promises, its output parses with the tag it meant to write, and stripping an
@@ -534,7 +536,7 @@ fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
         Compiled, Meta, NetDirect, Rule, TagAction, TagPolicy, apply_tag,
     };
     use dcbndk_core::datapath::frame::{
-        ETHERTYPE_ROCE, Frame, PfcFrame, ROCEV2_UDP_PORT, Status, Transport, VlanTag,
+        ETHERTYPE_ROCE, Frame, Malformed, PfcFrame, ROCEV2_UDP_PORT, Status, Transport, VlanTag,
     };
     use dcbndk_core::qos::params::{
         Classification, Classifications, MAX_CLASSIFICATIONS, QosParameters,
@@ -607,6 +609,19 @@ fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
         NetDirect::from_keywords(network_direct, technology),
     );
     let d = table.classify(&full, &meta);
+    // The data path's one-pass classifier gives the reference's answer on every input.
+    assert_eq!(table.classify_header(bytes, &meta), d, "fast vs reference");
+    match dcbndk_core::datapath::scan::scan(bytes) {
+        Some(facts) => assert_eq!(facts, full.facts(), "scan vs reference"),
+        None => assert!(
+            matches!(
+                full.status,
+                Status::Truncated(_) | Status::Malformed(Malformed::IpVersion)
+            ),
+            "scan declined a {:?} frame",
+            full.status
+        ),
+    }
     assert!(d.priority <= 7, "{d:?}");
     assert!(d.tc < 8, "{d:?}");
     if qos {

@@ -30,6 +30,7 @@ use crate::ffi::types::{
 use crate::memory::{PoolBox, TAG_ADAPTER};
 use crate::sync::{Published, SpinLock};
 use crate::{config, log};
+use dcbndk_core::adapter::traffic::Traffic;
 use dcbndk_core::datapath::classify::Compiled;
 
 /// Everything the driver keeps for one adapter: the `MiniportAdapterContext`. It lives in pool
@@ -57,7 +58,8 @@ pub struct AdapterContext {
     pub dcbx: crate::dcbx::DcbxShell,
     /// The receive buffers, MDLs and NBLs.
     pub receive: crate::receive::ReceivePool,
-    /// The transmit side of the virtual link (issue 9).
+    /// The transmit side of the virtual link (issue 9), and the traffic counters `core` refers
+    /// to: declared after `core`, so freed after it.
     pub link: crate::link::LinkShell,
 }
 
@@ -314,6 +316,8 @@ pub unsafe extern "system" fn miniport_initialize(
         unsafe { dcbx.free_timer() };
         return NDIS_STATUS_RESOURCES;
     };
+    // SAFETY: `core` is moved into the context, which drops it before `link` (field order).
+    core.traffic = Traffic::new(unsafe { link.traffic_blocks() });
     let value = AdapterContext {
         handle: miniport_handle,
         core,

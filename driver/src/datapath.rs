@@ -32,8 +32,9 @@ use crate::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG
 use crate::receive::RX_BUFFER_BYTES as MAX_FRAME;
 use crate::status::ndis_status;
 use core::ptr::null_mut;
+use dcbndk_core::adapter::traffic::Way;
 use dcbndk_core::datapath::classify::Meta;
-use dcbndk_core::datapath::frame::{Frame, HEADER_BYTES};
+use dcbndk_core::datapath::frame::HEADER_BYTES;
 
 /// `MiniportSendNetBufferLists`: sends or holds each NBL of the chain and completes the ones
 /// it does not hold, with a status each, in one `NdisMSendNetBufferListsComplete` call.
@@ -158,8 +159,9 @@ unsafe fn send_or_hold(
             continue;
         };
         let header = bytes.get(..bytes.len().min(HEADER_BYTES)).unwrap_or(&[]);
-        let f = Frame::parse(header);
-        let d = context.classifier.read(|c| c.classify(&f, &meta));
+        let d = context
+            .classifier
+            .read(|c| c.classify_header(header, &meta));
         let priority = d.priority;
         let queued = {
             let mut s = context.link.state().lock();
@@ -173,9 +175,21 @@ unsafe fn send_or_hold(
                 drop(s);
                 return Some(Status::Resources);
             }
-            if let (crate::link::Queued::Yes(len), true) = (q, d.is_rdma) {
+            if let crate::link::Queued::Yes(len) = q {
                 // Under the lock: at DISPATCH_LEVEL, on this CPU.
-                crate::ndk::count_rdma(context, false, len);
+                let cpu = crate::ndk::current_processor();
+                let traffic = &context.core.traffic;
+                traffic.count(
+                    cpu,
+                    Way::Transmit,
+                    priority,
+                    d.tc,
+                    u64::try_from(len).unwrap_or(0),
+                );
+                traffic.header(cpu, Way::Transmit, d.frame);
+                if d.is_rdma {
+                    crate::ndk::count_rdma(context, false, len);
+                }
             }
             q
         };

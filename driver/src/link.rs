@@ -19,6 +19,7 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use dcbndk_core::adapter::traffic::TrafficBlock;
 use dcbndk_core::datapath::classify::{TagAction, apply_tag};
 use dcbndk_core::datapath::frame::PfcFrame;
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
@@ -222,6 +223,9 @@ pub struct LinkShell {
     buffers: PoolArray<Buffer>,
     timer: Timer,
     retrying: AtomicBool,
+    /// The per-CPU traffic counters (`dcbndk_core::adapter::traffic`), one block per processor;
+    /// the core adapter refers to them (the context drops it first).
+    traffic: PoolArray<TrafficBlock>,
 }
 
 /// Why a frame was not queued.
@@ -251,13 +255,33 @@ impl LinkShell {
             })
         }?;
         // SAFETY: as above.
+        let traffic = unsafe {
+            PoolArray::new(
+                handle,
+                TAG_LINK,
+                crate::ndk::processor_count(),
+                TrafficBlock::new,
+            )
+        }?;
+        // SAFETY: as above.
         let timer = unsafe { Timer::new(handle, TAG_LINK, Some(timer_routine)) }?;
         Some(Self {
             state,
             buffers,
             timer,
             retrying: AtomicBool::new(false),
+            traffic,
         })
+    }
+
+    /// The traffic counter blocks, for the core adapter.
+    ///
+    /// # Safety
+    /// The caller must stop using the slice before the link is dropped.
+    #[must_use]
+    pub unsafe fn traffic_blocks<'a>(&self) -> &'a [TrafficBlock] {
+        // SAFETY: the caller's contract.
+        unsafe { self.traffic.as_unbounded_slice() }
     }
 
     /// Sets up the lock at its final address (pool memory: it never moves).

@@ -17,6 +17,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use dcbndk_core::adapter::ETHERNET_HEADER;
 use dcbndk_core::adapter::stats::{Destination, filter_accepts};
+use dcbndk_core::adapter::traffic::Way;
 use dcbndk_core::datapath::classify::{TagAction, apply_tag};
 use dcbndk_core::datapath::frame::{ETHERTYPE_MAC_CONTROL, Frame, HEADER_BYTES, PfcFrame};
 
@@ -314,10 +315,23 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
         .core
         .stats
         .received(Destination::of(dst), u64::try_from(len).unwrap_or(0));
-    if rdma {
+    {
         // Under a spin lock: at DISPATCH_LEVEL, on this CPU.
         let _raised = rx.free.lock();
-        crate::ndk::count_rdma(context, true, len);
+        let cpu = crate::ndk::current_processor();
+        let tc = context.classifier.read(|c| c.tc_of(priority));
+        let traffic = &context.core.traffic;
+        traffic.count(
+            cpu,
+            Way::Receive,
+            priority,
+            tc,
+            u64::try_from(len).unwrap_or(0),
+        );
+        traffic.header(cpu, Way::Receive, parsed.status);
+        if rdma {
+            crate::ndk::count_rdma(context, true, len);
+        }
     }
     let flags = if at_dispatch {
         NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL

@@ -41,6 +41,7 @@ pub mod lldp;
 pub mod ndis;
 pub mod ndk;
 pub mod oid;
+pub mod percpu;
 pub mod qos;
 pub mod status;
 pub mod text;

@@ -9,6 +9,7 @@ use dcbndk::ffi::status::{
     NDIS_STATUS_SUCCESS,
 };
 use dcbndk::ffi::types::NDIS_STATUS;
+use dcbndk_core::adapter::traffic::OID_DCBNDK_TRAFFIC_STATISTICS;
 
 use super::{Case, CaseResult, ensure, expect_eq, finish, frame, started};
 use crate::sim::{Adapter, Registry, adapter::OidResult};
@@ -41,8 +42,14 @@ const LINK_PARAMETERS_KEEP: [u8; 32] = {
     b
 };
 
-/// The kit's table: every general OID a 6.x Ethernet miniport of this kind answers.
+/// The kit's table: every general OID a 6.x Ethernet miniport of this kind answers, and the
+/// driver's own traffic statistics OID (its size from `adapter::traffic`'s documented layout).
 const TABLE: &[(u32, &str, Use)] = &[
+    (
+        OID_DCBNDK_TRAFFIC_STATISTICS,
+        "OID_DCBNDK_TRAFFIC_STATISTICS",
+        Use::Query(552),
+    ),
     (
         OID_GEN_HARDWARE_STATUS,
         "OID_GEN_HARDWARE_STATUS",

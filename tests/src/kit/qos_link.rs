@@ -8,6 +8,7 @@
 
 use dcbndk::ffi::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
 use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
+use dcbndk_core::adapter::traffic::{OID_DCBNDK_TRAFFIC_STATISTICS, TRAFFIC_STATISTICS_SIZE};
 use dcbndk_core::datapath::frame::PfcFrame;
 use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 
@@ -314,7 +315,130 @@ fn ets_cases() -> Vec<Case> {
             cases.push(Case::new(name, move || ets_case(&ETS_CASES[i], strict)));
         }
     }
+    cases.push(Case::new(
+        "traffic statistics (OID_DCBNDK_TRAFFIC_STATISTICS): per priority and TC on both adapters; frames with cut or invalid headers are sent and counted",
+        traffic_statistics,
+    ));
     cases
+}
+
+/// `OID_DCBNDK_TRAFFIC_STATISTICS` of `a`, as its 69 counters after the 8-byte prefix
+/// (`adapter::traffic`'s layout), after checking the header.
+fn traffic(a: &Adapter) -> Result<Vec<u64>, String> {
+    let r = a.query(OID_DCBNDK_TRAFFIC_STATISTICS, TRAFFIC_STATISTICS_SIZE);
+    expect_eq("traffic statistics query", r.status, NDIS_STATUS_SUCCESS)?;
+    let b = r.data();
+    expect_eq(
+        "traffic statistics header",
+        &b[..4],
+        &[0x80u8, 1, 0x28, 0x02][..],
+    )?;
+    Ok(b[8..]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect())
+}
+
+/// Priority 1 (TC 0), 3 (TC 1) and 6 (TC 3) at 10 % of the link for 20 ms; then a frame whose
+/// IPv4 options run past its end and one with an IHL of 3. The DUT's transmit counters for
+/// priorities 1, 3, 6 and TCs 1, 3 are exactly what it sent (with the 4 tag bytes), the support
+/// adapter's receive counters what it received (tags stripped); both count the two bad headers.
+fn traffic_statistics() -> CaseResult {
+    with_bench(|bench| {
+        bench.configure(
+            4,
+            [0, 0, 1, 1, 2, 2, 3, 3],
+            [25, 25, 25, 25, 0, 0, 0, 0],
+            [2, 2, 2, 2, 0, 0, 0, 0],
+            0,
+        )?;
+        let offers = [
+            (1, Offer::Rate(10.0)),
+            (3, Offer::Rate(10.0)),
+            (6, Offer::Rate(10.0)),
+        ];
+        bench.run(&offers, 20, 20)?;
+        // Let the last frames arrive.
+        bench.run(&[], 2, 2)?;
+        let mut cut = udp_frame(5001);
+        cut.truncate(60);
+        cut[14] = 0x4F; // 60 bytes of IPv4 header from offset 14: past the frame's end
+        let mut bad = udp_frame(5001);
+        bad.truncate(60);
+        bad[14] = 0x43; // IHL 3
+        let sent = bench.dut.send(&[cut, bad], &[]);
+        expect_eq(
+            "the bad frames are sent",
+            sent.statuses,
+            vec![NDIS_STATUS_SUCCESS; 2],
+        )?;
+        advance(bench.wire, 1);
+        let arrived = bench.support.received().len();
+        let (tx, rx) = (traffic(&bench.dut)?, traffic(&bench.support)?);
+        // Layout: [way][priority](frames[8], bytes[8]) then [way][tc](...), then 4 bad counts.
+        let prio = |v: &[u64], way: usize, p: usize| (v[way * 16 + p], v[way * 16 + 8 + p]);
+        let tc = |v: &[u64], way: usize, t: usize| (v[32 + way * 16 + t], v[32 + way * 16 + 8 + t]);
+        let tagged = FRAME as u64 + 4;
+        for p in [1usize, 3, 6] {
+            let n = bench.sent[p];
+            if n == 0 || bench.received[p] != n {
+                return Err(format!(
+                    "priority {p}: sent {n}, received {}",
+                    bench.received[p]
+                ));
+            }
+            expect_eq(
+                &format!("DUT transmit priority {p}"),
+                prio(&tx, 0, p),
+                (n, n * tagged),
+            )?;
+            expect_eq(
+                &format!("support receive priority {p}"),
+                prio(&rx, 1, p),
+                (n, n * FRAME as u64),
+            )?;
+        }
+        expect_eq(
+            "DUT transmit TC 1 (priority 3)",
+            tc(&tx, 0, 1),
+            prio(&tx, 0, 3),
+        )?;
+        expect_eq(
+            "DUT transmit TC 3 (priority 6)",
+            tc(&tx, 0, 3),
+            prio(&tx, 0, 6),
+        )?;
+        expect_eq("DUT transmit TC 2 (nothing)", tc(&tx, 0, 2), (0, 0))?;
+        let (tc0, _) = tc(&tx, 0, 0);
+        if tc0 < bench.sent[1] + 2 {
+            return Err(format!(
+                "DUT transmit TC 0: {tc0} frames, fewer than priority 1 + 2"
+            ));
+        }
+        // Without QoS the support adapter has one TC: everything it indicated.
+        let rx_tc0 = tc(&rx, 1, 0).0;
+        let rx_prio: u64 = (0..8).map(|p| prio(&rx, 1, p).0).sum();
+        expect_eq("support receive TC 0 = every priority", rx_tc0, rx_prio)?;
+        if arrived == 0 {
+            return Err("the bad frames did not arrive".into());
+        }
+        expect_eq(
+            "DUT bad transmit headers (cut, invalid)",
+            (tx[64], tx[65]),
+            (1, 1),
+        )?;
+        expect_eq(
+            "support bad receive headers (cut, invalid)",
+            (rx[66], rx[67]),
+            (1, 1),
+        )?;
+        expect_eq(
+            "no bad receive headers at the DUT",
+            (tx[66], tx[67]),
+            (0, 0),
+        )?;
+        Ok(None)
+    })
 }
 
 fn ets_case(c: &EtsCase, strict: bool) -> CaseResult {

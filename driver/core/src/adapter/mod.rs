@@ -5,6 +5,7 @@
 pub mod config;
 pub mod state;
 pub mod stats;
+pub mod traffic;
 
 use crate::ndis;
 use crate::qos::state::{Indications, QosState};
@@ -71,6 +72,8 @@ pub struct Adapter {
     pub stats: Statistics,
     /// NDK: state, per-CPU counters, connections and endpoints (issue 5).
     pub ndk: crate::ndk::NdkState,
+    /// Per-priority and per-TC traffic, per CPU (issue 9); no memory until the shell attaches it.
+    pub traffic: traffic::Traffic<'static>,
 }
 
 impl Adapter {
@@ -82,6 +85,7 @@ impl Adapter {
             state: StateMachine::new(),
             stats: Statistics::default(),
             ndk: crate::ndk::NdkState::new(config.network_direct, config.ndk_technology),
+            traffic: traffic::Traffic::default(),
         }
     }
 

@@ -3,7 +3,9 @@
 //!
 //! A [`Compiled`] table is built once from the operational parameter set (spec §4.1: what the
 //! NIC applies to egress) whenever that set changes, and is immutable afterwards; the per-packet
-//! [`Compiled::classify`] does at most a few lookups in small hash tables.
+//! [`Compiled::classify_header`] reads the frame's facts in one pass (`super::scan`) and does at
+//! most a few lookups in small hash tables. [`Compiled::classify`] gives the same answer from the
+//! reference parse (`Frame::parse`); the tests and the fuzz target hold the two equal.
 //!
 //! ## Decisions (the spec leaves these open)
 //!
@@ -70,8 +72,9 @@
 //!   band, [INFER] from the MacOptions of spec §4.4); with both off it is left in the data.
 
 use super::frame::{
-    ETHERTYPE_MAC_CONTROL, ETHERTYPE_VLAN, Frame, Ports, ROCEV2_UDP_PORT, Transport, VlanTag,
+    ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_MAC_CONTROL, ETHERTYPE_VLAN, Frame, Status, VlanTag,
 };
+use super::scan::{self, Facts};
 use crate::qos::params::{MAX_CLASSIFICATIONS, MAX_TCS, QosParameters, condition};
 use crate::wire::bytes::array_at;
 
@@ -200,12 +203,14 @@ pub struct Decision {
     pub tag: TagAction,
     /// RDMA traffic, for the RDMA counters.
     pub is_rdma: bool,
+    /// How far the frame's headers could be read: anything but `Complete` is counted as a bad
+    /// header (the frame is still sent, classified by what was read).
+    pub frame: Status,
 }
 
-/// One match key of a sorted table.
+/// What an element gives a matching frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 struct Entry {
-    key: u16,
     priority: u8,
     rule: Rule,
 }
@@ -216,17 +221,20 @@ const SLOTS: usize = 2 * MAX_CLASSIFICATIONS;
 /// An open-addressing hash table from a 16-bit key (port or EtherType) to its first element:
 /// one or two probes per packet where a binary search over 64 keys takes six dependent steps.
 /// Keys are never removed (the table is rebuilt with each operational set), so a probe
-/// sequence ends at the first empty slot.
+/// sequence ends at the first empty slot. Keys and entries are apart so that a probe reads one
+/// 2-byte entry and compares one 2-byte key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Table {
-    slots: [Option<Entry>; SLOTS],
+    keys: [u16; SLOTS],
+    entries: [Option<Entry>; SLOTS],
     len: usize,
 }
 
 impl Default for Table {
     fn default() -> Self {
         Self {
-            slots: [None; SLOTS],
+            keys: [0; SLOTS],
+            entries: [None; SLOTS],
             len: 0,
         }
     }
@@ -234,7 +242,7 @@ impl Default for Table {
 
 impl Table {
     /// The first slot of `key`'s probe sequence (Fibonacci hashing to 7 bits).
-    #[inline]
+    #[inline(always)]
     fn home(key: u16) -> usize {
         let h = u32::from(key).wrapping_mul(0x9E37_79B1) >> 25;
         usize::try_from(h).unwrap_or(0)
@@ -249,18 +257,16 @@ impl Table {
         }
         let home = Self::home(key);
         for i in 0..SLOTS {
-            let Some(slot) = self.slots.get_mut(home.wrapping_add(i) % SLOTS) else {
+            let at = home.wrapping_add(i) % SLOTS;
+            let (Some(k), Some(slot)) = (self.keys.get_mut(at), self.entries.get_mut(at)) else {
                 return;
             };
             match slot {
-                Some(e) if e.key == key => return,
+                Some(_) if *k == key => return,
                 Some(_) => {}
                 None => {
-                    *slot = Some(Entry {
-                        key,
-                        priority,
-                        rule,
-                    });
+                    *k = key;
+                    *slot = Some(Entry { priority, rule });
                     self.len = self.len.saturating_add(1);
                     return;
                 }
@@ -268,24 +274,19 @@ impl Table {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, key: u16) -> Option<Entry> {
         if self.len == 0 {
             return None;
         }
-        let home = Self::home(key);
+        let mut at = Self::home(key);
         // At most half the slots are used, so the walk meets an empty slot long before SLOTS.
-        for i in 0..SLOTS {
-            match self
-                .slots
-                .get(home.wrapping_add(i) % SLOTS)
-                .copied()
-                .flatten()
-            {
-                Some(e) if e.key == key => return Some(e),
-                Some(_) => {}
-                None => return None,
+        for _ in 0..SLOTS {
+            let entry = self.entries.get(at % SLOTS).copied().flatten()?;
+            if self.keys.get(at % SLOTS).copied() == Some(key) {
+                return Some(entry);
             }
+            at = at.wrapping_add(1);
         }
         None
     }
@@ -298,9 +299,14 @@ pub struct Compiled {
     qos: bool,
     tagging: TagPolicy,
     netdirect_mode: NetDirect,
+    /// Priority -> TC; all zeros without QoS.
     prio_tc: [u8; MAX_TCS],
-    default: Option<u8>,
+    /// The first DEFAULT element, or priority 0 by no rule.
+    fallback: Entry,
     ethertype: Table,
+    /// The ETHERTYPE elements for IPv4 and IPv6, looked up once here rather than per packet.
+    ipv4: Option<Entry>,
+    ipv6: Option<Entry>,
     /// TCP_PORT, then TCP_OR_UDP_PORT, by destination port.
     tcp: Table,
     /// UDP_PORT, then TCP_OR_UDP_PORT, by destination port.
@@ -320,8 +326,13 @@ impl Compiled {
             tagging,
             netdirect_mode: netdirect,
             prio_tc: [0; MAX_TCS],
-            default: None,
+            fallback: Entry {
+                priority: 0,
+                rule: Rule::None,
+            },
             ethertype: Table::default(),
+            ipv4: None,
+            ipv6: None,
             tcp: Table::default(),
             udp: Table::default(),
             netdirect: Table::default(),
@@ -342,8 +353,11 @@ impl Compiled {
         for e in elements.iter().filter(|e| e.priority <= 7) {
             let (f, prio) = (e.field, e.priority);
             match e.selector {
-                condition::DEFAULT => {
-                    let _ = c.default.get_or_insert(prio);
+                condition::DEFAULT if c.fallback.rule == Rule::None => {
+                    c.fallback = Entry {
+                        priority: prio,
+                        rule: Rule::Default,
+                    };
                 }
                 condition::TCP_PORT => c.tcp.insert(f, prio, Rule::Tcp),
                 condition::UDP_PORT => c.udp.insert(f, prio, Rule::Udp),
@@ -362,7 +376,18 @@ impl Compiled {
                 c.udp.insert(e.field, e.priority, Rule::TcpOrUdp);
             }
         }
+        c.ipv4 = c.ethertype.get(ETHERTYPE_IPV4);
+        c.ipv6 = c.ethertype.get(ETHERTYPE_IPV6);
         c
+    }
+
+    /// The traffic class of `priority` (taken modulo 8) in the operational set; 0 without QoS.
+    #[must_use]
+    pub fn tc_of(&self, priority: u8) -> u8 {
+        self.prio_tc
+            .get(usize::from(priority & 7))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The tagging this table applies.
@@ -372,22 +397,16 @@ impl Compiled {
     }
 
     /// The NETDIRECT_PORT element matching the frame, if any (module documentation).
-    #[inline]
-    fn netdirect_match(&self, f: &Frame, meta: &Meta, roce: bool) -> Option<Entry> {
+    #[inline(always)]
+    fn netdirect_match(&self, f: &Facts, meta: &Meta, roce: bool) -> Option<Entry> {
         if let Some(port) = meta.nd_port {
             return self.netdirect.get(port);
         }
-        match (self.netdirect_mode, f.ports) {
-            (
-                NetDirect::Iwarp,
-                Some(Ports {
-                    transport: Transport::Tcp,
-                    src,
-                    dst,
-                }),
-            ) => self.netdirect.get(dst).or_else(|| self.netdirect.get(src)),
-            (NetDirect::RoceV2, _) if roce => self.first_netdirect.map(|priority| Entry {
-                key: ROCEV2_UDP_PORT,
+        match self.netdirect_mode {
+            NetDirect::Iwarp => f
+                .tcp_ports()
+                .and_then(|(dst, src)| self.netdirect.get(dst).or_else(|| self.netdirect.get(src))),
+            NetDirect::RoceV2 if roce => self.first_netdirect.map(|priority| Entry {
                 priority,
                 rule: Rule::NetDirect,
             }),
@@ -395,72 +414,110 @@ impl Compiled {
         }
     }
 
-    /// Classifies one egress frame.
+    /// Classifies one egress frame from its reference parse (the data path calls
+    /// [`Self::classify_header`], which gives the same answer faster).
+    #[inline]
     #[must_use]
     pub fn classify(&self, f: &Frame, meta: &Meta) -> Decision {
+        self.decide(&f.facts(), meta)
+    }
+
+    /// Classifies one egress frame from its leading bytes (the first [`HEADER_BYTES`] are all
+    /// that is read): the data path's per-packet call, equal to
+    /// `self.classify(&Frame::parse(header), meta)` on every input (`scan`'s tests and the
+    /// `classify` fuzz target check it).
+    ///
+    /// [`HEADER_BYTES`]: super::frame::HEADER_BYTES
+    #[inline]
+    #[must_use]
+    pub fn classify_header(&self, header: &[u8], meta: &Meta) -> Decision {
+        let mut f = Facts::default();
+        match scan::scan_into(header, &mut f) {
+            Some(()) => self.decide(&f, meta),
+            None => self.classify_cut(header, meta),
+        }
+    }
+
+    /// [`Self::classify_header`] for a frame whose headers end early: the reference, out of the
+    /// per-packet code (a separate call keeps the scanned facts in registers).
+    #[cold]
+    #[inline(never)]
+    fn classify_cut(&self, header: &[u8], meta: &Meta) -> Decision {
+        self.classify(&Frame::parse(header), meta)
+    }
+
+    /// The decision from the frame's facts (module documentation). Without QoS every table is
+    /// empty, `fallback` is "no rule" and `prio_tc` all zeros, so nothing here asks about QoS.
+    #[inline(always)]
+    fn decide(&self, f: &Facts, meta: &Meta) -> Decision {
         let roce = f.is_roce();
-        let nd = if self.qos {
-            self.netdirect_match(f, meta, roce)
+        // RDMA: RoCE, a frame the NDK engine marked, or one matching a NETDIRECT_PORT element.
+        // Only with iWARP can the last hold without the first two (RoCEv2 matches only RoCE
+        // frames), so only then is the element looked up for this alone.
+        let mut is_rdma = roce | meta.nd_port.is_some();
+        if self.netdirect_mode == NetDirect::Iwarp && !is_rdma {
+            is_rdma = self.netdirect_match(f, meta, roce).is_some();
+        }
+        let chosen = if let Some(p) = meta.os_priority {
+            Entry {
+                priority: p & 7,
+                rule: Rule::OsSupplied,
+            }
+        } else if let Some(e) = self.configured(f) {
+            e
+        } else if let Some(e) = self.netdirect_match(f, meta, roce) {
+            e
+        } else if let Some(pcp) = f.tag_pcp() {
+            Entry {
+                priority: pcp,
+                rule: Rule::FrameTag,
+            }
         } else {
-            None
+            self.fallback
         };
-        let is_rdma = roce || meta.nd_port.is_some() || nd.is_some();
-        let (priority, rule) = if let Some(p) = meta.os_priority {
-            (p & 7, Rule::OsSupplied)
-        } else if let Some(e) = self.ethertype_or_port(f).or(nd) {
-            (e.priority, e.rule)
-        } else if let Some(t) = f.tag {
-            (t.pcp, Rule::FrameTag)
-        } else if let (true, Some(p)) = (self.qos, self.default) {
-            (p, Rule::Default)
-        } else {
-            (0, Rule::None)
-        };
-        let tc = if self.qos {
-            self.prio_tc
-                .get(usize::from(priority))
-                .copied()
-                .unwrap_or(0)
-        } else {
-            0
-        };
+        let (priority, rule) = (chosen.priority, chosen.rule);
         Decision {
             priority,
-            tc,
+            tc: self.tc_of(priority),
             rule,
             tag: self.egress_tag(f, meta, priority, rule),
             is_rdma,
+            frame: f.status(),
         }
     }
 
     /// EtherType, then TCP/UDP destination port (module documentation, items 2 and 3).
-    #[inline]
-    fn ethertype_or_port(&self, f: &Frame) -> Option<Entry> {
-        if !self.qos {
-            return None;
+    #[inline(always)]
+    fn configured(&self, f: &Facts) -> Option<Entry> {
+        let by_type = if f.ethertype_is(ETHERTYPE_IPV4) {
+            self.ipv4
+        } else if f.ethertype_is(ETHERTYPE_IPV6) {
+            self.ipv6
+        } else {
+            f.ethertype().and_then(|t| self.ethertype.get(t))
+        };
+        if by_type.is_some() {
+            by_type
+        } else if let Some((dst, _)) = f.tcp_ports() {
+            self.tcp.get(dst)
+        } else if let Some(dst) = f.udp_dst() {
+            self.udp.get(dst)
+        } else {
+            None
         }
-        f.ethertype.and_then(|t| self.ethertype.get(t)).or_else(|| {
-            f.ports.and_then(|p| match p.transport {
-                Transport::Tcp => self.tcp.get(p.dst),
-                Transport::Udp => self.udp.get(p.dst),
-            })
-        })
     }
 
     /// The egress tag action (module documentation, "Tagging").
-    #[inline]
-    fn egress_tag(&self, f: &Frame, meta: &Meta, priority: u8, rule: Rule) -> TagAction {
-        let never = matches!(
-            f.ethertype,
-            Some(ETHERTYPE_MAC_CONTROL | crate::lldp::ETHERTYPE)
-        );
-        if never || f.src.is_none() {
+    #[inline(always)]
+    fn egress_tag(&self, f: &Facts, meta: &Meta, priority: u8, rule: Rule) -> TagAction {
+        let never = f.ethertype_is(ETHERTYPE_MAC_CONTROL) | f.ethertype_is(crate::lldp::ETHERTYPE);
+        if never || !f.has_src() {
             return TagAction::Leave;
         }
-        match f.tag {
-            Some(t) => {
+        match f.tag_pcp() {
+            Some(pcp) => {
                 let chosen = !matches!(rule, Rule::FrameTag | Rule::Default | Rule::None);
-                if self.tagging.priority && chosen && t.pcp != priority {
+                if self.tagging.priority && chosen && pcp != priority {
                     TagAction::Rewrite { pcp: priority }
                 } else {
                     TagAction::Leave
@@ -555,6 +612,7 @@ pub fn apply_tag(header: &[u8], action: TagAction, out: &mut [u8]) -> Option<usi
 
 #[cfg(test)]
 mod tests {
+    use super::super::frame::ROCEV2_UDP_PORT;
     use super::super::frame::{
         ETHERTYPE_FCOE, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCE, Layer, Status,
     };
@@ -623,8 +681,11 @@ mod tests {
         Compiled::new(Some(&params(elements)), BOTH, NetDirect::RoceV2)
     }
 
+    /// The reference decision, checked against the data path's fast one on the way.
     fn classify(c: &Compiled, bytes: &[u8], meta: Meta) -> Decision {
-        c.classify(&Frame::parse(bytes), &meta)
+        let reference = c.classify(&Frame::parse(bytes), &meta);
+        assert_eq!(c.classify_header(bytes, &meta), reference, "{bytes:02x?}");
+        reference
     }
 
     use condition::{DEFAULT, ETHERTYPE, NETDIRECT_PORT, TCP_OR_UDP_PORT, TCP_PORT, UDP_PORT};
@@ -803,7 +864,8 @@ mod tests {
                 tc: 0,
                 rule: Rule::None,
                 tag: TagAction::Leave,
-                is_rdma: false
+                is_rdma: false,
+                frame: Status::Complete,
             }
         );
         // Only the first DEFAULT counts; invalid priorities and selectors are skipped.
@@ -1154,7 +1216,6 @@ mod tests {
         assert_eq!(t.len, MAX_CLASSIFICATIONS);
         for k in 0..100u16 {
             let expect = (k >= 36).then_some(Entry {
-                key: k * 128,
                 priority: k as u8,
                 rule: Rule::Udp,
             });

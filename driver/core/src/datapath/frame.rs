@@ -239,15 +239,6 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// A RoCE (EtherType 0x8915) or RoCEv2 (UDP destination port 4791) frame: RDMA traffic.
-    #[must_use]
-    pub fn is_roce(&self) -> bool {
-        self.ethertype == Some(ETHERTYPE_ROCE)
-            || self
-                .ports
-                .is_some_and(|p| p.transport == Transport::Udp && p.dst == ROCEV2_UDP_PORT)
-    }
-
     /// Parses the leading bytes of a frame (at most [`HEADER_BYTES`] are useful). Never fails:
     /// see the module documentation.
     #[must_use]

@@ -7,3 +7,4 @@
 pub mod classify;
 pub mod frame;
 pub mod link;
+pub mod scan;

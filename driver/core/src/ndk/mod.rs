@@ -277,7 +277,7 @@ impl NdkState {
     /// The cumulative counters now.
     #[must_use]
     pub fn totals(&self) -> Totals {
-        self.counters.sum()
+        self.counters.totals()
     }
 
     /// `ActiveConnection`: the connections alive now.

@@ -204,6 +204,12 @@ pub(super) fn rcv_ok(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
     answer_counter(buf, a.stats.rcv().frames())
 }
 
+/// `OID_DCBNDK_TRAFFIC_STATISTICS`: the per-priority and per-TC traffic, summed over the CPUs
+/// (`adapter::traffic`).
+pub(super) fn traffic_statistics(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
+    answer(buf, &a.traffic.totals().to_bytes())
+}
+
 /// `OID_GEN_STATISTICS`: `NDIS_STATISTICS_INFO` revision 1.
 pub(super) fn statistics(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
     let size = ndis::NDIS_SIZEOF_STATISTICS_INFO_REVISION_1;

@@ -2,6 +2,7 @@
 
 use super::Outcome;
 use super::general as g;
+use crate::adapter::traffic::OID_DCBNDK_TRAFFIC_STATISTICS;
 use crate::adapter::{Adapter, Settings};
 use crate::ndis::*;
 
@@ -73,6 +74,8 @@ oids! {
     OID_NDK_STATISTICS => query: Some(super::ndk::query_statistics), set: None;
     OID_NDK_CONNECTIONS => query: Some(super::ndk::connections), set: None;
     OID_NDK_LOCAL_ENDPOINTS => query: Some(super::ndk::local_endpoints), set: None;
+    // The driver's own: per-priority and per-TC traffic (issue 9; adapter::traffic).
+    OID_DCBNDK_TRAFFIC_STATISTICS => query: Some(g::traffic_statistics), set: None;
 }
 
 /// The table's OIDs in table order: the `SupportedOidList` of the general attributes.
