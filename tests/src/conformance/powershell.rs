@@ -13,6 +13,7 @@ const SCRIPTS: &[&str] = &[
     "Apply-Scenario.ps1",
     "Test-Scenario.ps1",
     "Uninstall-Dcbndk.ps1",
+    "Get-DcbndkTraffic.ps1",
 ];
 
 /// A syntax problem: 1-based line and column, the node kind and the text around it.
