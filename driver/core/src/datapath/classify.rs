@@ -298,6 +298,10 @@ impl Table {
 pub struct Compiled {
     qos: bool,
     tagging: TagPolicy,
+    /// 7 with priority tagging, else 0: the PCP of an inserted tag is `priority & pcp_mask`.
+    pcp_mask: u8,
+    /// 0x0FFF with VLAN tagging, else 0: the VID of an inserted tag is `vlan_id & vid_mask`.
+    vid_mask: u16,
     netdirect_mode: NetDirect,
     /// Priority -> TC; all zeros without QoS.
     prio_tc: [u8; MAX_TCS],
@@ -324,6 +328,8 @@ impl Compiled {
         let mut c = Self {
             qos: params.is_some(),
             tagging,
+            pcp_mask: if tagging.priority { 7 } else { 0 },
+            vid_mask: if tagging.vlan { 0x0FFF } else { 0 },
             netdirect_mode: netdirect,
             prio_tc: [0; MAX_TCS],
             fallback: Entry {
@@ -524,15 +530,11 @@ impl Compiled {
                 }
             }
             None => {
-                let pcp_wanted = self.tagging.priority && rule != Rule::None;
-                let vid = if self.tagging.vlan {
-                    meta.vlan_id & 0x0FFF
-                } else {
-                    0
-                };
-                if pcp_wanted || vid != 0 {
+                let pcp_wanted = self.tagging.priority & (rule != Rule::None);
+                let vid = meta.vlan_id & self.vid_mask;
+                if pcp_wanted | (vid != 0) {
                     TagAction::Insert {
-                        pcp: if self.tagging.priority { priority } else { 0 },
+                        pcp: priority & self.pcp_mask,
                         vid,
                     }
                 } else {
