@@ -115,6 +115,19 @@ fn pop_low(mask: u8) -> (usize, u8) {
     (i, mask & mask.wrapping_sub(1))
 }
 
+/// The time `wire` bytes take at `ns_per_byte`, fixed point, saturated: from two 64-bit
+/// products (a general 128-bit overflow-checked product costs several more).
+#[inline]
+fn wire_time(ns_per_byte: Fx, wire: u64) -> Fx {
+    let hi = floor_ns(ns_per_byte);
+    let lo = u128::from(u64::try_from(ns_per_byte & u128::from(u64::MAX)).unwrap_or(0));
+    // Below 2^128: a 64-bit by 64-bit product.
+    let low = u128::from(wire).wrapping_mul(lo);
+    wire.checked_mul(hi)
+        .and_then(|h| low.checked_add(fx(h)))
+        .unwrap_or(Fx::MAX)
+}
+
 /// Bytes `len` takes on the wire: padded to [`MIN_FRAME`], plus [`WIRE_OVERHEAD`].
 #[must_use]
 pub fn wire_bytes(len: u32) -> u64 {
@@ -407,110 +420,187 @@ impl Schedule {
 /// One queued frame.
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot<T> {
+    /// Arrival number: orders the frames of the priorities of one TC.
     seq: u64,
     len: u32,
     handle: T,
 }
 
-/// A fixed-capacity FIFO.
+/// The transmit queues: a bounded FIFO of frames per priority. Each queue's counters and the
+/// arrival number and length of its first frame sit apart from the slots, side by side: a
+/// decision reads the heads of several priorities, and these arrays are a few cache lines
+/// instead of one line per ring.
 #[derive(Debug, Clone)]
-struct Ring<T, const N: usize> {
-    slots: [Slot<T>; N],
-    head: usize,
-    len: usize,
-    bytes: u64,
+struct Queues<T, const N: usize> {
+    slots: [[Slot<T>; N]; PRIORITIES],
+    /// Index of each queue's first frame (always `< N`).
+    first: [usize; PRIORITIES],
+    len: [usize; PRIORITIES],
+    bytes: [u64; PRIORITIES],
+    /// Arrival number of each queue's first frame (stale when the queue is empty).
+    head_seq: [u64; PRIORITIES],
+    /// Length of each queue's first frame (stale when the queue is empty).
+    head_len: [u32; PRIORITIES],
 }
 
-impl<T, const N: usize> Ring<T, N> {
-    fn front(&self) -> Option<&Slot<T>> {
-        if self.len == 0 {
+impl<T, const N: usize> Queues<T, N> {
+    /// `i` (< 2N) reduced into 0..N. With a power-of-two `N` (the shell's) this is a mask, which
+    /// also tells the compiler the index is in bounds.
+    #[inline]
+    fn wrap(i: usize) -> usize {
+        if N.is_power_of_two() {
+            i & N.wrapping_sub(1)
+        } else if i >= N {
+            i.wrapping_sub(N)
+        } else {
+            i
+        }
+    }
+
+    /// The priority among `m` (queued priorities) whose first frame arrived first: FIFO per TC.
+    /// `None` for no priority.
+    #[inline]
+    fn oldest(&self, m: u8) -> Option<usize> {
+        if m == 0 {
             return None;
         }
-        self.slots.get(self.head)
+        let (mut best, mut rest) = pop_low(m);
+        let mut best_seq = self.head_seq.get(best).copied().unwrap_or(0);
+        // Usually one priority per TC: no iteration.
+        while rest != 0 {
+            let (p, r) = pop_low(rest);
+            rest = r;
+            let seq = self.head_seq.get(p).copied().unwrap_or(u64::MAX);
+            if seq < best_seq {
+                best_seq = seq;
+                best = p;
+            }
+        }
+        Some(best)
     }
 
-    fn front_len(&self) -> Option<u32> {
-        self.front().map(|s| s.len)
+    /// Wire bytes and priority of the frame that the priorities `m` would send next (0 bytes
+    /// and priority 8, which has no queue, for no priority).
+    #[inline]
+    fn head_of(&self, m: u8) -> (u64, usize) {
+        self.oldest(m)
+            .and_then(|p| Some((wire_bytes(*self.head_len.get(p)?), p)))
+            .unwrap_or((0, PRIORITIES))
+    }
+
+    /// Frames queued on `p` (0 past 7).
+    fn queued(&self, p: usize) -> usize {
+        self.len.get(p).copied().unwrap_or(0)
     }
 }
 
-impl<T: Copy + Default, const N: usize> Ring<T, N> {
+impl<T: Copy + Default, const N: usize> Queues<T, N> {
     fn new() -> Self {
         Self {
-            slots: [Slot::default(); N],
-            head: 0,
-            len: 0,
-            bytes: 0,
+            slots: [[Slot::default(); N]; PRIORITIES],
+            first: [0; PRIORITIES],
+            len: [0; PRIORITIES],
+            bytes: [0; PRIORITIES],
+            head_seq: [0; PRIORITIES],
+            head_len: [0; PRIORITIES],
         }
     }
 
-    /// `i` (< 2N) reduced into 0..N.
-    fn wrap(i: usize) -> usize {
-        if i >= N { i.wrapping_sub(N) } else { i }
-    }
-
-    fn push(&mut self, slot: Slot<T>) -> bool {
-        if self.len >= N {
+    /// Appends to queue `p`; `false` when it is full (or `p` is not a priority).
+    #[inline]
+    fn push(&mut self, p: usize, slot: Slot<T>) -> bool {
+        let (Some(slots), Some(&first), Some(len), Some(bytes)) = (
+            self.slots.get_mut(p),
+            self.first.get(p),
+            self.len.get_mut(p),
+            self.bytes.get_mut(p),
+        ) else {
+            return false;
+        };
+        if *len >= N {
             return false;
         }
-        let at = Self::wrap(self.head.wrapping_add(self.len));
-        match self.slots.get_mut(at) {
-            Some(s) => {
-                *s = slot;
-                self.len = self.len.wrapping_add(1);
-                // The sum of at most N u32 lengths: no overflow for any N that fits in memory.
-                self.bytes = self.bytes.wrapping_add(u64::from(slot.len));
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn pop(&mut self) -> Option<Slot<T>> {
-        let slot = *self.front()?;
-        self.head = Self::wrap(self.head.wrapping_add(1));
-        self.len = self.len.wrapping_sub(1);
-        self.bytes = self.bytes.wrapping_sub(u64::from(slot.len));
-        Some(slot)
-    }
-}
-
-/// The priority whose head is the oldest frame of `tc` among `eligible` (FIFO per TC).
-fn oldest<T, const N: usize>(
-    queues: &[Ring<T, N>; PRIORITIES],
-    schedule: &Schedule,
-    tc: usize,
-    eligible: u8,
-) -> Option<usize> {
-    let mut m = eligible & schedule.tc_prios.get(tc).copied().unwrap_or(0);
-    if m.is_power_of_two() {
-        // One priority per TC, the common case.
-        return Some(m.trailing_zeros() as usize);
-    }
-    let mut best: Option<(u64, usize)> = None;
-    while m != 0 {
-        let (p, rest) = pop_low(m);
-        m = rest;
-        if let Some(s) = queues.get(p).and_then(Ring::front)
-            && best.is_none_or(|(seq, _)| s.seq < seq)
+        let Some(s) = slots.get_mut(Self::wrap(first.wrapping_add(*len))) else {
+            return false;
+        };
+        *s = slot;
+        if *len == 0
+            && let (Some(seq), Some(l)) = (self.head_seq.get_mut(p), self.head_len.get_mut(p))
         {
-            best = Some((s.seq, p));
+            // The queue was empty: the frame is its head.
+            *seq = slot.seq;
+            *l = slot.len;
         }
+        *len = len.wrapping_add(1);
+        // The sum of at most N u32 lengths: no overflow for any N that fits in memory.
+        *bytes = bytes.wrapping_add(u64::from(slot.len));
+        true
     }
-    best.map(|(_, p)| p)
+
+    /// Takes the first frame of queue `p`, and whether the queue still has one.
+    #[inline]
+    fn pop(&mut self, p: usize) -> Option<(Slot<T>, bool)> {
+        let (Some(slots), Some(first), Some(len), Some(bytes)) = (
+            self.slots.get(p),
+            self.first.get_mut(p),
+            self.len.get_mut(p),
+            self.bytes.get_mut(p),
+        ) else {
+            return None;
+        };
+        if *len == 0 {
+            return None;
+        }
+        let slot = *slots.get(Self::wrap(*first))?;
+        *first = Self::wrap(first.wrapping_add(1));
+        *len = len.wrapping_sub(1);
+        *bytes = bytes.wrapping_sub(u64::from(slot.len));
+        let more = *len != 0;
+        if more
+            && let (Some(next), Some(seq), Some(l)) = (
+                slots.get(Self::wrap(*first)),
+                self.head_seq.get_mut(p),
+                self.head_len.get_mut(p),
+            )
+        {
+            *seq = next.seq;
+            *l = next.len;
+        }
+        Some((slot, more))
+    }
 }
 
-/// Wire bytes and priority of the frame `tc` would send next (0 bytes and priority 8, which
-/// has no queue, when it has none).
-fn head_of<T, const N: usize>(
-    queues: &[Ring<T, N>; PRIORITIES],
-    schedule: &Schedule,
-    tc: usize,
+/// What a decision reads: the head frame of each TC among the priorities that may send.
+struct Ready<'a, T, const N: usize> {
+    queues: &'a Queues<T, N>,
+    /// TC -> mask of its priorities.
+    tc_prios: &'a [u8; TCS],
+    /// Priorities with a frame that may start now.
     eligible: u8,
-) -> (u64, usize) {
-    oldest(queues, schedule, tc, eligible)
-        .and_then(|p| Some((wire_bytes(queues.get(p)?.front_len()?), p)))
-        .unwrap_or((0, PRIORITIES))
+}
+
+// By hand: a derive would ask `T: Clone` of the handles, which `Ready` only refers to.
+impl<T, const N: usize> Clone for Ready<'_, T, N> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, const N: usize> Copy for Ready<'_, T, N> {}
+
+impl<T, const N: usize> Ready<'_, T, N> {
+    /// The priorities of `tc` that may send.
+    #[inline]
+    fn prios(&self, tc: usize) -> u8 {
+        self.eligible & self.tc_prios.get(tc).copied().unwrap_or(0)
+    }
+
+    /// Wire bytes and priority of the frame `tc` would send next (0 bytes and priority 8,
+    /// which has no queue, when it has none).
+    #[inline]
+    fn head(&self, tc: usize) -> (u64, usize) {
+        self.queues.head_of(self.prios(tc))
+    }
 }
 
 /// Deficit round robin over the TCs of one group, visited in the cyclic order 0..7 (a fixed
@@ -518,65 +608,148 @@ fn head_of<T, const N: usize>(
 #[derive(Debug, Clone, Copy, Default)]
 struct Drr {
     cursor: u8,
-    /// Whether the TC at the cursor already got its quantum for this visit.
-    granted: bool,
+    /// The bit of the TC at the cursor once it got its quantum for this visit, else 0: one
+    /// test says "granted and still active".
+    granted: u8,
+    /// TCs whose deficit may be non-zero (a superset): passing idle TCs costs nothing when
+    /// none of them has a deficit to forget, which is the rule.
+    owed: u8,
     deficit: [u64; TCS],
 }
 
-/// Visits after which [`Drr::pick`] gives up and serves the cursor (never reached: after one
-/// unproductive cycle the bulk grant makes the next cycle productive).
+/// Visits after which [`Drr::visit`] gives up and serves the first active TC (never reached:
+/// after one unproductive cycle the bulk grant makes the next cycle productive).
 const DRR_MAX_VISITS: usize = 4 * TCS;
 
 impl Drr {
     fn advance(&mut self) {
         self.cursor = self.cursor.wrapping_add(1) & 7;
-        self.granted = false;
+        self.granted = 0;
     }
 
-    /// The TC to serve among `active` and the priority of its frame; `head(tc)` is the wire
-    /// length and the priority of the frame `tc` would send.
+    /// Zeroes the deficits of the TCs in `mask` (DRR forgets the deficit of a TC found idle).
     #[inline]
-    fn pick(
+    fn forget(&mut self, mask: u8) {
+        let mut m = mask & self.owed;
+        self.owed &= !mask;
+        while m != 0 {
+            let (tc, rest) = pop_low(m);
+            m = rest;
+            if let Some(d) = self.deficit.get_mut(tc) {
+                *d = 0;
+            }
+        }
+    }
+
+    /// The TC to serve among `active`, the priority of its frame and the frame's wire bytes,
+    /// which are charged to the TC's deficit (they fit it). [`Drr::idle`] completes the charge
+    /// when the TC has nothing more to send.
+    #[inline]
+    fn pick<T, const N: usize>(
         &mut self,
         active: u8,
         quantum: &[u32; TCS],
-        head: impl Fn(usize) -> (u64, usize),
-    ) -> (usize, usize) {
+        ready: Ready<'_, T, N>,
+    ) -> (usize, usize, u64) {
+        // The rule: the TC at the cursor already has its quantum and its next frame fits.
+        let tc = usize::from(self.cursor & 7);
+        if active & self.granted != 0 {
+            let (wire, p) = ready.head(tc);
+            if let Some(d) = self.deficit.get_mut(tc)
+                && wire <= *d
+            {
+                *d = d.wrapping_sub(wire);
+                return (tc, p, wire);
+            }
+        }
+        // The parts of `ready` one by one: they go in registers.
+        self.visit(
+            active,
+            quantum,
+            ready.queues,
+            ready.tc_prios,
+            ready.eligible,
+        )
+    }
+
+    /// [`Drr::pick`] by visits of the cursor.
+    ///
+    /// The cursor visits every position of the cycle, idle TCs included (they forget their
+    /// deficit, and a cycle of [`TCS`] visits without a frame triggers the bulk grant); the
+    /// visits of a run of idle TCs are done at once from the `active` mask instead of one by
+    /// one, with the same effect. Out of line: a TC's turn lasts many frames, and the rule in
+    /// [`Drr::pick`] stays small where it is inlined.
+    #[inline(never)]
+    fn visit<T, const N: usize>(
+        &mut self,
+        active: u8,
+        quantum: &[u32; TCS],
+        queues: &Queues<T, N>,
+        tc_prios: &[u8; TCS],
+        eligible: u8,
+    ) -> (usize, usize, u64) {
+        let ready = Ready {
+            queues,
+            tc_prios,
+            eligible,
+        };
+        let head = |tc| ready.head(tc);
+        // Visits since the last bulk grant, and in all.
         let mut idle = 0usize;
-        for _ in 0..DRR_MAX_VISITS {
-            let tc = usize::from(self.cursor);
-            if active & bit(tc) != 0 {
+        let mut visits = 0usize;
+        // A TC at the cursor with its quantum was just found short by `pick`.
+        let mut short = active & self.granted != 0;
+        while visits < DRR_MAX_VISITS {
+            let tc = usize::from(self.cursor & 7);
+            let b = bit(tc);
+            if short {
+                short = false;
+            } else if active & b != 0 {
                 if let Some(d) = self.deficit.get_mut(tc) {
-                    if !self.granted {
+                    if self.granted == 0 {
                         let q = quantum.get(tc).copied().unwrap_or(0);
                         *d = d.saturating_add(u64::from(q));
-                        self.granted = true;
+                        self.granted = b;
+                        self.owed |= b;
                     }
                     let (wire, p) = head(tc);
                     if wire <= *d {
-                        return (tc, p);
+                        *d = d.wrapping_sub(wire);
+                        return (tc, p, wire);
                     }
                 }
-            } else if let Some(d) = self.deficit.get_mut(tc) {
+            } else {
                 // Not backlogged: DRR forgets its deficit.
-                *d = 0;
+                self.forget(b);
             }
-            self.advance();
-            idle = idle.wrapping_add(1);
-            if idle == TCS {
+            // The next active TC is `gap` positions on (the cursor itself after a full cycle,
+            // 8 when none is active); the positions in between are idle TCs, each a visit.
+            let next = u32::try_from(tc.wrapping_add(1) & 7).unwrap_or(0);
+            let gap = (active.rotate_right(next).trailing_zeros() as usize)
+                .wrapping_add(1)
+                .min(TCS)
+                .min(DRR_MAX_VISITS.wrapping_sub(visits));
+            let passed = u32::try_from(gap.wrapping_sub(1)).unwrap_or(0);
+            self.forget(1u8.wrapping_shl(passed).wrapping_sub(1).rotate_left(next));
+            self.cursor = u8::try_from(tc.wrapping_add(gap) & 7).unwrap_or(0);
+            self.granted = 0;
+            visits = visits.wrapping_add(gap);
+            idle = idle.wrapping_add(gap);
+            if idle >= TCS {
                 // A whole cycle without a frame (quanta smaller than the heads): grant the
                 // rounds that would pass empty at once, instead of cycling through them.
                 self.bulk_grant(active, quantum, &head);
-                idle = 0;
+                idle = idle.wrapping_sub(TCS);
             }
         }
-        // Unreachable with non-zero quanta; serve the first active TC rather than nothing.
-        let (tc, _) = pop_low(active);
+        // Unreachable with non-zero quanta; serve the first active TC rather than nothing (its
+        // deficit is the frame, charged). `active` is not empty: the TC is below 8.
+        let tc = (active.trailing_zeros() as usize) & (TCS - 1);
         let (wire, p) = head(tc);
         if let Some(d) = self.deficit.get_mut(tc) {
-            *d = wire;
+            *d = 0;
         }
-        (tc, p)
+        (tc, p, wire)
     }
 
     fn bulk_grant(
@@ -610,17 +783,18 @@ impl Drr {
                 *d = d.saturating_add(q.saturating_mul(extra));
             }
         }
+        self.owed |= active;
     }
 
-    /// Charges `wire` bytes to `tc`; `still_active` says whether it has another eligible frame.
-    fn charge(&mut self, tc: usize, wire: u64, still_active: bool) {
+    /// `tc`, just served, has no other eligible frame: it loses its deficit, and the cursor
+    /// moves on if it was there.
+    #[inline]
+    fn idle(&mut self, tc: usize) {
         if let Some(d) = self.deficit.get_mut(tc) {
-            *d = d.saturating_sub(wire);
-            if !still_active {
-                *d = 0;
-            }
+            *d = 0;
         }
-        if !still_active && usize::from(self.cursor) == tc {
+        self.owed &= !bit(tc);
+        if usize::from(self.cursor) == tc {
             self.advance();
         }
     }
@@ -647,7 +821,7 @@ pub struct Link<T, const N: usize> {
     /// Nanoseconds per wire byte, fixed point.
     ns_per_byte: Fx,
     schedule: Schedule,
-    queues: [Ring<T, N>; PRIORITIES],
+    queues: Queues<T, N>,
     /// Priorities with a queued frame.
     nonempty: u8,
     seq: u64,
@@ -660,8 +834,19 @@ pub struct Link<T, const N: usize> {
     paused_total: [Fx; PRIORITIES],
     /// Priorities with a pause timer that may still run.
     pause_armed: u8,
+    /// The latest `pause_until` of the armed priorities: from then on no pause holds, and a
+    /// decision need not look at the timers one by one.
+    pause_end: Fx,
     rx: Rx,
+    /// The counters, but for `stats.tc`, which holds only what was sent under earlier
+    /// schedules: a frame's TC is its priority's TC in the schedule in force, so the TC
+    /// counters are kept per priority and added up by TC when read or when the mapping
+    /// changes ([`Link::tc_stats`]), one counter update per frame fewer.
     stats: LinkStats,
+    /// Wire bytes sent per priority (wrapping like the other counters).
+    tx_wire: [u64; PRIORITIES],
+    /// Per priority, its transmit counters and `tx_wire` when last added to `stats.tc`.
+    tc_mark: [TcStats; PRIORITIES],
 }
 
 impl<T: Copy + Default, const N: usize> Link<T, N> {
@@ -679,7 +864,7 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
                 .checked_div(u128::from(bps))
                 .unwrap_or(0),
             schedule: Schedule::default(),
-            queues: core::array::from_fn(|_| Ring::new()),
+            queues: Queues::new(),
             nonempty: 0,
             seq: 0,
             busy_until: 0,
@@ -689,8 +874,11 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
             pause_until: [0; PRIORITIES],
             paused_total: [0; PRIORITIES],
             pause_armed: 0,
+            pause_end: 0,
             rx: Rx::default(),
             stats: LinkStats::default(),
+            tx_wire: [0; PRIORITIES],
+            tc_mark: [TcStats::default(); PRIORITIES],
         }
     }
 
@@ -717,6 +905,21 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
             self.ets_zero = Drr::default();
         }
         let lost = self.schedule.lossless & !next.lossless;
+        // What was sent under the old mapping stays with the old TCs.
+        let mut tc = self.stats.tc;
+        self.tc_stats(&mut tc);
+        self.stats.tc = tc;
+        for ((mark, ps), &wire) in self
+            .tc_mark
+            .iter_mut()
+            .zip(self.stats.priority.iter())
+            .zip(self.tx_wire.iter())
+        {
+            *mark = TcStats {
+                tx: ps.tx,
+                wire_bytes: wire,
+            };
+        }
         self.schedule = next;
         let now = fx(now_ns);
         let mut m = lost & self.pause_armed;
@@ -739,26 +942,35 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
     ///
     /// [`Refused`]: the queue is full (backpressure for a lossless priority, a counted drop
     /// otherwise), or the priority or length is invalid.
+    #[inline]
     pub fn enqueue(&mut self, priority: u8, len: u32, handle: T) -> Result<(), Refused> {
         let p = usize::from(priority);
-        let Some(queue) = self.queues.get_mut(p) else {
+        let (Some(&queued), Some(&bytes)) = (self.queues.len.get(p), self.queues.bytes.get(p))
+        else {
             return Err(Refused::InvalidPriority);
         };
         if len == 0 {
             return Err(Refused::InvalidLength);
         }
         let over_bytes =
-            queue.len > 0 && queue.bytes.saturating_add(u64::from(len)) > self.config.queue_bytes;
+            queued > 0 && bytes.saturating_add(u64::from(len)) > self.config.queue_bytes;
         let slot = Slot {
             seq: self.seq,
             len,
             handle,
         };
-        if !over_bytes && queue.push(slot) {
+        if !over_bytes && self.queues.push(p, slot) {
             self.seq = self.seq.wrapping_add(1);
             self.nonempty |= bit(p);
             return Ok(());
         }
+        self.refuse(p, len)
+    }
+
+    /// A full queue: held back (lossless) or dropped, and counted.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self, p: usize, len: u32) -> Result<(), Refused> {
         let Some(stats) = self.stats.priority.get_mut(p) else {
             return Err(Refused::InvalidPriority);
         };
@@ -774,23 +986,36 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
     /// Frames and bytes queued on `priority`.
     #[must_use]
     pub fn queued(&self, priority: u8) -> (usize, u64) {
-        self.queues
-            .get(usize::from(priority))
-            .map_or((0, 0), |q| (q.len, q.bytes))
+        let p = usize::from(priority);
+        (
+            self.queues.queued(p),
+            self.queues.bytes.get(p).copied().unwrap_or(0),
+        )
     }
 
     /// Frames queued on all priorities.
     #[must_use]
     pub fn queued_frames(&self) -> usize {
         self.queues
+            .len
             .iter()
-            .fold(0usize, |n, q| n.saturating_add(q.len))
+            .fold(0usize, |n, &len| n.saturating_add(len))
     }
 
     /// Priorities with a frame that may start at `t` (queued and not paused).
+    #[inline]
     fn eligible(&self, t: Fx) -> u8 {
+        let m = self.pause_armed & self.nonempty;
+        if m == 0 || t >= self.pause_end {
+            return self.nonempty;
+        }
+        self.nonempty & !self.blocked(m, t)
+    }
+
+    /// The priorities among `m` that are paused at `t` (out of line: pauses are rare).
+    #[inline(never)]
+    fn blocked(&self, mut m: u8, t: Fx) -> u8 {
         let mut blocked = 0u8;
-        let mut m = self.pause_armed & self.nonempty;
         while m != 0 {
             let (p, rest) = pop_low(m);
             m = rest;
@@ -798,18 +1023,28 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
                 blocked |= bit(p);
             }
         }
-        self.nonempty & !blocked
+        blocked
     }
 
     /// Starts the next frame if the link is free within the nanosecond `now_ns`: strict TCs
     /// first (highest id first), then the ETS TCs by DRR, then the 0 % ETS TCs. `None` when the
     /// link is busy or nothing is eligible ([`Link::next_event_ns`] says when to call again).
+    #[inline]
     pub fn dequeue(&mut self, now_ns: u64) -> Option<Sent<T>> {
-        let now = fx(now_ns);
-        let start = self.busy_until.max(now);
-        if start >= now.saturating_add(FX_ONE) {
-            return None;
-        }
+        let busy = self.busy_until;
+        let busy_ns = floor_ns(busy);
+        // The frame starts when the link is free, if that is within the nanosecond `now_ns`
+        // (`busy < now + 1 ns`, the sum saturated at the end of time): at `now_ns` and the
+        // fraction of it where the previous frame ends. 64-bit tests and values.
+        let fraction = busy & (FX_ONE.wrapping_sub(1));
+        let start = fx(now_ns)
+            | if busy_ns < now_ns {
+                0
+            } else if busy_ns == now_ns && !(now_ns == u64::MAX && busy == Fx::MAX) {
+                fraction
+            } else {
+                return None;
+            };
         let eligible = self.eligible(start);
         if eligible == 0 {
             return None;
@@ -817,45 +1052,52 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
         let tcs = self.schedule.tcs_of(eligible);
         let strict = tcs & self.schedule.strict;
         let ets = tcs & self.schedule.ets;
-        let zero = tcs & self.schedule.ets_zero;
-        let (queues, schedule) = (&self.queues, &self.schedule);
-        let head = |tc| head_of(queues, schedule, tc, eligible);
-        let ((tc, p), group) = if strict != 0 {
-            let tc = 7usize.saturating_sub(strict.leading_zeros() as usize);
-            ((tc, oldest(queues, schedule, tc, eligible)?), 0u8)
-        } else if ets != 0 {
-            (self.ets.pick(ets, &schedule.quantum, head), 1)
-        } else if zero != 0 {
-            (
-                self.ets_zero.pick(zero, &[ZERO_GROUP_QUANTUM; TCS], head),
-                2,
-            )
-        } else {
-            return None;
+        let schedule = &self.schedule;
+        let ready = Ready {
+            queues: &self.queues,
+            tc_prios: &schedule.tc_prios,
+            eligible,
         };
-        let queue = self.queues.get_mut(p)?;
-        let slot = queue.pop()?;
-        if queue.len == 0 {
+        let (tc, p, wire, drr) = if strict != 0 {
+            let tc = 7usize.saturating_sub(strict.leading_zeros() as usize);
+            let (wire, p) = ready.head(tc);
+            (tc, p, wire, None)
+        } else if ets != 0 {
+            let (tc, p, wire) = self.ets.pick(ets, &schedule.quantum, ready);
+            (tc, p, wire, Some(&mut self.ets))
+        } else {
+            let zero = tcs & schedule.ets_zero;
+            if zero == 0 {
+                return None;
+            }
+            let (tc, p, wire) = self.ets_zero.pick(zero, &[ZERO_GROUP_QUANTUM; TCS], ready);
+            (tc, p, wire, Some(&mut self.ets_zero))
+        };
+        // Every TC picked has an eligible priority, whose queue has a frame; a priority 8 would
+        // say otherwise (and the TC, then below 8, is masked for the compiler's sake).
+        if p >= PRIORITIES {
+            return None;
+        }
+        let tc = tc & (TCS - 1);
+        // `wire` is the wire length of this frame, the head of queue `p`.
+        let end = start.saturating_add(wire_time(self.ns_per_byte, wire));
+        self.busy_until = end;
+        let (slot, more) = self.queues.pop(p)?;
+        if !more {
             self.nonempty &= !bit(p);
         }
-        let wire = wire_bytes(slot.len);
-        if group != 0 {
-            // Pauses do not change within a decision: what is still eligible is what is still
-            // queued.
-            let still = self.schedule.tcs_of(eligible & self.nonempty) & bit(tc) != 0;
-            match group {
-                1 => self.ets.charge(tc, wire, still),
-                _ => self.ets_zero.charge(tc, wire, still),
+        // Pauses do not change within a decision: what is still eligible is what is still
+        // queued.
+        if let Some(drr) = drr {
+            let prios = self.schedule.tc_prios.get(tc).copied().unwrap_or(0);
+            if eligible & self.nonempty & prios == 0 {
+                drr.idle(tc);
             }
         }
-        let end = start.saturating_add(u128::from(wire).saturating_mul(self.ns_per_byte));
-        self.busy_until = end;
-        if let Some(s) = self.stats.priority.get_mut(p) {
+        // The TC counters follow from these (see `Link::tc_stats`).
+        if let (Some(s), Some(w)) = (self.stats.priority.get_mut(p), self.tx_wire.get_mut(p)) {
             s.tx.add(slot.len);
-        }
-        if let Some(s) = self.stats.tc.get_mut(tc) {
-            s.tx.add(slot.len);
-            s.wire_bytes = s.wire_bytes.wrapping_add(wire);
+            *w = w.wrapping_add(wire);
         }
         Some(Sent {
             handle: slot.handle,
@@ -871,6 +1113,7 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
     /// when the link is free, or when the first pause over a queued frame runs out. `None` when
     /// nothing is queued.
     #[must_use]
+    #[inline]
     pub fn next_event_ns(&self, now_ns: u64) -> Option<u64> {
         if self.nonempty == 0 {
             return None;
@@ -939,6 +1182,14 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
                 s.pauses = s.pauses.saturating_add(1);
             }
         }
+        let mut end = 0;
+        let mut m = self.pause_armed;
+        while m != 0 {
+            let (q, rest) = pop_low(m);
+            m = rest;
+            end = end.max(self.pause_until.get(q).copied().unwrap_or(0));
+        }
+        self.pause_end = end;
     }
 
     /// A PFC frame received at `now_ns` (802.1Qbb 36.1.3): every priority set in `class_enable`
@@ -1057,11 +1308,37 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
             .unwrap_or(0)
     }
 
+    /// Adds to `tc` what each priority sent since its `tc_mark`, to the priority's TC in the
+    /// schedule in force (which is the TC every one of those frames was sent in).
+    fn tc_stats(&self, tc: &mut [TcStats; TCS]) {
+        for (p, ps) in self.stats.priority.iter().enumerate() {
+            let (Some(mark), Some(&wire), Some(&t)) = (
+                self.tc_mark.get(p),
+                self.tx_wire.get(p),
+                self.schedule.prio_tc.get(p),
+            ) else {
+                continue;
+            };
+            if let Some(c) = tc.get_mut(usize::from(t)) {
+                c.tx.frames =
+                    c.tx.frames
+                        .wrapping_add(ps.tx.frames.wrapping_sub(mark.tx.frames));
+                c.tx.bytes =
+                    c.tx.bytes
+                        .wrapping_add(ps.tx.bytes.wrapping_sub(mark.tx.bytes));
+                c.wire_bytes = c
+                    .wire_bytes
+                    .wrapping_add(wire.wrapping_sub(mark.wire_bytes));
+            }
+        }
+    }
+
     /// The counters, with paused time up to `now_ns`.
     #[must_use]
     pub fn stats(&self, now_ns: u64) -> LinkStats {
         let now = fx(now_ns);
         let mut s = self.stats;
+        self.tc_stats(&mut s.tc);
         for (p, ps) in s.priority.iter_mut().enumerate() {
             let start = self.pause_start.get(p).copied().unwrap_or(0);
             let until = self.pause_until.get(p).copied().unwrap_or(0);
@@ -1871,6 +2148,62 @@ mod tests {
             t = l.next_event_ns(t).unwrap_or(t);
         }
         assert_eq!(got, (0..20).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn tc_counters_keep_each_frame_in_the_tc_it_was_sent_in() {
+        fn two(tc_of_3: u8) -> QosParameters {
+            params(
+                2,
+                [0, 0, 0, tc_of_3, 0, 0, 0, 0],
+                [50, 50, 0, 0, 0, 0, 0, 0],
+                [ETS; 8],
+                0,
+            )
+        }
+        /// Sends one frame of priority 3 at `*t`; its TC.
+        fn send(l: &mut TestLink, t: &mut u64, len: u32) -> u8 {
+            l.enqueue(3, len, 0).unwrap();
+            let s = l.dequeue(*t).unwrap();
+            *t = s.end_ns;
+            s.tc
+        }
+        let mut l = link(G10);
+        let mut t = 0;
+        l.configure(&two(1), 0);
+        assert_eq!(send(&mut l, &mut t, 100), 1);
+        assert_eq!(send(&mut l, &mut t, 40), 1);
+        // Priority 3 moves to TC 0: what it sent in TC 1 stays there.
+        l.configure(&two(0), t);
+        assert_eq!(send(&mut l, &mut t, 1000), 0);
+        let st = l.stats(t);
+        let tc1 = TcStats {
+            tx: Counter {
+                frames: 2,
+                bytes: 140,
+            },
+            wire_bytes: 124 + 84,
+        };
+        assert_eq!(st.tc[1], tc1);
+        let tc0 = TcStats {
+            tx: Counter {
+                frames: 1,
+                bytes: 1000,
+            },
+            wire_bytes: 1024,
+        };
+        assert_eq!(st.tc[0], tc0);
+        // Back to TC 1, and the same configuration again: the counts stay where they are.
+        l.configure(&two(1), t);
+        l.configure(&two(1), t);
+        assert_eq!(l.stats(t).tc, st.tc);
+        assert_eq!(
+            st.priority[3].tx,
+            Counter {
+                frames: 3,
+                bytes: 1140
+            }
+        );
     }
 
     #[test]
