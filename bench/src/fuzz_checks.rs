@@ -523,7 +523,9 @@ pub fn qos_parameters(data: &[u8]) {
 /// frames count as RDMA; a tag is inserted only into an untagged frame and rewritten only in a
 /// tagged one, with PCP <= 7 and VID <= 4095; `apply_tag` of the decision succeeds with the
 /// length it promises, its output parses with the tag it meant to write, and stripping an
-/// inserted tag gives the input back; a parsed PFC frame emits and parses back to itself.
+/// inserted tag gives the input back; `tag_in_place` in a transmit buffer gives what
+/// `apply_tag` writes for every action, or fails where it fails; a parsed PFC frame emits and
+/// parses back to itself.
 ///
 /// # Panics
 /// When a property does not hold.
@@ -533,7 +535,7 @@ pub fn classify(data: &[u8]) {
 
 fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
     use dcbndk_core::datapath::classify::{
-        Compiled, Meta, NetDirect, Rule, TagAction, TagPolicy, apply_tag,
+        Compiled, Meta, NetDirect, Rule, TAG_ROOM, TagAction, TagPolicy, apply_tag, tag_in_place,
     };
     use dcbndk_core::datapath::frame::{
         ETHERTYPE_ROCE, Frame, Malformed, PfcFrame, ROCEV2_UDP_PORT, Status, Transport, VlanTag,
@@ -685,6 +687,39 @@ fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
             );
         }
         other => assert_eq!(other, TagAction::Leave),
+    }
+
+    // Tagging in place in a transmit buffer gives what `apply_tag` writes, for every action
+    // (the decision's and the others, on frames they do not fit too), or fails where it fails.
+    let room = usize::from(u8::try_from(prefix % 8).unwrap_or(0));
+    for action in [
+        d.tag,
+        TagAction::Leave,
+        TagAction::Insert {
+            pcp: (prefix & 7) as u8,
+            vid: prefix >> 4,
+        },
+        TagAction::Rewrite {
+            pcp: (prefix >> 8 & 7) as u8,
+        },
+        TagAction::Strip,
+    ] {
+        let mut copy = vec![0u8; bytes.len() + 4];
+        let expect = apply_tag(bytes, action, &mut copy).map(|n| copy[..n].to_vec());
+        // The buffer is exactly the frame and its room, or a few bytes more.
+        let mut buf = vec![0xEEu8; TAG_ROOM + bytes.len() + room];
+        buf[TAG_ROOM..TAG_ROOM + bytes.len()].copy_from_slice(bytes);
+        let got =
+            tag_in_place(&mut buf, bytes.len(), action).map(|(at, n)| buf[at..at + n].to_vec());
+        assert_eq!(got, expect, "in place vs apply_tag, {action:?}");
+    }
+    let mut short = vec![0u8; bytes.len() + TAG_ROOM];
+    short.truncate(TAG_ROOM + bytes.len().saturating_sub(1));
+    if !bytes.is_empty() {
+        assert_eq!(
+            tag_in_place(&mut short, bytes.len(), TagAction::Leave),
+            None
+        );
     }
 
     if let Ok(pfc) = PfcFrame::parse(bytes) {

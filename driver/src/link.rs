@@ -13,14 +13,14 @@
 //!   keeps the send pending. So a PFC pause of one priority backs up only that priority's
 //!   sends; the others keep going. Frames are lost only at a receiver with no buffer left, which
 //!   is what PFC prevents for the lossless priorities.
-//! - The queue depth is 32 frames per priority (256 buffers of 1522 bytes): the link state is
+//! - The queue depth is 32 frames per priority (256 buffers of 1526 bytes): the link state is
 //!   built on the stack once at initialize, and a deeper queue would not fit a kernel stack.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use dcbndk_core::adapter::traffic::TrafficBlock;
-use dcbndk_core::datapath::classify::{TagAction, apply_tag};
+use dcbndk_core::datapath::classify::{TAG_ROOM, TagAction, tag_in_place};
 use dcbndk_core::datapath::frame::PfcFrame;
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
 use dcbndk_core::qos::params::QosParameters;
@@ -36,8 +36,11 @@ use crate::timer::now_ns;
 pub const QUEUE_FRAMES: usize = 32;
 /// Transmit buffers: every queue full.
 pub const TX_SLOTS: usize = QUEUE_FRAMES * 8;
-/// Bytes per transmit buffer: a 1518-byte frame plus an inserted 802.1Q tag.
-pub const TX_BUFFER_BYTES: usize = 1522;
+/// The longest frame the link sends: 1518 bytes and an 802.1Q tag.
+pub const MAX_WIRE_FRAME: usize = 1522;
+/// Bytes per transmit buffer: the longest frame behind the room for an inserted 802.1Q tag
+/// ([`TAG_ROOM`]).
+pub const TX_BUFFER_BYTES: usize = TAG_ROOM + MAX_WIRE_FRAME;
 /// NBLs held per priority; a further one is completed with `NDIS_STATUS_RESOURCES` (the
 /// protocol sees the refusal, nothing is silently dropped).
 pub const HELD_PER_PRIORITY: usize = 32;
@@ -55,7 +58,8 @@ pub struct State {
     link: Link<u16, QUEUE_FRAMES>,
     free: [u16; TX_SLOTS],
     free_len: usize,
-    lens: [u16; TX_SLOTS],
+    /// Where each buffer's frame starts and its length ([`tag_in_place`]).
+    frames: [(u16, u16); TX_SLOTS],
     /// Per priority: NBLs waiting for room on that priority's queue, oldest first.
     held: [Ring; 8],
     /// An XOFF is in force (sent, no XON since): the timer refreshes it.
@@ -122,7 +126,7 @@ impl State {
             }),
             free,
             free_len: TX_SLOTS,
-            lens: [0; TX_SLOTS],
+            frames: [(0, 0); TX_SLOTS],
             held: [Ring::EMPTY; 8],
             ready_ns: 0,
             xoff_sent: false,
@@ -348,7 +352,8 @@ impl LinkShell {
         let Some(slot) = state.take_slot() else {
             return Queued::Full;
         };
-        // The frame is tagged straight into its transmit buffer: one copy.
+        // One copy into the transmit buffer, behind room for a tag; the tag is then edited in
+        // place, whatever the frame's length.
         let written = self
             .buffers
             .as_slice()
@@ -356,13 +361,26 @@ impl LinkShell {
             .and_then(|buffer| {
                 // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
                 let out = unsafe { &mut *buffer.get() };
-                apply_tag(frame, tag, out)
+                let end = TAG_ROOM.checked_add(frame.len())?;
+                out.get_mut(TAG_ROOM..end)?.copy_from_slice(frame);
+                tag_in_place(out, frame.len(), tag)
             });
-        let (Some(len), Some(recorded)) = (written, state.lens.get_mut(usize::from(slot))) else {
+        let (Some((start, len)), Some(recorded)) =
+            (written, state.frames.get_mut(usize::from(slot)))
+        else {
             state.put_slot(slot);
             return Queued::Dropped;
         };
-        *recorded = u16::try_from(len).unwrap_or(0);
+        if len > MAX_WIRE_FRAME {
+            // An untagged frame of more than 1518 bytes that got a tag.
+            state.put_slot(slot);
+            return Queued::Dropped;
+        }
+        // Both fit 16 bits: below TX_BUFFER_BYTES.
+        *recorded = (
+            u16::try_from(start).unwrap_or(0),
+            u16::try_from(len).unwrap_or(0),
+        );
         match state
             .link
             .enqueue(priority, u32::try_from(len).unwrap_or(u32::MAX), slot)
@@ -427,7 +445,7 @@ pub fn drain(context: &AdapterContext, at_dispatch: bool) {
 fn drain_until(context: &AdapterContext, at_dispatch: bool, until: u64) {
     let now = until.min(now_ns());
     loop {
-        let (slot, len, end_ns) = {
+        let (slot, frame, end_ns) = {
             let mut s = context.link.state().lock();
             let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
             // Nothing may start at `at` (every backlogged priority paused then): jump to the
@@ -444,21 +462,26 @@ fn drain_until(context: &AdapterContext, at_dispatch: bool, until: u64) {
             let Some(sent) = sent else {
                 break;
             };
-            let len = s.lens.get(usize::from(sent.handle)).copied().unwrap_or(0);
+            let (start, len) = s
+                .frames
+                .get(usize::from(sent.handle))
+                .copied()
+                .unwrap_or((0, 0));
+            let start = usize::from(start);
             (
                 sent.handle,
-                usize::from(len).min(TX_BUFFER_BYTES),
+                start..start.saturating_add(usize::from(len)),
                 sent.end_ns,
             )
         };
         // The slot stays off the free list (ours) while the wire reads it; no lock is held.
         if let Some(buffer) = context.link.buffers.as_slice().get(usize::from(slot)) {
-            // SAFETY: the slot holds a dequeued frame of `len` bytes; nobody writes it until it
-            // is put back below.
+            // SAFETY: the slot holds a dequeued frame at `frame`; nobody writes it until it is
+            // put back below.
             let bytes = unsafe { &*buffer.get() };
             crate::hub::transmit(
                 context,
-                bytes.get(..len).unwrap_or(&[]),
+                bytes.get(frame).unwrap_or(&[]),
                 at_dispatch,
                 end_ns,
             );

@@ -212,20 +212,44 @@ pub struct Decision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 struct Entry {
     priority: u8,
+    /// The priority's traffic class, looked up when the table is compiled.
+    tc: u8,
     rule: Rule,
 }
 
-/// Slots of a [`Table`]: twice the most keys it can hold, so that a lookup probes about once.
-const SLOTS: usize = 2 * MAX_CLASSIFICATIONS;
+/// The kinds of key in the one table of configured elements: a TCP or UDP destination port
+/// under its IP protocol number (6, 17), an EtherType under 1 (ICMP's number: never a port
+/// key), which makes it [`Facts::ethertype_key`]. Key 0 (kind 0) is never inserted: it stands
+/// for a frame with neither ports nor an EtherType.
+mod key {
+    use super::super::frame::ip_protocol;
 
-/// An open-addressing hash table from a 16-bit key (port or EtherType) to its first element:
-/// one or two probes per packet where a binary search over 64 keys takes six dependent steps.
-/// Keys are never removed (the table is rebuilt with each operational set), so a probe
-/// sequence ends at the first empty slot. Keys and entries are apart so that a probe reads one
-/// 2-byte entry and compares one 2-byte key.
+    /// `kind << 16 | value`.
+    #[inline(always)]
+    pub(super) const fn of(kind: u32, value: u16) -> u32 {
+        kind << 16 | value as u32
+    }
+
+    pub(super) const TCP: u32 = ip_protocol::TCP as u32;
+    pub(super) const UDP: u32 = ip_protocol::UDP as u32;
+    pub(super) const ETHERTYPE: u32 = 1;
+}
+
+/// Keys a [`Table`] holds at most: every element of an operational set, a TCP_OR_UDP_PORT
+/// element counting twice (a TCP and a UDP key).
+const MAX_KEYS: usize = 2 * MAX_CLASSIFICATIONS;
+
+/// Slots of a [`Table`]: twice the most keys it can hold, so that a lookup probes about once.
+const SLOTS: usize = 2 * MAX_KEYS;
+
+/// An open-addressing hash table from a key ([`key`]) to its first element: one or two probes
+/// per packet where a binary search over 128 keys takes seven dependent steps. Keys are never
+/// removed (the table is rebuilt with each operational set), so a probe sequence ends at the
+/// first empty slot. Keys and entries are apart so that a probe reads one entry and compares
+/// one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Table {
-    keys: [u16; SLOTS],
+    keys: [u32; SLOTS],
     entries: [Option<Entry>; SLOTS],
     len: usize,
 }
@@ -241,18 +265,18 @@ impl Default for Table {
 }
 
 impl Table {
-    /// The first slot of `key`'s probe sequence (Fibonacci hashing to 7 bits).
+    /// The first slot of `key`'s probe sequence (Fibonacci hashing to 8 bits).
     #[inline(always)]
-    fn home(key: u16) -> usize {
-        let h = u32::from(key).wrapping_mul(0x9E37_79B1) >> 25;
+    fn home(key: u32) -> usize {
+        let h = key.wrapping_mul(0x9E37_79B1) >> 24;
         usize::try_from(h).unwrap_or(0)
     }
 
     /// Adds `key` unless it is there already (an earlier element keeps it) or the table holds
-    /// [`MAX_CLASSIFICATIONS`] keys (it cannot: the operational set holds at most that many
-    /// elements in all).
-    fn insert(&mut self, key: u16, priority: u8, rule: Rule) {
-        if self.len >= MAX_CLASSIFICATIONS {
+    /// [`MAX_KEYS`] keys (it cannot: the operational set holds at most [`MAX_CLASSIFICATIONS`]
+    /// elements in all, each at most two keys).
+    fn insert(&mut self, key: u32, entry: Entry) {
+        if self.len >= MAX_KEYS {
             return;
         }
         let home = Self::home(key);
@@ -266,7 +290,7 @@ impl Table {
                 Some(_) => {}
                 None => {
                     *k = key;
-                    *slot = Some(Entry { priority, rule });
+                    *slot = Some(entry);
                     self.len = self.len.saturating_add(1);
                     return;
                 }
@@ -274,11 +298,10 @@ impl Table {
         }
     }
 
+    /// The entry of `key`. An empty table answers from its first probe, like a miss: no test
+    /// of its length on the way.
     #[inline(always)]
-    fn get(&self, key: u16) -> Option<Entry> {
-        if self.len == 0 {
-            return None;
-        }
+    fn get(&self, key: u32) -> Option<Entry> {
         let mut at = Self::home(key);
         // At most half the slots are used, so the walk meets an empty slot long before SLOTS.
         for _ in 0..SLOTS {
@@ -307,17 +330,20 @@ pub struct Compiled {
     prio_tc: [u8; MAX_TCS],
     /// The first DEFAULT element, or priority 0 by no rule.
     fallback: Entry,
-    ethertype: Table,
-    /// The ETHERTYPE elements for IPv4 and IPv6, looked up once here rather than per packet.
+    /// The ETHERTYPE, TCP_PORT, UDP_PORT and TCP_OR_UDP_PORT elements, by [`key`]: a frame
+    /// with ports is looked up by its ports, any other by its EtherType (one probe sequence per
+    /// packet).
+    configured: Table,
+    /// The ETHERTYPE elements for IPv4 and IPv6. They take every frame of their type, ports or
+    /// not, so they come before the ports; in the usual configuration there are none, and
+    /// `ip_by_type` (either is there) is the one test a packet pays for them.
     ipv4: Option<Entry>,
     ipv6: Option<Entry>,
-    /// TCP_PORT, then TCP_OR_UDP_PORT, by destination port.
-    tcp: Table,
-    /// UDP_PORT, then TCP_OR_UDP_PORT, by destination port.
-    udp: Table,
+    ip_by_type: bool,
+    /// NETDIRECT_PORT elements by port.
     netdirect: Table,
-    /// The first NETDIRECT_PORT element's priority (for RoCE frames, which carry no ND port).
-    first_netdirect: Option<u8>,
+    /// The first NETDIRECT_PORT element (for RoCE frames, which carry no ND port).
+    first_netdirect: Option<Entry>,
 }
 
 impl Compiled {
@@ -334,13 +360,13 @@ impl Compiled {
             prio_tc: [0; MAX_TCS],
             fallback: Entry {
                 priority: 0,
+                tc: 0,
                 rule: Rule::None,
             },
-            ethertype: Table::default(),
+            configured: Table::default(),
             ipv4: None,
             ipv6: None,
-            tcp: Table::default(),
-            udp: Table::default(),
+            ip_by_type: false,
             netdirect: Table::default(),
             first_netdirect: None,
         };
@@ -355,22 +381,32 @@ impl Compiled {
                 0
             };
         }
+        let entry = |priority: u8, rule| Entry {
+            priority,
+            tc: c.tc_of(priority),
+            rule,
+        };
+        let (mut configured, mut nd, mut fallback, mut first_nd) =
+            (Table::default(), Table::default(), c.fallback, None);
         let elements = p.classifications.as_slice();
         for e in elements.iter().filter(|e| e.priority <= 7) {
             let (f, prio) = (e.field, e.priority);
             match e.selector {
-                condition::DEFAULT if c.fallback.rule == Rule::None => {
-                    c.fallback = Entry {
-                        priority: prio,
-                        rule: Rule::Default,
-                    };
+                condition::DEFAULT if fallback.rule == Rule::None => {
+                    fallback = entry(prio, Rule::Default);
                 }
-                condition::TCP_PORT => c.tcp.insert(f, prio, Rule::Tcp),
-                condition::UDP_PORT => c.udp.insert(f, prio, Rule::Udp),
-                condition::ETHERTYPE => c.ethertype.insert(f, prio, Rule::EtherType),
+                condition::TCP_PORT => {
+                    configured.insert(key::of(key::TCP, f), entry(prio, Rule::Tcp))
+                }
+                condition::UDP_PORT => {
+                    configured.insert(key::of(key::UDP, f), entry(prio, Rule::Udp))
+                }
+                condition::ETHERTYPE => {
+                    configured.insert(key::of(key::ETHERTYPE, f), entry(prio, Rule::EtherType));
+                }
                 condition::NETDIRECT_PORT => {
-                    c.netdirect.insert(f, prio, Rule::NetDirect);
-                    let _ = c.first_netdirect.get_or_insert(prio);
+                    nd.insert(u32::from(f), entry(prio, Rule::NetDirect));
+                    let _ = first_nd.get_or_insert(entry(prio, Rule::NetDirect));
                 }
                 _ => {}
             }
@@ -378,16 +414,23 @@ impl Compiled {
         // After every protocol-specific element, so that those win for the same port.
         for e in elements.iter().filter(|e| e.priority <= 7) {
             if e.selector == condition::TCP_OR_UDP_PORT {
-                c.tcp.insert(e.field, e.priority, Rule::TcpOrUdp);
-                c.udp.insert(e.field, e.priority, Rule::TcpOrUdp);
+                let both = entry(e.priority, Rule::TcpOrUdp);
+                configured.insert(key::of(key::TCP, e.field), both);
+                configured.insert(key::of(key::UDP, e.field), both);
             }
         }
-        c.ipv4 = c.ethertype.get(ETHERTYPE_IPV4);
-        c.ipv6 = c.ethertype.get(ETHERTYPE_IPV6);
+        c.ipv4 = configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV4));
+        c.ipv6 = configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV6));
+        c.ip_by_type = c.ipv4.is_some() || c.ipv6.is_some();
+        c.configured = configured;
+        c.netdirect = nd;
+        c.fallback = fallback;
+        c.first_netdirect = first_nd;
         c
     }
 
     /// The traffic class of `priority` (taken modulo 8) in the operational set; 0 without QoS.
+    #[inline(always)]
     #[must_use]
     pub fn tc_of(&self, priority: u8) -> u8 {
         self.prio_tc
@@ -406,16 +449,15 @@ impl Compiled {
     #[inline(always)]
     fn netdirect_match(&self, f: &Facts, meta: &Meta, roce: bool) -> Option<Entry> {
         if let Some(port) = meta.nd_port {
-            return self.netdirect.get(port);
+            return self.netdirect.get(u32::from(port));
         }
         match self.netdirect_mode {
-            NetDirect::Iwarp => f
-                .tcp_ports()
-                .and_then(|(dst, src)| self.netdirect.get(dst).or_else(|| self.netdirect.get(src))),
-            NetDirect::RoceV2 if roce => self.first_netdirect.map(|priority| Entry {
-                priority,
-                rule: Rule::NetDirect,
+            NetDirect::Iwarp => f.tcp_ports().and_then(|(dst, src)| {
+                self.netdirect
+                    .get(u32::from(dst))
+                    .or_else(|| self.netdirect.get(u32::from(src)))
             }),
+            NetDirect::RoceV2 if roce => self.first_netdirect,
             _ => None,
         }
     }
@@ -434,7 +476,7 @@ impl Compiled {
     /// `classify` fuzz target check it).
     ///
     /// [`HEADER_BYTES`]: super::frame::HEADER_BYTES
-    #[inline]
+    #[inline(always)]
     #[must_use]
     pub fn classify_header(&self, header: &[u8], meta: &Meta) -> Decision {
         let mut f = Facts::default();
@@ -465,8 +507,10 @@ impl Compiled {
             is_rdma = self.netdirect_match(f, meta, roce).is_some();
         }
         let chosen = if let Some(p) = meta.os_priority {
+            let priority = p & 7;
             Entry {
-                priority: p & 7,
+                priority,
+                tc: self.tc_of(priority),
                 rule: Rule::OsSupplied,
             }
         } else if let Some(e) = self.configured(f) {
@@ -476,15 +520,16 @@ impl Compiled {
         } else if let Some(pcp) = f.tag_pcp() {
             Entry {
                 priority: pcp,
+                tc: self.tc_of(pcp),
                 rule: Rule::FrameTag,
             }
         } else {
             self.fallback
         };
-        let (priority, rule) = (chosen.priority, chosen.rule);
+        let Entry { priority, tc, rule } = chosen;
         Decision {
             priority,
-            tc: self.tc_of(priority),
+            tc,
             rule,
             tag: self.egress_tag(f, meta, priority, rule),
             is_rdma,
@@ -492,25 +537,27 @@ impl Compiled {
         }
     }
 
-    /// EtherType, then TCP/UDP destination port (module documentation, items 2 and 3).
+    /// EtherType, then TCP/UDP destination port (module documentation, items 2 and 3): the
+    /// IPv4 and IPv6 EtherType elements first, then the ports of a frame that has them, else
+    /// its EtherType. (Another EtherType element cannot match a frame with ports: those are
+    /// IPv4 or IPv6.)
     #[inline(always)]
     fn configured(&self, f: &Facts) -> Option<Entry> {
-        let by_type = if f.ethertype_is(ETHERTYPE_IPV4) {
-            self.ipv4
-        } else if f.ethertype_is(ETHERTYPE_IPV6) {
-            self.ipv6
-        } else {
-            f.ethertype().and_then(|t| self.ethertype.get(t))
-        };
-        if by_type.is_some() {
-            by_type
-        } else if let Some((dst, _)) = f.tcp_ports() {
-            self.tcp.get(dst)
-        } else if let Some(dst) = f.udp_dst() {
-            self.udp.get(dst)
-        } else {
-            None
+        if self.ip_by_type {
+            let by_type = if f.ethertype_is(ETHERTYPE_IPV4) {
+                self.ipv4
+            } else if f.ethertype_is(ETHERTYPE_IPV6) {
+                self.ipv6
+            } else {
+                None
+            };
+            if by_type.is_some() {
+                return by_type;
+            }
         }
+        let ports = f.port_key();
+        let key = if ports != 0 { ports } else { f.ethertype_key() };
+        self.configured.get(key)
     }
 
     /// The egress tag action (module documentation, "Tagging").
@@ -552,6 +599,66 @@ impl Compiled {
             TagAction::Strip
         } else {
             TagAction::Leave
+        }
+    }
+}
+
+/// Bytes a transmit buffer keeps free before the frame for [`tag_in_place`]: one 802.1Q tag.
+pub const TAG_ROOM: usize = 4;
+
+/// Applies `action` to the frame of `len` bytes that starts at [`TAG_ROOM`] in `buf` (the
+/// transmit copy put it there), without moving the frame: an inserted tag takes the room in
+/// front (the MAC addresses move 4 bytes down), a stripped one leaves 4 bytes of it (they move
+/// 4 bytes up). Returns where the frame to send starts in `buf` and its length; the result is
+/// the bytes [`apply_tag`] writes for the same frame and action (the `classify` fuzz target
+/// checks it), at a cost that does not grow with the frame (issue 9: classification and
+/// tagging per packet, with the copy that a real NIC's DMA makes left to the transmit path).
+///
+/// `None` (and `buf` unspecified) where [`apply_tag`] fails: the frame does not fit `buf`, is
+/// shorter than the MAC addresses (Insert), or has no 802.1Q tag to rewrite or strip.
+#[inline]
+#[must_use]
+pub fn tag_in_place(buf: &mut [u8], len: usize, action: TagAction) -> Option<(usize, usize)> {
+    let end = TAG_ROOM.checked_add(len)?;
+    if end > buf.len() {
+        return None;
+    }
+    let has_tag = |buf: &[u8]| {
+        len >= 14
+            && array_at::<2>(buf, TAG_ROOM + 12).map(u16::from_be_bytes) == Some(ETHERTYPE_VLAN)
+    };
+    match action {
+        TagAction::Leave => Some((TAG_ROOM, len)),
+        TagAction::Insert { pcp, vid } => {
+            if len < 12 {
+                return None;
+            }
+            buf.copy_within(TAG_ROOM..TAG_ROOM + 12, 0);
+            let tci = VlanTag {
+                pcp,
+                dei: false,
+                vid,
+            }
+            .tci();
+            let ([t0, t1], [c0, c1]) = (ETHERTYPE_VLAN.to_be_bytes(), tci.to_be_bytes());
+            buf.get_mut(12..16)?.copy_from_slice(&[t0, t1, c0, c1]);
+            Some((0, len.checked_add(4)?))
+        }
+        TagAction::Rewrite { pcp } => {
+            // The PCP byte is the tag's first, after the TPID: it needs 15 bytes of frame.
+            if !has_tag(buf) || len < 15 {
+                return None;
+            }
+            let hi = buf.get_mut(TAG_ROOM + 14)?;
+            *hi = (*hi & 0x1F) | ((pcp & 7) << 5);
+            Some((TAG_ROOM, len))
+        }
+        TagAction::Strip => {
+            if !has_tag(buf) || len < 16 {
+                return None;
+            }
+            buf.copy_within(TAG_ROOM..TAG_ROOM + 12, TAG_ROOM + 4);
+            Some((TAG_ROOM + 4, len.checked_sub(4)?))
         }
     }
 }
@@ -1196,6 +1303,53 @@ mod tests {
         );
     }
 
+    /// In a transmit buffer, every action gives the bytes `apply_tag` writes, and fails on the
+    /// same frames: at each length around the limits (12 bytes for Insert, 15 for Rewrite, 16
+    /// for Strip), tagged and untagged, and in buffers one byte short.
+    #[test]
+    fn tag_in_place_writes_what_apply_tag_writes() {
+        let tagged = frame(Some(0x2064), ETHERTYPE_IPV4, &ip4(6, 1, 80));
+        let untagged = frame(None, ETHERTYPE_IPV4, &ip4(6, 1, 80));
+        let actions = [
+            TagAction::Leave,
+            TagAction::Insert { pcp: 5, vid: 100 },
+            TagAction::Rewrite { pcp: 6 },
+            TagAction::Strip,
+        ];
+        let (mut checked, mut refused) = (0, 0);
+        for whole in [&tagged, &untagged] {
+            for n in (0..=20).chain([whole.len()]) {
+                let bytes = &whole[..n];
+                for action in actions {
+                    let mut out = [0u8; 128];
+                    let expect = apply_tag(bytes, action, &mut out).map(|k| out[..k].to_vec());
+                    let mut buf = std::vec![0xEE; TAG_ROOM + n];
+                    buf[TAG_ROOM..].copy_from_slice(bytes);
+                    let got =
+                        tag_in_place(&mut buf, n, action).map(|(at, k)| buf[at..at + k].to_vec());
+                    assert_eq!(got, expect, "{n} bytes, {action:?}");
+                    checked += 1;
+                    refused += usize::from(expect.is_none());
+                    let mut short = std::vec![0u8; TAG_ROOM + n - 1];
+                    assert_eq!(tag_in_place(&mut short, n, action), None);
+                }
+            }
+        }
+        assert!(checked == 2 * 22 * 4 && refused > 40, "{refused}");
+        // Insert keeps the frame where it is: the MAC addresses move into the room.
+        let mut buf = std::vec![0u8; TAG_ROOM + untagged.len()];
+        buf[TAG_ROOM..].copy_from_slice(&untagged);
+        let (at, n) = tag_in_place(
+            &mut buf,
+            untagged.len(),
+            TagAction::Insert { pcp: 3, vid: 7 },
+        )
+        .unwrap();
+        assert_eq!((at, n), (0, untagged.len() + 4));
+        assert_eq!(&buf[12..16], &[0x81, 0x00, 0x60, 0x07]);
+        assert_eq!(&buf[16..], &untagged[12..]);
+    }
+
     #[test]
     fn a_full_table_keeps_the_first_of_each_key() {
         let mut elements = Vec::new();
@@ -1212,18 +1366,57 @@ mod tests {
             assert_eq!((d.rule, d.priority), (Rule::Tcp, (i % 8) as u8));
         }
         let mut t = Table::default();
-        for k in (0..100u16).rev() {
-            t.insert(k * 128, k as u8, Rule::Udp);
+        let entry = |k: u32, rule| Entry {
+            priority: (k % 8) as u8,
+            tc: 0,
+            rule,
+        };
+        for k in (0..200u32).rev() {
+            t.insert(k * 256, entry(k, Rule::Udp));
         }
-        assert_eq!(t.len, MAX_CLASSIFICATIONS);
-        for k in 0..100u16 {
-            let expect = (k >= 36).then_some(Entry {
-                priority: k as u8,
-                rule: Rule::Udp,
-            });
-            assert_eq!(t.get(k * 128), expect, "{k}");
+        assert_eq!(t.len, MAX_KEYS);
+        for k in 0..200u32 {
+            let expect = (k >= 200 - MAX_KEYS as u32).then_some(entry(k, Rule::Udp));
+            assert_eq!(t.get(k * 256), expect, "{k}");
         }
-        t.insert(99 * 128, 0, Rule::Tcp);
-        assert_eq!(t.get(99 * 128).map(|e| e.priority), Some(99));
+        t.insert(199 * 256, entry(0, Rule::Tcp));
+        assert_eq!(t.get(199 * 256), Some(entry(199, Rule::Udp)));
+    }
+
+    #[test]
+    fn sixty_four_tcp_or_udp_elements_fill_both_protocols() {
+        let elements: Vec<_> = (0..64u16)
+            .map(|i| (TCP_OR_UDP_PORT, 2000 + i * 3, (i % 8) as u8))
+            .collect();
+        let c = compiled(&elements);
+        for i in 0..64u16 {
+            for protocol in [6, 17] {
+                let d = classify(
+                    &c,
+                    &frame(None, ETHERTYPE_IPV4, &ip4(protocol, 1, 2000 + i * 3)),
+                    Meta::default(),
+                );
+                assert_eq!((d.rule, d.priority), (Rule::TcpOrUdp, (i % 8) as u8));
+            }
+        }
+    }
+
+    /// A frame with neither ports nor an EtherType (plain LLC) is looked up by no key: an
+    /// ETHERTYPE element with field 0 does not match it, and port and EtherType keys of the
+    /// same number stay apart.
+    #[test]
+    fn keys_of_different_kinds_never_meet() {
+        let c = compiled(&[(ETHERTYPE, 0, 5), (ETHERTYPE, 6, 4), (UDP_PORT, 6, 3)]);
+        let llc = frame(None, 39, &[0x42, 0x42, 0x03, 0, 0, 0, 0, 0]);
+        assert_eq!(classify(&c, &llc, Meta::default()).rule, Rule::None);
+        let tcp6 = frame(None, ETHERTYPE_IPV4, &ip4(6, 1, 6));
+        assert_eq!(classify(&c, &tcp6, Meta::default()).rule, Rule::None);
+        let udp6 = frame(None, ETHERTYPE_IPV4, &ip4(17, 1, 6));
+        assert_eq!((classify(&c, &udp6, Meta::default()).rule), Rule::Udp);
+        let f = scan::facts(&frame(None, ETHERTYPE_FCOE, &[0; 40]));
+        assert_eq!(f.ethertype_key(), key::of(key::ETHERTYPE, ETHERTYPE_FCOE));
+        assert_eq!(f.port_key(), 0);
+        let f = scan::facts(&tcp6);
+        assert_eq!(f.port_key(), key::of(key::TCP, 6));
     }
 }

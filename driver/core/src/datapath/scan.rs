@@ -89,6 +89,23 @@ impl Facts {
         self.ethertype == PRESENT | u32::from(t)
     }
 
+    /// `PRESENT | EtherType` (`1 << 16 | t`), or 0 without one: the classifier's key for an
+    /// ETHERTYPE element.
+    #[inline(always)]
+    #[must_use]
+    pub fn ethertype_key(&self) -> u32 {
+        self.ethertype
+    }
+
+    /// `protocol << 16 | destination port` for a TCP or UDP frame (protocol 6 or 17), or 0
+    /// without ports: the classifier's key for a port element.
+    #[inline(always)]
+    #[must_use]
+    pub fn port_key(&self) -> u32 {
+        // `ports` is 0 whenever `transport` is.
+        u32::from(self.transport) << 16 | (self.ports & 0xFFFF)
+    }
+
     /// TCP or UDP ports.
     #[inline(always)]
     #[must_use]
