@@ -381,32 +381,32 @@ impl Compiled {
                 0
             };
         }
+        // A copy of the map: the entries are made while `c` is filled in.
+        let prio_tc = c.prio_tc;
         let entry = |priority: u8, rule| Entry {
             priority,
-            tc: c.tc_of(priority),
+            tc: prio_tc.get(usize::from(priority & 7)).copied().unwrap_or(0),
             rule,
         };
-        let (mut configured, mut nd, mut fallback, mut first_nd) =
-            (Table::default(), Table::default(), c.fallback, None);
         let elements = p.classifications.as_slice();
         for e in elements.iter().filter(|e| e.priority <= 7) {
             let (f, prio) = (e.field, e.priority);
+            let t = &mut c.configured;
             match e.selector {
-                condition::DEFAULT if fallback.rule == Rule::None => {
-                    fallback = entry(prio, Rule::Default);
+                condition::DEFAULT if c.fallback.rule == Rule::None => {
+                    c.fallback = entry(prio, Rule::Default);
                 }
-                condition::TCP_PORT => {
-                    configured.insert(key::of(key::TCP, f), entry(prio, Rule::Tcp))
-                }
-                condition::UDP_PORT => {
-                    configured.insert(key::of(key::UDP, f), entry(prio, Rule::Udp))
-                }
+                condition::TCP_PORT => t.insert(key::of(key::TCP, f), entry(prio, Rule::Tcp)),
+                condition::UDP_PORT => t.insert(key::of(key::UDP, f), entry(prio, Rule::Udp)),
                 condition::ETHERTYPE => {
-                    configured.insert(key::of(key::ETHERTYPE, f), entry(prio, Rule::EtherType));
+                    t.insert(key::of(key::ETHERTYPE, f), entry(prio, Rule::EtherType));
                 }
                 condition::NETDIRECT_PORT => {
-                    nd.insert(u32::from(f), entry(prio, Rule::NetDirect));
-                    let _ = first_nd.get_or_insert(entry(prio, Rule::NetDirect));
+                    c.netdirect
+                        .insert(u32::from(f), entry(prio, Rule::NetDirect));
+                    let _ = c
+                        .first_netdirect
+                        .get_or_insert(entry(prio, Rule::NetDirect));
                 }
                 _ => {}
             }
@@ -415,17 +415,13 @@ impl Compiled {
         for e in elements.iter().filter(|e| e.priority <= 7) {
             if e.selector == condition::TCP_OR_UDP_PORT {
                 let both = entry(e.priority, Rule::TcpOrUdp);
-                configured.insert(key::of(key::TCP, e.field), both);
-                configured.insert(key::of(key::UDP, e.field), both);
+                c.configured.insert(key::of(key::TCP, e.field), both);
+                c.configured.insert(key::of(key::UDP, e.field), both);
             }
         }
-        c.ipv4 = configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV4));
-        c.ipv6 = configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV6));
+        c.ipv4 = c.configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV4));
+        c.ipv6 = c.configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV6));
         c.ip_by_type = c.ipv4.is_some() || c.ipv6.is_some();
-        c.configured = configured;
-        c.netdirect = nd;
-        c.fallback = fallback;
-        c.first_netdirect = first_nd;
         c
     }
 
@@ -603,6 +599,31 @@ impl Compiled {
     }
 }
 
+/// The 4 bytes of an inserted 802.1Q tag: TPID 0x8100, then the TCI (DEI 0).
+#[inline(always)]
+fn tag_bytes(pcp: u8, vid: u16) -> [u8; 4] {
+    let tci = VlanTag {
+        pcp,
+        dei: false,
+        vid,
+    }
+    .tci();
+    let ([t0, t1], [c0, c1]) = (ETHERTYPE_VLAN.to_be_bytes(), tci.to_be_bytes());
+    [t0, t1, c0, c1]
+}
+
+/// The TCI's first byte `hi` with its PCP set to `pcp` (DEI and the VID's top bits kept).
+#[inline(always)]
+fn with_pcp(hi: u8, pcp: u8) -> u8 {
+    (hi & 0x1F) | ((pcp & 7) << 5)
+}
+
+/// The frame `b` has an 802.1Q tag after its MAC addresses.
+#[inline(always)]
+fn has_tag(b: &[u8]) -> bool {
+    array_at::<2>(b, 12).map(u16::from_be_bytes) == Some(ETHERTYPE_VLAN)
+}
+
 /// Bytes a transmit buffer keeps free before the frame for [`tag_in_place`]: one 802.1Q tag.
 pub const TAG_ROOM: usize = 4;
 
@@ -623,10 +644,8 @@ pub fn tag_in_place(buf: &mut [u8], len: usize, action: TagAction) -> Option<(us
     if end > buf.len() {
         return None;
     }
-    let has_tag = |buf: &[u8]| {
-        len >= 14
-            && array_at::<2>(buf, TAG_ROOM + 12).map(u16::from_be_bytes) == Some(ETHERTYPE_VLAN)
-    };
+    // The frame, as far as it is in `buf` (`end` is within it).
+    let tagged = |buf: &[u8]| buf.get(TAG_ROOM..end).is_some_and(has_tag);
     match action {
         TagAction::Leave => Some((TAG_ROOM, len)),
         TagAction::Insert { pcp, vid } => {
@@ -634,27 +653,20 @@ pub fn tag_in_place(buf: &mut [u8], len: usize, action: TagAction) -> Option<(us
                 return None;
             }
             buf.copy_within(TAG_ROOM..TAG_ROOM + 12, 0);
-            let tci = VlanTag {
-                pcp,
-                dei: false,
-                vid,
-            }
-            .tci();
-            let ([t0, t1], [c0, c1]) = (ETHERTYPE_VLAN.to_be_bytes(), tci.to_be_bytes());
-            buf.get_mut(12..16)?.copy_from_slice(&[t0, t1, c0, c1]);
+            buf.get_mut(12..16)?.copy_from_slice(&tag_bytes(pcp, vid));
             Some((0, len.checked_add(4)?))
         }
         TagAction::Rewrite { pcp } => {
             // The PCP byte is the tag's first, after the TPID: it needs 15 bytes of frame.
-            if !has_tag(buf) || len < 15 {
+            if !tagged(buf) || len < 15 {
                 return None;
             }
             let hi = buf.get_mut(TAG_ROOM + 14)?;
-            *hi = (*hi & 0x1F) | ((pcp & 7) << 5);
+            *hi = with_pcp(*hi, pcp);
             Some((TAG_ROOM, len))
         }
         TagAction::Strip => {
-            if !has_tag(buf) || len < 16 {
+            if !tagged(buf) || len < 16 {
                 return None;
             }
             buf.copy_within(TAG_ROOM..TAG_ROOM + 12, TAG_ROOM + 4);
@@ -671,7 +683,6 @@ pub fn tag_in_place(buf: &mut [u8], len: usize, action: TagAction) -> Option<(us
 /// addresses (Insert), or has no 802.1Q tag to rewrite or strip.
 #[must_use]
 pub fn apply_tag(header: &[u8], action: TagAction, out: &mut [u8]) -> Option<usize> {
-    let has_tag = || array_at::<2>(header, 12).map(u16::from_be_bytes) == Some(ETHERTYPE_VLAN);
     match action {
         TagAction::Leave => {
             out.get_mut(..header.len())?.copy_from_slice(header);
@@ -683,30 +694,23 @@ pub fn apply_tag(header: &[u8], action: TagAction, out: &mut [u8]) -> Option<usi
             let out = out.get_mut(..len)?;
             let (o_macs, o_rest) = out.split_at_mut_checked(12)?;
             o_macs.copy_from_slice(macs);
-            let tci = VlanTag {
-                pcp,
-                dei: false,
-                vid,
-            }
-            .tci();
             let (o_tag, o_tail) = o_rest.split_at_mut_checked(4)?;
-            let ([t0, t1], [c0, c1]) = (ETHERTYPE_VLAN.to_be_bytes(), tci.to_be_bytes());
-            o_tag.copy_from_slice(&[t0, t1, c0, c1]);
+            o_tag.copy_from_slice(&tag_bytes(pcp, vid));
             o_tail.copy_from_slice(rest);
             Some(len)
         }
         TagAction::Rewrite { pcp } => {
-            if !has_tag() {
+            if !has_tag(header) {
                 return None;
             }
             let out = out.get_mut(..header.len())?;
             out.copy_from_slice(header);
             let hi = out.get_mut(14)?;
-            *hi = (*hi & 0x1F) | ((pcp & 7) << 5);
+            *hi = with_pcp(*hi, pcp);
             Some(header.len())
         }
         TagAction::Strip => {
-            if !has_tag() {
+            if !has_tag(header) {
                 return None;
             }
             let len = header.len().checked_sub(4)?;
