@@ -457,35 +457,33 @@ impl<T, const N: usize> Queues<T, N> {
         }
     }
 
-    /// The priority among `m` (queued priorities) whose first frame arrived first: FIFO per TC.
-    /// `None` for no priority.
+    /// Wire bytes and priority of the frame that the priorities `m` would send next: the first
+    /// frame to arrive among their queues' heads, FIFO per TC (0 bytes and priority 8, which
+    /// has no queue, for no priority).
+    ///
+    /// The length is selected along with the priority rather than loaded after it: the search
+    /// is on the path of every decision, and a dependent load would lengthen it.
     #[inline]
-    fn oldest(&self, m: u8) -> Option<usize> {
+    fn head_of(&self, m: u8) -> (u64, usize) {
         if m == 0 {
-            return None;
+            return (0, PRIORITIES);
         }
         let (mut best, mut rest) = pop_low(m);
         let mut best_seq = self.head_seq.get(best).copied().unwrap_or(0);
+        let mut best_len = self.head_len.get(best).copied().unwrap_or(0);
         // Usually one priority per TC: no iteration.
         while rest != 0 {
             let (p, r) = pop_low(rest);
             rest = r;
             let seq = self.head_seq.get(p).copied().unwrap_or(u64::MAX);
+            let len = self.head_len.get(p).copied().unwrap_or(0);
             if seq < best_seq {
                 best_seq = seq;
                 best = p;
+                best_len = len;
             }
         }
-        Some(best)
-    }
-
-    /// Wire bytes and priority of the frame that the priorities `m` would send next (0 bytes
-    /// and priority 8, which has no queue, for no priority).
-    #[inline]
-    fn head_of(&self, m: u8) -> (u64, usize) {
-        self.oldest(m)
-            .and_then(|p| Some((wire_bytes(*self.head_len.get(p)?), p)))
-            .unwrap_or((0, PRIORITIES))
+        (wire_bytes(best_len), best)
     }
 
     /// Frames queued on `p` (0 past 7).
