@@ -29,6 +29,7 @@ pub mod nbl;
 pub mod ndk;
 pub mod receive;
 pub mod registry;
+pub mod stack;
 pub mod verifier;
 
 use std::collections::HashMap;
@@ -220,9 +221,11 @@ impl Sim {
             Buffer: path.as_mut_ptr(),
         };
         let before = self.violations.count();
+        let entered = stack::Entered::new("DriverEntry");
         // SAFETY: DriverEntry is the driver's exported entry point; it is called once per process
         // at PASSIVE_LEVEL with a driver object and a registry path that outlive the call.
         let status = unsafe { DriverEntry(object as PVOID, &raw const registry_path) };
+        drop(entered);
         let driver = self.driver_by_object(object);
         let violations = self.violations.since(before);
         match (status, driver) {
@@ -301,7 +304,9 @@ pub(crate) fn call_handler<R>(
         setup(t);
         saved
     });
+    let entered = stack::Entered::new(name);
     let result = f();
+    drop(entered);
     let (held, now) = verifier::with_thread(|t| (t.held.len(), t.irql));
     if held > saved.held.len() {
         Sim::get().report(

@@ -150,6 +150,8 @@ pub fn with_thread_mut<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
 /// The calling thread's IRQL.
 #[must_use]
 pub fn irql() -> u8 {
+    // Every export consults the IRQL: the place to see how deep the driver's stack is.
+    super::stack::probe();
     with_thread(|t| t.irql)
 }
 
