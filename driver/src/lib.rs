@@ -8,10 +8,11 @@
 //!
 //! ## Two hosts
 //!
-//! On Windows the crate builds as `dcbndk.sys` (cdylib) with wdk-panic's panic handler (a panic is
-//! a bugcheck) and wdk-alloc's allocator, and ndis.lib resolves the imports. Everywhere else it is
-//! an rlib whose ndis.sys imports are resolved by the simulated ndis.sys in tests/, and std
-//! supplies the panic handler and allocator; `std::` paths stay unusable, so `no_std` holds.
+//! On Windows the crate builds as `dcbndk.sys` (cdylib) with its own panic handler (`runtime`: a
+//! panic is a bug check) and no global allocator (pool memory only, [`memory`]); ndis.lib and
+//! ntoskrnl.lib resolve the imports. Everywhere else it is an rlib whose imports are resolved by
+//! the simulated ndis.sys in tests/, and std supplies the panic handler; `std::` paths stay
+//! unusable, so `no_std` holds.
 #![no_std]
 #![cfg_attr(
     not(test),
@@ -28,19 +29,14 @@
     )
 )]
 
-extern crate alloc;
-
-// Off Windows, link std's panic handler and global allocator (DESIGN.md §2).
+// Off Windows, link std's panic handler (DESIGN.md §2).
 #[cfg(not(windows))]
 extern crate std as _;
 
-// On Windows: the kernel panic handler (KeBugCheckEx) and the pool allocator.
+// On Windows (the WDK build and `cargo xtask pe` alike): a panic is a bug check, and the
+// symbols the MSVC toolchains expect of a C runtime.
 #[cfg(windows)]
-extern crate wdk_panic as _;
-
-#[cfg(windows)]
-#[global_allocator]
-static GLOBAL_ALLOCATOR: wdk_alloc::WdkAllocator = wdk_alloc::WdkAllocator;
+mod runtime;
 
 pub mod adapter;
 pub mod config;

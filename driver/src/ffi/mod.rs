@@ -24,6 +24,7 @@ pub mod ndkinfo;
 pub mod netpnp;
 pub mod ntddndis;
 pub mod ntdef;
+pub mod ntoskrnl;
 pub mod objectheader;
 pub mod oidrequest;
 pub mod status;

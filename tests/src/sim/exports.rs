@@ -1983,3 +1983,23 @@ pub unsafe extern "system" fn NdisMSendNetBufferListsComplete(
 pub fn is_running(adapter: &AdapterShared) -> bool {
     adapter.phase() == Phase::Running
 }
+
+/// `KeBugCheckEx` (ntoskrnl.exe; any IRQL): the Windows image's panic handler calls it. The
+/// simulated kernel stops the test the way the real one stops the machine: it panics with the
+/// bug check code and its four parameters. (On Linux the driver keeps std's panic handler, so
+/// only a test calls this.)
+///
+/// # Safety
+/// None: the parameters are only printed.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn KeBugCheckEx(
+    code: ULONG,
+    parameter1: usize,
+    parameter2: usize,
+    parameter3: usize,
+    parameter4: usize,
+) -> ! {
+    panic!(
+        "bug check {code:#010x} ({parameter1:#x}, {parameter2:#x}, {parameter3:#x}, {parameter4:#x})"
+    )
+}
