@@ -585,3 +585,97 @@ impl Graph {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn graph(edges: &[(u32, u64, &[u32], &[u32])]) -> Graph {
+        let mut nodes = BTreeMap::new();
+        for &(rva, frame, calls, tails) in edges {
+            nodes.insert(
+                rva,
+                Node {
+                    frame,
+                    calls: calls.iter().copied().collect(),
+                    tails: tails.iter().copied().collect(),
+                    ..Node::default()
+                },
+            );
+        }
+        Graph {
+            arch: Arch::X64,
+            nodes,
+            address_taken: BTreeSet::new(),
+            stored: BTreeSet::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_deepest_path_adds_frames_along_calls() {
+        let g = graph(&[
+            (1, 100, &[2, 3], &[]),
+            (2, 50, &[], &[]),
+            (3, 70, &[4], &[]),
+            (4, 8, &[], &[]),
+        ]);
+        let Depth::Bounded { bytes, path } = g.depth(1) else {
+            panic!("recursion");
+        };
+        assert_eq!(bytes, 178);
+        assert_eq!(path.iter().map(|p| p.0).collect::<Vec<_>>(), [1, 3, 4]);
+    }
+
+    #[test]
+    fn a_tail_jump_replaces_the_frame() {
+        // 1 (frame 100) tail-jumps to 2 (frame 300): the deepest is 300, not 400.
+        let g = graph(&[(1, 100, &[], &[2]), (2, 300, &[], &[])]);
+        assert!(matches!(g.depth(1), Depth::Bounded { bytes: 300, .. }));
+    }
+
+    #[test]
+    fn recursion_is_unbounded() {
+        let g = graph(&[(1, 8, &[2], &[]), (2, 8, &[3], &[]), (3, 8, &[2], &[])]);
+        let Depth::Recursive { cycle } = g.depth(1) else {
+            panic!("bounded");
+        };
+        assert_eq!(cycle, [2, 3]);
+    }
+
+    #[test]
+    fn x64_imports_are_followed_through_the_slot_and_through_a_register() {
+        let iat = BTreeMap::from([(0x2000, "ndis.sys!NdisMSleep".to_owned())]);
+        // 0x1000: call [rip+0xffa]  (next ip 0x1006 + 0xffa = 0x2000)
+        // 0x1006: mov rsi, [rip+0xff3] (next ip 0x100d + 0xff3 = 0x2000)
+        // 0x100d: call rsi
+        // 0x100f: call rax             (unknown)
+        let code = [
+            0xFF, 0x15, 0xFA, 0x0F, 0x00, 0x00, //
+            0x48, 0x8B, 0x35, 0xF3, 0x0F, 0x00, 0x00, //
+            0xFF, 0xD6, //
+            0xFF, 0xD0,
+        ];
+        let refs = scan_x64(0x1000, &code, &iat);
+        assert_eq!(refs.imports, ["ndis.sys!NdisMSleep", "ndis.sys!NdisMSleep"]);
+        assert_eq!(refs.indirect_calls, 1);
+    }
+
+    #[test]
+    fn arm64_bl_b_and_an_import_through_adrp_ldr_blr_are_read() {
+        let iat = BTreeMap::from([(0x3008, "ntoskrnl.exe!KeBugCheckEx".to_owned())]);
+        let words: [u32; 5] = [
+            0x9400_0004, // bl +16 -> 0x1010
+            0xD000_0008, // adrp x8, two pages on from 0x1000: 0x3000
+            0xF940_0508, // ldr x8, [x8, #8]
+            0xD63F_0100, // blr x8
+            0x17FF_FFFC, // b -16 -> 0x1000
+        ];
+        let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let refs = scan_arm64(0x1000, &code, &iat);
+        assert_eq!(refs.calls, [0x1010]);
+        assert_eq!(refs.jumps, [0x1000]);
+        assert_eq!(refs.imports, ["ntoskrnl.exe!KeBugCheckEx"]);
+        assert_eq!(refs.indirect_calls, 0);
+    }
+}

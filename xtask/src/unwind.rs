@@ -259,3 +259,96 @@ fn arm64_prolog_allocation(codes: &[u8]) -> Result<u64, String> {
     }
     Ok(size)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Image memory for tests: bytes at RVAs.
+    struct Bytes(Vec<(u32, Vec<u8>)>);
+
+    impl Memory for Bytes {
+        fn at(&self, rva: u32) -> Option<&[u8]> {
+            self.0.iter().find_map(|(start, bytes)| {
+                let offset = usize::try_from(rva.checked_sub(*start)?).ok()?;
+                bytes.get(offset..)
+            })
+        }
+    }
+
+    fn pdata_x64(entries: &[(u32, u32, u32)]) -> Vec<u8> {
+        entries
+            .iter()
+            .flat_map(|&(b, e, u)| [b, e, u].into_iter().flat_map(u32::to_le_bytes))
+            .collect()
+    }
+
+    #[test]
+    fn x64_pushes_allocations_and_the_return_address_make_the_frame() {
+        // push rbx; push rsi; sub rsp, 0x1000 (UWOP_ALLOC_LARGE scaled: 0x200 * 8).
+        let info = vec![
+            1, 9, 4, 0, //
+            9, 0x01, 0x00, 0x02, // offset 9: ALLOC_LARGE, info 0; next slot 0x0200
+            2, 0x60, // offset 2: PUSH_NONVOL rsi
+            1, 0x30, // offset 1: PUSH_NONVOL rbx
+        ];
+        let image = Bytes(vec![(0x3000, info)]);
+        let frames = frames(Arch::X64, &pdata_x64(&[(0x1000, 0x1100, 0x3000)]), &image).unwrap();
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].size, 0x1000 + 16 + 8);
+        assert_eq!(frames[0].root, 0x1000);
+    }
+
+    #[test]
+    fn x64_a_chained_fragment_adds_its_parents_frame_and_belongs_to_it() {
+        let parent = vec![1, 4, 1, 0, 4, 0x72, 0, 0]; // sub rsp, 0x40 (ALLOC_SMALL 7)
+        let mut fragment = vec![(0x4 << 3) | 1, 0, 1, 0, 0, 0x30, 0, 0];
+        fragment.extend(pdata_x64(&[(0x1000, 0x1100, 0x3000)]));
+        let image = Bytes(vec![(0x3000, parent), (0x3100, fragment)]);
+        let pdata = pdata_x64(&[(0x1000, 0x1100, 0x3000), (0x2000, 0x2040, 0x3100)]);
+        let frames = frames(Arch::X64, &pdata, &image).unwrap();
+        assert_eq!(frames[1].size, 0x40 + 8 + 8);
+        assert_eq!(frames[1].root, 0x1000);
+    }
+
+    #[test]
+    fn arm64_packed_frame_size_is_read() {
+        // Flag 1, FunctionLength 16 words, FrameSize 5 x 16 bytes.
+        let data: u32 = 1 | (16 << 2) | (5 << 23);
+        let pdata: Vec<u8> = [0x1000u32, data]
+            .into_iter()
+            .flat_map(u32::to_le_bytes)
+            .collect();
+        let frames = frames(Arch::Arm64, &pdata, &Bytes(Vec::new())).unwrap();
+        assert_eq!((frames[0].end, frames[0].size), (0x1000 + 64, 80));
+    }
+
+    #[test]
+    fn arm64_an_allocation_only_the_epilog_describes_counts() {
+        // Prolog: add_fp, save_fplr_x (16 bytes), end. One epilog (E = 1) at code index 4:
+        // alloc_l 0x900 x 16, save_fplr_x 16, end. As LLVM writes a frame-pointer function that
+        // probes its stack with __chkstk.
+        let header: u32 = 100 | (1 << 21) | (4 << 22) | (3 << 27);
+        let mut xdata = header.to_le_bytes().to_vec();
+        xdata.extend([
+            0xE2, 0x00, 0x81, 0xE4, 0xE0, 0x00, 0x09, 0x00, 0x81, 0xE4, 0xE3, 0xE3,
+        ]);
+        let image = Bytes(vec![(0x5000, xdata)]);
+        let pdata: Vec<u8> = [0x1000u32, 0x5000]
+            .into_iter()
+            .flat_map(u32::to_le_bytes)
+            .collect();
+        let frames = frames(Arch::Arm64, &pdata, &image).unwrap();
+        assert_eq!(frames[0].size, 0x900 * 16 + 16);
+        assert_eq!(frames[0].end, 0x1000 + 400);
+    }
+
+    #[test]
+    fn unknown_codes_and_cut_short_data_are_errors_not_panics() {
+        let image = Bytes(vec![(0x3000, vec![1, 0, 2, 0, 0, 0x0F])]);
+        assert!(frames(Arch::X64, &pdata_x64(&[(0x1000, 0x1010, 0x3000)]), &image).is_err());
+        assert!(frames(Arch::X64, &pdata_x64(&[(0x1000, 0x1010, 0x9000)]), &image).is_err());
+        assert!(arm64_prolog_allocation(&[0xC0]).is_err());
+        assert!(arm64_prolog_allocation(&[0xFF]).is_err());
+    }
+}
