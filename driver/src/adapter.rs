@@ -5,6 +5,7 @@
 
 use core::ptr::{addr_of, addr_of_mut, null_mut};
 
+use dcbndk_core::adapter::config::AdapterConfig;
 use dcbndk_core::adapter::{self, Adapter, Settings};
 use dcbndk_core::ndk::{NDKPI_VERSION, Profile};
 use dcbndk_core::oid::SUPPORTED_OIDS;
@@ -15,7 +16,9 @@ use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes, Ndi
 /// How long a pause sleeps between looks at the sends still in flight.
 const PAUSE_POLL_MICROSECONDS: u32 = 50;
 use crate::ffi::miniport::*;
-use crate::ffi::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
+use crate::ffi::ndkinfo::{
+    NDK_ADAPTER_INFO, NDK_VERSION, NdkInfiniBand, NdkRoCE, NdkRoCEv2, NdkUndefined, NdkiWarp,
+};
 use crate::ffi::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
 use crate::ffi::ntddndis::*;
 use crate::ffi::objectheader::*;
@@ -25,7 +28,8 @@ use crate::ffi::status::{
     NDIS_STATUS_SUCCESS,
 };
 use crate::ffi::types::{
-    BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_SHUTDOWN_ACTION, NDIS_STATUS, PVOID,
+    BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_SHUTDOWN_ACTION, NDIS_STATUS, NDK_RDMA_TECHNOLOGY,
+    PVOID,
 };
 use crate::memory::{PoolBox, TAG_ADAPTER};
 use crate::sync::{Published, SpinLock};
@@ -88,7 +92,21 @@ fn qos_capabilities(c: Capabilities) -> NDIS_QOS_CAPABILITIES {
     caps
 }
 
-fn ndk_info(p: &Profile) -> NDK_ADAPTER_INFO {
+/// The `NDK_RDMA_TECHNOLOGY` of the adapter's `*NetworkDirectTechnology` keyword, whose values
+/// are that enumeration's (the keyword accepts iWARP and RoCEv2; see dcbndk_core::keywords).
+const fn rdma_technology(keyword: u32) -> NDK_RDMA_TECHNOLOGY {
+    match keyword {
+        1 => NdkiWarp,
+        2 => NdkInfiniBand,
+        3 => NdkRoCE,
+        4 => NdkRoCEv2,
+        _ => NdkUndefined,
+    }
+}
+
+/// `NDK_ADAPTER_INFO` (NDKPI 1.2, 104 bytes) from the NDK profile and the adapter's RDMA
+/// technology (`*NetworkDirectTechnology`).
+fn ndk_info(p: &Profile, technology: u32) -> NDK_ADAPTER_INFO {
     let mut info = NDK_ADAPTER_INFO::zeroed();
     info.Version = NDK_VERSION {
         Major: NDKPI_VERSION.0,
@@ -114,6 +132,7 @@ fn ndk_info(p: &Profile) -> NDK_ADAPTER_INFO {
     info.MaxCallerData = p.max_caller_data;
     info.MaxCalleeData = p.max_callee_data;
     info.AdapterFlags = p.adapter_flags;
+    info.RdmaTechnology = rdma_technology(technology);
     info
 }
 
@@ -276,65 +295,22 @@ pub unsafe extern "system" fn miniport_initialize(
     }
     // SAFETY: NDIS passes valid init parameters for the duration of the call.
     let net_luid = unsafe { (*init_parameters).NetLuid };
-    let (config, warnings) = match config::read(miniport_handle, net_luid) {
-        Ok(decided) => decided,
-        Err(status) => return status,
+    // Read where it is returned (the warnings are 1 KB): no copy of it on the stack.
+    let read = config::read(miniport_handle, net_luid);
+    let (config, warnings) = match &read {
+        Ok((config, warnings)) => (config, warnings),
+        Err(status) => return *status,
     };
-    let (qos_hardware, qos_current) = Capabilities::registered(config.qos, config.qos_capabilities)
-        .map_or(
-            (
-                NDIS_QOS_CAPABILITIES::zeroed(),
-                NDIS_QOS_CAPABILITIES::zeroed(),
-            ),
-            |(hw, cur)| (qos_capabilities(hw), qos_capabilities(cur)),
-        );
-    let profile: Profile = config.ndk.profile;
-    let mut core = Adapter::new(config);
-    // SAFETY: the handle is the adapter's being initialized; `core` is moved into the context
-    // below, before `ndk`, so it is dropped first (issue 5).
-    let Some(ndk) =
-        (unsafe { crate::ndk::NdkShell::new(miniport_handle, &config.ndk, &mut core.ndk) })
-    else {
-        return NDIS_STATUS_RESOURCES;
+    // The context (about 30 KB) is built where it lives, member by member: it is larger than a
+    // kernel stack can hold (DESIGN.md §2).
+    let init = |place: *mut AdapterContext| {
+        // SAFETY: `place` is fresh pool memory for one context, aligned for it; the handle is
+        // the adapter's being initialized, valid until halt.
+        unsafe { init_context(place, miniport_handle, config) }
     };
-    // SAFETY: the handle is the adapter's being initialized, valid until halt.
-    let Some(dcbx) = (unsafe { crate::dcbx::DcbxShell::new(miniport_handle, config.current_mac) })
-    else {
-        return NDIS_STATUS_RESOURCES;
-    };
-    // SAFETY: as above.
-    let Some(receive) = (unsafe { crate::receive::ReceivePool::new(miniport_handle) }) else {
-        // SAFETY: made just above; its timer was never armed and its lock never initialized.
-        unsafe { dcbx.free_timer() };
-        return NDIS_STATUS_RESOURCES;
-    };
-    // SAFETY: as above.
-    let Some(link) =
-        (unsafe { crate::link::LinkShell::new(miniport_handle, config.link_speed_bps) })
-    else {
-        // SAFETY: made above; never armed, locks never initialized.
-        unsafe { dcbx.free_timer() };
-        return NDIS_STATUS_RESOURCES;
-    };
-    // SAFETY: `core` is moved into the context, which drops it before `link` (field order).
-    core.traffic = Traffic::new(unsafe { link.traffic_blocks() });
-    let value = AdapterContext {
-        handle: miniport_handle,
-        core,
-        settings: SpinLock::new(Settings::new(&config)),
-        classifier: Published::new(crate::qos::compile(&config, None)),
-        qos_hardware,
-        qos_current,
-        ndk_capabilities: ndk_capabilities(&profile),
-        ndk_info: ndk_info(&profile),
-        pm_capabilities: pm_capabilities(),
-        ndk,
-        dcbx,
-        receive,
-        link,
-    };
-    // SAFETY: the miniport handle NDIS passed is valid until halt, which frees the box.
-    let Some(boxed) = (unsafe { PoolBox::new(miniport_handle, TAG_ADAPTER, value) }) else {
+    // SAFETY: the miniport handle NDIS passed is valid until halt, which frees the box; `init`
+    // initializes the whole context or leaves nothing to drop (init_context's contract).
+    let Some(boxed) = (unsafe { PoolBox::new_with(miniport_handle, TAG_ADAPTER, init) }) else {
         return NDIS_STATUS_RESOURCES;
     };
     let raw = boxed.as_ptr();
@@ -368,9 +344,7 @@ pub unsafe extern "system" fn miniport_initialize(
         );
     }
     if context.core.config.qos.is_enabled() {
-        // Spec §2.2, §5.1: the first operational indication, from the factory settings.
-        let first = context.settings.lock().qos.initial();
-        crate::qos::deliver(context, first);
+        first_indication(context);
     }
     if context.core.state.initialized().is_err() {
         // SAFETY: as in the failure path above.
@@ -387,6 +361,216 @@ pub unsafe extern "system" fn miniport_initialize(
     }
     let _context_is_now_ndis_s = boxed.into_raw();
     NDIS_STATUS_SUCCESS
+}
+
+/// The members of the context [`init_context`] has made so far, in the order it makes them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Made {
+    Core,
+    Ndk,
+    Dcbx,
+    Receive,
+}
+
+/// Builds the adapter context in place at `place`, member by member (no member larger than a
+/// few hundred bytes is made on the stack: the settings, the classifier and the receive pool
+/// are built where they live), in the order initialize always made them: core, NDK memory,
+/// DCBX timer, receive pool, link. `false` when NDIS has no memory for one of them: what was
+/// made is freed, and `place` holds nothing to drop.
+///
+/// # Safety
+/// `place` is valid for writes of one `AdapterContext`, aligned for it, and does not move until
+/// halt; `handle` is the miniport handle of the adapter being initialized. On `true`, `*place`
+/// is an initialized context.
+unsafe fn init_context(
+    place: *mut AdapterContext,
+    handle: NDIS_HANDLE,
+    config: &AdapterConfig,
+) -> bool {
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).handle };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(handle) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).core };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(Adapter::new(*config)) };
+    // SAFETY: `core` was written just above; nothing else refers to it. It is dropped before
+    // `ndk` (field order), which its NDK state refers to (issue 5).
+    let core_ndk = unsafe { &mut (*place).core.ndk };
+    // SAFETY: the handle is the adapter's being initialized.
+    let Some(ndk) = (unsafe { crate::ndk::NdkShell::new(handle, &config.ndk, core_ndk) }) else {
+        // SAFETY: made up to the core above, nothing refers to it.
+        unsafe { unmake(place, Made::Core) };
+        return false;
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).ndk };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(ndk) };
+    // SAFETY: the handle is the adapter's being initialized, valid until halt.
+    let Some(dcbx) = (unsafe { crate::dcbx::DcbxShell::new(handle, config.current_mac) }) else {
+        // SAFETY: made up to the NDK memory above.
+        unsafe { unmake(place, Made::Ndk) };
+        return false;
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).dcbx };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(dcbx) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).receive };
+    // SAFETY: as above; the receive pool is built at its place in the context.
+    if !unsafe { crate::receive::ReceivePool::init_in(member, handle) } {
+        // SAFETY: made up to the DCBX timer above (the pool left nothing to drop).
+        unsafe { unmake(place, Made::Dcbx) };
+        return false;
+    }
+    // SAFETY: as above.
+    let Some(link) = (unsafe { crate::link::LinkShell::new(handle, config.link_speed_bps) }) else {
+        // SAFETY: made up to the receive pool above.
+        unsafe { unmake(place, Made::Receive) };
+        return false;
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).link };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(link) };
+    // SAFETY: every member that needs freeing was made above; the rest cannot fail.
+    unsafe { init_tables(place, config) };
+    true
+}
+
+/// The members of the context [`init_context`] makes that cannot fail: the traffic counters'
+/// link to the core, the settings, the classifier and the capability structures.
+///
+/// # Safety
+/// As [`init_context`], once it made every member up to the link.
+unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
+    // SAFETY: `link` is initialized; only a reference to it is made (the members below are
+    // not initialized yet).
+    let link = unsafe { &(*place).link };
+    // SAFETY: the context drops `core` before `link` (field order).
+    let blocks = unsafe { link.traffic_blocks() };
+    // SAFETY: `core` is initialized and nothing else refers to it yet.
+    unsafe { (*place).core.traffic = Traffic::new(blocks) };
+    let init_settings = |settings: *mut Settings| {
+        // A promoted constant: the starting value lives in the image, not on the stack.
+        let empty: &'static Settings = &Settings::EMPTY;
+        // SAFETY: `settings` is the lock's value slot in the context, valid for writes of one
+        // Settings, and cannot overlap the image's constant; Settings has no drop glue.
+        unsafe { settings.copy_from_nonoverlapping(empty, 1) };
+        // SAFETY: initialized just above; nothing else refers to it.
+        unsafe { &mut *settings }.reset(config);
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).settings };
+    // SAFETY: the member is inside the context's memory; `init_settings` initializes the value.
+    unsafe { SpinLock::init_in(member, init_settings) };
+    let init_classifier = |classifier: *mut Compiled| {
+        // As for the settings.
+        let empty: &'static Compiled = &Compiled::EMPTY;
+        // SAFETY: `classifier` is the first slot of the member, valid for writes of one
+        // Compiled, and cannot overlap the image's constant; Compiled has no drop glue.
+        unsafe { classifier.copy_from_nonoverlapping(empty, 1) };
+        // SAFETY: initialized just above; nothing else refers to it.
+        crate::qos::compile_into(unsafe { &mut *classifier }, config, None);
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).classifier };
+    // SAFETY: as for the settings.
+    unsafe { Published::init_in(member, init_classifier) };
+    let (qos_hardware, qos_current) = Capabilities::registered(config.qos, config.qos_capabilities)
+        .map_or(
+            (
+                NDIS_QOS_CAPABILITIES::zeroed(),
+                NDIS_QOS_CAPABILITIES::zeroed(),
+            ),
+            |(hw, cur)| (qos_capabilities(hw), qos_capabilities(cur)),
+        );
+    let profile: Profile = config.ndk.profile;
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).qos_hardware };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(qos_hardware) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).qos_current };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(qos_current) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).ndk_capabilities };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(ndk_capabilities(&profile)) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).ndk_info };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(ndk_info(&profile, config.ndk_technology)) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).pm_capabilities };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(pm_capabilities()) };
+}
+
+/// Undoes what [`init_context`] made, up to `last`, as a failed initialize always did: the
+/// DCBX timer (never armed) is freed, then the members are dropped, the last made first.
+///
+/// # Safety
+/// `place` holds exactly the members `init_context` made up to `last` (none of whose locks was
+/// initialized), and nothing refers to them.
+unsafe fn unmake(place: *mut AdapterContext, last: Made) {
+    if last >= Made::Dcbx {
+        // SAFETY: made (function contract); only a reference to the member is made.
+        let dcbx = unsafe { &(*place).dcbx };
+        // SAFETY: never armed, its lock never initialized.
+        unsafe { dcbx.free_timer() };
+    }
+    if last >= Made::Receive {
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).receive };
+        // SAFETY: made and not referred to (function contract); dropped once.
+        unsafe { member.drop_in_place() };
+    }
+    if last >= Made::Dcbx {
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).dcbx };
+        // SAFETY: as above.
+        unsafe { member.drop_in_place() };
+    }
+    if last >= Made::Ndk {
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).ndk };
+        // SAFETY: as above.
+        unsafe { member.drop_in_place() };
+    }
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).core };
+    // SAFETY: as above (`core` is always made first).
+    unsafe { member.drop_in_place() };
+}
+
+/// Spec §2.2, §5.1: the first operational indication, from the factory settings (out of line:
+/// its indications are 880 bytes, kept off initialize's own frame).
+#[inline(never)]
+fn first_indication(context: &AdapterContext) {
+    let first = context.settings.lock().qos.initial();
+    crate::qos::deliver(context, first);
 }
 
 /// Frees the spin locks and the DCBX timer made at initialize (halt, or a failed initialize).

@@ -198,11 +198,11 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
     if !context.core.config.qos.is_enabled() {
         return false;
     }
-    let (outcome, deadline) = {
-        let mut a = context.dcbx.agent.lock();
-        let outcome = a.receive(frame, now_ms());
-        (outcome, a.next_deadline_ms())
-    };
+    // One outcome on the stack (it carries a parameter set): no tuple of it to unpack.
+    let mut a = context.dcbx.agent.lock();
+    let outcome = a.receive(frame, now_ms());
+    let deadline = a.next_deadline_ms();
+    drop(a);
     match outcome {
         Receive::NotLldp => false,
         Receive::Ignored | Receive::Malformed(_) => true,
@@ -212,6 +212,25 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
             true
         }
     }
+}
+
+/// A peer's TTL expired. Out of line, as [`build_due`].
+#[inline(never)]
+fn expired(context: &AdapterContext, peer: [u8; 6]) {
+    crate::qos::remote_event(context, RemoteEvent::TtlExpired { peer });
+}
+
+/// Builds the LLDPDU due now into `frame`; its length if it could be built. Out of line: what
+/// it reads (a parameter set) is off the timer routine's frame while the LLDPDU is sent, which
+/// may run the peer's whole receive path on this stack.
+#[inline(never)]
+fn build_due(context: &AdapterContext, now: u64, frame: &mut [u8]) -> Option<usize> {
+    let i = inputs(context);
+    let mut a = context.dcbx.agent.lock();
+    let len = build_frame(&i, &a, TTL_S, frame);
+    // Counted as sent even if it could not be built, so the schedule moves on.
+    a.sent(now);
+    len
 }
 
 /// The timer routine (DISPATCH_LEVEL): handles everything due, then re-arms.
@@ -235,19 +254,9 @@ unsafe extern "system" fn timer_routine(
         let due = context.dcbx.agent.lock().poll(now);
         match due {
             None => break,
-            Some(Due::Expired(peer)) => {
-                crate::qos::remote_event(context, RemoteEvent::TtlExpired { peer });
-            }
+            Some(Due::Expired(peer)) => expired(context, peer),
             Some(Due::Transmit) => {
-                let i = inputs(context);
-                let len = {
-                    let mut a = context.dcbx.agent.lock();
-                    let len = build_frame(&i, &a, TTL_S, &mut frame);
-                    // Counted as sent even if it could not be built, so the schedule moves on.
-                    a.sent(now);
-                    len
-                };
-                if let Some(len) = len {
+                if let Some(len) = build_due(context, now, &mut frame) {
                     crate::hub::transmit(
                         context,
                         frame.get(..len).unwrap_or(&[]),

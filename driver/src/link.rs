@@ -13,8 +13,9 @@
 //!   keeps the send pending. So a PFC pause of one priority backs up only that priority's
 //!   sends; the others keep going. Frames are lost only at a receiver with no buffer left, which
 //!   is what PFC prevents for the lossless priorities.
-//! - The queue depth is 32 frames per priority (256 buffers of 1526 bytes): the link state is
-//!   built on the stack once at initialize, and a deeper queue would not fit a kernel stack.
+//! - The queue depth is 32 frames per priority (256 buffers of 1526 bytes). The link state (about
+//!   10 KB) is larger than a kernel stack can hold: it is built in place in its pool memory
+//!   (`State::init_in`), never on the stack.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -114,23 +115,62 @@ impl Ring {
 }
 
 impl State {
-    fn new(bits_per_second: u64) -> Self {
-        let mut free = [0u16; TX_SLOTS];
+    /// The starting value of a state built in place ([`State::init_in`]): an empty link and no
+    /// free buffer yet. The state is larger than a kernel stack, so it is copied from the image
+    /// into its pool memory, then reset there.
+    const PLACEHOLDER: Self = Self {
+        link: Link::placeholder(0),
+        free: [0; TX_SLOTS],
+        free_len: 0,
+        frames: [(0, 0); TX_SLOTS],
+        held: [Ring::EMPTY; 8],
+        xoff_sent: false,
+        ready_ns: 0,
+    };
+
+    /// Builds the state of an idle link of `bits_per_second` in place at `place`, every buffer
+    /// free.
+    ///
+    /// # Safety
+    /// `place` is valid for writes of one `State` and aligned for it; afterwards it holds an
+    /// initialized `State`.
+    unsafe fn init_in(place: *mut Self, bits_per_second: u64) {
+        // A promoted constant: the placeholder lives in the image, not on the stack.
+        let placeholder: &'static Self = &Self::PLACEHOLDER;
+        // SAFETY: `place` is valid for writes of one State (function contract) and cannot
+        // overlap the image's constant; `State` has no drop glue, so nothing is overwritten
+        // that needed dropping.
+        unsafe { place.copy_from_nonoverlapping(placeholder, 1) };
+        // SAFETY: `*place` now holds an initialized State that nothing else refers to yet.
+        let state = unsafe { &mut *place };
+        state.reset(bits_per_second);
+    }
+
+    /// Makes the state, where it is, that of an idle link of `bits_per_second` with every
+    /// buffer free.
+    fn reset(&mut self, bits_per_second: u64) {
+        // Every field by name: a field added to the state must be added here too.
+        let Self {
+            link,
+            free,
+            free_len,
+            frames,
+            held,
+            xoff_sent,
+            ready_ns,
+        } = self;
+        link.reset(LinkConfig {
+            rx: RxThresholds::for_link(RX_BUFFER_BYTES_TOTAL, bits_per_second, 100),
+            ..LinkConfig::new(bits_per_second)
+        });
         for (i, slot) in free.iter_mut().enumerate() {
             *slot = u16::try_from(i).unwrap_or(0);
         }
-        Self {
-            link: Link::new(LinkConfig {
-                rx: RxThresholds::for_link(RX_BUFFER_BYTES_TOTAL, bits_per_second, 100),
-                ..LinkConfig::new(bits_per_second)
-            }),
-            free,
-            free_len: TX_SLOTS,
-            frames: [(0, 0); TX_SLOTS],
-            held: [Ring::EMPTY; 8],
-            ready_ns: 0,
-            xoff_sent: false,
-        }
+        *free_len = TX_SLOTS;
+        frames.fill((0, 0));
+        held.fill(Ring::EMPTY);
+        *xoff_sent = false;
+        *ready_ns = 0;
     }
 
     fn take_slot(&mut self) -> Option<u16> {
@@ -249,9 +289,21 @@ impl LinkShell {
     /// # Safety
     /// `handle` is the miniport adapter handle, valid until halt.
     pub unsafe fn new(handle: NDIS_HANDLE, bits_per_second: u64) -> Option<Self> {
-        // SAFETY: the handle is valid (function contract).
-        let state =
-            unsafe { PoolBox::new(handle, TAG_LINK, SpinLock::new(State::new(bits_per_second))) }?;
+        // The state is built where it lives: it is larger than a kernel stack.
+        let init_state = |state: *mut State| {
+            // SAFETY: `state` is the lock's value slot inside the fresh pool memory below,
+            // valid for writes of one State and aligned for it.
+            unsafe { State::init_in(state, bits_per_second) };
+        };
+        let init = |place: *mut SpinLock<State>| {
+            // SAFETY: `place` is fresh pool memory for one SpinLock<State>, aligned for it;
+            // `init_state` initializes the State at the address it gets.
+            unsafe { SpinLock::init_in(place, init_state) };
+            true
+        };
+        // SAFETY: the handle is valid (function contract); `init` initializes the whole value
+        // and never fails.
+        let state = unsafe { PoolBox::new_with(handle, TAG_LINK, init) }?;
         // SAFETY: as above.
         let buffers = unsafe {
             PoolArray::<Buffer>::new(handle, TAG_LINK, TX_SLOTS, || {

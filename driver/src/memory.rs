@@ -62,6 +62,48 @@ impl<T> PoolBox<T> {
         })
     }
 
+    /// Allocates pool memory for a `T` and has `init` build the value in place there, field by
+    /// field, so that a value larger than a kernel stack never exists on one. `None` when the
+    /// pool is exhausted or `init` fails (the memory is freed).
+    ///
+    /// IRQL: <= DISPATCH_LEVEL.
+    ///
+    /// # Safety
+    /// As [`PoolBox::new`]; and `init`, given the address of uninitialized, 16-byte aligned
+    /// memory for one `T`, must return `true` only once it has initialized the whole `T` there,
+    /// and on `false` must leave nothing there that needs dropping or freeing.
+    pub unsafe fn new_with(
+        ndis_handle: NDIS_HANDLE,
+        tag: ULONG,
+        init: impl FnOnce(*mut T) -> bool,
+    ) -> Option<Self> {
+        const {
+            assert!(
+                align_of::<T>() <= POOL_ALIGNMENT,
+                "pool memory is only 16-byte aligned"
+            )
+        };
+        let size = u32::try_from(size_of::<T>()).ok()?;
+        // SAFETY: the handle is valid (function contract); the call has no other precondition
+        // and returns NULL on failure.
+        let raw = unsafe {
+            NdisAllocateMemoryWithTagPriority(ndis_handle, size, tag, NormalPoolPriority)
+        };
+        let ptr = NonNull::new(raw.cast::<T>())?;
+        if !init(ptr.as_ptr()) {
+            // SAFETY: allocated just above with this handle and tag, freed once; `init` left
+            // nothing in it to drop (function contract).
+            unsafe { NdisFreeMemoryWithTagPriority(ndis_handle, raw, tag) };
+            return None;
+        }
+        // The value is initialized (`init` returned true): the box owns it from here.
+        Some(Self {
+            ptr,
+            ndis_handle,
+            tag,
+        })
+    }
+
     /// A shared reference to the value.
     #[must_use]
     pub fn get(&self) -> &T {

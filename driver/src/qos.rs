@@ -22,18 +22,20 @@ fn indicate_parameters(context: &AdapterContext, code: NDIS_STATUS, params: &Qos
     }
 }
 
-/// The classifier for an operational set (`None`: QoS off, nothing classified) with the
-/// adapter's tagging and NetworkDirect keywords.
-pub fn compile(
+/// Compiles into `classifier`, in place (a classifier is too large to build on a kernel stack
+/// and move), the classifier for an operational set (`None`: QoS off, nothing classified) with
+/// the adapter's tagging and NetworkDirect keywords.
+pub fn compile_into(
+    classifier: &mut Compiled,
     config: &dcbndk_core::adapter::config::AdapterConfig,
     operational: Option<&QosParameters>,
-) -> Compiled {
+) {
     let qos = config.qos.is_enabled();
-    Compiled::new(
+    classifier.rebuild(
         operational.filter(|_| qos),
         TagPolicy::from_keywords(qos, config.priority_vlan_tag),
         NetDirect::from_keywords(config.network_direct, config.ndk_technology),
-    )
+    );
 }
 
 /// Makes the indications decided under the settings lock (the lock must be released: the
@@ -42,9 +44,9 @@ pub fn compile(
 pub fn deliver(context: &AdapterContext, indications: Indications) {
     if let Some(operational) = indications.operational {
         let content = operational.content();
-        context
-            .classifier
-            .publish(compile(&context.core.config, Some(&content)));
+        context.classifier.publish_with(|classifier| {
+            compile_into(classifier, &context.core.config, Some(&content));
+        });
         crate::link::configure(context, &content);
         // The LLDPDU advertises the operational set: re-advertise at once (issue 8).
         crate::dcbx::local_changed(context);

@@ -90,18 +90,24 @@ pub struct ReceivePool {
 }
 
 impl ReceivePool {
-    /// Makes every buffer, MDL and NBL (initialize, PASSIVE_LEVEL); `None` when NDIS has no
-    /// memory (what was made is freed).
+    /// Makes every buffer, MDL and NBL (initialize, PASSIVE_LEVEL) for a pool built in place at
+    /// `place` (the adapter context's pool memory: the pool is too large to build on the stack
+    /// and move); `false` when NDIS has no memory (what was made is freed, and `place` holds
+    /// nothing to drop).
     ///
     /// # Safety
-    /// `handle` is the miniport adapter handle, valid until halt.
-    pub unsafe fn new(handle: NDIS_HANDLE) -> Option<Self> {
+    /// `handle` is the miniport adapter handle, valid until halt; `place` is valid for writes of
+    /// one `ReceivePool` and aligned for it. On `true`, `*place` is an initialized pool.
+    pub unsafe fn init_in(place: *mut Self, handle: NDIS_HANDLE) -> bool {
         // SAFETY: the handle is valid (function contract).
         let buffers = unsafe {
             PoolArray::<Buffer>::new(handle, TAG_RECEIVE, RX_BUFFERS, || {
                 UnsafeCell::new([0; RX_BUFFER_BYTES])
             })
-        }?;
+        };
+        let Some(buffers) = buffers else {
+            return false;
+        };
         let mut parameters = NET_BUFFER_LIST_POOL_PARAMETERS {
             Header: NDIS_OBJECT_HEADER::new(
                 NDIS_OBJECT_TYPE_DEFAULT,
@@ -117,42 +123,82 @@ impl ReceivePool {
         // SAFETY: valid handle and parameters for the duration of the call.
         let pool = unsafe { NdisAllocateNetBufferListPool(handle, &raw mut parameters) };
         if pool.is_null() {
-            return None;
+            return false;
         }
-        let mut made = Self {
-            buffers,
-            pool,
-            nbls: [null_mut(); RX_BUFFERS],
-            mdls: [null_mut(); RX_BUFFERS],
-            free: SpinLock::new(FreeList::full()),
-            outstanding: AtomicU32::new(0),
-        };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).buffers };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write(buffers) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).pool };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write(pool) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).nbls };
+        // SAFETY: as above. Null raw pointers are all-zero bits: zeroed arrays are valid arrays
+        // of null NBL and MDL pointers ("not made yet" for `drop`).
+        unsafe { member.write_bytes(0, 1) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).mdls };
+        // SAFETY: as above.
+        unsafe { member.write_bytes(0, 1) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).free };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write(SpinLock::new(FreeList::full())) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).outstanding };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write(AtomicU32::new(0)) };
+        // SAFETY: every member was written above: `*place` is an initialized pool that nothing
+        // else refers to yet.
+        let made = unsafe { &mut *place };
+        if made.allocate_nbls(handle) {
+            return true;
+        }
+        // SAFETY: `*place` is initialized and no longer referred to; its drop frees the NBLs
+        // and MDLs made so far (the others are null), the NBL pool and the buffers.
+        unsafe { place.drop_in_place() };
+        false
+    }
+
+    /// An MDL and an NBL for every buffer; `false` when NDIS has no memory (what was made stays
+    /// recorded, for `drop` to free).
+    fn allocate_nbls(&mut self, handle: NDIS_HANDLE) -> bool {
         let length = u32::try_from(RX_BUFFER_BYTES).unwrap_or(0);
         for index in 0..RX_BUFFERS {
-            let buffer = made.buffers.as_slice().get(index)?;
+            let Some(buffer) = self.buffers.as_slice().get(index) else {
+                return false;
+            };
             // SAFETY: the buffer is non-paged pool memory of `length` bytes that lives (at this
             // address) until the MDL is freed in `drop`.
             let mdl = unsafe { NdisAllocateMdl(handle, buffer.get().cast(), length) };
             if mdl.is_null() {
-                return None;
+                return false;
             }
-            if let Some(slot) = made.mdls.get_mut(index) {
+            if let Some(slot) = self.mdls.get_mut(index) {
                 *slot = mdl;
             }
             // SAFETY: a pool of this driver and an MDL describing the whole buffer.
-            let nbl = unsafe { NdisAllocateNetBufferAndNetBufferList(pool, 0, 0, mdl, 0, 0) };
+            let nbl = unsafe { NdisAllocateNetBufferAndNetBufferList(self.pool, 0, 0, mdl, 0, 0) };
             if nbl.is_null() {
-                return None;
+                return false;
             }
             // SAFETY: a fresh NBL of our pool; MiniportReserved is the miniport's to use.
             unsafe { (*nbl).MiniportReserved.0[0] = index as PVOID };
             // SAFETY: as above; the adapter handle is the source NDIS requires on indications.
             unsafe { (*nbl).SourceHandle = handle };
-            if let Some(slot) = made.nbls.get_mut(index) {
+            if let Some(slot) = self.nbls.get_mut(index) {
                 *slot = nbl;
             }
         }
-        Some(made)
+        true
     }
 
     /// Sets up the free list's lock at its final address.

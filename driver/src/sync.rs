@@ -30,6 +30,25 @@ impl<T> SpinLock<T> {
         }
     }
 
+    /// Builds a lock, not yet initialized, in place at `place`, with `init` building the value
+    /// in place at the address it is given (a value too large for a kernel stack never exists
+    /// on one).
+    ///
+    /// # Safety
+    /// `place` is valid for writes of one `Self` and suitably aligned; `init` initializes the
+    /// whole `T` at the address it gets. Afterwards `*place` is an initialized `SpinLock`.
+    pub unsafe fn init_in(place: *mut Self, init: impl FnOnce(*mut T)) {
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).lock };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write(UnsafeCell::new(NDIS_SPIN_LOCK::zeroed())) };
+        // SAFETY: as above; only the address of a member is taken.
+        let value = unsafe { &raw mut (*place).value };
+        // `UnsafeCell<T>` has the layout of `T`.
+        init(UnsafeCell::raw_get(value));
+    }
+
     /// `NdisAllocateSpinLock`, at the lock's final address.
     ///
     /// # Safety
@@ -116,6 +135,40 @@ impl<T: Copy> Published<T> {
         }
     }
 
+    /// Builds a published value in place at `place`: `first` builds the value in place at the
+    /// address it is given, and the second slot becomes a copy of it (no `T` on the stack).
+    ///
+    /// # Safety
+    /// `place` is valid for writes of one `Self` and suitably aligned; `first` initializes the
+    /// whole `T` at the address it gets. Afterwards `*place` is an initialized `Published`.
+    pub unsafe fn init_in(place: *mut Self, first: impl FnOnce(*mut T)) {
+        // SAFETY: `place` is valid for writes (function contract); only the address of a member
+        // is taken.
+        let slots = unsafe { &raw mut (*place).slots }.cast::<T>();
+        // `[UnsafeCell<T>; 2]` has the layout of `[T; 2]`: `slots` is the first slot.
+        first(slots);
+        // SAFETY: the second slot lies inside `place`'s `slots` array, just after the first.
+        let second = unsafe { slots.add(1) };
+        // SAFETY: the first slot was initialized by `first`; the slots do not overlap; `T` is
+        // `Copy`, so a bitwise copy is a valid second value.
+        unsafe { second.copy_from_nonoverlapping(slots, 1) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).readers };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write([AtomicU32::new(0), AtomicU32::new(0)]) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).current };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write(AtomicUsize::new(0)) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).writing };
+        // SAFETY: `member` is inside `place`, valid for writes (function contract).
+        unsafe { member.write(AtomicBool::new(false)) };
+    }
+
     /// Calls `f` with the current value. Lock-free: it retries only if a publish flipped the
     /// current slot between its two looks at the index.
     pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
@@ -138,6 +191,13 @@ impl<T: Copy> Published<T> {
 
     /// Replaces the value (<= DISPATCH_LEVEL).
     pub fn publish(&self, value: T) {
+        self.publish_with(|slot| *slot = value);
+    }
+
+    /// Replaces the value with one `fill` makes in place (<= DISPATCH_LEVEL): `fill` gets the
+    /// slot to publish next, holding an earlier value, and must leave the new value in it (a
+    /// value too large for a kernel stack is never built on one).
+    pub fn publish_with(&self, fill: impl FnOnce(&mut T)) {
         while self
             .writing
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -151,8 +211,9 @@ impl<T: Copy> Published<T> {
                 core::hint::spin_loop();
             }
             // SAFETY: `next` is not current and no reader is on it (a reader that arrives now
-            // sees it is not current and leaves without reading), and writers are serialized.
-            unsafe { *slot.get() = value };
+            // sees it is not current and leaves without reading), and writers are serialized:
+            // this is the only reference to the slot until it is made current below.
+            fill(unsafe { &mut *slot.get() });
             self.current.store(next, Ordering::SeqCst);
         }
         self.writing.store(false, Ordering::Release);

@@ -1,10 +1,11 @@
-//! `NDK_ADAPTER_INFO` and the NDK adapter flags (ndkinfo.h; spec §0.5, §1.6).
+//! `NDK_ADAPTER_INFO` and the NDK adapter flags (ndkinfo.h; spec §0.5, §1.6; ndkpi.md §6.2).
 //!
-//! The layout is the NDIS 6.30 one: 96 bytes, ending at `AdapterFlags`. Later headers append
-//! `NDK_RDMA_TECHNOLOGY RdmaTechnology` (104 bytes); a provider that reports NDKPI 1.2 in
-//! `Version` is not read past `AdapterFlags`. The project's table overrides the 104-byte row of
-//! the WDK 10.0.22000 build for this reason (tests/abi/supplement.tsv), and mingw-w64's
-//! ndkinfo.h confirms 96.
+//! The layout is the NDKPI 1.2 one, the version the driver reports in `Version`: 104 bytes on
+//! x64, `AdapterFlags` followed by `NDK_RDMA_TECHNOLOGY RdmaTechnology` at 96 and 4 bytes of tail
+//! padding. It is what the WDK 10.0.22000 ndkinfo.h declares (unconditionally, also in an
+//! NDIS630_MINIPORT build; tests/abi/ndis-x64.tsv) and what Microsoft's metadata has
+//! (windows-sys 0.61 `NDK_ADAPTER_INFO`). The NDKPI 1.1 layout, mingw-w64's ndkinfo.h, ends at
+//! `AdapterFlags` (96 bytes); a reader that sees version 1.2 may read all 104.
 
 use super::abi::{ndis_consts, ndis_structs};
 use super::types::{NDK_RDMA_TECHNOLOGY, SIZE_T, UINT32, ULONG, USHORT};
@@ -18,9 +19,9 @@ ndis_structs! {
         pub Minor: USHORT,
     }
 
-    /// `NDK_ADAPTER_INFO` in the NDIS 6.30 layout: 96 bytes.
+    /// `NDK_ADAPTER_INFO` in the NDKPI 1.2 layout: 104 bytes on x64.
     pub struct NDK_ADAPTER_INFO {
-        /// The NDKPI version implemented.
+        /// The NDKPI version implemented (1.2).
         pub Version: NDK_VERSION,
         /// Vendor OUI.
         pub VendorId: UINT32,
@@ -62,6 +63,9 @@ ndis_structs! {
         pub MaxCalleeData: ULONG,
         /// `NDK_ADAPTER_FLAG_*`
         pub AdapterFlags: ULONG,
+        /// The RDMA technology of the adapter (`NdkiWarp` ... `NdkRoCEv2`); NDKPI 1.2, absent
+        /// from the 1.1 layout.
+        pub RdmaTechnology: NDK_RDMA_TECHNOLOGY,
     }
 }
 
@@ -81,7 +85,8 @@ ndis_consts! {
     /// Loopback connections.
     pub const NDK_ADAPTER_FLAG_LOOPBACK_CONNECTIONS_SUPPORTED: ULONG = 0x0001_0000;
 
-    /// `NdkUndefined` (`NDK_RDMA_TECHNOLOGY`; the values of `*NetworkDirectTechnology`).
+    /// `NdkUndefined` (`NDK_RDMA_TECHNOLOGY`, `NDK_ADAPTER_INFO.RdmaTechnology`; the values of
+    /// `*NetworkDirectTechnology`).
     pub const NdkUndefined: NDK_RDMA_TECHNOLOGY = 0;
     /// `NdkiWarp`
     pub const NdkiWarp: NDK_RDMA_TECHNOLOGY = 1;

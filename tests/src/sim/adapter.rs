@@ -109,7 +109,8 @@ pub struct Ndk {
     pub enabled: bool,
     /// The 56 bytes of `NDIS_NDK_CAPABILITIES` (the `NdkInfo` pointer zeroed).
     pub capabilities: Vec<u8>,
-    /// The 96 bytes of `NDK_ADAPTER_INFO`.
+    /// The bytes of `NDK_ADAPTER_INFO` NDIS reads for the NDKPI version it reports: 104 for
+    /// 1.2 (`RdmaTechnology` at 96), 96 for 1.1.
     pub info: Vec<u8>,
 }
 

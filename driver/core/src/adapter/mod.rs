@@ -131,19 +131,50 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// Settings of zeroes: not usable settings, only the starting value of settings built in
+    /// place with [`Settings::reset`] (the shell copies it from the image into pool memory, so
+    /// that no settings-sized value is made on a kernel stack).
+    pub const EMPTY: Self = Self {
+        packet_filter: 0,
+        lookahead: 0,
+        multicast: [[0; 6]; MAX_MULTICAST],
+        multicast_len: 0,
+        power_state: 0,
+        resetting: false,
+        qos: QosState::EMPTY,
+        pending: Indications::NONE,
+    };
+
     /// The settings of a freshly initialized adapter.
     #[must_use]
     pub fn new(config: &AdapterConfig) -> Self {
-        Self {
-            packet_filter: 0,
-            lookahead: MAX_LOOKAHEAD,
-            multicast: [[0; 6]; MAX_MULTICAST],
-            multicast_len: 0,
-            power_state: ndis::NdisDeviceStateD0,
-            resetting: false,
-            qos: QosState::new(config.qos_capabilities, config.dcbx_willing),
-            pending: Indications::default(),
-        }
+        let mut s = Self::EMPTY;
+        s.reset(config);
+        s
+    }
+
+    /// Makes `self`, where it is, what [`Settings::new`] returns (no settings-sized value on
+    /// the stack).
+    pub fn reset(&mut self, config: &AdapterConfig) {
+        // Every field by name: a field added to the settings must be added here too.
+        let Self {
+            packet_filter,
+            lookahead,
+            multicast,
+            multicast_len,
+            power_state,
+            resetting,
+            qos,
+            pending,
+        } = self;
+        *packet_filter = 0;
+        *lookahead = MAX_LOOKAHEAD;
+        *multicast = [[0; 6]; MAX_MULTICAST];
+        *multicast_len = 0;
+        *power_state = ndis::NdisDeviceStateD0;
+        *resetting = false;
+        qos.reset(config.qos_capabilities, config.dcbx_willing);
+        *pending = Indications::NONE;
     }
 
     /// Takes the indications decided so far.

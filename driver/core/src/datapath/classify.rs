@@ -256,15 +256,25 @@ struct Table {
 
 impl Default for Table {
     fn default() -> Self {
-        Self {
-            keys: [0; SLOTS],
-            entries: [None; SLOTS],
-            len: 0,
-        }
+        Self::EMPTY
     }
 }
 
 impl Table {
+    /// A table without keys.
+    const EMPTY: Self = Self {
+        keys: [0; SLOTS],
+        entries: [None; SLOTS],
+        len: 0,
+    };
+
+    /// Empties the table where it is (no table-sized value on the stack).
+    fn clear(&mut self) {
+        self.keys.fill(0);
+        self.entries.fill(None);
+        self.len = 0;
+    }
+
     /// The first slot of `key`'s probe sequence (Fibonacci hashing to 8 bits).
     #[inline(always)]
     fn home(key: u32) -> usize {
@@ -347,31 +357,69 @@ pub struct Compiled {
 }
 
 impl Compiled {
+    /// A table compiled from nothing: QoS off, no tagging, NDK disabled. The starting value of
+    /// a table built in place with [`Compiled::rebuild`] (the shell copies it from the image into
+    /// pool memory: a table is too large to build on a kernel stack).
+    pub const EMPTY: Self = Self {
+        qos: false,
+        tagging: TagPolicy {
+            priority: false,
+            vlan: false,
+        },
+        pcp_mask: 0,
+        vid_mask: 0,
+        netdirect_mode: NetDirect::Disabled,
+        prio_tc: [0; MAX_TCS],
+        fallback: Entry {
+            priority: 0,
+            tc: 0,
+            rule: Rule::None,
+        },
+        configured: Table::EMPTY,
+        ipv4: None,
+        ipv6: None,
+        ip_by_type: false,
+        netdirect: Table::EMPTY,
+        first_netdirect: None,
+    };
+
     /// Compiles `params` (the operational set; `None` when `*QOS` is off) with the adapter's
     /// tagging and NetworkDirect technology. See the module documentation for every rule.
     #[must_use]
     pub fn new(params: Option<&QosParameters>, tagging: TagPolicy, netdirect: NetDirect) -> Self {
-        let mut c = Self {
-            qos: params.is_some(),
-            tagging,
-            pcp_mask: if tagging.priority { 7 } else { 0 },
-            vid_mask: if tagging.vlan { 0x0FFF } else { 0 },
-            netdirect_mode: netdirect,
-            prio_tc: [0; MAX_TCS],
-            fallback: Entry {
-                priority: 0,
-                tc: 0,
-                rule: Rule::None,
-            },
-            configured: Table::default(),
-            ipv4: None,
-            ipv6: None,
-            ip_by_type: false,
-            netdirect: Table::default(),
-            first_netdirect: None,
+        let mut c = Self::EMPTY;
+        c.rebuild(params, tagging, netdirect);
+        c
+    }
+
+    /// [`Compiled::new`] in place: every field of `self` is replaced, whatever it held, and no
+    /// table-sized value is made on the stack.
+    pub fn rebuild(
+        &mut self,
+        params: Option<&QosParameters>,
+        tagging: TagPolicy,
+        netdirect: NetDirect,
+    ) {
+        let c = self;
+        c.qos = params.is_some();
+        c.tagging = tagging;
+        c.pcp_mask = if tagging.priority { 7 } else { 0 };
+        c.vid_mask = if tagging.vlan { 0x0FFF } else { 0 };
+        c.netdirect_mode = netdirect;
+        c.prio_tc = [0; MAX_TCS];
+        c.fallback = Entry {
+            priority: 0,
+            tc: 0,
+            rule: Rule::None,
         };
+        c.configured.clear();
+        c.ipv4 = None;
+        c.ipv6 = None;
+        c.ip_by_type = false;
+        c.netdirect.clear();
+        c.first_netdirect = None;
         let Some(p) = params else {
-            return c;
+            return;
         };
         for (slot, &tc) in c.prio_tc.iter_mut().zip(p.prio_tc.iter()) {
             // Spec §1.3: a priority maps to a TC id below NumTrafficClasses.
@@ -422,7 +470,6 @@ impl Compiled {
         c.ipv4 = c.configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV4));
         c.ipv6 = c.configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV6));
         c.ip_by_type = c.ipv4.is_some() || c.ipv6.is_some();
-        c
     }
 
     /// The traffic class of `priority` (taken modulo 8) in the operational set; 0 without QoS.
@@ -789,6 +836,25 @@ mod tests {
         priority: true,
         vlan: true,
     };
+
+    #[test]
+    fn a_table_rebuilt_in_place_equals_a_fresh_one() {
+        let first = params(&[
+            (TCP_PORT, 445, 3),
+            (ETHERTYPE, 0x0800, 1),
+            (NETDIRECT_PORT, 5445, 4),
+            (DEFAULT, 0, 6),
+        ]);
+        let second = params(&[(UDP_PORT, 4791, 5)]);
+        let mut c = Compiled::new(Some(&first), BOTH, NetDirect::RoceV2);
+        c.rebuild(Some(&second), TagPolicy::default(), NetDirect::Iwarp);
+        assert_eq!(
+            c,
+            Compiled::new(Some(&second), TagPolicy::default(), NetDirect::Iwarp)
+        );
+        c.rebuild(None, BOTH, NetDirect::Disabled);
+        assert_eq!(c, Compiled::new(None, BOTH, NetDirect::Disabled));
+    }
 
     fn compiled(elements: &[(u16, u16, u8)]) -> Compiled {
         Compiled::new(Some(&params(elements)), BOTH, NetDirect::RoceV2)

@@ -186,6 +186,14 @@ pub struct Counter {
 }
 
 impl Counter {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        frames: 0,
+        bytes: 0,
+    };
+}
+
+impl Counter {
     /// Counters wrap like the ULONG64 counters of NDIS (a byte counter at 800 Gb/s wraps after
     /// 5.8 years); wrapping also keeps the per-packet path short.
     fn add(&mut self, len: u32) {
@@ -211,6 +219,18 @@ pub struct PriorityStats {
     pub rx_dropped: Counter,
 }
 
+impl PriorityStats {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        tx: Counter::ZERO,
+        dropped: Counter::ZERO,
+        held: 0,
+        pauses: 0,
+        paused_ns: 0,
+        rx_dropped: Counter::ZERO,
+    };
+}
+
 /// Counters of one traffic class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TcStats {
@@ -218,6 +238,14 @@ pub struct TcStats {
     pub tx: Counter,
     /// Transmitted wire bytes (padding and [`WIRE_OVERHEAD`] included): its share of link time.
     pub wire_bytes: u64,
+}
+
+impl TcStats {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        tx: Counter::ZERO,
+        wire_bytes: 0,
+    };
 }
 
 /// A snapshot of the link's counters ([`Link::stats`]).
@@ -231,6 +259,16 @@ pub struct LinkStats {
     pub pause_ignored: u64,
     /// PFC frames requested from the shell (XOFF, refresh and XON).
     pub pfc_requested: u64,
+}
+
+impl LinkStats {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        tc: [TcStats::ZERO; TCS],
+        priority: [PriorityStats::ZERO; PRIORITIES],
+        pause_ignored: 0,
+        pfc_requested: 0,
+    };
 }
 
 /// Receive buffer thresholds per priority, in bytes (the same for every PFC priority).
@@ -321,6 +359,21 @@ pub struct Schedule {
     pub lossless: u8,
     /// Mask of priorities -> mask of their TCs: one load per decision instead of a loop.
     tcs_of: [u8; 256],
+}
+
+impl Schedule {
+    /// Every table zero: only a placeholder for [`Link::placeholder`] (not the default
+    /// schedule, whose set-to-TC table is not zero).
+    const PLACEHOLDER: Self = Self {
+        prio_tc: [0; PRIORITIES],
+        tc_prios: [0; TCS],
+        strict: 0,
+        ets: 0,
+        ets_zero: 0,
+        quantum: [0; TCS],
+        lossless: 0,
+        tcs_of: [0; 256],
+    };
 }
 
 impl Default for Schedule {
@@ -492,16 +545,43 @@ impl<T, const N: usize> Queues<T, N> {
     }
 }
 
-impl<T: Copy + Default, const N: usize> Queues<T, N> {
-    fn new() -> Self {
+impl<T: Copy, const N: usize> Queues<T, N> {
+    /// Empty queues whose slots hold `handle`.
+    const fn placeholder(handle: T) -> Self {
         Self {
-            slots: [[Slot::default(); N]; PRIORITIES],
+            slots: [[Slot {
+                seq: 0,
+                len: 0,
+                handle,
+            }; N]; PRIORITIES],
             first: [0; PRIORITIES],
             len: [0; PRIORITIES],
             bytes: [0; PRIORITIES],
             head_seq: [0; PRIORITIES],
             head_len: [0; PRIORITIES],
         }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Queues<T, N> {
+    /// Empties every queue where it is, as a new one.
+    fn reset(&mut self) {
+        let Self {
+            slots,
+            first,
+            len,
+            bytes,
+            head_seq,
+            head_len,
+        } = self;
+        for queue in slots {
+            queue.fill(Slot::default());
+        }
+        *first = [0; PRIORITIES];
+        *len = [0; PRIORITIES];
+        *bytes = [0; PRIORITIES];
+        *head_seq = [0; PRIORITIES];
+        *head_len = [0; PRIORITIES];
     }
 
     /// Appends to queue `p`; `false` when it is full (or `p` is not a priority).
@@ -613,6 +693,16 @@ struct Drr {
     /// none of them has a deficit to forget, which is the rule.
     owed: u8,
     deficit: [u64; TCS],
+}
+
+impl Drr {
+    /// At TC 0, nothing granted or owed.
+    const ZERO: Self = Self {
+        cursor: 0,
+        granted: 0,
+        owed: 0,
+        deficit: [0; TCS],
+    };
 }
 
 /// Visits after which [`Drr::visit`] gives up and serves the first active TC (never reached:
@@ -808,6 +898,15 @@ struct Rx {
     refresh_due: u64,
 }
 
+impl Rx {
+    /// Empty, no XOFF sent.
+    const ZERO: Self = Self {
+        occupancy: [0; PRIORITIES],
+        xoff: 0,
+        refresh_due: 0,
+    };
+}
+
 /// The virtual link: `N` frames per priority queue, handles of type `T`.
 ///
 /// The link is large (`8 × N` slots) and allocation-free; the shell keeps it in its adapter
@@ -847,37 +946,101 @@ pub struct Link<T, const N: usize> {
     tc_mark: [TcStats; PRIORITIES],
 }
 
-impl<T: Copy + Default, const N: usize> Link<T, N> {
-    /// An idle link with the default schedule (one FIFO, PFC off).
+impl<T: Copy, const N: usize> Link<T, N> {
+    /// A link with every table and counter zero and no speed, whose queue slots hold `handle`:
+    /// not a usable link, only the starting value of one built in place with [`Link::reset`]
+    /// (the shell copies it from the image into pool memory: a link is larger than a kernel
+    /// stack can hold). Its methods do not panic, but it schedules nothing sensible.
     #[must_use]
-    pub fn new(config: LinkConfig) -> Self {
-        let bps = config.bits_per_second.max(1);
-        let config = LinkConfig {
-            bits_per_second: bps,
-            ..config
-        };
+    pub const fn placeholder(handle: T) -> Self {
         Self {
-            config,
-            ns_per_byte: (8_000_000_000u128 << 64)
-                .checked_div(u128::from(bps))
-                .unwrap_or(0),
-            schedule: Schedule::default(),
-            queues: Queues::new(),
+            config: LinkConfig {
+                bits_per_second: 0,
+                queue_bytes: 0,
+                rx: RxThresholds {
+                    capacity: 0,
+                    xoff: 0,
+                    xon: 0,
+                },
+            },
+            ns_per_byte: 0,
+            schedule: Schedule::PLACEHOLDER,
+            queues: Queues::placeholder(handle),
             nonempty: 0,
             seq: 0,
             busy_until: 0,
-            ets: Drr::default(),
-            ets_zero: Drr::default(),
+            ets: Drr::ZERO,
+            ets_zero: Drr::ZERO,
             pause_start: [0; PRIORITIES],
             pause_until: [0; PRIORITIES],
             paused_total: [0; PRIORITIES],
             pause_armed: 0,
             pause_end: 0,
-            rx: Rx::default(),
-            stats: LinkStats::default(),
+            rx: Rx::ZERO,
+            stats: LinkStats::ZERO,
             tx_wire: [0; PRIORITIES],
-            tc_mark: [TcStats::default(); PRIORITIES],
+            tc_mark: [TcStats::ZERO; PRIORITIES],
         }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Link<T, N> {
+    /// An idle link with the default schedule (one FIFO, PFC off).
+    #[must_use]
+    pub fn new(config: LinkConfig) -> Self {
+        let mut link = Self::placeholder(T::default());
+        link.reset(config);
+        link
+    }
+
+    /// Makes `self`, where it is, what [`Link::new`] of `config` returns: no link-sized value
+    /// is made on the stack.
+    pub fn reset(&mut self, config: LinkConfig) {
+        // Every field by name: a field added to the link must be added here too.
+        let Self {
+            config: config_,
+            ns_per_byte,
+            schedule,
+            queues,
+            nonempty,
+            seq,
+            busy_until,
+            ets,
+            ets_zero,
+            pause_start,
+            pause_until,
+            paused_total,
+            pause_armed,
+            pause_end,
+            rx,
+            stats,
+            tx_wire,
+            tc_mark,
+        } = self;
+        let bps = config.bits_per_second.max(1);
+        *config_ = LinkConfig {
+            bits_per_second: bps,
+            ..config
+        };
+        *ns_per_byte = (8_000_000_000u128 << 64)
+            .checked_div(u128::from(bps))
+            .unwrap_or(0);
+        *schedule = Schedule::default();
+        queues.reset();
+        *nonempty = 0;
+        *seq = 0;
+        *busy_until = 0;
+        *ets = Drr::default();
+        *ets_zero = Drr::default();
+        *pause_start = [0; PRIORITIES];
+        *pause_until = [0; PRIORITIES];
+        *paused_total = [0; PRIORITIES];
+        *pause_armed = 0;
+        *pause_end = 0;
+        *rx = Rx::default();
+        *stats = LinkStats::default();
+        *tx_wire = [0; PRIORITIES];
+        *tc_mark = [TcStats::default(); PRIORITIES];
     }
 
     /// The link's configuration (speed clamped to at least 1 b/s).
@@ -1514,6 +1677,28 @@ mod tests {
 
     /// Priority p -> TC p.
     const IDENTITY: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+    #[test]
+    fn a_link_reset_in_place_equals_a_new_one() {
+        let mut used = link(G10);
+        let _ = used.configure(
+            &params(
+                2,
+                [0, 0, 0, 0, 1, 1, 1, 1],
+                [50, 50, 0, 0, 0, 0, 0, 0],
+                [ETS; 8],
+                0x10,
+            ),
+            0,
+        );
+        for i in 0..20u8 {
+            let _ = used.enqueue(i % 8, 1000, u32::from(i));
+        }
+        let _ = used.dequeue(1_000);
+        let _ = used.rx_fill(4, 4000, 1_000);
+        used.reset(LinkConfig::new(G25));
+        assert_eq!(std::format!("{used:?}"), std::format!("{:?}", link(G25)));
+    }
 
     fn offers(list: &[(usize, u32, u8)]) -> [Offer; 8] {
         let mut o = [Offer::default(); 8];

@@ -107,14 +107,21 @@ pub struct Classifications {
 
 impl Default for Classifications {
     fn default() -> Self {
-        Self {
-            items: [Classification::default(); MAX_CLASSIFICATIONS],
-            len: 0,
-        }
+        Self::EMPTY
     }
 }
 
 impl Classifications {
+    /// No element.
+    pub const EMPTY: Self = Self {
+        items: [Classification {
+            selector: 0,
+            field: 0,
+            priority: 0,
+        }; MAX_CLASSIFICATIONS],
+        len: 0,
+    };
+
     /// Appends an element; `false` when the table is full.
     pub fn push(&mut self, c: Classification) -> bool {
         match self.items.get_mut(self.len) {
@@ -171,6 +178,17 @@ fn ets_group(p: &QosParameters) -> (u32, [u8; 8], [u8; 8], [u8; 8]) {
 }
 
 impl QosParameters {
+    /// The zero-filled set: [`QosParameters::default`] as a constant.
+    pub const ZERO: Self = Self {
+        flags: 0,
+        num_tcs: 0,
+        prio_tc: [0; MAX_TCS],
+        tc_bw: [0; MAX_TCS],
+        tsa: [0; MAX_TCS],
+        pfc_enable: 0,
+        classifications: Classifications::EMPTY,
+    };
+
     /// The bytes the set takes: 52 plus 16 per element.
     #[must_use]
     pub fn buffer_len(&self) -> usize {

@@ -97,6 +97,14 @@ pub struct Indications {
     pub remote: Option<QosParameters>,
 }
 
+impl Indications {
+    /// No indication: [`Indications::default`] as a constant.
+    pub const NONE: Self = Self {
+        operational: None,
+        remote: None,
+    };
+}
+
 /// The factory (IHV) parameters for these capabilities: IEEE 802.1Q Table 8-5's priority to
 /// traffic class mapping for as many ETS TCs as the adapter has, bandwidth shared as evenly as
 /// whole percents allow (netvmini's 12/13 split for 8), PFC off, and netvmini's two
@@ -182,25 +190,65 @@ pub struct QosState {
 }
 
 impl QosState {
+    /// A state of zeroes: not a usable state, only the starting value of one built in place
+    /// with [`QosState::reset`] (the shell copies it from the image into pool memory, so that no
+    /// state-sized value is made on a kernel stack).
+    pub const EMPTY: Self = Self {
+        caps: Capabilities {
+            flags: 0,
+            max_traffic_classes: 0,
+            max_ets_traffic_classes: 0,
+            max_pfc_traffic_classes: 0,
+        },
+        factory: QosParameters::ZERO,
+        local: QosParameters::ZERO,
+        willing: false,
+        remote: None,
+        pfc_local_wins: false,
+        peers: [None; MAX_PEERS],
+        invalid_until_quiet: false,
+        operational: QosParameters::ZERO,
+        last_operational: None,
+        last_remote: None,
+    };
+
     /// The state at initialize: local = factory settings, Willing as the adapter's default.
     #[must_use]
     pub fn new(caps: Capabilities, willing: bool) -> Self {
-        let factory = factory(&caps);
-        let mut s = Self {
-            caps,
-            factory,
-            local: factory,
-            willing,
-            remote: None,
-            pfc_local_wins: false,
-            peers: [None; MAX_PEERS],
-            invalid_until_quiet: false,
-            operational: factory.content(),
-            last_operational: None,
-            last_remote: None,
-        };
-        s.operational = s.resolve();
+        let mut s = Self::EMPTY;
+        s.reset(caps, willing);
         s
+    }
+
+    /// Makes `self`, where it is, what [`QosState::new`] returns (no state-sized value on the
+    /// stack).
+    pub fn reset(&mut self, caps: Capabilities, willing: bool) {
+        // Every field by name: a field added to the state must be added here too.
+        let Self {
+            caps: caps_,
+            factory: factory_,
+            local,
+            willing: willing_,
+            remote,
+            pfc_local_wins,
+            peers,
+            invalid_until_quiet,
+            operational,
+            last_operational,
+            last_remote,
+        } = self;
+        *caps_ = caps;
+        *factory_ = factory(&caps);
+        *local = *factory_;
+        *willing_ = willing;
+        *remote = None;
+        *pfc_local_wins = false;
+        *peers = [None; MAX_PEERS];
+        *invalid_until_quiet = false;
+        *operational = factory_.content();
+        *last_operational = None;
+        *last_remote = None;
+        self.operational = self.resolve();
     }
 
     /// The operational set in force (what the NIC applies; the classifier snapshot's source).
@@ -312,9 +360,10 @@ impl QosState {
     /// The remote indication for `params`, unless it repeats the last one. A zero-filled set
     /// (invalidation) is indicated only after a non-zero one.
     fn remote_change(&mut self, params: QosParameters) -> Option<QosParameters> {
-        let zero = params == QosParameters::default();
-        let last = self.last_remote;
-        if zero && last.is_none_or(|l| l.content() == QosParameters::default()) {
+        // Few sets on the stack: each is 432 bytes, and a kernel stack has 24 KiB in all.
+        let zero = params == QosParameters::ZERO;
+        let last = self.last_remote.as_ref();
+        if zero && last.is_none_or(|l| l.content() == QosParameters::ZERO) {
             return None;
         }
         if last.is_some_and(|l| {
@@ -323,17 +372,15 @@ impl QosState {
         }) {
             return None;
         }
-        let mut indicated = params;
+        // `changed_from` compares the groups' content only, never the flags: the sets need not
+        // be copied without their flags first.
         let changed = if zero {
             // Only the groups that held something before changed.
-            last.map_or(0, |l| {
-                QosParameters::default().changed_from(Some(&l.content()))
-            })
+            last.map_or(0, |l| QosParameters::ZERO.changed_from(Some(l)))
         } else {
-            params
-                .content()
-                .changed_from(last.map(|l| l.content()).as_ref())
+            params.changed_from(last)
         };
+        let mut indicated = params;
         indicated.flags = (params.flags & !flags::ALL_CHANGED) | changed;
         self.last_remote = Some(indicated);
         Some(indicated)
@@ -454,6 +501,21 @@ mod tests {
             );
             assert!(f.prio_tc.iter().all(|tc| u32::from(*tc) < f.num_tcs));
         }
+    }
+
+    #[test]
+    fn a_state_reset_in_place_equals_a_new_one() {
+        let mut s = QosState::new(CAPS, true);
+        let _ = s.initial();
+        let _ = s.remote_event(RemoteEvent::Received {
+            peer: PEER,
+            params: two_tc(flags::ALL_CONFIGURED, 0x18),
+            recommendation: None,
+            pfc_local_wins: false,
+        });
+        let _ = s.set_local(two_tc(flags::ETS_CONFIGURED, 0));
+        s.reset(CAPS, false);
+        assert_eq!(s, QosState::new(CAPS, false));
     }
 
     #[test]
