@@ -33,10 +33,11 @@ STRUCTS = [
     ("NET_DEVICE_PNP_EVENT", "ndis.h (ndis630_extra.h)",
      ["Header", "PortNumber", "DevicePnPEvent", "InformationBuffer", "InformationBufferLength", "NdisReserved"]),
 ]
-OVERRIDES = [
-    ("NDK_ADAPTER_INFO", "override: the NDIS 6.30 layout ends at AdapterFlags (96 bytes, mingw-w64 ndkinfo.h; "
-     "spec section 1.6); the WDK 10.0.22000 header declares the later RdmaTechnology member unconditionally (104)"),
-]
+# (C type, note starting with "override:" and saying why) for a struct whose reference row this
+# project replaces with mingw-w64's layout. None at present: NDK_ADAPTER_INFO used to be overridden
+# with mingw-w64's 96-byte NDKPI 1.1 layout; the driver reports NDKPI 1.2 and declares the 104-byte
+# layout of the reference row (RdmaTechnology at 96), so the reference row stands.
+OVERRIDES = []
 CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     "NDIS_CONFIGURATION_OBJECT_REVISION_1", "NDIS_SIZEOF_CONFIGURATION_OBJECT_REVISION_1",
     "NdisParameterInteger", "NdisParameterHexInteger", "NdisParameterString", "NdisParameterMultiString",

@@ -61,6 +61,41 @@ const ABSENT_FROM_MINGW: &[(&str, &str)] = &[
     ),
 ];
 
+/// Trailing members the driver declares that mingw-w64 10's headers do not, with the reason, the
+/// way [`ABSENT_FROM_MINGW`] lists constants. mingw-w64 declares an earlier revision of the
+/// struct: its members are checked as usual, the absent ones are skipped, and its `sizeof` must
+/// be the end of the last member it has (rounded up to the alignment), which proves the Rust
+/// layout is mingw-w64's with the members appended. The layout table (ABI test (a)) checks the
+/// whole struct, these members included, against the WDK's header.
+///
+/// `NDK_ADAPTER_INFO.RdmaTechnology`: the driver reports NDKPI 1.2 and declares its 104-byte
+/// layout; mingw-w64's ndkinfo.h is the NDKPI 1.1 one, which ends at `AdapterFlags` (96 bytes).
+const TRAILING_ABSENT_FROM_MINGW: &[(&str, &str, &str)] = &[(
+    "NDK_ADAPTER_INFO",
+    "RdmaTechnology",
+    "NDKPI 1.2 member (104 bytes); mingw-w64's ndkinfo.h is the NDKPI 1.1 layout, 96 bytes, ending at AdapterFlags",
+)];
+
+/// For a struct with members mingw-w64 lacks: the `sizeof` of mingw-w64's revision (the end of
+/// the last member it has, rounded up to the alignment) and the number of members it lacks.
+/// Panics unless the absent members are the struct's last ones.
+fn earlier_revision(s: &StructAbi) -> Option<(usize, usize)> {
+    let absent = |name: &str| {
+        TRAILING_ABSENT_FROM_MINGW
+            .iter()
+            .any(|(st, f, _)| *st == s.name && *f == name)
+    };
+    let first = s.fields.iter().position(|f| absent(f.name))?;
+    let (present, later) = s.fields.split_at(first);
+    assert!(
+        later.iter().all(|f| absent(f.name)),
+        "{}: only trailing members can be absent from mingw-w64's declaration",
+        s.name
+    );
+    let end = present.iter().map(|f| f.offset + f.size).max().unwrap_or(0);
+    Some((end.next_multiple_of(s.align), later.len()))
+}
+
 fn field_asserts(
     root: &str,
     s: &StructAbi,
@@ -76,6 +111,12 @@ fn field_asserts(
         } else {
             format!("{prefix}.{}", f.name)
         };
+        if TRAILING_ABSENT_FROM_MINGW
+            .iter()
+            .any(|(st, member, _)| *st == root && *member == path)
+        {
+            continue;
+        }
         let mut check = |path: &str| {
             *count += 1;
             writeln!(
@@ -104,6 +145,7 @@ fn declarations_match_mingw_w64_headers() {
 
     let mut c = String::from("#include \"prelude.h\"\n");
     let (mut structs, mut fields, mut consts, mut skipped) = (0usize, 0usize, 0usize, 0usize);
+    let mut skipped_members = 0usize;
     for (module, _source) in CHECKED_MODULES {
         let m = MODULES
             .iter()
@@ -111,12 +153,23 @@ fn declarations_match_mingw_w64_headers() {
             .unwrap_or_else(|| panic!("no module {module}"));
         for s in m.structs.iter().filter(|s| !s.inline_in_c) {
             structs += 1;
-            writeln!(
-                c,
-                "_Static_assert(sizeof({0}) == {1} && _Alignof({0}) == {2}, \"{0}: Rust size {1} align {2}\");",
-                s.name, s.size, s.align
-            )
-            .unwrap();
+            match earlier_revision(s) {
+                None => writeln!(
+                    c,
+                    "_Static_assert(sizeof({0}) == {1} && _Alignof({0}) == {2}, \"{0}: Rust size {1} align {2}\");",
+                    s.name, s.size, s.align
+                )
+                .unwrap(),
+                Some((size, absent)) => {
+                    skipped_members += absent;
+                    writeln!(
+                        c,
+                        "_Static_assert(sizeof({0}) == {1} && _Alignof({0}) == {2}, \"{0}: mingw-w64's earlier revision is the Rust layout without its last {3} member(s): {1} bytes (Rust size {4})\");",
+                        s.name, size, s.align, absent, s.size
+                    )
+                    .unwrap();
+                }
+            }
             field_asserts(s.name, s, "", 0, &mut c, &mut fields);
         }
         for k in m.consts {
@@ -145,7 +198,7 @@ fn declarations_match_mingw_w64_headers() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!(
-        "checked against mingw-w64: {structs} structs and unions, {fields} fields, {consts} constants ({skipped} constants absent from mingw-w64 skipped)"
+        "checked against mingw-w64: {structs} structs and unions, {fields} fields, {consts} constants ({skipped} constants and {skipped_members} trailing members absent from mingw-w64 skipped)"
     );
     assert!(
         out.status.success(),
@@ -156,6 +209,36 @@ fn declarations_match_mingw_w64_headers() {
         structs >= 20 && fields >= 200 && consts >= 100,
         "suspiciously few items checked"
     );
+}
+
+/// The members skipped above are really absent from mingw-w64's headers: when a newer mingw-w64
+/// declares one, this fails, and the member goes back under the full check.
+#[test]
+fn trailing_members_skipped_are_absent_from_mingw_w64() {
+    if !super::host_tool(COMPILER, "gcc-mingw-w64-x86-64 mingw-w64-x86-64-dev") {
+        return;
+    }
+    for (st, member, why) in TRAILING_ABSENT_FROM_MINGW {
+        let dir = tempdir();
+        let src = dir.join("absent.c");
+        std::fs::write(
+            &src,
+            format!(
+                "#include \"prelude.h\"\nconst unsigned long long at = offsetof({st}, {member});\n"
+            ),
+        )
+        .unwrap();
+        let out = Command::new(COMPILER)
+            .args(["-fsyntax-only", "-std=gnu11", "-I"])
+            .arg(crate::abi_table::Table::dir())
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            !out.status.success(),
+            "mingw-w64 now declares {st}.{member} (skipped because: {why}): remove it from TRAILING_ABSENT_FROM_MINGW"
+        );
+    }
 }
 
 #[test]

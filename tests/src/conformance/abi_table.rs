@@ -147,6 +147,50 @@ fn inline_types_are_embedded_somewhere() {
     }
 }
 
+/// `NDK_ADAPTER_INFO` is the NDKPI 1.2 layout the driver reports in `Version` (ndkpi.md §6.2):
+/// 104 bytes with `RdmaTechnology` at 96, from the reference rows (the WDK header), with no
+/// project override of the struct or the member; and the driver's declaration agrees.
+#[test]
+fn ndk_adapter_info_is_the_ndkpi_1_2_layout() {
+    let table = table();
+    let size = table.get(Kind::Struct, "NDK_ADAPTER_INFO").unwrap();
+    let member = table
+        .get(Kind::Field, "NDK_ADAPTER_INFO.RdmaTechnology")
+        .unwrap();
+    for row in [size, member] {
+        assert!(
+            row.origin.starts_with("ndis-x64.tsv:"),
+            "{} comes from {}, not from the reference table",
+            row.name,
+            row.origin
+        );
+    }
+    assert_eq!((size.size, size.align), (Some(104), Some(8)));
+    assert_eq!((member.value, member.size), (Some(96), Some(4)));
+
+    let abi = ffi::ndkinfo::NDK_ADAPTER_INFO::ABI;
+    assert_eq!((abi.size, abi.align), (104, 8));
+    let last = abi.fields.last().unwrap();
+    assert_eq!(
+        (last.name, last.offset, last.size),
+        ("RdmaTechnology", 96, 4)
+    );
+    for (name, value) in [
+        ("NdkUndefined", ffi::ndkinfo::NdkUndefined),
+        ("NdkiWarp", ffi::ndkinfo::NdkiWarp),
+        ("NdkInfiniBand", ffi::ndkinfo::NdkInfiniBand),
+        ("NdkRoCE", ffi::ndkinfo::NdkRoCE),
+        ("NdkRoCEv2", ffi::ndkinfo::NdkRoCEv2),
+    ] {
+        let row = table.get(Kind::Const, name).unwrap();
+        assert_eq!(
+            (row.value, row.size),
+            (Some(i128::from(value)), Some(4)),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn ndk_array_size_macros_match_the_table() {
     let table = table();
@@ -196,9 +240,11 @@ fn ffi_items_are_all_recorded() {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let file = path.file_stem().unwrap().to_str().unwrap().to_string();
-        // abi.rs holds the recording machinery itself; types.rs holds only type aliases.
+        // abi.rs holds the recording machinery itself; types.rs holds only type aliases;
+        // imports.rs and ntoskrnl.rs are the import blocks (functions and lists of their names,
+        // checked by conformance::symbols), with no layout.
         if path.extension().is_none_or(|e| e != "rs")
-            || ["abi", "mod", "types", "imports"].contains(&file.as_str())
+            || ["abi", "mod", "types", "imports", "ntoskrnl"].contains(&file.as_str())
         {
             continue;
         }

@@ -163,7 +163,10 @@ fn cases() -> Vec<Case> {
 fn stack_depths() -> CaseResult {
     let a = started(Registry::inf_defaults())?;
     let _ = a.query(OID_GEN_LINK_SPEED, 8);
-    let _ = a.send(&[frame([0xFF; 6], 64), frame([0x02, 0, 0, 0, 0, 1], 1514)], &[]);
+    let _ = a.send(
+        &[frame([0xFF; 6], 64), frame([0x02, 0, 0, 0, 0, 1], 1514)],
+        &[],
+    );
     expect_eq("pause", a.pause(), NDIS_STATUS_SUCCESS)?;
     expect_eq("restart", a.restart(), NDIS_STATUS_SUCCESS)?;
     finish(a)?;
@@ -172,7 +175,12 @@ fn stack_depths() -> CaseResult {
     for (name, bytes) in &depths {
         println!("      stack (Linux build, as the simulator sees it): {name}: {bytes} bytes");
     }
-    for required in ["DriverEntry", "MiniportInitializeEx", "MiniportOidRequest", "MiniportHaltEx"] {
+    for required in [
+        "DriverEntry",
+        "MiniportInitializeEx",
+        "MiniportOidRequest",
+        "MiniportHaltEx",
+    ] {
         ensure(depths.contains_key(required), || {
             format!("no stack depth was recorded for {required}")
         })?;
@@ -183,7 +191,10 @@ fn stack_depths() -> CaseResult {
         .map(|(name, bytes)| format!("{name} {bytes} bytes"))
         .collect();
     ensure(over.is_empty(), || {
-        format!("over the {budget} byte budget of an entry point: {}", over.join(", "))
+        format!(
+            "over the {budget} byte budget of an entry point: {}",
+            over.join(", ")
+        )
     })?;
     Ok(None)
 }

@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use dcbndk::ffi::ndkinfo::{NdkRoCEv2, NdkiWarp};
 use dcbndk::ffi::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
 use dcbndk::ffi::ntddndis::{
     OID_GEN_LINK_SPEED, OID_NDK_CONNECTIONS, OID_NDK_LOCAL_ENDPOINTS, OID_NDK_SET_STATE,
@@ -58,6 +59,10 @@ fn cases() -> Vec<Case> {
         Case::new(
             "attributes: SimNdk* keywords override the profile; out of range takes the default with a warning",
             attributes_keywords,
+        ),
+        Case::new(
+            "attributes: NdkInfo is the NDKPI 1.2 NDK_ADAPTER_INFO (104 bytes, version 1.2) with RdmaTechnology from *NetworkDirectTechnology",
+            attributes_adapter_info,
         ),
         Case::new(
             "OID_GEN_SUPPORTED_LIST lists the four NDK OIDs",
@@ -191,7 +196,7 @@ fn attributes_network_direct() -> CaseResult {
             &ndk.capabilities[..4],
             &[0x80, 1, 56, 0][..],
         )?;
-        expect_eq("NDK_ADAPTER_INFO bytes", ndk.info.len(), 96)?;
+        expect_eq("NDK_ADAPTER_INFO bytes", ndk.info.len(), 104)?;
         // The OIDs work whatever the state: statistics answer, the lists are empty.
         status(
             "OID_NDK_STATISTICS",
@@ -245,6 +250,51 @@ fn attributes_profile() -> CaseResult {
         "queue depths".into()
     })?;
     finish(a)?;
+    Ok(None)
+}
+
+/// `NDK_ADAPTER_INFO.RdmaTechnology`: its offset on x64, after `AdapterFlags` (ndkpi.md §6.2).
+const RDMA_TECHNOLOGY_AT: usize = 96;
+
+/// The `NDK_ADAPTER_INFO` NDIS read through `NDIS_NDK_CAPABILITIES.NdkInfo` is the NDKPI 1.2
+/// structure the version says: 104 bytes, `Version` 1.2, and `RdmaTechnology` the technology the
+/// adapter runs (`*NetworkDirectTechnology`: iWARP 1, RoCEv2 4, the default; a value the adapter
+/// does not offer, such as RoCE 3 or InfiniBand 2, is defaulted), whether NDK is enabled or not.
+fn attributes_adapter_info() -> CaseResult {
+    for (network_direct, technology, expected) in [
+        (sz("1"), None, NdkRoCEv2),
+        (sz("1"), sz("4"), NdkRoCEv2),
+        (sz("1"), sz("1"), NdkiWarp),
+        (sz("0"), sz("1"), NdkiWarp),
+        (sz("1"), sz("3"), NdkRoCEv2),
+        (sz("1"), sz("2"), NdkRoCEv2),
+    ] {
+        let what =
+            format!("*NetworkDirect {network_direct:?}, *NetworkDirectTechnology {technology:?}");
+        let a = started(reg(&[
+            ("*NetworkDirect", network_direct.clone()),
+            ("*NetworkDirectTechnology", technology.clone()),
+        ]))?;
+        let ndk = a.attributes().ndk.ok_or("no NDK attributes")?;
+        let info = &ndk.info;
+        expect_eq(&format!("{what}: NDK_ADAPTER_INFO bytes"), info.len(), 104)?;
+        expect_eq(
+            &format!("{what}: Version"),
+            info.get(..4),
+            Some(&[1, 0, 2, 0][..]),
+        )?;
+        expect_eq(
+            &format!("{what}: AdapterFlags"),
+            u32_at(info, 92),
+            dcbndk_core::ndk::Profile::ROCE_V2_100G.adapter_flags,
+        )?;
+        expect_eq(
+            &format!("{what}: RdmaTechnology"),
+            u32_at(info, RDMA_TECHNOLOGY_AT).cast_signed(),
+            expected,
+        )?;
+        finish(a)?;
+    }
     Ok(None)
 }
 

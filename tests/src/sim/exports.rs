@@ -22,7 +22,7 @@ use dcbndk::ffi::nbl::{
     NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST,
     NET_BUFFER_LIST_LINKS,
 };
-use dcbndk::ffi::ndkinfo::NDK_ADAPTER_INFO;
+use dcbndk::ffi::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION, NdkRoCEv2, NdkUndefined};
 use dcbndk::ffi::netpnp::{NET_PNP_EVENT_NOTIFICATION, NET_PNP_EVENT_NOTIFICATION_REVISION_1};
 use dcbndk::ffi::ntddndis::{
     NDIS_LINK_STATE_REVISION_1, NDIS_NDK_CAPABILITIES, NDIS_NDK_CAPABILITIES_REVISION_1,
@@ -664,13 +664,47 @@ fn ndk(
     if caps.NdkInfo.is_null() {
         return Err("NdkCapabilities.NdkInfo is NULL".into());
     }
-    // SAFETY: a non-NULL NdkInfo points at the miniport's NDK_ADAPTER_INFO (6.30 layout).
-    let info = unsafe { caps.NdkInfo.read_unaligned() };
-    if info.FRMRPageCount < 16 {
+    // SAFETY: a non-NULL NdkInfo points at the miniport's NDK_ADAPTER_INFO, which begins with
+    // its NDK_VERSION.
+    let version = unsafe { caps.NdkInfo.cast::<NDK_VERSION>().read_unaligned() };
+    let Some(info_size) = ndk_adapter_info_size(version) else {
         return Err(format!(
-            "NDK_ADAPTER_INFO.FRMRPageCount {} is below 16",
-            info.FRMRPageCount
+            "NDK_ADAPTER_INFO.Version {}.{} is not an NDKPI version (1.1 or 1.2)",
+            version.Major, version.Minor
         ));
+    };
+    // NDIS reads as much of NDK_ADAPTER_INFO as the version the provider reports has.
+    if size_of::<NDK_ADAPTER_INFO>() < info_size {
+        return Err(format!(
+            "NDK_ADAPTER_INFO.Version {}.{} has {info_size} bytes, the driver's NDK_ADAPTER_INFO {}: NDIS would read past it",
+            version.Major,
+            version.Minor,
+            size_of::<NDK_ADAPTER_INFO>()
+        ));
+    }
+    let mut info_bytes = vec![0u8; info_size];
+    // SAFETY: NdkInfo points at the driver's NDK_ADAPTER_INFO, which has at least `info_size`
+    // bytes (checked above); the buffer has `info_size`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            caps.NdkInfo.cast::<u8>(),
+            info_bytes.as_mut_ptr(),
+            info_size,
+        )
+    };
+    let frmr_page_count = ndk_info_u32(&info_bytes, NDK_INFO_FRMR_PAGE_COUNT);
+    if frmr_page_count < 16 {
+        return Err(format!(
+            "NDK_ADAPTER_INFO.FRMRPageCount {frmr_page_count} is below 16"
+        ));
+    }
+    if info_size > NDK_INFO_RDMA_TECHNOLOGY {
+        let technology = ndk_info_u32(&info_bytes, NDK_INFO_RDMA_TECHNOLOGY).cast_signed();
+        if !(NdkUndefined..=NdkRoCEv2).contains(&technology) {
+            return Err(format!(
+                "NDK_ADAPTER_INFO.RdmaTechnology {technology} is not an NDK_RDMA_TECHNOLOGY"
+            ));
+        }
     }
     // Only counters 0-4 and 25-29 are real (5-24 are Reserved01..20).
     if caps.MissingCounterMask & !0x3E00_001F != 0 {
@@ -690,21 +724,33 @@ fn ndk(
             cap_bytes.len(),
         )
     };
-    let mut info_bytes = vec![0u8; size_of::<NDK_ADAPTER_INFO>()];
-    // SAFETY: as above, for the local NDK_ADAPTER_INFO.
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            (&raw const info).cast::<u8>(),
-            info_bytes.as_mut_ptr(),
-            info_bytes.len(),
-        )
-    };
     attrs.ndk = Some(Ndk {
         enabled: a.Enabled != 0,
         capabilities: cap_bytes,
         info: info_bytes,
     });
     Ok(())
+}
+
+/// `NDK_ADAPTER_INFO.FRMRPageCount`: its offset on x64 (ndkpi.md §6.2).
+const NDK_INFO_FRMR_PAGE_COUNT: usize = 32;
+/// `NDK_ADAPTER_INFO.RdmaTechnology`: its offset on x64, NDKPI 1.2 only (ndkpi.md §6.2).
+const NDK_INFO_RDMA_TECHNOLOGY: usize = 96;
+
+/// The bytes of `NDK_ADAPTER_INFO` of an NDKPI version on x64 (ndkpi.md §6.2): 1.1 ends at
+/// `AdapterFlags` (96), 1.2 adds `RdmaTechnology` (104 with the tail padding).
+fn ndk_adapter_info_size(version: NDK_VERSION) -> Option<usize> {
+    match (version.Major, version.Minor) {
+        (1, 1) => Some(96),
+        (1, 2) => Some(104),
+        _ => None,
+    }
+}
+
+fn ndk_info_u32(info: &[u8], at: usize) -> u32 {
+    info.get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -64,8 +64,10 @@ fn tf(b: bool) -> String {
 }
 
 /// `Get-NetAdapterRdma -Name <name> | Format-List *` and its `RdmaAdapterInfo`
-/// (`MSFT_NetAdapter_RdmaAdapterInfo`), from the 56 capability bytes and the 96 bytes of
-/// `NDK_ADAPTER_INFO`; `enabled` is the NDK state now. `None` when a structure is short.
+/// (`MSFT_NetAdapter_RdmaAdapterInfo`), from the 56 capability bytes and the bytes of
+/// `NDK_ADAPTER_INFO` (104 for NDKPI 1.2; the view's properties are in the first 96, the NDKPI
+/// 1.1 part, as spec §7.4 lists them: `RdmaTechnology` is not one); `enabled` is the NDK state
+/// now. `None` when a structure is short.
 #[must_use]
 pub fn get_net_adapter_rdma(
     name: &str,
@@ -198,6 +200,12 @@ mod tests {
         assert!(s.contains("CreatedQueuePairs          : 0\n"), "{s}");
         assert!(rdma_statistics(&stats.data()[..247]).is_none());
         assert!(get_net_adapter_rdma("x", "y", true, &ndk.capabilities[..40], &ndk.info).is_none());
+        // NDKPI 1.2: 104 bytes; the view reads only the NDKPI 1.1 part.
+        assert_eq!(ndk.info.len(), 104);
+        assert_eq!(
+            get_net_adapter_rdma("x", "y", true, &ndk.capabilities, &ndk.info[..96]),
+            get_net_adapter_rdma("x", "y", true, &ndk.capabilities, &ndk.info)
+        );
         assert_eq!(a.set(OID_NDK_SET_STATE, &[0]).bytes_read, 1);
         finish(a).unwrap();
     }
