@@ -12,6 +12,7 @@ use dcbndk_core::oid::SUPPORTED_OIDS;
 use dcbndk_core::qos::Capabilities;
 
 use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes, NdisMSleep};
+use crate::hub::Direct;
 
 /// How long a pause sleeps between looks at the sends still in flight.
 const PAUSE_POLL_MICROSECONDS: u32 = 50;
@@ -570,7 +571,7 @@ unsafe fn unmake(place: *mut AdapterContext, last: Made) {
 #[inline(never)]
 fn first_indication(context: &AdapterContext) {
     let first = context.settings.lock().qos.initial();
-    crate::qos::deliver(context, first);
+    crate::qos::deliver::<Direct>(context, first);
 }
 
 /// Frees the spin locks and the DCBX timer made at initialize (halt, or a failed initialize).

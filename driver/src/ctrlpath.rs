@@ -13,6 +13,7 @@ use crate::ffi::oidrequest::{
     NdisRequestSetInformation,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS, PVOID, UINT};
+use crate::hub::Direct;
 use crate::status::ndis_status;
 
 /// The information buffer as a byte slice. A NULL buffer, or a zero length, is an empty slice.
@@ -157,7 +158,7 @@ fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> O
             settings.qos.willing() != willing,
         )
     };
-    crate::qos::deliver(context, indications);
+    crate::qos::deliver::<Direct>(context, indications);
     if willing_changed {
         // The LLDPDU's Willing bits changed even if the operational set did not (issue 8).
         crate::dcbx::local_changed(context);

@@ -29,6 +29,7 @@ use crate::ffi::nbl::{
     NET_BUFFER_LIST_LINKS, NetBufferListCancelId,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG};
+use crate::hub::Direct;
 use crate::receive::RX_BUFFER_BYTES as MAX_FRAME;
 use crate::status::ndis_status;
 use core::ptr::null_mut;
@@ -82,7 +83,7 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
         nbl = next;
     }
     if running {
-        crate::link::drain(context, at_dispatch);
+        crate::link::drain::<Direct>(context, at_dispatch);
     }
     // SAFETY: NBLs NDIS handed over, each with its status, completed once; the held ones are not
     // in this chain.

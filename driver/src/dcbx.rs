@@ -18,6 +18,7 @@ use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 
 use crate::adapter::AdapterContext;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
+use crate::hub::{Direct, Nested, Wire};
 use crate::memory::pool_tag;
 use crate::sync::SpinLock;
 use crate::timer::{Timer, now_ms};
@@ -171,7 +172,7 @@ pub fn stop(context: &AdapterContext, farewell: bool) {
         len
     };
     if let Some(len) = shutdown {
-        crate::hub::transmit(
+        Direct::transmit(
             context,
             frame.get(..len).unwrap_or(&[]),
             false,
@@ -207,7 +208,7 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
         Receive::NotLldp => false,
         Receive::Ignored | Receive::Malformed(_) => true,
         Receive::Event(event) => {
-            crate::qos::remote_event(context, event);
+            crate::qos::remote_event::<Nested>(context, event);
             arm(context, deadline);
             true
         }
@@ -217,12 +218,12 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
 /// A peer's TTL expired. Out of line, as [`build_due`].
 #[inline(never)]
 fn expired(context: &AdapterContext, peer: [u8; 6]) {
-    crate::qos::remote_event(context, RemoteEvent::TtlExpired { peer });
+    crate::qos::remote_event::<Direct>(context, RemoteEvent::TtlExpired { peer });
 }
 
 /// Builds the LLDPDU due now into `frame`; its length if it could be built. Out of line: what
 /// it reads (a parameter set) is off the timer routine's frame while the LLDPDU is sent, which
-/// may run the peer's whole receive path on this stack.
+/// runs the peer's receive path on this stack.
 #[inline(never)]
 fn build_due(context: &AdapterContext, now: u64, frame: &mut [u8]) -> Option<usize> {
     let i = inputs(context);
@@ -257,7 +258,7 @@ unsafe extern "system" fn timer_routine(
             Some(Due::Expired(peer)) => expired(context, peer),
             Some(Due::Transmit) => {
                 if let Some(len) = build_due(context, now, &mut frame) {
-                    crate::hub::transmit(
+                    Direct::transmit(
                         context,
                         frame.get(..len).unwrap_or(&[]),
                         true,

@@ -5,11 +5,21 @@
 //! Lock-free: a fixed table of ports, each an adapter pointer and a count of deliveries using
 //! it. A delivery counts itself on a port before it reads the pointer; a detach clears the
 //! pointer and then waits until the port's count is 0 (all four operations sequentially
-//! consistent), so no delivery can reach an adapter after its detach returned. Frames are
-//! delivered synchronously, in the sender's context and at its IRQL.
+//! consistent), so no delivery can reach an adapter after its detach returned.
+//!
+//! Frames are delivered synchronously, in the sender's context and at its IRQL, but never on
+//! the stack of another delivery. What a receiver sends while it handles a frame (an XOFF, the
+//! frames a PFC frame lets go, an LLDPDU after a DCBX change) is posted: it waits in the
+//! sender's transmit buffer until the delivery under way has returned, and the outermost
+//! sender then delivers the posted frames, oldest first, until none is left ([`pump`]). Without
+//! that, two adapters would hand frames back and forth on one kernel stack (A's send delivering
+//! to B, B's XOFF to A, A's frames to B, ...), a depth no budget bounds. Which of the two a
+//! caller is, is a type ([`Wire`]: [`Direct`] for the driver's entry points, [`Nested`] for
+//! everything that runs under `receive::arrived`), so the image's call graph shows no cycle
+//! (`cargo xtask pe`).
 
 use core::ptr::null_mut;
-use core::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use crate::adapter::AdapterContext;
 use crate::ffi::imports::NdisMSleep;
@@ -48,7 +58,8 @@ pub fn attach(context: &AdapterContext) -> bool {
     })
 }
 
-/// Detaches the adapter and waits until no delivery is using it (PASSIVE_LEVEL: halt).
+/// Detaches the adapter and waits until no delivery is using it (PASSIVE_LEVEL: halt); the
+/// frames it posted and that were not delivered yet are dropped with it.
 pub fn detach(context: &AdapterContext) {
     let me = core::ptr::from_ref(context).cast_mut();
     for port in &PORTS {
@@ -63,13 +74,71 @@ pub fn detach(context: &AdapterContext) {
             }
         }
     }
+    let dropped = context.link.discard_posted();
+    POSTED.fetch_sub(dropped, Ordering::SeqCst);
 }
 
-/// Puts `frame` (a whole Ethernet frame without FCS) on `from`'s wire: every other adapter on
-/// the same wire number receives it, as having arrived at `at_ns` (the link's own time for its
-/// frames, which may lie within the last clock tick; now for control frames). `at_dispatch`:
-/// the caller runs at DISPATCH_LEVEL.
-pub fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
+/// How a frame reaches the wire from where the caller runs.
+pub trait Wire {
+    /// Puts `frame` (a whole Ethernet frame without FCS, built by the caller: a PFC frame or an
+    /// LLDPDU) on `from`'s wire, as sent at `at_ns` (the link's own time for its frames, which
+    /// may lie within the last clock tick; now for control frames). `at_dispatch`: the caller
+    /// runs at DISPATCH_LEVEL.
+    fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64);
+    /// Puts the frame in `from`'s transmit buffer `slot` (off the free list, the caller's) on
+    /// the wire; the buffer is released once the frame has been delivered.
+    fn transmit_slot(from: &AdapterContext, slot: u16, at_dispatch: bool, at_ns: u64);
+}
+
+/// The driver's entry points (send, timers, OID requests, returns, pause, halt): no delivery is
+/// under way on the stack, so the frame is delivered at once, then whatever the receivers posted.
+pub enum Direct {}
+
+/// Everything under `receive::arrived`, which a delivery calls: the frame is posted, and the
+/// delivery's sender delivers it when the delivery has returned.
+pub enum Nested {}
+
+impl Wire for Direct {
+    fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
+        deliver(from, frame, at_dispatch, at_ns);
+        pump(at_dispatch);
+    }
+
+    fn transmit_slot(from: &AdapterContext, slot: u16, at_dispatch: bool, at_ns: u64) {
+        from.link
+            .with_frame(slot, |frame| deliver(from, frame, at_dispatch, at_ns));
+        from.link.release_slot(slot);
+        pump(at_dispatch);
+    }
+}
+
+impl Wire for Nested {
+    fn transmit(from: &AdapterContext, frame: &[u8], _at_dispatch: bool, at_ns: u64) {
+        if from.link.post_copy(frame, at_ns) {
+            POSTED.fetch_add(1, Ordering::SeqCst);
+        } else {
+            // No transmit buffer free: the frame is lost, as a NIC's with a full ring would be.
+            from.core.stats.send_error();
+        }
+    }
+
+    fn transmit_slot(from: &AdapterContext, slot: u16, _at_dispatch: bool, at_ns: u64) {
+        if from.link.post(slot, at_ns) {
+            POSTED.fetch_add(1, Ordering::SeqCst);
+        } else {
+            from.core.stats.send_error();
+        }
+    }
+}
+
+/// Frames posted on any adapter and not yet delivered or dropped.
+static POSTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Set while one caller delivers the posted frames; the others leave them to it.
+static PUMPING: AtomicBool = AtomicBool::new(false);
+
+/// Every other adapter on `from`'s wire receives `frame`.
+fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let me = core::ptr::from_ref(from);
     let wire = from.core.config.virtual_wire;
     for port in &PORTS {
@@ -85,4 +154,55 @@ pub fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u
         }
         port.users.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Delivers the posted frames, oldest first per adapter, until none is left. One caller at a
+/// time: a caller that finds another one at it leaves its frames to it, and that one looks again
+/// after it stops, so a frame posted meanwhile is not forgotten. Frames of an adapter leaving
+/// the wire are not waited for (its detach drops them): a pump at DISPATCH_LEVEL must never wait
+/// for a halt at PASSIVE_LEVEL. Costs one atomic load when nothing is posted, the common case
+/// on the data path.
+fn pump(at_dispatch: bool) {
+    loop {
+        if POSTED.load(Ordering::SeqCst) == 0 || PUMPING.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        while each_attached(|from| deliver_posted(from, at_dispatch)) {}
+        PUMPING.store(false, Ordering::SeqCst);
+        if !each_attached(|from| from.link.has_posted()) {
+            return;
+        }
+    }
+}
+
+/// Delivers what `from` posted; whether there was anything.
+fn deliver_posted(from: &AdapterContext, at_dispatch: bool) -> bool {
+    let mut any = false;
+    while let Some((slot, at_ns)) = from.link.next_posted() {
+        any = true;
+        POSTED.fetch_sub(1, Ordering::SeqCst);
+        from.link
+            .with_frame(slot, |frame| deliver(from, frame, at_dispatch, at_ns));
+        from.link.release_slot(slot);
+        // A freed buffer may take a held NBL; the link's timer sends it.
+        crate::datapath::retry_held(from, at_dispatch);
+        crate::link::rearm(from, crate::timer::now_ns());
+    }
+    any
+}
+
+/// Runs `f` on every attached adapter (counted on its port meanwhile); whether it returned
+/// `true` for any.
+fn each_attached(mut f: impl FnMut(&AdapterContext) -> bool) -> bool {
+    let mut any = false;
+    for port in &PORTS {
+        port.users.fetch_add(1, Ordering::SeqCst);
+        let adapter = port.adapter.load(Ordering::SeqCst);
+        if !adapter.is_null() {
+            // SAFETY: as in `deliver`: attached and counted on its port.
+            any |= f(unsafe { &*adapter });
+        }
+        port.users.fetch_sub(1, Ordering::SeqCst);
+    }
+    any
 }

@@ -28,6 +28,7 @@ use dcbndk_core::qos::params::QosParameters;
 
 use crate::adapter::AdapterContext;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
+use crate::hub::{Direct, Wire};
 use crate::memory::{PoolArray, PoolBox, pool_tag};
 use crate::sync::SpinLock;
 use crate::timer::Timer;
@@ -68,6 +69,60 @@ pub struct State {
     /// When the current backlog began (the clock at the enqueue into an empty link): no frame
     /// of it can start earlier.
     ready_ns: u64,
+    /// Frames the link sent while a delivery was under way on the stack (`crate::hub::Nested`),
+    /// still in their transmit buffers, in the order sent: the hub delivers them when that
+    /// delivery has returned.
+    outbox: Outbox,
+}
+
+/// Transmit buffers whose frames are on their way to the wire, oldest first, each with the time
+/// it was sent.
+#[derive(Clone, Copy)]
+struct Outbox {
+    slots: [u16; TX_SLOTS],
+    at_ns: [u64; TX_SLOTS],
+    first: usize,
+    len: usize,
+}
+
+impl Outbox {
+    const EMPTY: Self = Self {
+        slots: [0; TX_SLOTS],
+        at_ns: [0; TX_SLOTS],
+        first: 0,
+        len: 0,
+    };
+
+    /// Every transmit buffer fits: a buffer is posted at most once while it is off the free
+    /// list, so this never fails while the state is consistent.
+    fn push(&mut self, slot: u16, at_ns: u64) -> bool {
+        if self.len >= TX_SLOTS {
+            return false;
+        }
+        let at = self.first.saturating_add(self.len) % TX_SLOTS;
+        match (self.slots.get_mut(at), self.at_ns.get_mut(at)) {
+            (Some(s), Some(t)) => {
+                *s = slot;
+                *t = at_ns;
+                self.len = self.len.saturating_add(1);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u16, u64)> {
+        if self.len == 0 {
+            return None;
+        }
+        let first = (
+            self.slots.get(self.first).copied()?,
+            self.at_ns.get(self.first).copied()?,
+        );
+        self.first = self.first.saturating_add(1) % TX_SLOTS;
+        self.len = self.len.saturating_sub(1);
+        Some(first)
+    }
 }
 
 /// A ring of held NBLs.
@@ -126,6 +181,7 @@ impl State {
         held: [Ring::EMPTY; 8],
         xoff_sent: false,
         ready_ns: 0,
+        outbox: Outbox::EMPTY,
     };
 
     /// Builds the state of an idle link of `bits_per_second` in place at `place`, every buffer
@@ -158,6 +214,7 @@ impl State {
             held,
             xoff_sent,
             ready_ns,
+            outbox,
         } = self;
         link.reset(LinkConfig {
             rx: RxThresholds::for_link(RX_BUFFER_BYTES_TOTAL, bits_per_second, 100),
@@ -171,6 +228,7 @@ impl State {
         held.fill(Ring::EMPTY);
         *xoff_sent = false;
         *ready_ns = 0;
+        *outbox = Outbox::EMPTY;
     }
 
     fn take_slot(&mut self) -> Option<u16> {
@@ -392,6 +450,96 @@ impl LinkShell {
         self.state.get().lock().link.stats(now)
     }
 
+    /// Runs `deliver` over the frame in transmit buffer `slot`.
+    ///
+    /// The caller owns the buffer: it is off the free list (dequeued, or posted and taken back
+    /// with [`LinkShell::next_posted`]) and nothing writes it until [`LinkShell::release_slot`].
+    pub fn with_frame(&self, slot: u16, deliver: impl FnOnce(&[u8])) {
+        let (start, len) = self
+            .state()
+            .lock()
+            .frames
+            .get(usize::from(slot))
+            .copied()
+            .unwrap_or((0, 0));
+        let start = usize::from(start);
+        let range = start..start.saturating_add(usize::from(len));
+        if let Some(buffer) = self.buffers.as_slice().get(usize::from(slot)) {
+            // SAFETY: the buffer holds a frame off the queues at `range`; its slot is off the
+            // free list, so nobody writes it until it is released (the caller's ownership).
+            let bytes = unsafe { &*buffer.get() };
+            deliver(bytes.get(range).unwrap_or(&[]));
+        }
+    }
+
+    /// Gives transmit buffer `slot` back once its frame has been delivered.
+    pub fn release_slot(&self, slot: u16) {
+        self.state().lock().put_slot(slot);
+    }
+
+    /// Posts the frame in transmit buffer `slot`, sent at `at_ns`, for the hub to deliver later
+    /// (a delivery is under way on this stack); `false` (the buffer is released) if it could not
+    /// be posted.
+    pub fn post(&self, slot: u16, at_ns: u64) -> bool {
+        let mut s = self.state().lock();
+        if s.outbox.push(slot, at_ns) {
+            return true;
+        }
+        s.put_slot(slot);
+        false
+    }
+
+    /// Copies `frame` (a PFC frame or an LLDPDU, not queued) into a free transmit buffer and
+    /// posts it; `false` when no buffer is free or the frame is too long (it is not sent).
+    pub fn post_copy(&self, frame: &[u8], at_ns: u64) -> bool {
+        let Some(slot) = self.state().lock().take_slot() else {
+            return false;
+        };
+        let copied = self
+            .buffers
+            .as_slice()
+            .get(usize::from(slot))
+            .and_then(|buffer| {
+                // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
+                let out = unsafe { &mut *buffer.get() };
+                out.get_mut(..frame.len())?.copy_from_slice(frame);
+                u16::try_from(frame.len()).ok()
+            });
+        let mut s = self.state().lock();
+        match (copied, s.frames.get_mut(usize::from(slot))) {
+            (Some(len), Some(recorded)) => {
+                *recorded = (0, len);
+                drop(s);
+                self.post(slot, at_ns)
+            }
+            _ => {
+                s.put_slot(slot);
+                false
+            }
+        }
+    }
+
+    /// Whether frames are posted and not delivered yet.
+    pub fn has_posted(&self) -> bool {
+        self.state().lock().outbox.len > 0
+    }
+
+    /// Takes back the oldest posted frame: its buffer and the time it was sent.
+    pub fn next_posted(&self) -> Option<(u16, u64)> {
+        self.state().lock().outbox.pop()
+    }
+
+    /// Releases every posted frame undelivered (the adapter left the wire); how many there were.
+    pub fn discard_posted(&self) -> usize {
+        let mut s = self.state().lock();
+        let mut discarded = 0usize;
+        while let Some((slot, _)) = s.outbox.pop() {
+            s.put_slot(slot);
+            discarded = discarded.saturating_add(1);
+        }
+        discarded
+    }
+
     /// Queues `frame` on `priority`, applying `tag` as it is copied into its transmit buffer.
     /// The caller holds the state lock.
     pub fn enqueue(&self, state: &mut State, priority: u8, frame: &[u8], tag: TagAction) -> Queued {
@@ -451,34 +599,40 @@ impl LinkShell {
 }
 
 /// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC); an XON it
-/// owes the peer for a priority that lost PFC is sent.
-pub fn configure(context: &AdapterContext, params: &QosParameters) {
+/// owes the peer for a priority that lost PFC is sent. `W`: how frames reach the wire here
+/// ([`crate::hub::Wire`]).
+pub fn configure<W: Wire>(context: &AdapterContext, params: &QosParameters) {
     let xon = context.link.state().lock().link.configure(params, now_ns());
     if let Some(request) = xon {
-        send_pfc(context, request, false, now_ns());
+        send_pfc::<W>(context, request, false, now_ns());
     }
-    drain(context, false);
+    drain::<W>(context, false);
 }
 
 /// A PFC frame from the peer (the receive path consumes it), arrived at `at_ns`: what the link
 /// sent before that goes first, then the enabled priorities pause from `at_ns`.
-pub fn pause(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
-    drain_until(context, at_dispatch, at_ns);
+pub fn pause<W: Wire>(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
+    drain_until::<W>(context, at_dispatch, at_ns);
     context
         .link
         .state()
         .lock()
         .link
         .pause(u16::from(frame.enable), frame.quanta, at_ns);
-    drain(context, at_dispatch);
+    drain::<W>(context, at_dispatch);
 }
 
 /// Sends a PFC frame asking the peer to pause (or resume) the priorities of `request`. PFC frames
 /// are MAC Control frames: they bypass the queues.
-pub fn send_pfc(context: &AdapterContext, request: PfcRequest, at_dispatch: bool, at_ns: u64) {
+pub fn send_pfc<W: Wire>(
+    context: &AdapterContext,
+    request: PfcRequest,
+    at_dispatch: bool,
+    at_ns: u64,
+) {
     let enable = u8::try_from(request.class_enable & 0xFF).unwrap_or(0);
     let frame = PfcFrame::new(context.core.config.current_mac, enable, request.quanta).to_bytes();
-    crate::hub::transmit(context, &frame, at_dispatch, at_ns);
+    W::transmit(context, &frame, at_dispatch, at_ns);
 }
 
 /// Moves every frame whose turn has come to the wire, retries held NBLs, and arms the timer at
@@ -488,16 +642,16 @@ pub fn send_pfc(context: &AdapterContext, request: PfcRequest, at_dispatch: bool
 /// for 1 kB at 10 Gb/s), so the link catches up: each frame starts when the previous one ended
 /// (or when the backlog began), as long as that is not later than now. Frames refilled from
 /// held NBLs on the way join the same backlog, as they would have on a real clock.
-pub fn drain(context: &AdapterContext, at_dispatch: bool) {
-    drain_until(context, at_dispatch, now_ns());
+pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
+    drain_until::<W>(context, at_dispatch, now_ns());
 }
 
 /// [`drain`] up to `until` (at most now): a PFC frame that arrived within the last clock tick
 /// stops the link at its own arrival time, not at the end of the tick.
-fn drain_until(context: &AdapterContext, at_dispatch: bool, until: u64) {
+fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64) {
     let now = until.min(now_ns());
     loop {
-        let (slot, frame, end_ns) = {
+        let (slot, end_ns) = {
             let mut s = context.link.state().lock();
             let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
             // Nothing may start at `at` (every backlogged priority paused then): jump to the
@@ -514,38 +668,23 @@ fn drain_until(context: &AdapterContext, at_dispatch: bool, until: u64) {
             let Some(sent) = sent else {
                 break;
             };
-            let (start, len) = s
-                .frames
-                .get(usize::from(sent.handle))
-                .copied()
-                .unwrap_or((0, 0));
-            let start = usize::from(start);
-            (
-                sent.handle,
-                start..start.saturating_add(usize::from(len)),
-                sent.end_ns,
-            )
+            (sent.handle, sent.end_ns)
         };
-        // The slot stays off the free list (ours) while the wire reads it; no lock is held.
-        if let Some(buffer) = context.link.buffers.as_slice().get(usize::from(slot)) {
-            // SAFETY: the slot holds a dequeued frame at `frame`; nobody writes it until it is
-            // put back below.
-            let bytes = unsafe { &*buffer.get() };
-            crate::hub::transmit(
-                context,
-                bytes.get(frame).unwrap_or(&[]),
-                at_dispatch,
-                end_ns,
-            );
-        }
-        context.link.state().lock().put_slot(slot);
+        // The buffer stays off the free list (ours) until the frame has been delivered.
+        W::transmit_slot(context, slot, at_dispatch, end_ns);
         crate::datapath::retry_held(context, at_dispatch);
     }
     crate::datapath::retry_held(context, at_dispatch);
     let refresh = context.link.state().lock().link.rx_poll(now);
     if let Some(request) = refresh {
-        send_pfc(context, request, at_dispatch, now);
+        send_pfc::<W>(context, request, at_dispatch, now);
     }
+    rearm(context, now);
+}
+
+/// Arms the timer at the link's next event after `now`: a queued frame's turn, a pause ending,
+/// or the refresh of an XOFF in force.
+pub fn rearm(context: &AdapterContext, now: u64) {
     let next = {
         let mut s = context.link.state().lock();
         // Caught up to now: what did not start by now (paused, or refilled too late) starts
@@ -594,7 +733,7 @@ unsafe extern "system" fn timer_routine(
     // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
     let context = unsafe { &*function_context.cast::<AdapterContext>() };
     if context.core.state.accepts_sends() {
-        drain(context, true);
+        drain::<Direct>(context, true);
     }
     context.link.timer.routine_done();
 }

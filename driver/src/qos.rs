@@ -11,6 +11,7 @@ use crate::ffi::status::{
     NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS};
+use crate::hub::{Direct, Wire};
 
 /// The largest indication payload: the fixed part and a full classification table.
 const MAX_PAYLOAD: usize = FIXED_LEN + ELEMENT_LEN * MAX_CLASSIFICATIONS;
@@ -41,13 +42,13 @@ pub fn compile_into(
 /// Makes the indications decided under the settings lock (the lock must be released: the
 /// payloads are built on the stack and NDIS is called at the caller's IRQL), after publishing the
 /// new operational set for the data path.
-pub fn deliver(context: &AdapterContext, indications: Indications) {
+pub fn deliver<W: Wire>(context: &AdapterContext, indications: Indications) {
     if let Some(operational) = indications.operational {
         let content = operational.content();
         context.classifier.publish_with(|classifier| {
             compile_into(classifier, &context.core.config, Some(&content));
         });
-        crate::link::configure(context, &content);
+        crate::link::configure::<W>(context, &content);
         // The LLDPDU advertises the operational set: re-advertise at once (issue 8).
         crate::dcbx::local_changed(context);
         indicate_parameters(
@@ -71,15 +72,15 @@ pub fn deliver(context: &AdapterContext, indications: Indications) {
 /// `adapter_context` must be the context of an initialized, not yet halted adapter of this driver.
 pub unsafe fn remote_input(adapter_context: NDIS_HANDLE, event: RemoteEvent) {
     // SAFETY: per the function contract.
-    remote_event(unsafe { context(adapter_context) }, event);
+    remote_event::<Direct>(unsafe { context(adapter_context) }, event);
 }
 
 /// Hands a remote event to the QoS state and makes the indications it calls for (ignored with
 /// `*QOS` off). The DCBX agent (`crate::dcbx`) calls it with what it hears.
-pub fn remote_event(context: &AdapterContext, event: RemoteEvent) {
+pub fn remote_event<W: Wire>(context: &AdapterContext, event: RemoteEvent) {
     if !context.core.config.qos.is_enabled() {
         return;
     }
     let indications = context.settings.lock().qos.remote_event(event);
-    deliver(context, indications);
+    deliver::<W>(context, indications);
 }
