@@ -46,7 +46,6 @@ impl ConfigWarning {
     /// The event-log message: what was wrong and what is used instead.
     #[must_use]
     pub fn message(&self) -> crate::text::FixedText<160> {
-        use core::fmt::Write as _;
         let mut text = crate::text::FixedText::default();
         let problem = match self.problem {
             Problem::Absent => "is absent",
@@ -54,21 +53,42 @@ impl ConfigWarning {
             Problem::OutOfRange(_) => "is out of range",
             Problem::BadNetworkAddress => "is not a unicast 6-byte address",
         };
-        let _truncated = match (self.problem, self.keyword) {
-            (Problem::OutOfRange(v), k) => write!(text, "{k} = {v} {problem}; using {}", self.used),
-            (Problem::BadNetworkAddress, k) => {
-                write!(text, "{k} {problem}; using the default address")
+        // Built piece by piece, not with `write!`: see `FixedText::push_u32`. A message longer
+        // than 160 bytes is cut short (the keywords and numbers here never make one).
+        let k = self.keyword;
+        let _whole = match self.problem {
+            Problem::OutOfRange(v) => {
+                text.push_str(k)
+                    && text.push_str(" = ")
+                    && text.push_u32(v)
+                    && text.push_str(" ")
+                    && text.push_str(problem)
+                    && text.push_str("; using ")
+                    && text.push_u32(self.used)
             }
-            (_, "*QOS") => write!(
-                text,
-                "*QOS {problem}; QoS is {}",
-                if self.problem == Problem::Absent {
-                    "not registered"
-                } else {
-                    "disabled"
-                }
-            ),
-            (_, k) => write!(text, "{k} {problem}; using {}", self.used),
+            Problem::BadNetworkAddress => {
+                text.push_str(k)
+                    && text.push_str(" ")
+                    && text.push_str(problem)
+                    && text.push_str("; using the default address")
+            }
+            _ if k == "*QOS" => {
+                text.push_str("*QOS ")
+                    && text.push_str(problem)
+                    && text.push_str("; QoS is ")
+                    && text.push_str(if self.problem == Problem::Absent {
+                        "not registered"
+                    } else {
+                        "disabled"
+                    })
+            }
+            _ => {
+                text.push_str(k)
+                    && text.push_str(" ")
+                    && text.push_str(problem)
+                    && text.push_str("; using ")
+                    && text.push_u32(self.used)
+            }
         };
         text
     }
