@@ -18,6 +18,7 @@
 //! everything that runs under `receive::arrived`), so the image's call graph shows no cycle
 //! (`cargo xtask pe`).
 
+use core::ops::Range;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
@@ -85,9 +86,15 @@ pub trait Wire {
     /// may lie within the last clock tick; now for control frames). `at_dispatch`: the caller
     /// runs at DISPATCH_LEVEL.
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64);
-    /// Puts the frame in `from`'s transmit buffer `slot` (off the free list, the caller's) on
-    /// the wire; the buffer is released once the frame has been delivered.
-    fn transmit_slot(from: &AdapterContext, slot: u16, at_dispatch: bool, at_ns: u64);
+    /// Puts the frame at `range` of `from`'s transmit buffer `slot` (off the free list, the
+    /// caller's) on the wire; the buffer is released once the frame has been delivered.
+    fn transmit_slot(
+        from: &AdapterContext,
+        slot: u16,
+        range: Range<usize>,
+        at_dispatch: bool,
+        at_ns: u64,
+    );
 }
 
 /// The driver's entry points (send, timers, OID requests, returns, pause, halt): no delivery is
@@ -104,9 +111,16 @@ impl Wire for Direct {
         pump(at_dispatch);
     }
 
-    fn transmit_slot(from: &AdapterContext, slot: u16, at_dispatch: bool, at_ns: u64) {
-        from.link
-            .with_frame(slot, |frame| deliver(from, frame, at_dispatch, at_ns));
+    fn transmit_slot(
+        from: &AdapterContext,
+        slot: u16,
+        range: Range<usize>,
+        at_dispatch: bool,
+        at_ns: u64,
+    ) {
+        from.link.with_frame(slot, range, |frame| {
+            deliver(from, frame, at_dispatch, at_ns)
+        });
         from.link.release_slot(slot);
         pump(at_dispatch);
     }
@@ -122,7 +136,13 @@ impl Wire for Nested {
         }
     }
 
-    fn transmit_slot(from: &AdapterContext, slot: u16, _at_dispatch: bool, at_ns: u64) {
+    fn transmit_slot(
+        from: &AdapterContext,
+        slot: u16,
+        _range: Range<usize>,
+        _at_dispatch: bool,
+        at_ns: u64,
+    ) {
         if from.link.post(slot, at_ns) {
             POSTED.fetch_add(1, Ordering::SeqCst);
         } else {
@@ -178,11 +198,12 @@ fn pump(at_dispatch: bool) {
 /// Delivers what `from` posted; whether there was anything.
 fn deliver_posted(from: &AdapterContext, at_dispatch: bool) -> bool {
     let mut any = false;
-    while let Some((slot, at_ns)) = from.link.next_posted() {
+    while let Some((slot, range, at_ns)) = from.link.next_posted() {
         any = true;
         POSTED.fetch_sub(1, Ordering::SeqCst);
-        from.link
-            .with_frame(slot, |frame| deliver(from, frame, at_dispatch, at_ns));
+        from.link.with_frame(slot, range, |frame| {
+            deliver(from, frame, at_dispatch, at_ns)
+        });
         from.link.release_slot(slot);
         // A freed buffer may take a held NBL; the link's timer sends it.
         crate::datapath::retry_held(from, at_dispatch);

@@ -18,6 +18,7 @@
 //!   (`State::init_in`), never on the stack.
 
 use core::cell::UnsafeCell;
+use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use dcbndk_core::adapter::traffic::TrafficBlock;
@@ -236,6 +237,17 @@ impl State {
         self.free.get(self.free_len).copied()
     }
 
+    /// Where the frame in transmit buffer `slot` lies in it.
+    pub fn frame_range(&self, slot: u16) -> Range<usize> {
+        let (start, len) = self
+            .frames
+            .get(usize::from(slot))
+            .copied()
+            .unwrap_or((0, 0));
+        let start = usize::from(start);
+        start..start.saturating_add(usize::from(len))
+    }
+
     fn put_slot(&mut self, slot: u16) {
         if let Some(s) = self.free.get_mut(self.free_len) {
             *s = slot;
@@ -450,20 +462,12 @@ impl LinkShell {
         self.state.get().lock().link.stats(now)
     }
 
-    /// Runs `deliver` over the frame in transmit buffer `slot`.
+    /// Runs `deliver` over the frame at `range` of transmit buffer `slot` (as
+    /// [`State::frame_range`] gave it).
     ///
     /// The caller owns the buffer: it is off the free list (dequeued, or posted and taken back
     /// with [`LinkShell::next_posted`]) and nothing writes it until [`LinkShell::release_slot`].
-    pub fn with_frame(&self, slot: u16, deliver: impl FnOnce(&[u8])) {
-        let (start, len) = self
-            .state()
-            .lock()
-            .frames
-            .get(usize::from(slot))
-            .copied()
-            .unwrap_or((0, 0));
-        let start = usize::from(start);
-        let range = start..start.saturating_add(usize::from(len));
+    pub fn with_frame(&self, slot: u16, range: Range<usize>, deliver: impl FnOnce(&[u8])) {
         if let Some(buffer) = self.buffers.as_slice().get(usize::from(slot)) {
             // SAFETY: the buffer holds a frame off the queues at `range`; its slot is off the
             // free list, so nobody writes it until it is released (the caller's ownership).
@@ -524,9 +528,12 @@ impl LinkShell {
         self.state().lock().outbox.len > 0
     }
 
-    /// Takes back the oldest posted frame: its buffer and the time it was sent.
-    pub fn next_posted(&self) -> Option<(u16, u64)> {
-        self.state().lock().outbox.pop()
+    /// Takes back the oldest posted frame: its buffer, where the frame lies in it, and the time
+    /// it was sent.
+    pub fn next_posted(&self) -> Option<(u16, Range<usize>, u64)> {
+        let mut s = self.state().lock();
+        let (slot, at_ns) = s.outbox.pop()?;
+        Some((slot, s.frame_range(slot), at_ns))
     }
 
     /// Releases every posted frame undelivered (the adapter left the wire); how many there were.
@@ -651,7 +658,7 @@ pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
 fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64) {
     let now = until.min(now_ns());
     loop {
-        let (slot, end_ns) = {
+        let (slot, range, end_ns) = {
             let mut s = context.link.state().lock();
             let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
             // Nothing may start at `at` (every backlogged priority paused then): jump to the
@@ -668,10 +675,10 @@ fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64)
             let Some(sent) = sent else {
                 break;
             };
-            (sent.handle, sent.end_ns)
+            (sent.handle, s.frame_range(sent.handle), sent.end_ns)
         };
         // The buffer stays off the free list (ours) until the frame has been delivered.
-        W::transmit_slot(context, slot, at_dispatch, end_ns);
+        W::transmit_slot(context, slot, range, at_dispatch, end_ns);
         crate::datapath::retry_held(context, at_dispatch);
     }
     crate::datapath::retry_held(context, at_dispatch);
