@@ -12,7 +12,7 @@ use dcbndk_core::oid::SUPPORTED_OIDS;
 use dcbndk_core::qos::Capabilities;
 
 use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes, NdisMSleep};
-use crate::hub::Direct;
+use crate::hub::Posted;
 
 /// How long a pause sleeps between looks at the sends still in flight.
 const PAUSE_POLL_MICROSECONDS: u32 = 50;
@@ -289,6 +289,26 @@ fn ndk_attributes(context: &AdapterContext) -> NDIS_MINIPORT_ADAPTER_ATTRIBUTES 
 pub unsafe extern "system" fn miniport_initialize(
     miniport_handle: NDIS_HANDLE,
     _driver_context: NDIS_HANDLE,
+    init_parameters: *mut NDIS_MINIPORT_INIT_PARAMETERS,
+) -> NDIS_STATUS {
+    // SAFETY: as this function's contract.
+    let status = unsafe { initialize(miniport_handle, init_parameters) };
+    if status == NDIS_STATUS_SUCCESS {
+        // What the first operational set made the adapter send reaches the wire now, from this
+        // shallow frame, not from initialize's (`crate::hub`).
+        crate::hub::pump(false);
+    }
+    status
+}
+
+/// The work of [`miniport_initialize`], out of line so that its frame is gone when the frames
+/// it posted are delivered.
+///
+/// # Safety
+/// As [`miniport_initialize`].
+#[inline(never)]
+unsafe fn initialize(
+    miniport_handle: NDIS_HANDLE,
     init_parameters: *mut NDIS_MINIPORT_INIT_PARAMETERS,
 ) -> NDIS_STATUS {
     if init_parameters.is_null() {
@@ -571,7 +591,7 @@ unsafe fn unmake(place: *mut AdapterContext, last: Made) {
 #[inline(never)]
 fn first_indication(context: &AdapterContext) {
     let first = context.settings.lock().qos.initial();
-    crate::qos::deliver::<Direct>(context, first);
+    crate::qos::deliver::<Posted>(context, first);
 }
 
 /// Frees the spin locks and the DCBX timer made at initialize (halt, or a failed initialize).

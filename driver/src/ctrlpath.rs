@@ -13,7 +13,7 @@ use crate::ffi::oidrequest::{
     NdisRequestSetInformation,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS, PVOID, UINT};
-use crate::hub::Direct;
+use crate::hub::Posted;
 use crate::status::ndis_status;
 
 /// The information buffer as a byte slice. A NULL buffer, or a zero length, is an empty slice.
@@ -144,6 +144,9 @@ pub unsafe extern "system" fn miniport_oid_request(
         }
         _ => Outcome::fail(Status::NotSupported),
     };
+    // What the request made the adapter send (an XON, an LLDPDU) reaches the wire now, from
+    // this shallow frame (`crate::hub`).
+    crate::hub::pump(false);
     ndis_status(outcome.status)
 }
 
@@ -158,7 +161,7 @@ fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> O
             settings.qos.willing() != willing,
         )
     };
-    crate::qos::deliver::<Direct>(context, indications);
+    crate::qos::deliver::<Posted>(context, indications);
     if willing_changed {
         // The LLDPDU's Willing bits changed even if the operational set did not (issue 8).
         crate::dcbx::local_changed(context);

@@ -9,7 +9,7 @@
 //! - The agent sits behind its own spin lock, never held together with the settings lock and
 //!   never across an NDIS call: frames are built under it and sent after it is released.
 
-use dcbndk_core::lldp::agent::{Agent, Due, MAX_FRAME, Receive};
+use dcbndk_core::lldp::agent::{Agent, Due, Receive};
 use dcbndk_core::lldp::timers::TTL_S;
 use dcbndk_core::lldp::transmit::Advertisement;
 use dcbndk_core::qos::caps::CAP_MACSEC_BYPASS;
@@ -18,7 +18,7 @@ use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 
 use crate::adapter::AdapterContext;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
-use crate::hub::{Direct, Nested, Wire};
+use crate::hub::Posted;
 use crate::memory::pool_tag;
 use crate::sync::SpinLock;
 use crate::timer::{Timer, now_ms};
@@ -156,28 +156,20 @@ pub fn start(context: &AdapterContext) {
 /// it ran and `farewell` (not after a surprise removal: the hardware is gone), disarms the timer
 /// and waits until its routine is not running.
 pub fn stop(context: &AdapterContext, farewell: bool) {
-    let mut frame = [0u8; MAX_FRAME];
     let i = inputs(context);
-    let shutdown = {
-        let mut a = context.dcbx.agent.lock();
-        let was = a.stop();
-        let len = if was && farewell {
-            build_frame(&i, &a, 0, &mut frame)
-        } else {
-            None
-        };
-        if len.is_some() {
-            a.sent_shutdown();
-        }
-        len
-    };
-    if let Some(len) = shutdown {
-        Direct::transmit(
-            context,
-            frame.get(..len).unwrap_or(&[]),
-            false,
-            crate::timer::now_ns(),
-        );
+    let was = context.dcbx.agent.lock().stop();
+    if was && farewell {
+        // Built in a transmit buffer (not on the stack), and delivered now, while the adapter
+        // is still on the wire (802.1AB §9.1.2).
+        Posted::transmit_built(context, crate::timer::now_ns(), |out| {
+            let mut a = context.dcbx.agent.lock();
+            let len = build_frame(&i, &a, 0, out);
+            if len.is_some() {
+                a.sent_shutdown();
+            }
+            len
+        });
+        crate::hub::pump(false);
     }
     // The agent is stopped: a routine still running arms nothing more.
     context.dcbx.timer.stop();
@@ -208,30 +200,30 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
         Receive::NotLldp => false,
         Receive::Ignored | Receive::Malformed(_) => true,
         Receive::Event(event) => {
-            crate::qos::remote_event::<Nested>(context, event);
+            crate::qos::remote_event::<Posted>(context, event);
             arm(context, deadline);
             true
         }
     }
 }
 
-/// A peer's TTL expired. Out of line, as [`build_due`].
+/// A peer's TTL expired. Out of line, as [`transmit_due`].
 #[inline(never)]
 fn expired(context: &AdapterContext, peer: [u8; 6]) {
-    crate::qos::remote_event::<Direct>(context, RemoteEvent::TtlExpired { peer });
+    crate::qos::remote_event::<Posted>(context, RemoteEvent::TtlExpired { peer });
 }
 
-/// Builds the LLDPDU due now into `frame`; its length if it could be built. Out of line: what
-/// it reads (a parameter set) is off the timer routine's frame while the LLDPDU is sent, which
-/// runs the peer's receive path on this stack.
+/// Posts the LLDPDU due now, built in a transmit buffer. Out of line: what it reads (a
+/// parameter set) is off the timer routine's frame while the routine delivers what it posted,
+/// which runs the peers' receive paths on this stack.
 #[inline(never)]
-fn build_due(context: &AdapterContext, now: u64, frame: &mut [u8]) -> Option<usize> {
+fn transmit_due(context: &AdapterContext, now: u64) {
     let i = inputs(context);
-    let mut a = context.dcbx.agent.lock();
-    let len = build_frame(&i, &a, TTL_S, frame);
-    // Counted as sent even if it could not be built, so the schedule moves on.
-    a.sent(now);
-    len
+    Posted::transmit_built(context, crate::timer::now_ns(), |out| {
+        build_frame(&i, &context.dcbx.agent.lock(), TTL_S, out)
+    });
+    // Counted as sent even if it could not be built or posted, so the schedule moves on.
+    context.dcbx.agent.lock().sent(now);
 }
 
 /// The timer routine (DISPATCH_LEVEL): handles everything due, then re-arms.
@@ -249,26 +241,18 @@ unsafe extern "system" fn timer_routine(
     }
     // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
     let context = unsafe { &*function_context.cast::<AdapterContext>() };
-    let mut frame = [0u8; MAX_FRAME];
     loop {
         let now = now_ms();
         let due = context.dcbx.agent.lock().poll(now);
         match due {
             None => break,
             Some(Due::Expired(peer)) => expired(context, peer),
-            Some(Due::Transmit) => {
-                if let Some(len) = build_due(context, now, &mut frame) {
-                    Direct::transmit(
-                        context,
-                        frame.get(..len).unwrap_or(&[]),
-                        true,
-                        crate::timer::now_ns(),
-                    );
-                }
-            }
+            Some(Due::Transmit) => transmit_due(context, now),
         }
     }
     let deadline = context.dcbx.agent.lock().next_deadline_ms();
     arm(context, deadline);
+    // What was posted (the LLDPDU, frames a reconfiguration sent) reaches the wire now.
+    crate::hub::pump(true);
     context.dcbx.timer.routine_done();
 }

@@ -14,9 +14,16 @@
 //! sender then delivers the posted frames, oldest first, until none is left ([`pump`]). Without
 //! that, two adapters would hand frames back and forth on one kernel stack (A's send delivering
 //! to B, B's XOFF to A, A's frames to B, ...), a depth no budget bounds. Which of the two a
-//! caller is, is a type ([`Wire`]: [`Direct`] for the driver's entry points, [`Nested`] for
+//! caller is, is a type ([`Wire`]: [`Direct`] for the data path's entry points, [`Posted`] for
 //! everything that runs under `receive::arrived`), so the image's call graph shows no cycle
 //! (`cargo xtask pe`).
+//!
+//! The control path's entry points (OID requests, initialize, the DCBX timer, pause, halt and
+//! surprise removal) post their frames too and deliver them with [`pump`] before they return,
+//! from their own shallow frame: the receivers' handling of an LLDPDU or a PFC frame then runs
+//! on top of the entry point, not on top of the QoS reconfiguration that sent it. The data
+//! path (sends, the link's timer, returned NBLs) delivers at once: a frame's effects (the
+//! receiver's XOFF) must reach the sender before it sends its next frame.
 
 use core::ops::Range;
 use core::ptr::null_mut;
@@ -49,14 +56,24 @@ impl Port {
 static PORTS: [Port; MAX_PORTS] = [const { Port::new() }; MAX_PORTS];
 
 /// Attaches the adapter (at the end of initialize, once its context no longer moves); `false`
-/// when every port is taken.
+/// when every port is taken: then what it posted so far is dropped, as nothing can deliver it.
 pub fn attach(context: &AdapterContext) -> bool {
     let me = core::ptr::from_ref(context).cast_mut();
-    PORTS.iter().any(|port| {
+    let attached = PORTS.iter().any(|port| {
         port.adapter
             .compare_exchange(null_mut(), me, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
-    })
+    });
+    if !attached {
+        drop_posted(context);
+    }
+    attached
+}
+
+/// Drops what `context` posted and was not delivered (it is not on the wire).
+fn drop_posted(context: &AdapterContext) {
+    let dropped = context.link.discard_posted();
+    POSTED.fetch_sub(dropped, Ordering::SeqCst);
 }
 
 /// Detaches the adapter and waits until no delivery is using it (PASSIVE_LEVEL: halt); the
@@ -75,8 +92,7 @@ pub fn detach(context: &AdapterContext) {
             }
         }
     }
-    let dropped = context.link.discard_posted();
-    POSTED.fetch_sub(dropped, Ordering::SeqCst);
+    drop_posted(context);
 }
 
 /// How a frame reaches the wire from where the caller runs.
@@ -97,13 +113,14 @@ pub trait Wire {
     );
 }
 
-/// The driver's entry points (send, timers, OID requests, returns, pause, halt): no delivery is
-/// under way on the stack, so the frame is delivered at once, then whatever the receivers posted.
+/// The data path's entry points (sends, the link's timer, returned NBLs): no delivery is under
+/// way on the stack, so the frame is delivered at once, then whatever the receivers posted.
 pub enum Direct {}
 
-/// Everything under `receive::arrived`, which a delivery calls: the frame is posted, and the
-/// delivery's sender delivers it when the delivery has returned.
-pub enum Nested {}
+/// Everything under `receive::arrived`, which a delivery calls, and the control path: the frame
+/// is posted, and delivered by the delivery's sender when the delivery has returned, or by the
+/// control path's entry point ([`pump`]) before it returns.
+pub enum Posted {}
 
 impl Wire for Direct {
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
@@ -126,7 +143,7 @@ impl Wire for Direct {
     }
 }
 
-impl Wire for Nested {
+impl Wire for Posted {
     fn transmit(from: &AdapterContext, frame: &[u8], _at_dispatch: bool, at_ns: u64) {
         if from.link.post_copy(frame, at_ns) {
             POSTED.fetch_add(1, Ordering::SeqCst);
@@ -147,6 +164,21 @@ impl Wire for Nested {
             POSTED.fetch_add(1, Ordering::SeqCst);
         } else {
             from.core.stats.send_error();
+        }
+    }
+}
+
+impl Posted {
+    /// Posts a frame `build` writes straight into one of `from`'s transmit buffers (an LLDPDU:
+    /// no frame-sized buffer on the stack), returning its length; nothing is sent if it gives
+    /// up or no buffer is free.
+    pub fn transmit_built(
+        from: &AdapterContext,
+        at_ns: u64,
+        build: impl FnOnce(&mut [u8]) -> Option<usize>,
+    ) {
+        if from.link.post_built(at_ns, build) {
+            POSTED.fetch_add(1, Ordering::SeqCst);
         }
     }
 }
@@ -182,7 +214,7 @@ fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
 /// the wire are not waited for (its detach drops them): a pump at DISPATCH_LEVEL must never wait
 /// for a halt at PASSIVE_LEVEL. Costs one atomic load when nothing is posted, the common case
 /// on the data path.
-fn pump(at_dispatch: bool) {
+pub fn pump(at_dispatch: bool) {
     loop {
         if POSTED.load(Ordering::SeqCst) == 0 || PUMPING.swap(true, Ordering::SeqCst) {
             return;

@@ -70,7 +70,7 @@ pub struct State {
     /// When the current backlog began (the clock at the enqueue into an empty link): no frame
     /// of it can start earlier.
     ready_ns: u64,
-    /// Frames the link sent while a delivery was under way on the stack (`crate::hub::Nested`),
+    /// Frames the link sent while a delivery was under way on the stack (`crate::hub::Posted`),
     /// still in their transmit buffers, in the order sent: the hub delivers them when that
     /// delivery has returned.
     outbox: Outbox,
@@ -493,9 +493,19 @@ impl LinkShell {
         false
     }
 
-    /// Copies `frame` (a PFC frame or an LLDPDU, not queued) into a free transmit buffer and
-    /// posts it; `false` when no buffer is free or the frame is too long (it is not sent).
+    /// Copies `frame` (a PFC frame, not queued) into a free transmit buffer and posts it;
+    /// `false` when no buffer is free or the frame is too long (it is not sent).
     pub fn post_copy(&self, frame: &[u8], at_ns: u64) -> bool {
+        self.post_built(at_ns, |out| {
+            out.get_mut(..frame.len())?.copy_from_slice(frame);
+            Some(frame.len())
+        })
+    }
+
+    /// Has `build` write a frame (an LLDPDU: it is built where it is sent from, never on the
+    /// stack) into a free transmit buffer, returning its length, and posts it; `false` when no
+    /// buffer is free or `build` gives up (nothing is sent).
+    pub fn post_built(&self, at_ns: u64, build: impl FnOnce(&mut [u8]) -> Option<usize>) -> bool {
         let Some(slot) = self.state().lock().take_slot() else {
             return false;
         };
@@ -506,8 +516,7 @@ impl LinkShell {
             .and_then(|buffer| {
                 // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
                 let out = unsafe { &mut *buffer.get() };
-                out.get_mut(..frame.len())?.copy_from_slice(frame);
-                u16::try_from(frame.len()).ok()
+                build(out).and_then(|len| u16::try_from(len).ok())
             });
         let mut s = self.state().lock();
         match (copied, s.frames.get_mut(usize::from(slot))) {

@@ -36,7 +36,7 @@ use crate::ffi::nbl::{
 };
 use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
 use crate::ffi::types::{NDIS_HANDLE, PMDL, PVOID, ULONG};
-use crate::hub::{Direct, Nested};
+use crate::hub::{Direct, Posted};
 use crate::memory::{PoolArray, pool_tag};
 use crate::sync::SpinLock;
 
@@ -270,7 +270,7 @@ pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns:
     let running = context.core.state.begin_send();
     if running && mac_control {
         if let Ok(pfc) = PfcFrame::parse(frame) {
-            crate::link::pause::<Nested>(context, &pfc, at_dispatch, at_ns);
+            crate::link::pause::<Posted>(context, &pfc, at_dispatch, at_ns);
         }
     } else if running {
         indicate(context, frame, at_dispatch, at_ns);
@@ -336,9 +336,9 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
     // return (MiniportReserved is the miniport's).
     unsafe { (*nbl).MiniportReserved.0[1] = ((usize::from(priority) << 32) | len) as PVOID };
     if let Some(request) = xoff {
-        crate::link::send_pfc::<Nested>(context, request, at_dispatch, at_ns);
+        crate::link::send_pfc::<Posted>(context, request, at_dispatch, at_ns);
         // Arms the refresh of the XOFF.
-        crate::link::drain::<Nested>(context, at_dispatch);
+        crate::link::drain::<Posted>(context, at_dispatch);
     }
     // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
     let nb: *mut NET_BUFFER = unsafe { first_nb(nbl) };

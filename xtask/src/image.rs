@@ -349,11 +349,15 @@ pub fn check(root: &Path, image: &Image) -> Result<Report, String> {
                         .join(" -> ")
                 ),
             ),
-            Depth::Bounded { bytes, .. } if *bytes > budget(image.profile) => fail(
+            Depth::Bounded { bytes, path } if *bytes > budget(image.profile) => fail(
                 format!("over budget {name}"),
                 format!(
-                    "{name}: deepest path {bytes} bytes, over the {} byte budget",
-                    budget(image.profile)
+                    "{name}: deepest path {bytes} bytes, over the {} byte budget: {}",
+                    budget(image.profile),
+                    path.iter()
+                        .map(|&(rva, frame)| format!("{} {frame}", symbols.name(rva)))
+                        .collect::<Vec<_>>()
+                        .join(" > ")
                 ),
             ),
             Depth::Bounded { .. } => {}
