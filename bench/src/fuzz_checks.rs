@@ -102,6 +102,15 @@ pub fn lldp(data: &[u8]) {
     let r = d.to_remote();
     assert!(r.params.classifications.len() <= 64);
     assert!(r.params.classifications.len() + r.apps_skipped == apps.len());
+    // The agent counts what the conversion leaves out without converting, and the QoS state
+    // converts in place: both agree with the set built on the stack.
+    assert_eq!(d.unconvertible(), (r.ets_dropped, r.apps_skipped));
+    let mut in_place = dcbndk_core::qos::params::QosParameters {
+        pfc_enable: u32::MAX,
+        ..Default::default()
+    };
+    assert_eq!(d.write_remote(&mut in_place), r.recommendation);
+    assert_eq!(in_place, r.params);
 }
 
 /// `NDIS_OBJECT_HEADER` over arbitrary bytes: viewing, parsing and emitting never panic; a view

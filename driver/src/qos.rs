@@ -4,7 +4,7 @@
 
 use dcbndk_core::datapath::classify::{Compiled, NetDirect, TagPolicy};
 use dcbndk_core::qos::params::{ELEMENT_LEN, FIXED_LEN, MAX_CLASSIFICATIONS, QosParameters};
-use dcbndk_core::qos::state::{Indications, RemoteEvent};
+use dcbndk_core::qos::state::{Indications, RemoteEvent, RemoteInput};
 
 use crate::adapter::{AdapterContext, context, indicate};
 use crate::ffi::status::{
@@ -75,12 +75,21 @@ pub unsafe fn remote_input(adapter_context: NDIS_HANDLE, event: RemoteEvent) {
     remote_event::<Direct>(unsafe { context(adapter_context) }, event);
 }
 
-/// Hands a remote event to the QoS state and makes the indications it calls for (ignored with
-/// `*QOS` off). The DCBX agent (`crate::dcbx`) calls it with what it hears.
-pub fn remote_event<W: Wire>(context: &AdapterContext, event: RemoteEvent) {
+/// Hands a remote input to the QoS state and makes the indications it calls for (ignored with
+/// `*QOS` off). The DCBX agent (`crate::dcbx`) calls it with what it hears: a peer's TLVs,
+/// which the state converts into its own remote set, in place (no parameter set is made on
+/// this stack but the indications), and a peer's TTL expiring.
+pub fn remote_event<W: Wire>(context: &AdapterContext, event: impl RemoteInput) {
     if !context.core.config.qos.is_enabled() {
         return;
     }
-    let indications = context.settings.lock().qos.remote_event(event);
-    deliver::<W>(context, indications);
+    // The indications are made in place in the argument (one set of them on this stack), and
+    // the settings lock is released before `deliver` runs.
+    deliver::<W>(context, decide(context, event));
+}
+
+/// Applies a remote input to the QoS state under the settings lock; the indications it calls
+/// for, built in the caller's frame.
+fn decide(context: &AdapterContext, event: impl RemoteInput) -> Indications {
+    event.apply(&mut context.settings.lock().qos)
 }

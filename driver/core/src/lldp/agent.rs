@@ -19,9 +19,9 @@
 //!   is asymmetric: a willing adapter adopts the peer's recommendation whatever the peer's bit.
 //! - Malformed LLDPDUs are dropped whole and counted; nothing of them reaches the QoS state.
 
-use crate::qos::state::RemoteEvent;
+use crate::qos::state::{Indications, QosState, RemoteEvent, RemoteInput};
 
-use super::dcbx::Remote;
+use super::dcbx::DcbxTlvs;
 use super::timers::{Heard, Neighbors, TxSchedule};
 use super::transmit::{Advertisement, emit_lldpdu};
 use super::{ETHERTYPE, Error, Lldpdu, NEAREST_BRIDGE};
@@ -36,13 +36,10 @@ pub const MAX_FRAME: usize = 1514;
 /// The shortest Ethernet frame (without FCS): shorter LLDPDUs are padded with zeros after End.
 pub const MIN_FRAME: usize = 60;
 
-/// What the agent made of a received frame.
+/// What the agent made of a received frame. Small: a peer's parameters stay in the frame's
+/// TLVs until the QoS state converts them into its own remote set ([`PeerEvent`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "short-lived, never stored; no allocator in the core"
-)]
-pub enum Receive {
+pub enum Receive<'a> {
     /// Not an LLDPDU to the nearest-bridge address: an ordinary frame.
     NotLldp,
     /// An LLDPDU the agent took no action on: the agent is stopped, the peer table is full, or
@@ -51,7 +48,66 @@ pub enum Receive {
     /// A malformed LLDPDU, dropped.
     Malformed(Error),
     /// The QoS state must hear this (a peer's parameters, or a peer gone).
-    Event(RemoteEvent),
+    Event(PeerEvent<'a>),
+}
+
+/// What the QoS state must hear of a received LLDPDU: hand it to the state with
+/// [`RemoteInput::apply`] (under the state's lock), which converts the peer's TLVs into the
+/// state's remote set in place ([`DcbxTlvs::write_remote`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerEvent<'a> {
+    /// DCBX TLVs from a peer: as [`RemoteEvent::Received`], with the peer's parameters and
+    /// ETS Recommendation still in the TLVs they come from.
+    Received {
+        /// The peer's chassis MAC address.
+        peer: [u8; 6],
+        /// The LLDPDU's 802.1Qaz TLVs (at least one), borrowed from the frame.
+        tlvs: DcbxTlvs<'a>,
+        /// The 802.1Qaz tie-break for PFC, as in [`RemoteEvent::Received`].
+        pfc_local_wins: bool,
+    },
+    /// The peer's DCBX information is gone (a shutdown LLDPDU, or an LLDPDU without DCBX).
+    TtlExpired {
+        /// The peer.
+        peer: [u8; 6],
+    },
+}
+
+impl PeerEvent<'_> {
+    /// The same event with the peer's parameter set converted: what the QoS state hears
+    /// (for tests and tools; it is a set on the stack).
+    #[must_use]
+    pub fn to_remote_event(&self) -> RemoteEvent {
+        match *self {
+            Self::Received {
+                peer,
+                ref tlvs,
+                pfc_local_wins,
+            } => {
+                let remote = tlvs.to_remote();
+                RemoteEvent::Received {
+                    peer,
+                    params: remote.params,
+                    recommendation: remote.recommendation,
+                    pfc_local_wins,
+                }
+            }
+            Self::TtlExpired { peer } => RemoteEvent::TtlExpired { peer },
+        }
+    }
+}
+
+impl RemoteInput for PeerEvent<'_> {
+    fn apply(self, qos: &mut QosState) -> Indications {
+        match self {
+            Self::Received {
+                peer,
+                tlvs,
+                pfc_local_wins,
+            } => qos.remote_received(peer, pfc_local_wins, |params| tlvs.write_remote(params)),
+            Self::TtlExpired { peer } => qos.remote_expired(peer),
+        }
+    }
 }
 
 /// Counters of the agent (shown by the kit and the logs).
@@ -203,7 +259,7 @@ impl Agent {
     }
 
     /// Takes a received Ethernet frame (untagged, without FCS) at `now_ms`.
-    pub fn receive(&mut self, frame: &[u8], now_ms: u64) -> Receive {
+    pub fn receive<'a>(&mut self, frame: &'a [u8], now_ms: u64) -> Receive<'a> {
         let (Some(dst), Some(src), Some(ethertype)) = (
             frame.get(..6),
             frame.get(6..12),
@@ -232,7 +288,7 @@ impl Agent {
             // An LLDP neighbour without DCBX: if it was a DCBX peer, its DCBX information is gone.
             return if self.knows(peer) {
                 self.neighbors.forget(peer);
-                Receive::Event(RemoteEvent::TtlExpired { peer })
+                Receive::Event(PeerEvent::TtlExpired { peer })
             } else {
                 Receive::Ignored
             };
@@ -243,23 +299,18 @@ impl Agent {
             return Receive::Ignored;
         }
         match self.neighbors.heard(peer, pdu.ttl, now_ms) {
-            Heard::Shutdown => Receive::Event(RemoteEvent::TtlExpired { peer }),
+            Heard::Shutdown => Receive::Event(PeerEvent::TtlExpired { peer }),
             Heard::TableFull => Receive::Ignored,
             Heard::Valid => {
-                let Remote {
-                    params,
-                    recommendation,
-                    ets_dropped,
-                    apps_skipped,
-                } = pdu.dcbx.to_remote();
+                // Counted here; the set itself is converted by the QoS state, in place.
+                let (ets_dropped, apps_skipped) = pdu.dcbx.unconvertible();
                 let lost = u64::from(ets_dropped)
                     .saturating_add(u64::try_from(apps_skipped).unwrap_or(u64::MAX));
                 self.stats.unconvertible = self.stats.unconvertible.saturating_add(lost);
                 let peer_pfc_willing = pdu.dcbx.pfc.is_some_and(|p| p.willing);
-                Receive::Event(RemoteEvent::Received {
+                Receive::Event(PeerEvent::Received {
                     peer,
-                    params,
-                    recommendation,
+                    tlvs: pdu.dcbx,
                     pfc_local_wins: peer_pfc_willing && self.mac > peer,
                 })
             }

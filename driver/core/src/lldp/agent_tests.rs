@@ -1,12 +1,13 @@
 //! The DCBX agent: transmit schedule, reception, tie-break, expiry, shutdown, stop.
 
-use super::agent::{Agent, Due, ETHERNET_HEADER, MAX_FRAME, MIN_FRAME, Receive};
+use super::agent::{Agent, Due, ETHERNET_HEADER, MAX_FRAME, MIN_FRAME, PeerEvent, Receive};
 
 use super::timers::{FAST_TX_INTERVAL_MS, TTL_S, TX_INTERVAL_MS};
 use super::transmit::Advertisement;
 use super::*;
+use crate::qos::caps::Capabilities;
 use crate::qos::params::{QosParameters, flags};
-use crate::qos::state::RemoteEvent;
+use crate::qos::state::{QosState, RemoteEvent, RemoteInput};
 use std::vec::Vec;
 
 const US: [u8; 6] = [0x02, 0, 0, 0, 0, 0x02];
@@ -127,14 +128,18 @@ fn the_frame_is_an_lldpdu_to_the_nearest_bridge_padded_to_60_bytes() {
 fn a_peer_lldpdu_becomes_the_remote_parameters() {
     let mut a = running(0);
     let sent = params(0x18);
-    let Receive::Event(RemoteEvent::Received {
+    let frame = frame_from(LOWER, 120, false, &sent);
+    let Receive::Event(event) = a.receive(&frame, 5) else {
+        panic!("no event");
+    };
+    let RemoteEvent::Received {
         peer,
         params: got,
         recommendation,
         pfc_local_wins,
-    }) = a.receive(&frame_from(LOWER, 120, false, &sent), 5)
+    } = event.to_remote_event()
     else {
-        panic!("no event");
+        panic!("not a reception");
     };
     assert_eq!(peer, LOWER);
     assert_eq!(
@@ -148,10 +153,64 @@ fn a_peer_lldpdu_becomes_the_remote_parameters() {
     assert_eq!(a.stats().received, 1);
 }
 
+/// The agent's event, applied to a QoS state (the set converted in place), does what the same
+/// event with its set converted on the stack does.
+#[test]
+fn a_peer_event_applies_as_its_remote_event() {
+    let mut with_apps = params(0x08);
+    with_apps.tc_bw = [30, 70, 0, 0, 0, 0, 0, 0];
+    for (field, priority) in [(445u16, 3u8), (3260, 4), (4791, 5)] {
+        let _ = with_apps
+            .classifications
+            .push(crate::qos::params::Classification {
+                selector: crate::qos::params::condition::TCP_PORT,
+                field,
+                priority,
+            });
+    }
+    for p in [params(0x18), params(0), with_apps] {
+        for (willing, from, ttl) in [
+            (false, LOWER, 120),
+            (true, LOWER, 120),
+            (true, HIGHER, 120),
+            (true, HIGHER, 0),
+        ] {
+            let mut a = running(0);
+            let mut in_place = QosState::new(Capabilities::HARDWARE, true);
+            let _ = in_place.initial();
+            let mut on_stack = in_place;
+            // A first peer, then (for two of the cases) a second one: invalidation.
+            for (i, peer) in [from, US].into_iter().enumerate() {
+                if i == 1 && !willing {
+                    break;
+                }
+                let frame = frame_from(peer, 120, willing, &p);
+                let Receive::Event(event) = a.receive(&frame, 0) else {
+                    panic!("no event");
+                };
+                let expected = on_stack.remote_event(event.to_remote_event());
+                assert_eq!(event.apply(&mut in_place), expected);
+                assert_eq!(in_place, on_stack);
+                if i == 0 && p.classifications.len() == 3 {
+                    let got = expected.remote.unwrap();
+                    assert_eq!(got.classifications, p.classifications, "the apps arrive");
+                }
+            }
+            let frame = frame_from(from, ttl, willing, &p);
+            let Receive::Event(event) = a.receive(&frame, 1) else {
+                panic!("no event");
+            };
+            let expected = on_stack.remote_event(event.to_remote_event());
+            assert_eq!(event.apply(&mut in_place), expected);
+            assert_eq!(in_place, on_stack);
+        }
+    }
+}
+
 #[test]
 fn when_both_are_willing_the_lower_mac_adopts_the_others_pfc() {
     let mut a = running(0);
-    let Receive::Event(RemoteEvent::Received { pfc_local_wins, .. }) =
+    let Receive::Event(PeerEvent::Received { pfc_local_wins, .. }) =
         a.receive(&frame_from(LOWER, 120, true, &params(0x08)), 0)
     else {
         panic!("no event");
@@ -161,7 +220,7 @@ fn when_both_are_willing_the_lower_mac_adopts_the_others_pfc() {
         "our MAC is the higher: the peer adopts ours"
     );
     let mut b = running(0);
-    let Receive::Event(RemoteEvent::Received { pfc_local_wins, .. }) =
+    let Receive::Event(PeerEvent::Received { pfc_local_wins, .. }) =
         b.receive(&frame_from(HIGHER, 120, true, &params(0x08)), 0)
     else {
         panic!("no event");
@@ -202,7 +261,7 @@ fn a_shutdown_lldpdu_forgets_a_known_peer_only() {
     let _ = a.receive(&frame_from(HIGHER, 120, false, &params(0)), 0);
     assert_eq!(
         a.receive(&frame_from(HIGHER, 0, false, &params(0)), 1),
-        Receive::Event(RemoteEvent::TtlExpired { peer: HIGHER })
+        Receive::Event(PeerEvent::TtlExpired { peer: HIGHER })
     );
 }
 
@@ -223,7 +282,7 @@ fn an_lldpdu_without_dcbx_ends_a_known_peers_dcbx() {
     let _ = a.receive(&frame_from(LOWER, 120, false, &params(0)), 0);
     assert_eq!(
         a.receive(&plain, 1),
-        Receive::Event(RemoteEvent::TtlExpired { peer: LOWER })
+        Receive::Event(PeerEvent::TtlExpired { peer: LOWER })
     );
 }
 

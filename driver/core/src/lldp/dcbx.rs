@@ -23,7 +23,7 @@
 //!   skipped and counted. Entries past the 64 a parameter set holds are skipped and counted.
 
 use crate::qos::params::{
-    Classification, MAX_TCS, QosParameters, condition, flags, tsa as ndis_tsa,
+    Classification, MAX_CLASSIFICATIONS, MAX_TCS, QosParameters, condition, flags, tsa as ndis_tsa,
 };
 use crate::qos::state::EtsGroup;
 
@@ -309,11 +309,63 @@ impl<'a> DcbxTlvs<'a> {
             || self.app.is_some()
     }
 
-    /// The remote parameter set these TLVs describe (see the module's conversion decisions).
+    /// The remote parameter set these TLVs describe (see the module's conversion decisions),
+    /// and what could not be carried over. (A convenience for tests and tools: the agent
+    /// hands the set to the QoS state with [`DcbxTlvs::write_remote`], in place.)
     #[must_use]
     pub fn to_remote(&self) -> Remote {
         let mut r = Remote::default();
-        let p = &mut r.params;
+        let (ets_dropped, apps_skipped) = self.convert(&mut r.params);
+        r.recommendation = self.recommendation_group();
+        r.ets_dropped = ets_dropped;
+        r.apps_skipped = apps_skipped;
+        r
+    }
+
+    /// Writes the remote parameter set these TLVs describe into `params` (all of it: the
+    /// groups not sent are zero-filled), and returns its ETS Recommendation (when sent and
+    /// expressible): [`DcbxTlvs::to_remote`]'s `params` and `recommendation`, in place.
+    pub fn write_remote(&self, params: &mut QosParameters) -> Option<EtsGroup> {
+        let _lost = self.convert(params);
+        self.recommendation_group()
+    }
+
+    /// What the conversion leaves out: ETS TLVs dropped and application entries skipped
+    /// ([`Remote::ets_dropped`], [`Remote::apps_skipped`]), counted without building the set.
+    #[must_use]
+    pub fn unconvertible(&self) -> (u8, usize) {
+        let mut ets_dropped = 0u8;
+        for ets in [&self.ets, &self.recommendation].into_iter().flatten() {
+            if ets.to_group().is_none() {
+                ets_dropped = ets_dropped.saturating_add(1);
+            }
+        }
+        let mut apps_skipped = 0usize;
+        let mut kept = 0usize;
+        if let Some(app) = &self.app {
+            for e in app.entries() {
+                // An entry is kept when it has an NDIS condition and the set has room.
+                if app_condition(e.selector).is_some() && kept < MAX_CLASSIFICATIONS {
+                    kept = kept.saturating_add(1);
+                } else {
+                    apps_skipped = apps_skipped.saturating_add(1);
+                }
+            }
+        }
+        (ets_dropped, apps_skipped)
+    }
+
+    /// The ETS Recommendation as an NDIS group, when sent and expressible.
+    fn recommendation_group(&self) -> Option<EtsGroup> {
+        self.recommendation.as_ref().and_then(EtsTlv::to_group)
+    }
+
+    /// Writes the parameter set into `p` (zero-filled first); the ETS TLVs dropped and the
+    /// application entries skipped.
+    fn convert(&self, p: &mut QosParameters) -> (u8, usize) {
+        *p = QosParameters::ZERO;
+        let mut ets_dropped = 0u8;
+        let mut apps_skipped = 0usize;
         if let Some(ets) = &self.ets {
             if ets.willing {
                 p.flags |= flags::WILLING;
@@ -326,14 +378,11 @@ impl<'a> DcbxTlvs<'a> {
                     p.tc_bw = g.tc_bw;
                     p.tsa = g.tsa;
                 }
-                None => r.ets_dropped = r.ets_dropped.saturating_add(1),
+                None => ets_dropped = ets_dropped.saturating_add(1),
             }
         }
-        if let Some(rec) = &self.recommendation {
-            r.recommendation = rec.to_group();
-            if r.recommendation.is_none() {
-                r.ets_dropped = r.ets_dropped.saturating_add(1);
-            }
+        if self.recommendation.is_some() && self.recommendation_group().is_none() {
+            ets_dropped = ets_dropped.saturating_add(1);
         }
         if let Some(pfc) = &self.pfc {
             if pfc.willing {
@@ -345,15 +394,9 @@ impl<'a> DcbxTlvs<'a> {
         if let Some(app) = &self.app {
             p.flags |= flags::CLASSIFICATION_CONFIGURED;
             for e in app.entries() {
-                let selector = match e.selector {
-                    1 => condition::ETHERTYPE,
-                    2 => condition::TCP_PORT,
-                    3 => condition::UDP_PORT,
-                    4 => condition::TCP_OR_UDP_PORT,
-                    _ => {
-                        r.apps_skipped = r.apps_skipped.saturating_add(1);
-                        continue;
-                    }
+                let Some(selector) = app_condition(e.selector) else {
+                    apps_skipped = apps_skipped.saturating_add(1);
+                    continue;
                 };
                 let pushed = p.classifications.push(Classification {
                     selector,
@@ -361,10 +404,22 @@ impl<'a> DcbxTlvs<'a> {
                     priority: e.priority,
                 });
                 if !pushed {
-                    r.apps_skipped = r.apps_skipped.saturating_add(1);
+                    apps_skipped = apps_skipped.saturating_add(1);
                 }
             }
         }
-        r
+        (ets_dropped, apps_skipped)
+    }
+}
+
+/// The NDIS condition of an application selector, if it has one (see the module's conversion
+/// decisions).
+fn app_condition(selector: u8) -> Option<u16> {
+    match selector {
+        1 => Some(condition::ETHERTYPE),
+        2 => Some(condition::TCP_PORT),
+        3 => Some(condition::UDP_PORT),
+        4 => Some(condition::TCP_OR_UDP_PORT),
+        _ => None,
     }
 }

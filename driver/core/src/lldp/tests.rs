@@ -1,9 +1,23 @@
 //! LLDP and 802.1Qaz TLVs: emit/parse round trips, malformed PDUs, the conversion decisions.
 
-use super::dcbx::{AppEntry, AppTlv, EtsTlv, PfcTlv, subtype};
+use super::dcbx::{AppEntry, AppTlv, DcbxTlvs, EtsTlv, PfcTlv, Remote, subtype};
 use super::*;
-use crate::qos::params::{condition, flags};
+use crate::qos::params::{QosParameters, condition, flags};
 use std::vec::Vec;
+
+/// The remote set of `d`, checked against its in-place conversion and its counts.
+fn checked(d: &DcbxTlvs<'_>) -> Remote {
+    let r = d.to_remote();
+    let mut in_place = QosParameters {
+        flags: 0xFFFF_FFFF,
+        pfc_enable: 0xFF,
+        ..QosParameters::default()
+    };
+    assert_eq!(d.write_remote(&mut in_place), r.recommendation);
+    assert_eq!(in_place, r.params);
+    assert_eq!(d.unconvertible(), (r.ets_dropped, r.apps_skipped));
+    r
+}
 
 /// A PDU: Chassis ID (MAC), Port ID, TTL, then `extra` TLVs (type 127 values), then End.
 fn pdu(ttl: u16, extra: &[&[u8]]) -> Vec<u8> {
@@ -84,7 +98,7 @@ fn round_trip_every_dcbx_tlv() {
     assert_eq!(p.dcbx.pfc, Some(pfc));
     assert_eq!(p.dcbx.app.unwrap().entries().collect::<Vec<_>>(), apps);
 
-    let r = p.dcbx.to_remote();
+    let r = checked(&p.dcbx);
     assert_eq!(
         r.params.flags,
         flags::WILLING
@@ -133,14 +147,14 @@ fn unusual_ets_values_are_left_out_and_counted() {
     let mut e = ets();
     e.prio_tc[0] = 15; // reserved nibble
     let bytes = pdu(120, &[&e.emit(false)]);
-    let r = Lldpdu::parse(&bytes).unwrap().dcbx.to_remote();
+    let r = checked(&Lldpdu::parse(&bytes).unwrap().dcbx);
     assert_eq!(r.ets_dropped, 1);
     assert_eq!(r.params.flags & flags::ETS_CONFIGURED, 0);
     assert_eq!(r.params.flags & flags::WILLING, flags::WILLING);
     let mut e = ets();
     e.tsa[1] = 255; // vendor specific
     let bytes = pdu(120, &[&e.emit(true)]);
-    let r = Lldpdu::parse(&bytes).unwrap().dcbx.to_remote();
+    let r = checked(&Lldpdu::parse(&bytes).unwrap().dcbx);
     assert_eq!((r.ets_dropped, r.recommendation), (1, None));
 }
 
@@ -170,10 +184,7 @@ fn dscp_and_reserved_selectors_are_skipped() {
     ];
     let mut app = [0u8; 64];
     let n = AppTlv::emit(&apps, &mut app).unwrap();
-    let r = Lldpdu::parse(&pdu(120, &[&app[..n]]))
-        .unwrap()
-        .dcbx
-        .to_remote();
+    let r = checked(&Lldpdu::parse(&pdu(120, &[&app[..n]])).unwrap().dcbx);
     assert_eq!(r.apps_skipped, 2);
     let c = r.params.classifications.as_slice();
     assert_eq!(c.len(), 2);
@@ -194,10 +205,7 @@ fn more_than_64_applications_are_counted_not_kept() {
         .collect();
     let mut app = [0u8; 511];
     let n = AppTlv::emit(&apps, &mut app).unwrap();
-    let r = Lldpdu::parse(&pdu(120, &[&app[..n]]))
-        .unwrap()
-        .dcbx
-        .to_remote();
+    let r = checked(&Lldpdu::parse(&pdu(120, &[&app[..n]])).unwrap().dcbx);
     assert_eq!((r.params.classifications.len(), r.apps_skipped), (64, 36));
     assert!(
         AppTlv::emit(&[AppEntry::default(); 169], &mut [0u8; 1024]).is_none(),
@@ -269,7 +277,7 @@ fn unknown_tlvs_and_other_ouis_are_skipped() {
     assert_eq!(Lldpdu::parse(&padded).unwrap().ttl, 0);
 }
 
-fn operational() -> crate::qos::params::QosParameters {
+fn operational() -> QosParameters {
     use crate::qos::params::{Classification, QosParameters};
     let mut p = QosParameters {
         flags: flags::ALL_CONFIGURED,
@@ -342,7 +350,7 @@ fn the_transmitted_lldpdu_carries_the_operational_configuration() {
         ]
     );
     // What a peer makes of it is what was sent.
-    let r = p.dcbx.to_remote();
+    let r = checked(&p.dcbx);
     assert_eq!(
         (r.params.prio_tc, r.params.tc_bw, r.params.tsa),
         (params.prio_tc, params.tc_bw, params.tsa)

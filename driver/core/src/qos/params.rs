@@ -214,6 +214,15 @@ impl QosParameters {
         changed
     }
 
+    /// Whether the two sets' groups have the same content (their flags aside): what
+    /// `a.content() == b.content()` says, without copying either set.
+    #[must_use]
+    pub fn same_content(&self, other: &QosParameters) -> bool {
+        ets_group(self) == ets_group(other)
+            && self.pfc_enable == other.pfc_enable
+            && self.classifications == other.classifications
+    }
+
     /// The same set with its groups' content only (flags cleared): what "differs" compares.
     #[must_use]
     pub fn content(&self) -> Self {
@@ -329,6 +338,27 @@ mod tests {
         let mut c = a;
         c.classifications = Classifications::default();
         assert_eq!(c.changed_from(Some(&a)), flags::CLASSIFICATION_CHANGED);
+    }
+
+    #[test]
+    fn same_content_is_content_equality() {
+        let a = sample();
+        let mut b = a;
+        b.flags = flags::WILLING | flags::ETS_CHANGED;
+        assert!(a.same_content(&b) && a.content() == b.content());
+        let variants: [fn(&mut QosParameters); 6] = [
+            |p| p.num_tcs = 7,
+            |p| p.prio_tc[7] = 0,
+            |p| p.tc_bw[0] = 14,
+            |p| p.tsa[1] = tsa::STRICT,
+            |p| p.pfc_enable = 1,
+            |p| p.classifications = Classifications::default(),
+        ];
+        for change in variants {
+            let mut c = a;
+            change(&mut c);
+            assert!(!a.same_content(&c) && a.content() != c.content());
+        }
     }
 
     #[test]

@@ -58,9 +58,10 @@ impl EtsGroup {
     }
 }
 
-/// What the DCBX engine (or, until it exists, the simulator playing a peer) hands the adapter.
+/// What the simulator playing a peer (and the shell, for a peer's TTL) hands the adapter.
 /// (`Received` is much larger than `TtlExpired`; the events are passed by value once each and
-/// never stored, so the size difference costs nothing worth a box.)
+/// never stored, so the size difference costs nothing worth a box. The DCBX agent hands its
+/// peers' sets over with [`QosState::remote_received`] instead, written in place.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(
     clippy::large_enum_variant,
@@ -86,6 +87,19 @@ pub enum RemoteEvent {
         /// The peer.
         peer: [u8; 6],
     },
+}
+
+/// A remote input the shell hands the QoS state under its lock: a [`RemoteEvent`], or the DCBX
+/// agent's event (`lldp::agent::PeerEvent`), whose parameter set is written in place.
+pub trait RemoteInput {
+    /// Applies the input to `qos` (spec §5.2, §5.3); the indications it calls for.
+    fn apply(self, qos: &mut QosState) -> Indications;
+}
+
+impl RemoteInput for RemoteEvent {
+    fn apply(self, qos: &mut QosState) -> Indications {
+        qos.remote_event(self)
+    }
 }
 
 /// The indications one change calls for (each already carrying its flags).
@@ -180,7 +194,12 @@ pub struct QosState {
     factory: QosParameters,
     local: QosParameters,
     willing: bool,
-    remote: Option<(QosParameters, Option<EtsGroup>)>,
+    /// The valid remote set (zero-filled when there is none: see `remote_valid`).
+    remote: QosParameters,
+    /// The valid remote set's ETS Recommendation.
+    remote_recommendation: Option<EtsGroup>,
+    /// Whether a valid remote set is held in `remote`.
+    remote_valid: bool,
     pfc_local_wins: bool,
     peers: [Option<[u8; 6]>; MAX_PEERS],
     invalid_until_quiet: bool,
@@ -203,7 +222,9 @@ impl QosState {
         factory: QosParameters::ZERO,
         local: QosParameters::ZERO,
         willing: false,
-        remote: None,
+        remote: QosParameters::ZERO,
+        remote_recommendation: None,
+        remote_valid: false,
         pfc_local_wins: false,
         peers: [None; MAX_PEERS],
         invalid_until_quiet: false,
@@ -230,6 +251,8 @@ impl QosState {
             local,
             willing: willing_,
             remote,
+            remote_recommendation,
+            remote_valid,
             pfc_local_wins,
             peers,
             invalid_until_quiet,
@@ -241,14 +264,16 @@ impl QosState {
         *factory_ = factory(&caps);
         *local = *factory_;
         *willing_ = willing;
-        *remote = None;
+        *remote = QosParameters::ZERO;
+        *remote_recommendation = None;
+        *remote_valid = false;
         *pfc_local_wins = false;
         *peers = [None; MAX_PEERS];
         *invalid_until_quiet = false;
         *operational = factory_.content();
         *last_operational = None;
         *last_remote = None;
-        self.operational = self.resolve();
+        self.resolve();
     }
 
     /// The operational set in force (what the NIC applies; the classifier snapshot's source).
@@ -282,50 +307,72 @@ impl QosState {
 
     /// The first operational indication, at initialize when `*QOS` = 1 (spec §2.2, §5.1).
     pub fn initial(&mut self) -> Indications {
-        Indications {
-            operational: self.operational_change(),
-            remote: None,
-        }
+        let operational = self.operational_change();
+        self.indications(operational, false)
     }
 
     /// Applies an accepted `OID_QOS_PARAMETERS` (spec §3.5, §4.2, §4.3).
     pub fn set_local(&mut self, params: QosParameters) -> Indications {
         self.local = params;
         self.willing = params.flags & flags::WILLING != 0;
-        self.operational = self.resolve();
-        Indications {
-            operational: self.operational_change(),
-            remote: None,
-        }
+        self.resolve();
+        let operational = self.operational_change();
+        self.indications(operational, false)
     }
 
     /// Applies a remote event (spec §5.2, §5.3).
     pub fn remote_event(&mut self, event: RemoteEvent) -> Indications {
-        let remote = match event {
+        // Matched in place: the parameter set is copied once, into the state.
+        match &event {
             RemoteEvent::Received {
                 peer,
                 params,
                 recommendation,
                 pfc_local_wins,
-            } => {
-                self.pfc_local_wins = pfc_local_wins;
-                self.received(peer, params, recommendation)
-            }
-            RemoteEvent::TtlExpired { peer } => self.expired(peer),
-        };
-        self.operational = self.resolve();
-        Indications {
-            operational: self.operational_change(),
-            remote,
+            } => self.remote_received(*peer, *pfc_local_wins, |remote| {
+                *remote = *params;
+                *recommendation
+            }),
+            RemoteEvent::TtlExpired { peer } => self.remote_expired(*peer),
         }
     }
 
-    fn received(
+    /// A peer's DCBX TLVs were received (spec §5.2, §5.3): `fill` writes the peer's parameters
+    /// into the state's remote set (zero-filled first; no set on the stack) and returns its ETS
+    /// Recommendation. `fill` is not called when the remote set is invalid (a second peer).
+    /// `pfc_local_wins` as in [`RemoteEvent::Received`].
+    pub fn remote_received(
         &mut self,
         peer: [u8; 6],
-        params: QosParameters,
-        recommendation: Option<EtsGroup>,
-    ) -> Option<QosParameters> {
+        pfc_local_wins: bool,
+        fill: impl FnOnce(&mut QosParameters) -> Option<EtsGroup>,
+    ) -> Indications {
+        self.pfc_local_wins = pfc_local_wins;
+        self.clear_remote();
+        if self.heard(peer) {
+            self.remote_recommendation = fill(&mut self.remote);
+            self.remote_valid = true;
+        }
+        self.remote_changed()
+    }
+
+    /// The LLDP TTL of `peer` expired (spec §5.2).
+    pub fn remote_expired(&mut self, peer: [u8; 6]) -> Indications {
+        for slot in &mut self.peers {
+            if *slot == Some(peer) {
+                *slot = None;
+            }
+        }
+        if self.peers.iter().all(Option::is_none) {
+            self.invalid_until_quiet = false;
+        }
+        self.clear_remote();
+        self.remote_changed()
+    }
+
+    /// Records `peer` as heard; whether the remote set it sent is valid (not while two peers
+    /// have been heard, until every peer heard has expired).
+    fn heard(&mut self, peer: [u8; 6]) -> bool {
         let known = self.peers.iter().flatten().any(|p| *p == peer);
         if !known {
             match self.peers.iter_mut().find(|p| p.is_none()) {
@@ -336,93 +383,121 @@ impl QosState {
         if self.peers.iter().flatten().count() > 1 {
             self.invalid_until_quiet = true;
         }
-        if self.invalid_until_quiet {
-            self.remote = None;
-            return self.remote_change(QosParameters::default());
-        }
-        self.remote = Some((params, recommendation));
-        self.remote_change(params)
+        !self.invalid_until_quiet
     }
 
-    fn expired(&mut self, peer: [u8; 6]) -> Option<QosParameters> {
-        for slot in &mut self.peers {
-            if *slot == Some(peer) {
-                *slot = None;
-            }
-        }
-        if self.peers.iter().all(Option::is_none) {
-            self.invalid_until_quiet = false;
-        }
-        self.remote = None;
-        self.remote_change(QosParameters::default())
+    /// No valid remote set: the zero-filled one.
+    fn clear_remote(&mut self) {
+        self.remote = QosParameters::ZERO;
+        self.remote_recommendation = None;
+        self.remote_valid = false;
     }
 
-    /// The remote indication for `params`, unless it repeats the last one. A zero-filled set
-    /// (invalidation) is indicated only after a non-zero one.
-    fn remote_change(&mut self, params: QosParameters) -> Option<QosParameters> {
-        // Few sets on the stack: each is 432 bytes, and a kernel stack has 24 KiB in all.
-        let zero = params == QosParameters::ZERO;
+    /// The remote set was updated in place: the remote indication it calls for, then the
+    /// operational set resolved again and its indication. Out of line, so that its callers'
+    /// and its callees' frames stay apart.
+    #[inline(never)]
+    fn remote_changed(&mut self) -> Indications {
+        let remote = self.remote_change();
+        self.resolve();
+        let operational = self.operational_change();
+        self.indications(operational, remote)
+    }
+
+    /// The indications for the sets just recorded as indicated (`last_operational`,
+    /// `last_remote`), built in the caller's return slot.
+    fn indications(&self, operational: bool, remote: bool) -> Indications {
+        Indications {
+            operational: if operational {
+                self.last_operational
+            } else {
+                None
+            },
+            remote: if remote { self.last_remote } else { None },
+        }
+    }
+
+    /// Whether the remote set (`self.remote`: the peer's, or the zero-filled one) calls for a
+    /// remote indication: not when it repeats the last one, and a zero-filled set
+    /// (invalidation) only after a non-zero one. If so, it is recorded in `last_remote`
+    /// with its CHANGED bits. Compared in place: a set is 432 bytes, a kernel stack 24 KiB.
+    fn remote_change(&mut self) -> bool {
+        let params = &self.remote;
+        let zero = *params == ZERO_SET;
         let last = self.last_remote.as_ref();
-        if zero && last.is_none_or(|l| l.content() == QosParameters::ZERO) {
-            return None;
+        if zero && last.is_none_or(|l| l.same_content(&ZERO_SET)) {
+            return false;
         }
         if last.is_some_and(|l| {
-            l.content() == params.content()
+            l.same_content(params)
                 && (l.flags & !flags::ALL_CHANGED) == (params.flags & !flags::ALL_CHANGED)
         }) {
-            return None;
+            return false;
         }
-        // `changed_from` compares the groups' content only, never the flags: the sets need not
-        // be copied without their flags first.
-        let changed = if zero {
-            // Only the groups that held something before changed.
-            last.map_or(0, |l| QosParameters::ZERO.changed_from(Some(l)))
-        } else {
-            params.changed_from(last)
-        };
-        let mut indicated = params;
-        indicated.flags = (params.flags & !flags::ALL_CHANGED) | changed;
-        self.last_remote = Some(indicated);
-        Some(indicated)
+        // `changed_from` compares the groups' content only, never the flags. (A zero-filled
+        // set gets here only after a previous one: only the groups that held something
+        // changed.)
+        let indicated_flags = (params.flags & !flags::ALL_CHANGED) | params.changed_from(last);
+        self.last_remote = Some(self.remote);
+        if let Some(l) = self.last_remote.as_mut() {
+            l.flags = indicated_flags;
+        }
+        true
     }
 
-    fn operational_change(&mut self) -> Option<QosParameters> {
-        let content = self.operational.content();
-        let previous = self.last_operational.map(|p| p.content());
-        if previous == Some(content) {
-            return None;
+    /// Whether the operational set differs (in content) from the last one indicated; if so, it
+    /// is recorded in `last_operational` with every CONFIGURED bit and its CHANGED bits.
+    fn operational_change(&mut self) -> bool {
+        let last = self.last_operational.as_ref();
+        if last.is_some_and(|l| l.same_content(&self.operational)) {
+            return false;
         }
-        let mut indicated = content;
-        indicated.flags = flags::ALL_CONFIGURED | content.changed_from(previous.as_ref());
-        self.last_operational = Some(indicated);
-        Some(indicated)
+        let indicated_flags = flags::ALL_CONFIGURED | self.operational.changed_from(last);
+        self.last_operational = Some(self.operational);
+        if let Some(l) = self.last_operational.as_mut() {
+            l.flags = indicated_flags;
+        }
+        true
     }
 
-    /// Resolves the operational set (spec §4.2) from local (with the §4.3 overrides) and, when
-    /// Willing and a valid remote set exists, from the remote set.
-    fn resolve(&self) -> QosParameters {
-        let mut op = self.local.content();
-        if self.local.flags & flags::ETS_CONFIGURED == 0 {
-            EtsGroup::of(&self.factory).apply_to(&mut op);
+    /// Resolves the operational set (spec §4.2), in place, from local (with the §4.3 overrides)
+    /// and, when Willing and a valid remote set exists, from the remote set.
+    fn resolve(&mut self) {
+        let Self {
+            caps,
+            factory,
+            local,
+            willing,
+            remote,
+            remote_recommendation,
+            remote_valid,
+            pfc_local_wins,
+            operational: op,
+            ..
+        } = self;
+        *op = *local;
+        op.flags = 0;
+        if local.flags & flags::ETS_CONFIGURED == 0 {
+            EtsGroup::of(factory).apply_to(op);
         }
-        if self.local.flags & flags::PFC_CONFIGURED == 0 {
+        if local.flags & flags::PFC_CONFIGURED == 0 {
             op.pfc_enable = 0;
         }
-        if self.local.flags & flags::CLASSIFICATION_CONFIGURED == 0 {
-            op.classifications = Classifications::default();
+        if local.flags & flags::CLASSIFICATION_CONFIGURED == 0 {
+            op.classifications = Classifications::EMPTY;
         }
-        if let (true, Some((remote, recommendation))) = (self.willing, self.remote.as_ref()) {
-            let ets = match recommendation {
+        if *willing && *remote_valid {
+            let ets = match remote_recommendation {
                 Some(r) => Some(*r),
                 None if remote.flags & flags::ETS_CONFIGURED != 0 => Some(EtsGroup::of(remote)),
                 None => None,
             };
-            if let Some(ets) = ets.filter(|e| self.can_apply_ets(e)) {
-                ets.apply_to(&mut op);
+            if let Some(ets) = ets.filter(|e| can_apply_ets(caps, e)) {
+                ets.apply_to(op);
             }
             if remote.flags & flags::PFC_CONFIGURED != 0
-                && !self.pfc_local_wins
-                && self.can_apply_pfc(remote.pfc_enable)
+                && !*pfc_local_wins
+                && can_apply_pfc(caps, remote.pfc_enable)
             {
                 op.pfc_enable = remote.pfc_enable;
             }
@@ -430,28 +505,21 @@ impl QosState {
                 op.classifications = remote.classifications;
             }
         }
-        op
     }
+}
 
-    fn can_apply_ets(&self, e: &EtsGroup) -> bool {
-        let mut request = [0u8; 52];
-        request[..4].copy_from_slice(&[0xB6, 1, 52, 0]);
-        let _ = crate::wire::bytes::write_at(
-            &mut request,
-            4,
-            &(flags::ETS_CONFIGURED | flags::PFC_CONFIGURED).to_le_bytes(),
-        );
-        let _ = crate::wire::bytes::write_at(&mut request, 8, &e.num_tcs.to_le_bytes());
-        let _ = crate::wire::bytes::write_at(&mut request, 12, &e.prio_tc);
-        let _ = crate::wire::bytes::write_at(&mut request, 20, &e.tc_bw);
-        let _ = crate::wire::bytes::write_at(&mut request, 28, &e.tsa);
-        validate::parse_request(&request, &self.caps).is_ok()
-    }
+/// The zero-filled set, to compare with in place.
+static ZERO_SET: QosParameters = QosParameters::ZERO;
 
-    fn can_apply_pfc(&self, pfc_enable: u32) -> bool {
-        pfc_enable & 0xFFFF_FF00 == 0
-            && pfc_enable.count_ones() <= self.caps.max_pfc_traffic_classes
-    }
+/// Whether the adapter can apply an ETS group: what `OID_QOS_PARAMETERS` would accept for it
+/// (the ETS checks of spec §3.5; the rest of such a request, with PFC off and no element, is
+/// always accepted).
+fn can_apply_ets(caps: &Capabilities, e: &EtsGroup) -> bool {
+    validate::check_ets(e.num_tcs, &e.prio_tc, &e.tc_bw, &e.tsa, caps).is_ok()
+}
+
+fn can_apply_pfc(caps: &Capabilities, pfc_enable: u32) -> bool {
+    pfc_enable & 0xFFFF_FF00 == 0 && pfc_enable.count_ones() <= caps.max_pfc_traffic_classes
 }
 
 #[cfg(test)]
@@ -689,6 +757,74 @@ mod tests {
             .operational
             .unwrap();
         assert_eq!((off.tc_bw[0], off.pfc_enable), (50, 0x08));
+    }
+
+    /// What `can_apply_ets` was: the group as an `OID_QOS_PARAMETERS` request (ETS and PFC
+    /// configured, PFC off, no element), validated.
+    fn accepted_as_request(caps: &Capabilities, e: &EtsGroup) -> bool {
+        let mut request = [0u8; 52];
+        request[..4].copy_from_slice(&[0xB6, 1, 52, 0]);
+        request[4..8]
+            .copy_from_slice(&(flags::ETS_CONFIGURED | flags::PFC_CONFIGURED).to_le_bytes());
+        request[8..12].copy_from_slice(&e.num_tcs.to_le_bytes());
+        request[12..20].copy_from_slice(&e.prio_tc);
+        request[20..28].copy_from_slice(&e.tc_bw);
+        request[28..36].copy_from_slice(&e.tsa);
+        validate::parse_request(&request, caps).is_ok()
+    }
+
+    #[test]
+    fn an_ets_group_is_applicable_exactly_when_a_request_of_it_is_accepted() {
+        // A small deterministic generator over values near every check's edges.
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pick = |r: u64, from: &[u8]| from[usize::try_from(r).unwrap() % from.len()];
+        let mut accepted = 0;
+        for round in 0..20_000 {
+            let caps = Capabilities {
+                max_traffic_classes: u32::try_from(round % 9).unwrap(),
+                max_ets_traffic_classes: u32::try_from((round / 9) % 9).unwrap(),
+                ..CAPS
+            };
+            let n = u32::from(pick(next(), &[0, 1, 2, 3, 4, 8, 9, 200]));
+            let mut e = EtsGroup {
+                num_tcs: n,
+                ..EtsGroup::default()
+            };
+            let tcs = u8::try_from(n.clamp(1, 8)).unwrap();
+            for p in 0..8 {
+                e.prio_tc[p] = if next() % 16 == 0 {
+                    tcs
+                } else {
+                    u8::try_from(next() % u64::from(tcs)).unwrap()
+                };
+            }
+            let share = 100 / tcs;
+            for tc in 0..usize::from(tcs) {
+                e.tsa[tc] = pick(next(), &[2, 2, 2, 2, 0, 1, 3]);
+                e.tc_bw[tc] = if e.tsa[tc] == 0 { 0 } else { share };
+            }
+            e.tc_bw[0] = e.tc_bw[0].wrapping_add(100 - share * tcs);
+            if next() % 8 == 0 {
+                let tc = usize::try_from(next() % 8).unwrap();
+                e.tc_bw[tc] = e.tc_bw[tc].wrapping_add(1);
+            }
+            if next() % 8 == 0 {
+                e.tsa[usize::try_from(next() % 8).unwrap()] = 2;
+            }
+            let applicable = can_apply_ets(&caps, &e);
+            assert_eq!(applicable, accepted_as_request(&caps, &e), "{caps:?} {e:?}");
+            accepted += usize::from(applicable);
+        }
+        assert!(
+            accepted > 1_000,
+            "the generator reaches accepted groups: {accepted}"
+        );
     }
 
     #[test]

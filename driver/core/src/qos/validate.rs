@@ -227,7 +227,9 @@ fn elements(
     Ok(enforced)
 }
 
-fn check_ets(
+/// The ETS group checks of spec §3.5 (also what the QoS state asks of a remote ETS group
+/// before it applies it).
+pub(crate) fn check_ets(
     num_tcs: u32,
     prio_tc: &[u8; 8],
     tc_bw: &[u8; 8],
