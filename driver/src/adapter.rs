@@ -352,10 +352,17 @@ unsafe fn initialize(
 
     let status = set_all_attributes(context, raw);
     if status != NDIS_STATUS_SUCCESS {
-        // SAFETY: initialized above, never acquired yet; the timer was never armed.
-        unsafe { free_locks_and_timer(context) };
+        // SAFETY: initialized above, never acquired yet; the timers were never armed.
+        unsafe { free_locks(context) };
         drop(boxed);
-        return status;
+        // MiniportInitializeEx's DDI page lists SUCCESS, NOT_ACCEPTED, RESOURCES and FAILURE
+        // ("for reasons other than" those): NdisMSetMiniportAttributes' own failure
+        // (NDIS_STATUS_BAD_VERSION, its page's one failure) is not one of them.
+        return if status == NDIS_STATUS_RESOURCES {
+            NDIS_STATUS_RESOURCES
+        } else {
+            NDIS_STATUS_FAILURE
+        };
     }
     for (index, warning) in warnings.iter().enumerate() {
         log::warn(
@@ -369,7 +376,7 @@ unsafe fn initialize(
     }
     if context.core.state.initialized().is_err() {
         // SAFETY: as in the failure path above.
-        unsafe { free_locks_and_timer(context) };
+        unsafe { free_locks(context) };
         drop(boxed);
         return NDIS_STATUS_FAILURE;
     }
@@ -545,19 +552,13 @@ unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
     unsafe { member.write(pm_capabilities()) };
 }
 
-/// Undoes what [`init_context`] made, up to `last`, as a failed initialize always did: the
-/// DCBX timer (never armed) is freed, then the members are dropped, the last made first.
+/// Undoes what [`init_context`] made, up to `last`: the members are dropped, the last made
+/// first (each shell frees what it holds from NDIS, its timer object included).
 ///
 /// # Safety
 /// `place` holds exactly the members `init_context` made up to `last` (none of whose locks was
-/// initialized), and nothing refers to them.
+/// initialized, no timer armed), and nothing refers to them.
 unsafe fn unmake(place: *mut AdapterContext, last: Made) {
-    if last >= Made::Dcbx {
-        // SAFETY: made (function contract); only a reference to the member is made.
-        let dcbx = unsafe { &(*place).dcbx };
-        // SAFETY: never armed, its lock never initialized.
-        unsafe { dcbx.free_timer() };
-    }
     if last >= Made::Receive {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
@@ -594,11 +595,12 @@ fn first_indication(context: &AdapterContext) {
     crate::qos::deliver::<Posted>(context, first);
 }
 
-/// Frees the spin locks and the DCBX timer made at initialize (halt, or a failed initialize).
+/// Frees the spin locks made at initialize (halt, or a failed initialize); the timer objects go
+/// with the context's drop.
 ///
 /// # Safety
-/// No lock is held, the timer is disarmed with no routine running, and none is used again.
-unsafe fn free_locks_and_timer(context: &AdapterContext) {
+/// No lock is held, the timers are disarmed with no routine running, and none is used again.
+unsafe fn free_locks(context: &AdapterContext) {
     // SAFETY: per the function contract.
     unsafe { context.settings.free() };
     // SAFETY: per the function contract.
@@ -653,7 +655,7 @@ pub unsafe extern "system" fn miniport_halt(
     // SAFETY: the locks were initialized at initialize and no path holds them: NDIS has stopped
     // every other call into this adapter, the wire no longer reaches it, and the DCBX timer is
     // disarmed with its routine finished.
-    unsafe { free_locks_and_timer(context) };
+    unsafe { free_locks(context) };
     // SAFETY: the context came from PoolBox::into_raw at initialize with this handle and tag, and
     // NDIS never uses it after halt.
     let boxed = unsafe {

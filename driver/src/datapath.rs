@@ -2,13 +2,14 @@
 //! `MiniportCancelSend` (netvmini's datapath.c). Runs at up to DISPATCH_LEVEL on any CPU, never
 //! blocks, never allocates.
 //!
-//! Each frame is read through `NdisGetDataBuffer` (headers may span MDLs), classified to an 802.1p
-//! priority and a traffic class by the compiled table the QoS path publishes
-//! (`dcbndk_core::datapath::classify`: the OS's priority from the NBL's 802.1Q info first, then
-//! the operational classification rules), tagged as `*PriorityVLANTag` and `*QOS` say (spec
-//! §6.2), counted (RDMA frames into the NDK counters of this CPU), and queued on the virtual link
-//! (`crate::link`), which puts it on the wire at the link's speed. The NBL completes at once: the
-//! frame was copied. The exception is a frame of a lossless (PFC) priority whose queue is full:
+//! Each frame's header (its first `HEADER_BYTES`) is read through `NdisGetDataBuffer` (headers may
+//! span MDLs) and classified to an 802.1p priority and a traffic class by the compiled table the
+//! QoS path publishes (`dcbndk_core::datapath::classify`: the OS's priority from the NBL's 802.1Q
+//! info first, then the operational classification rules); the whole frame is then copied once,
+//! from the NB's MDLs straight into a transmit buffer of the virtual link (`crate::link`, which
+//! puts it on the wire at the link's speed), tagged there in place as `*PriorityVLANTag` and
+//! `*QOS` say (spec §6.2), and counted (RDMA frames into the NDK counters of this CPU). No frame
+//! is ever copied to the stack (issue 18). The NBL completes at once: the frame was copied. The exception is a frame of a lossless (PFC) priority whose queue is full:
 //! its NBL is held and completes when the frame finds room, so PFC traffic is never dropped; while
 //! any NBL is held, later NBLs are held behind it, keeping the order of every priority.
 //!
@@ -151,15 +152,18 @@ unsafe fn send_or_hold(
     let mut status = Status::Success;
     // SAFETY: as above.
     for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
-        let mut storage = [0u8; MAX_FRAME];
         // SAFETY: `nb` is a NET_BUFFER of the NBL.
         let length = unsafe { nb_length(nb) };
-        let Some(bytes) = frame(nb, length, &mut storage) else {
+        // Only the header is read here (classification needs no more); the whole frame is read
+        // once, straight into its transmit buffer, by `copy_frame` under the link's lock.
+        let mut storage = [0u8; HEADER_BYTES];
+        // SAFETY: `nb` is a NET_BUFFER of the NBL; `header` is last used below while the NBL is
+        // still ours (not held, not completed).
+        let Some((len, header)) = (unsafe { header(nb, length, &mut storage) }) else {
             context.core.stats.send_error();
             status = Status::InvalidLength;
             continue;
         };
-        let header = bytes.get(..bytes.len().min(HEADER_BYTES)).unwrap_or(&[]);
         let d = context
             .classifier
             .read(|c| c.classify_header(header, &meta));
@@ -170,7 +174,9 @@ unsafe fn send_or_hold(
             let q = if !retry && s.has_held(priority) {
                 crate::link::Queued::Full
             } else {
-                context.link.enqueue(&mut s, priority, bytes, d.tag)
+                // SAFETY: as above; the NB holds `len` bytes (`header` checked its DataLength).
+                let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
+                context.link.enqueue(&mut s, priority, len, d.tag, fill)
             };
             if q == crate::link::Queued::Full && !retry && !s.hold(priority, nbl as usize) {
                 drop(s);
@@ -205,7 +211,7 @@ unsafe fn send_or_hold(
                 status = Status::InvalidLength;
             }
             crate::link::Queued::Yes(_) => {
-                let to = bytes
+                let to = header
                     .get(..6)
                     .and_then(|d| <[u8; 6]>::try_from(d).ok())
                     .map_or(Destination::Directed, Destination::of);
@@ -399,22 +405,66 @@ unsafe fn net_buffers(nbl: *mut NET_BUFFER_LIST) -> impl Iterator<Item = *mut NE
     })
 }
 
-/// The whole frame, read with `NdisGetDataBuffer` (which copies into `storage` when it spans
-/// MDLs); `None` for a frame shorter than an Ethernet header or longer than `storage`.
-fn frame(nb: *mut NET_BUFFER, length: ULONG, storage: &mut [u8; MAX_FRAME]) -> Option<&[u8]> {
+/// The frame's length and its first `min(length, HEADER_BYTES)` bytes, read with
+/// `NdisGetDataBuffer` (a pointer into the NB's first MDL when they lie there, else a copy into
+/// `storage`); `None` for a frame shorter than an Ethernet header or longer than [`MAX_FRAME`],
+/// or one NDIS cannot read.
+///
+/// # Safety
+/// `nb` is a valid NET_BUFFER whose data stays valid and unchanged while the returned bytes are
+/// used (the miniport owns its NBL until it completes it).
+unsafe fn header(
+    nb: *mut NET_BUFFER,
+    length: ULONG,
+    storage: &mut [u8; HEADER_BYTES],
+) -> Option<(usize, &[u8])> {
     let len = usize::try_from(length).ok()?;
     if len < usize::try_from(ETHERNET_HEADER).ok()? || len > MAX_FRAME {
         return None;
     }
-    // SAFETY: `nb` is a valid NET_BUFFER (caller); `storage` has room for `length` bytes; no
-    // alignment is asked for.
-    let data = unsafe { NdisGetDataBuffer(nb, length, storage.as_mut_ptr().cast(), 1, 0) };
+    let wanted = len.min(HEADER_BYTES);
+    let needed = ULONG::try_from(wanted).ok()?;
+    // SAFETY: `nb` is a valid NET_BUFFER of `length` >= `needed` bytes (function contract);
+    // `storage` has room for `needed` (<= HEADER_BYTES) bytes; no alignment is asked for.
+    let data = unsafe { NdisGetDataBuffer(nb, needed, storage.as_mut_ptr().cast(), 1, 0) };
     if data.is_null() {
         return None;
     }
-    // SAFETY: NdisGetDataBuffer returned a pointer to `length` contiguous readable bytes (in the
-    // NB's own memory or in `storage`), valid while the NB is ours (the caller's borrow).
-    Some(unsafe { core::slice::from_raw_parts(data.cast::<u8>(), len) })
+    // SAFETY: NdisGetDataBuffer returned a pointer to `needed` contiguous readable bytes, in the
+    // NB's own memory (valid while they are used, function contract) or in `storage` (borrowed
+    // as long as the result).
+    let bytes = unsafe { core::slice::from_raw_parts(data.cast::<u8>(), wanted) };
+    Some((len, bytes))
+}
+
+/// Copies the first `out.len()` bytes of the NB's data into `out` (a transmit buffer), in one
+/// pass: `NdisGetDataBuffer` is given `out` as its Storage, so a frame that spans MDLs is
+/// gathered straight into it; a frame that lies in one MDL comes back as a pointer into it and
+/// is copied from there. `false` when NDIS cannot read that many bytes.
+///
+/// # Safety
+/// `nb` is a valid NET_BUFFER owned by the miniport (its data stays valid during the call).
+unsafe fn copy_frame(nb: *mut NET_BUFFER, out: &mut [u8]) -> bool {
+    let Ok(needed) = ULONG::try_from(out.len()) else {
+        return false;
+    };
+    let storage = out.as_mut_ptr();
+    // SAFETY: `nb` is a valid NET_BUFFER (function contract); Storage is `out`, which has room
+    // for the `needed` bytes asked for; no alignment is asked for. NDIS fails the call (NULL)
+    // when the NB holds fewer bytes.
+    let data = unsafe { NdisGetDataBuffer(nb, needed, storage.cast(), 1, 0) }.cast::<u8>();
+    if data.is_null() {
+        return false;
+    }
+    if data != storage {
+        // SAFETY: NdisGetDataBuffer returned a pointer to `needed` contiguous readable bytes in
+        // the NB's own memory, valid during the call (function contract). They do not overlap
+        // `out`: that is a transmit buffer of the link (pool memory no MDL describes: the only
+        // MDLs the driver makes are over its receive buffers), off the free list and ours.
+        let bytes = unsafe { core::slice::from_raw_parts(data, out.len()) };
+        out.copy_from_slice(bytes);
+    }
+    true
 }
 
 /// `MiniportCancelSend` (<= DISPATCH_LEVEL): the NBLs held for room on the link whose

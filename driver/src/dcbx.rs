@@ -55,24 +55,14 @@ impl DcbxShell {
         unsafe { self.agent.initialize() };
     }
 
-    /// Frees the timer and the lock (halt, after [`stop`]).
+    /// Frees the agent's lock (halt, after [`stop`]). The timer object is freed when the shell
+    /// is dropped.
     ///
     /// # Safety
-    /// The agent is stopped and no timer routine runs; nothing uses `self` afterwards.
+    /// The agent is stopped and no timer routine runs; nothing uses the lock afterwards.
     pub unsafe fn free(&self) {
-        // SAFETY: per the function contract.
-        unsafe { self.free_timer() };
-        // SAFETY: initialized at initialize, not held.
+        // SAFETY: initialized at initialize, not held (function contract).
         unsafe { self.agent.free() };
-    }
-
-    /// Frees the timer object only (initialize failing before the lock was set up).
-    ///
-    /// # Safety
-    /// The timer is disarmed with no routine running; it is not used again.
-    pub unsafe fn free_timer(&self) {
-        // SAFETY: per the function contract.
-        unsafe { self.timer.free() };
     }
 
     /// The agent's counters and state (for logs and tests through the driver's rlib).
@@ -191,7 +181,8 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
     if !context.core.config.qos.is_enabled() {
         return false;
     }
-    // One outcome on the stack (it carries a parameter set): no tuple of it to unpack.
+    // The outcome is small: a peer's parameters stay in the frame's TLVs until the QoS state
+    // converts them into its own remote set, under its lock (`qos::remote_event`).
     let mut a = context.dcbx.agent.lock();
     let outcome = a.receive(frame, now_ms());
     let deadline = a.next_deadline_ms();

@@ -419,24 +419,14 @@ impl LinkShell {
         unsafe { self.state.get().initialize() };
     }
 
-    /// Frees the lock and the timer (halt, after [`stop`]).
+    /// Frees the lock (halt, after [`stop`]). The timer object is freed when the link is
+    /// dropped.
     ///
     /// # Safety
-    /// The timer is disarmed with no routine running; nothing uses the link afterwards.
+    /// The timer is disarmed with no routine running; nothing uses the lock afterwards.
     pub unsafe fn free(&self) {
-        // SAFETY: per the function contract.
-        unsafe { self.free_timer() };
-        // SAFETY: initialized at initialize, not held.
+        // SAFETY: initialized at initialize, not held (function contract).
         unsafe { self.state.get().free() };
-    }
-
-    /// Frees the timer only (a failed initialize, before the lock was set up).
-    ///
-    /// # Safety
-    /// The timer is disarmed with no routine running.
-    pub unsafe fn free_timer(&self) {
-        // SAFETY: per the function contract.
-        unsafe { self.timer.free() };
     }
 
     /// Becomes the one retrier of held NBLs; `false` if another one is.
@@ -556,9 +546,18 @@ impl LinkShell {
         discarded
     }
 
-    /// Queues `frame` on `priority`, applying `tag` as it is copied into its transmit buffer.
-    /// The caller holds the state lock.
-    pub fn enqueue(&self, state: &mut State, priority: u8, frame: &[u8], tag: TagAction) -> Queued {
+    /// Queues a frame of `len` bytes on `priority`: `fill` writes it straight into its transmit
+    /// buffer (the slice it gets is exactly `len` bytes, behind the room for a tag; `false`: the
+    /// frame could not be read, and is dropped), then `tag` is applied in place. The caller holds
+    /// the state lock.
+    pub fn enqueue(
+        &self,
+        state: &mut State,
+        priority: u8,
+        len: usize,
+        tag: TagAction,
+        fill: impl FnOnce(&mut [u8]) -> bool,
+    ) -> Queued {
         if !state.has_room(priority) {
             return Queued::Full;
         }
@@ -577,9 +576,9 @@ impl LinkShell {
             .and_then(|buffer| {
                 // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
                 let out = unsafe { &mut *buffer.get() };
-                let end = TAG_ROOM.checked_add(frame.len())?;
-                out.get_mut(TAG_ROOM..end)?.copy_from_slice(frame);
-                tag_in_place(out, frame.len(), tag)
+                let end = TAG_ROOM.checked_add(len)?;
+                fill(out.get_mut(TAG_ROOM..end)?).then_some(())?;
+                tag_in_place(out, len, tag)
             });
         let (Some((start, len)), Some(recorded)) =
             (written, state.frames.get_mut(usize::from(slot)))

@@ -7,6 +7,10 @@
 //! already queued (re-armed: still one run); a successful cancel takes one back; each run takes
 //! one back when the routine ends ([`Timer::routine_done`]). [`Timer::stop`] cancels and waits
 //! for 0.
+//!
+//! A [`Timer`] owns its timer object: dropping it stops it and frees the object (issue 19: a
+//! failed initialize that dropped the DCBX and link shells used to leave both objects
+//! allocated, because freeing was a separate call every failure path had to remember).
 
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicI32, Ordering};
@@ -40,7 +44,8 @@ pub fn now_ns() -> u64 {
 /// How long a stop sleeps between looks at the runs still to come.
 const STOP_POLL_MICROSECONDS: u32 = 50;
 
-/// An NDIS timer object.
+/// An NDIS timer object, freed when the value is dropped. Its owner drops it at PASSIVE_LEVEL
+/// (halt, or a failed initialize), once nothing arms it any more.
 pub struct Timer {
     handle: NDIS_HANDLE,
     runs_to_come: AtomicI32,
@@ -67,7 +72,11 @@ impl Timer {
         // SAFETY: a valid handle, characteristics and out pointer for the duration of the call.
         let status =
             unsafe { NdisAllocateTimerObject(owner, &raw mut characteristics, &raw mut handle) };
-        (status == NDIS_STATUS_SUCCESS && !handle.is_null()).then_some(Self {
+        // Built only for an allocated object: a `Timer` frees its object when dropped.
+        if status != NDIS_STATUS_SUCCESS || handle.is_null() {
+            return None;
+        }
+        Some(Self {
             handle,
             runs_to_come: AtomicI32::new(0),
         })
@@ -110,13 +119,15 @@ impl Timer {
             unsafe { NdisMSleep(STOP_POLL_MICROSECONDS) };
         }
     }
+}
 
-    /// `NdisFreeTimerObject` (PASSIVE_LEVEL).
-    ///
-    /// # Safety
-    /// [`Timer::stop`] returned (or the timer was never armed); it is not used again.
-    pub unsafe fn free(&self) {
-        // SAFETY: per the function contract.
+impl Drop for Timer {
+    /// Stops the timer (a no-op when it is not armed) and frees its object (PASSIVE_LEVEL).
+    fn drop(&mut self) {
+        self.stop();
+        // SAFETY: the object came from NdisAllocateTimerObject in `new` and is freed once, here;
+        // `stop` returned, so it is not armed and no routine of it runs, and nothing arms it
+        // again (the type's contract); the owner drops it at PASSIVE_LEVEL.
         unsafe { NdisFreeTimerObject(self.handle) };
     }
 }

@@ -28,7 +28,10 @@ use dcbndk::ffi::status::{
 use super::{
     Case, CaseResult, Group, ensure, expect_eq, finish, frame, registry_with, started, sz,
 };
+use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::{Adapter, RegValue, Registry, Sim};
+use dcbndk::ffi::ntddndis::OID_QOS_PARAMETERS;
+use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 
 /// The group.
 #[must_use]
@@ -101,6 +104,10 @@ fn cases() -> Vec<Case> {
         Case::new(
             "send: a frame shorter than an Ethernet header fails alone",
             runt_frame,
+        ),
+        Case::new(
+            "send: frames cut into MDLs inside the header and the payload reach the wire byte for byte, tagged and untagged",
+            sends_over_mdl_chains,
         ),
         Case::new(
             "send: a send that reaches a paused miniport completes with NDIS_STATUS_PAUSED",
@@ -644,6 +651,169 @@ fn runt_frame() -> CaseResult {
     expect_eq("OID_GEN_XMIT_OK", counter(&a, OID_GEN_XMIT_OK)?, 1)?;
     finish(a)?;
     Ok(None)
+}
+
+/// A UDP frame of `len` bytes from `src` to `dst` and UDP port `port`, with an 802.1Q tag of TCI
+/// `tci` after the MAC addresses when given; its payload is a byte pattern, so that a misplaced
+/// or missing piece shows.
+fn udp_frame(dst: [u8; 6], src: [u8; 6], tci: Option<u16>, port: u16, len: usize) -> Vec<u8> {
+    let mut f = [dst, src].concat();
+    if let Some(tci) = tci {
+        f.extend_from_slice(&[0x81, 0x00]);
+        f.extend_from_slice(&tci.to_be_bytes());
+    }
+    f.extend_from_slice(&[0x08, 0x00]);
+    let total = len - f.len();
+    let mut ip: Vec<u8> = (0..total).map(|i| (i * 7 + 3) as u8).collect();
+    ip[..20].copy_from_slice(&[0; 20]);
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&[10, 0, 0, 1]);
+    ip[16..20].copy_from_slice(&[10, 0, 0, 2]);
+    ip[20..22].copy_from_slice(&49152u16.to_be_bytes());
+    ip[22..24].copy_from_slice(&port.to_be_bytes());
+    ip[24..26].copy_from_slice(&((total - 20) as u16).to_be_bytes());
+    ip[26..28].copy_from_slice(&[0, 0]);
+    f.extend(ip);
+    f
+}
+
+/// Issue 18: the driver reads only the header to classify and copies the frame from the MDL
+/// chain straight into its transmit buffer, tagging it there. Frames cut into 3 to 5 MDLs
+/// (inside the MAC addresses, the EtherType or 802.1Q tag, the IPv4 and UDP headers, around the
+/// 128 bytes read for classification, in the payload) reach a capture adapter on the wire
+/// (`*PriorityVLANTag` 0: it keeps tags) exactly as the same frames in one MDL do, and as the
+/// classification says: UDP port 5003 (priority 3) gets a tag inserted or its tag's PCP
+/// rewritten; port 9999 (no rule) leaves untagged or with its own tag; too long and too short
+/// frames fail alone; the statistics count every frame once.
+fn sends_over_mdl_chains() -> CaseResult {
+    const DUT: [u8; 6] = [0x02, 0, 0, 0, 0, 0x31];
+    const PEER: [u8; 6] = [0x02, 0, 0, 0, 0, 0x32];
+    let wire = fresh_manual_wire();
+    let on_wire = |mac: [u8; 6], qos: &str, tagging: &str| {
+        let mut r = Registry::inf_defaults();
+        r.on_wire(wire)
+            .set_sz(
+                "NetworkAddress",
+                &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
+            )
+            .set_sz("*QOS", qos)
+            .set_sz("*PriorityVLANTag", tagging);
+        started(r)
+    };
+    let dut = on_wire(DUT, "1", "3")?;
+    let capture = match on_wire(PEER, "0", "0") {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = finish(dut);
+            return Err(e);
+        }
+    };
+    let result = (|| -> CaseResult {
+        let promiscuous = NDIS_PACKET_TYPE_PROMISCUOUS.to_le_bytes();
+        expect_eq(
+            "capture promiscuous",
+            capture
+                .set(OID_GEN_CURRENT_PACKET_FILTER, &promiscuous)
+                .status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        let request = super::qos::Request {
+            flags: 0x0002_0202,
+            num_tcs: 2,
+            prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
+            bw: [50, 50, 0, 0, 0, 0, 0, 0],
+            tsa: [2, 2, 0, 0, 0, 0, 0, 0],
+            pfc: 0,
+            elements: vec![(3, 5003, 3)],
+        };
+        let bytes = request.bytes();
+        expect_eq(
+            "OID_QOS_PARAMETERS (UDP 5003 -> priority 3)",
+            dut.method(OID_QOS_PARAMETERS, &bytes, bytes.len()).status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        // (frame, what the wire must carry)
+        let untagged = udp_frame(PEER, DUT, None, 5003, 1000);
+        let mut inserted = untagged[..12].to_vec();
+        inserted.extend_from_slice(&[0x81, 0x00, 0x60, 0x00]);
+        inserted.extend_from_slice(&untagged[12..]);
+        let tagged = udp_frame(PEER, DUT, Some(0x0005), 5003, 1000);
+        let mut rewritten = tagged.clone();
+        rewritten[14] = 0x60;
+        let plain = udp_frame([0xFF; 6], DUT, None, 9999, 600);
+        let own_tag = udp_frame(PEER, DUT, Some(0xC007), 9999, 600);
+        let cases = [
+            ("untagged, UDP 5003: tag inserted", untagged, inserted),
+            ("tagged PCP 0, UDP 5003: PCP rewritten", tagged, rewritten),
+            (
+                "untagged broadcast, UDP 9999: untagged",
+                plain.clone(),
+                plain,
+            ),
+            ("tagged PCP 6, UDP 9999: left", own_tag.clone(), own_tag),
+        ];
+        let splits: [&[usize]; 4] = [&[], &[13, 700], &[5, 15, 40, 599], &[64, 128, 129]];
+        for split in splits {
+            for (what, frame, wanted) in &cases {
+                let sent = dut.send(std::slice::from_ref(frame), split);
+                expect_eq(
+                    &format!("{what}, MDLs cut at {split:?}: status"),
+                    sent.statuses,
+                    vec![NDIS_STATUS_SUCCESS],
+                )?;
+                advance(wire, 1);
+                let seen: Vec<Vec<u8>> = capture
+                    .received()
+                    .into_iter()
+                    .map(|r| r.bytes)
+                    .filter(|b| {
+                        b.get(6..12) == Some(&DUT[..]) && b.get(12..14) != Some(&[0x88, 0xCC])
+                    })
+                    .collect();
+                ensure(seen.len() == 1 && seen[0] == *wanted, || {
+                    format!(
+                        "{what}, MDLs cut at {split:?}: the wire carried {:02x?}, expected {wanted:02x?}",
+                        seen
+                    )
+                })?;
+            }
+        }
+        let long = udp_frame(PEER, DUT, None, 5003, 1519);
+        let runt = vec![0xFF; 13];
+        expect_eq(
+            "a 1519-byte and a 13-byte frame cut into MDLs, and a good one",
+            dut.send(&[long, runt, cases[0].1.clone()], &[5, 13, 700])
+                .statuses,
+            vec![
+                NDIS_STATUS_INVALID_LENGTH,
+                NDIS_STATUS_INVALID_LENGTH,
+                NDIS_STATUS_SUCCESS,
+            ],
+        )?;
+        advance(wire, 1);
+        let stats = dut.query(dcbndk::ffi::ntddndis::OID_GEN_STATISTICS, 152);
+        let u = |i: usize| {
+            u64::from_le_bytes(
+                stats.buffer[8 + i * 8..16 + i * 8]
+                    .try_into()
+                    .unwrap_or_default(),
+            )
+        };
+        // NDIS_STATISTICS_INFO: ifHCOutOctets (6), Ucast (7), Broadcast (9), ifOutErrors (10).
+        expect_eq(
+            "out octets, unicast, broadcast, errors (the frames as the protocol sent them)",
+            (u(6), u(7), u(9), u(10)),
+            (4 * 3200 + 1000, 4 * 3 + 1, 4, 2),
+        )?;
+        Ok(None)
+    })();
+    let finished = finish(dut).and(finish(capture));
+    let verdict = result?;
+    finished?;
+    Ok(verdict)
 }
 
 fn send_while_paused() -> CaseResult {

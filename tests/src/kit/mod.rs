@@ -7,6 +7,7 @@
 pub mod dcbx;
 pub mod dcbx_interop;
 pub mod lifecycle;
+pub mod low_resources;
 pub mod ndk;
 pub mod oids;
 pub mod qos;
@@ -75,6 +76,7 @@ pub fn groups() -> Vec<Group> {
     groups.push(dcbx_interop::group());
     groups.extend(qos_link::groups());
     groups.push(crate::scenario::group());
+    groups.push(low_resources::group());
     groups
 }
 
@@ -93,14 +95,27 @@ pub struct CaseReport {
     pub duration: f64,
 }
 
+thread_local! {
+    /// What the case running on this thread noted for its report ([`note`]).
+    static NOTE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Notes `text` in the report of the case running on this thread: a passing case's report shows
+/// it as its reason (a case's figures, such as the injection points of `LowResources`).
+pub fn note(text: impl Into<String>) {
+    NOTE.with(|n| *n.borrow_mut() = text.into());
+}
+
 /// Runs one case, turning a panic into a failure.
 #[must_use]
 pub fn run_case(group: &str, case: &Case) -> CaseReport {
+    NOTE.with(|n| n.borrow_mut().clear());
     let start = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| (case.run)()));
     let duration = start.elapsed().as_secs_f64();
+    let noted = NOTE.with(|n| std::mem::take(&mut *n.borrow_mut()));
     let (status, reason) = match result {
-        Ok(Ok(None)) => (Status::Pass, String::new()),
+        Ok(Ok(None)) => (Status::Pass, noted),
         Ok(Ok(Some(why))) => (Status::Skip, why),
         Ok(Err(why)) => (Status::Fail, why),
         Err(panic) => {

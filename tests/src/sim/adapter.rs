@@ -540,52 +540,10 @@ impl Adapter {
     }
 
     fn check_leaks(&self, after: &str) {
-        let handle = self.shared.handle();
-        let leaked: Vec<Allocation> = lock(&super::exports::ALLOCATIONS)
-            .values()
-            .filter(|a| a.owner == handle)
-            .copied()
-            .collect();
-        let mut by_tag: HashMap<u32, (usize, usize)> = HashMap::new();
-        for a in &leaked {
-            let e = by_tag.entry(a.tag).or_default();
-            e.0 += 1;
-            e.1 += a.size;
-        }
-        for (tag, (count, bytes)) in by_tag {
-            self.shared.violations.report(Rule::PoolLeak, format!("after {after}: {count} allocation(s), {bytes} bytes, with pool tag '{}' still allocated", tag_name(tag)));
-        }
-        // I/O work items (issue 5): none may stay allocated, and none may still be queued.
-        let items: Vec<super::exports::WorkItem> = lock(&Sim::get().work_items)
-            .values()
-            .filter(|w| w.owner == handle)
-            .copied()
-            .collect();
-        if items.iter().any(|w| w.queued) {
-            self.shared.violations.report(
-                Rule::WrongContext,
-                format!("after {after}: an I/O work item is still queued"),
-            );
-        }
-        if !items.is_empty() {
-            self.shared.violations.report(
-                Rule::PoolLeak,
-                format!(
-                    "after {after}: {} I/O work item(s) still allocated",
-                    items.len()
-                ),
-            );
-        }
-        // Timer objects, NBL pools and MDLs (issue 8).
-        let timers = super::clock::timers_of(handle);
-        let (pools, mdls) = super::receive::leaks_of(handle);
-        for (what, n) in [("timer object", timers), ("NBL pool", pools), ("MDL", mdls)] {
-            if n != 0 {
-                self.shared.violations.report(
-                    Rule::PoolLeak,
-                    format!("after {after}: {n} {what}(s) still allocated"),
-                );
-            }
+        for (rule, what) in outstanding(self.shared.handle()) {
+            self.shared
+                .violations
+                .report(rule, format!("after {after}: {what}"));
         }
     }
 
@@ -1156,6 +1114,66 @@ impl Adapter {
             }
         }
     }
+}
+
+/// What `owner` (an adapter or driver handle) still has from NDIS, one line per kind, each with
+/// the rule it breaks: pool memory by tag, I/O work items (and one still queued), timer objects,
+/// spin locks, NBL pools, NBLs and MDLs. Empty when nothing is left (the leak check at halt, after
+/// a failed initialize, and after unload).
+#[must_use]
+pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
+    let mut found = Vec::new();
+    let mut by_tag: HashMap<u32, (usize, usize)> = HashMap::new();
+    for a in lock(&super::exports::ALLOCATIONS)
+        .values()
+        .filter(|a| a.owner == owner)
+    {
+        let e = by_tag.entry(a.tag).or_default();
+        e.0 += 1;
+        e.1 += a.size;
+    }
+    let mut tags: Vec<_> = by_tag.into_iter().collect();
+    tags.sort_unstable();
+    for (tag, (count, bytes)) in tags {
+        found.push((
+            Rule::PoolLeak,
+            format!(
+                "{count} allocation(s), {bytes} bytes, with pool tag '{}' still allocated",
+                tag_name(tag)
+            ),
+        ));
+    }
+    // I/O work items (issue 5): none may stay allocated, and none may still be queued.
+    let items: Vec<super::exports::WorkItem> = lock(&Sim::get().work_items)
+        .values()
+        .filter(|w| w.owner == owner)
+        .copied()
+        .collect();
+    if items.iter().any(|w| w.queued) {
+        found.push((
+            Rule::WrongContext,
+            "an I/O work item is still queued".into(),
+        ));
+    }
+    // Timer objects, NBL pools and MDLs (issue 8); spin locks and NBLs (issue 19).
+    let locks = lock(&Sim::get().locks)
+        .values()
+        .filter(|l| l.adapter == owner)
+        .count();
+    let (pools, nbls, mdls) = super::receive::leaks_of(owner);
+    for (what, n) in [
+        ("I/O work item", items.len()),
+        ("timer object", super::clock::timers_of(owner)),
+        ("spin lock", locks),
+        ("NBL pool", pools),
+        ("NBL", nbls),
+        ("MDL", mdls),
+    ] {
+        if n != 0 {
+            found.push((Rule::PoolLeak, format!("{n} {what}(s) still allocated")));
+        }
+    }
+    found
 }
 
 impl Drop for Adapter {

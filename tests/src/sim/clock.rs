@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use dcbndk::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
 use dcbndk::ffi::status::{
-    NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_SUCCESS,
+    NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
 };
 use dcbndk::ffi::timer::{
     NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_CHARACTERISTICS,
@@ -290,6 +290,11 @@ pub unsafe extern "system" fn NdisAllocateTimerObject(
             format!("NdisAllocateTimerObject: header {{{Type:#x}, {Revision}, {Size}}} or NULL TimerFunction"),
         );
         return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // The DDI page: NDIS_STATUS_RESOURCES, "the allocation failed because of insufficient
+    // resources" (sim::faults).
+    if super::faults::fail(super::faults::Export::AllocateTimerObject) {
+        return NDIS_STATUS_RESOURCES;
     }
     let id = Box::into_raw(Box::new(0u64)) as usize;
     lock(&TIMERS).insert(

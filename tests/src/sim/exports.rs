@@ -42,6 +42,7 @@ use dcbndk::ffi::types::{
 };
 
 use super::adapter::{AdapterShared, Allocation, General, Indication, Ndk, OidResult, Phase};
+use super::faults::{self, Export};
 use super::registry::RegValue;
 use super::verifier::{self, DISPATCH_LEVEL, PASSIVE_LEVEL, Rule};
 use super::{DriverRecord, EventLogEntry, Sim, SimLock, as_handle, call_handler, lock};
@@ -273,6 +274,11 @@ pub unsafe extern "system" fn NdisMRegisterMiniportDriver(
         sim().report(None, Rule::BadStructure, "NdisMRegisterMiniportDriver: DirectOidRequestHandler and CancelDirectOidRequestHandler go together");
         return NDIS_STATUS_BAD_CHARACTERISTICS;
     }
+    // The DDI page: NDIS_STATUS_RESOURCES when "a shortage of resources, possibly memory,
+    // prevented" the registration (sim::faults).
+    if faults::fail(Export::RegisterMiniportDriver) {
+        return NDIS_STATUS_RESOURCES;
+    }
     let record = Arc::new(DriverRecord {
         characteristics: chars,
         ndk: Mutex::new(None),
@@ -397,6 +403,10 @@ pub unsafe extern "system" fn NdisSetOptionalHandlers(
         );
         return NDIS_STATUS_INVALID_PARAMETER;
     }
+    // The DDI page: NDIS_STATUS_RESOURCES, "failed due to insufficient resources" (sim::faults).
+    if faults::fail(Export::SetOptionalHandlers) {
+        return NDIS_STATUS_RESOURCES;
+    }
     *lock(&driver.ndk) = Some(ndk);
     NDIS_STATUS_SUCCESS
 }
@@ -448,6 +458,10 @@ pub unsafe extern "system" fn NdisMSetMiniportAttributes(
             format!("attributes of type {:#04x} set twice", h.Type),
         );
         return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // The DDI page names one failure, NDIS_STATUS_BAD_VERSION (sim::faults); nothing is recorded.
+    if faults::fail(Export::SetMiniportAttributes) {
+        return NDIS_STATUS_BAD_VERSION;
     }
     let result = match h.Type {
         NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES => {
@@ -1232,6 +1246,10 @@ pub unsafe extern "system" fn NdisOpenConfigurationEx(
         adapter.violations.report(Rule::BadStructure, "NdisOpenConfigurationEx: only the adapter's own key (Flags 0) is modelled, and the handle pointer must not be NULL");
         return NDIS_STATUS_INVALID_PARAMETER;
     }
+    // The DDI page: NDIS_STATUS_RESOURCES, "failed due to insufficient resources" (sim::faults).
+    if faults::fail(Export::OpenConfiguration) {
+        return NDIS_STATUS_RESOURCES;
+    }
     let state = Box::new(ConfigState {
         adapter,
         parameters: Vec::new(),
@@ -1277,10 +1295,15 @@ pub unsafe extern "system" fn NdisReadConfiguration(
         );
         return;
     }
-    let result = read_configuration(handle, keyword, kind);
-    let (s, v) = match result {
-        Some(p) => (NDIS_STATUS_SUCCESS, p),
-        None => (NDIS_STATUS_FAILURE, null_mut()),
+    // The DDI page: NDIS_STATUS_RESOURCES when "NDIS could not allocate resources, usually enough
+    // memory, to return the requested information" (sim::faults).
+    let (s, v) = if faults::fail(Export::ReadConfiguration) {
+        (NDIS_STATUS_RESOURCES, null_mut())
+    } else {
+        match read_configuration(handle, keyword, kind) {
+            Some(p) => (NDIS_STATUS_SUCCESS, p),
+            None => (NDIS_STATUS_FAILURE, null_mut()),
+        }
     };
     // SAFETY: checked non-NULL above.
     unsafe { status.write(s) };
@@ -1361,6 +1384,10 @@ pub unsafe extern "system" fn NdisReadNetworkAddress(
     }
     let result = (|| {
         if !require_irql(PASSIVE_LEVEL, "NdisReadNetworkAddress") {
+            return None;
+        }
+        // The DDI page has SUCCESS and FAILURE only: the failure injected is FAILURE (sim::faults).
+        if faults::fail(Export::ReadNetworkAddress) {
             return None;
         }
         let mut configs = lock(&sim().configs);
@@ -1466,6 +1493,10 @@ pub unsafe extern "system" fn NdisAllocateMemoryWithTagPriority(
     if size == 0 {
         return null_mut();
     }
+    // The DDI page: NULL "if sufficient nonpaged memory is currently unavailable" (sim::faults).
+    if faults::fail(Export::AllocateMemory) {
+        return null_mut();
+    }
     // SAFETY: a non-zero-sized layout.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
     if !ptr.is_null() {
@@ -1569,7 +1600,10 @@ pub unsafe extern "system" fn NdisAllocateSpinLock(lock_struct: *mut NDIS_SPIN_L
         );
         return;
     }
-    let l = Arc::new(SimLock::default());
+    let l = Arc::new(SimLock {
+        adapter: verifier::with_thread(|t| t.current_adapter).unwrap_or(0),
+        ..SimLock::default()
+    });
     let id = Arc::as_ptr(&l) as usize;
     lock(&sim().locks).insert(id, l);
     // SAFETY: a non-NULL NDIS_SPIN_LOCK of the caller's.
@@ -1750,6 +1784,10 @@ pub unsafe extern "system" fn NdisWriteEventLogEntry(
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisAllocateIoWorkItem(handle: NDIS_HANDLE) -> NDIS_HANDLE {
     if !require_irql(DISPATCH_LEVEL, "NdisAllocateIoWorkItem") || !owner_known(handle as usize) {
+        return null_mut();
+    }
+    // The DDI page: "If it fails, NdisAllocateIoWorkItem returns NULL" (sim::faults).
+    if faults::fail(Export::AllocateIoWorkItem) {
         return null_mut();
     }
     let item = Box::into_raw(Box::new(0u64)) as usize;
@@ -1946,6 +1984,11 @@ pub unsafe extern "system" fn NdisGetDataBuffer(
             Rule::BadStructure,
             "NdisGetDataBuffer: NULL NET_BUFFER or AlignMultiple 0",
         );
+        return null_mut();
+    }
+    // The DDI page's only allocation is the one "to satisfy the alignment requirement": only a call
+    // that asks for alignment can fail for resources (sim::faults).
+    if align_multiple > 1 && faults::fail(Export::GetDataBuffer) {
         return null_mut();
     }
     // SAFETY: a non-NULL NET_BUFFER; its head is the NET_BUFFER_DATA (union member at offset 0).

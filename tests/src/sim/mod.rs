@@ -25,6 +25,7 @@
 pub mod adapter;
 pub mod clock;
 pub mod exports;
+pub mod faults;
 pub mod nbl;
 pub mod ndk;
 pub mod receive;
@@ -95,6 +96,8 @@ pub struct SimLock {
     pub owner: AtomicU32,
     /// Set while held.
     pub held: AtomicBool,
+    /// The adapter whose handler allocated it (0: none), for the leak check at halt.
+    pub adapter: usize,
 }
 
 /// The simulated ndis.sys: every registry of handles it gave out.
@@ -203,47 +206,53 @@ impl Sim {
         let Some(Ok(driver)) = loaded.take() else {
             return Err("the dcbndk driver is not loaded".into());
         };
-        exports::unload(&driver);
-        if driver.deregistered.load(Ordering::Acquire) {
-            Ok(())
-        } else {
-            Err("MiniportDriverUnload returned without NdisMDeregisterMiniportDriver".into())
+        Unloaded { _private: () }.unload(&driver)
+    }
+
+    /// Runs `f` with the dcbndk driver unloaded and held so: it waits, as an unload does, until no
+    /// adapter of the driver exists, unloads it if it is loaded, and keeps any adapter from being
+    /// made and the driver from being loaded by anyone else until `f` returns. `f` loads and
+    /// unloads it itself ([`Unloaded`]), for instance under fault injection; afterwards the driver
+    /// is unloaded and the next [`Sim::dcbndk`] loads it again.
+    ///
+    /// # Errors
+    /// When unloading the driver loaded before failed.
+    pub fn with_dcbndk_unloaded<R>(f: impl FnOnce(&Unloaded) -> R) -> Result<R, String> {
+        let (m, cv) = &ADAPTER_LEASES;
+        {
+            let mut g = lock(m);
+            while g.1 {
+                g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
+            g.1 = true;
+            while g.0 != 0 {
+                g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+            }
         }
+        let result = {
+            let mut loaded = lock(&DCBNDK);
+            let before = match loaded.take() {
+                Some(Ok(driver)) => Unloaded { _private: () }.unload(&driver),
+                _ => Ok(()),
+            };
+            before.map(|()| f(&Unloaded { _private: () }))
+        };
+        lock(m).1 = false;
+        cv.notify_all();
+        result
     }
 
     fn load_dcbndk(&self) -> Result<Arc<DriverRecord>, String> {
-        let object = DCBNDK_DRIVER_OBJECT.as_ptr() as usize;
-        let mut path: Vec<u16> = REGISTRY_PATH.encode_utf16().collect();
-        let bytes = u16::try_from(path.len() * 2).unwrap_or(0);
-        let registry_path = UNICODE_STRING {
-            Length: bytes,
-            MaximumLength: bytes,
-            Buffer: path.as_mut_ptr(),
-        };
-        let before = self.violations.count();
-        let entered = stack::Entered::new("DriverEntry");
-        // SAFETY: DriverEntry is the driver's exported entry point; it is called once per process
-        // at PASSIVE_LEVEL with a driver object and a registry path that outlive the call.
-        let status = unsafe { DriverEntry(object as PVOID, &raw const registry_path) };
-        drop(entered);
-        let driver = self.driver_by_object(object);
-        let violations = self.violations.since(before);
-        match (status, driver) {
-            (NDIS_STATUS_SUCCESS, Some(d))
-                if violations.is_empty() && d.violations.count() == 0 =>
-            {
-                Ok(d)
-            }
-            (status, d) => {
-                let mut all = violations;
-                if let Some(d) = d {
-                    all.extend(d.violations.all());
-                }
-                Err(format!(
-                    "DriverEntry returned {status:#010x}{}",
-                    all.iter().map(|v| format!("\n  {v}")).collect::<String>()
-                ))
-            }
+        let load = Unloaded { _private: () }.driver_entry();
+        match (load.status, load.driver) {
+            (NDIS_STATUS_SUCCESS, Some(d)) if load.violations.is_empty() => Ok(d),
+            (status, _) => Err(format!(
+                "DriverEntry returned {status:#010x}{}",
+                load.violations
+                    .iter()
+                    .map(|v| format!("\n  {v}"))
+                    .collect::<String>()
+            )),
         }
     }
 
@@ -281,6 +290,84 @@ impl Sim {
             (Some(a), _) => a.violations.report(rule, detail),
             (None, Some(a)) => a.violations.report(rule, detail),
             (None, None) => self.violations.report(rule, detail),
+        }
+    }
+}
+
+/// What one call of the dcbndk driver's DriverEntry did.
+#[derive(Clone)]
+pub struct Load {
+    /// What DriverEntry returned.
+    pub status: NDIS_STATUS,
+    /// The driver's registration, when it is registered.
+    pub driver: Option<Arc<DriverRecord>>,
+    /// The violations found during the call (against the simulator and the new driver).
+    pub violations: Vec<Violation>,
+}
+
+/// The dcbndk driver held unloaded by [`Sim::with_dcbndk_unloaded`]: loading and unloading it
+/// as the I/O manager does, once per call.
+pub struct Unloaded {
+    _private: (),
+}
+
+impl Unloaded {
+    /// Calls DriverEntry at PASSIVE_LEVEL with the driver object and registry path.
+    #[must_use]
+    pub fn driver_entry(&self) -> Load {
+        let sim = Sim::get();
+        let object = DCBNDK_DRIVER_OBJECT.as_ptr() as usize;
+        let mut path: Vec<u16> = REGISTRY_PATH.encode_utf16().collect();
+        let bytes = u16::try_from(path.len() * 2).unwrap_or(0);
+        let registry_path = UNICODE_STRING {
+            Length: bytes,
+            MaximumLength: bytes,
+            Buffer: path.as_mut_ptr(),
+        };
+        let before = sim.violations.count();
+        let entered = stack::Entered::new("DriverEntry");
+        // SAFETY: DriverEntry is the driver's exported entry point; it is called at PASSIVE_LEVEL
+        // with a driver object and a registry path that outlive the call, while no other copy of
+        // the driver is registered (the callers hold the driver unloaded).
+        let status = unsafe { DriverEntry(object as PVOID, &raw const registry_path) };
+        drop(entered);
+        let driver = sim.driver_by_object(object);
+        let mut violations = sim.violations.since(before);
+        if let Some(d) = &driver {
+            violations.extend(d.violations.all());
+        }
+        Load {
+            status,
+            driver,
+            violations,
+        }
+    }
+
+    /// Calls `MiniportDriverUnload` (every adapter of the driver is gone), then checks that the
+    /// driver deregistered and left nothing allocated under its driver handle.
+    ///
+    /// # Errors
+    /// What the unload left behind.
+    pub fn unload(&self, driver: &Arc<DriverRecord>) -> Result<(), String> {
+        exports::unload(driver);
+        let mut problems: Vec<String> = adapter::outstanding(driver.handle())
+            .into_iter()
+            .map(|(rule, what)| {
+                Violation {
+                    rule,
+                    detail: format!("after MiniportDriverUnload: {what}"),
+                }
+                .to_string()
+            })
+            .collect();
+        if !driver.deregistered.load(Ordering::Acquire) {
+            problems
+                .push("MiniportDriverUnload returned without NdisMDeregisterMiniportDriver".into());
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
         }
     }
 }

@@ -19,6 +19,7 @@ use dcbndk::ffi::objectheader::NDIS_OBJECT_TYPE_DEFAULT;
 use dcbndk::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PMDL, PVOID, SIZE_T, UINT, ULONG, USHORT};
 
 use super::adapter::Phase;
+use super::faults::{self, Export};
 use super::nbl::{LIVE_MDLS, SimMdl, data_buffer};
 use super::verifier::{self, DISPATCH_LEVEL, Rule};
 use super::{AdapterShared, Sim, as_handle, call_handler, lock};
@@ -100,12 +101,16 @@ pub fn take_received(adapter: usize) -> Vec<ReceivedFrame> {
     lock(&RECEIVED).remove(&adapter).unwrap_or_default()
 }
 
-/// What `owner` still has allocated: (NBL pools, MDLs).
+/// What `owner` still has allocated: (NBL pools, NBLs from them, MDLs).
 #[must_use]
-pub fn leaks_of(owner: usize) -> (usize, usize) {
-    let pools = lock(&POOLS).values().filter(|p| p.owner == owner).count();
+pub fn leaks_of(owner: usize) -> (usize, usize, usize) {
+    let (pools, nbls) = {
+        let pools = lock(&POOLS);
+        let mine = pools.values().filter(|p| p.owner == owner);
+        (mine.clone().count(), mine.map(|p| p.nbls).sum())
+    };
     let mdls = lock(&MDL_OWNERS).values().filter(|&&o| o == owner).count();
-    (pools, mdls)
+    (pools, nbls, mdls)
 }
 
 fn bad(api: &str, detail: &str) {
@@ -155,6 +160,10 @@ pub unsafe extern "system" fn NdisAllocateNetBufferListPool(
             "NdisAllocateNetBufferListPool",
             "the header is not {DEFAULT, 1, 16}",
         );
+        return std::ptr::null_mut();
+    }
+    // The DDI page: "If the allocation was unsuccessful, this handle is NULL" (sim::faults).
+    if faults::fail(Export::AllocateNetBufferListPool) {
         return std::ptr::null_mut();
     }
     let id = Box::into_raw(Box::new(0u64)) as usize;
@@ -230,6 +239,10 @@ pub unsafe extern "system" fn NdisAllocateNetBufferAndNetBufferList(
         );
         return std::ptr::null_mut();
     };
+    // The DDI page: NULL when the allocation was unsuccessful (sim::faults).
+    if faults::fail(Export::AllocateNetBufferAndNetBufferList) {
+        return std::ptr::null_mut();
+    }
     p.nbls += 1;
     drop(pools);
     let mut nb = Box::new(NET_BUFFER::zeroed());
@@ -302,6 +315,10 @@ pub unsafe extern "system" fn NdisAllocateMdl(
     }
     if address.is_null() || length == 0 {
         bad("NdisAllocateMdl", "NULL address or zero length");
+        return std::ptr::null_mut();
+    }
+    // The DDI page: "If the allocation fails, the return value is NULL" (sim::faults).
+    if faults::fail(Export::AllocateMdl) {
         return std::ptr::null_mut();
     }
     let mdl = Box::into_raw(Box::new(SimMdl {
