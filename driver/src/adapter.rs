@@ -343,6 +343,7 @@ unsafe fn initialize(
     // SAFETY: the locks sit inside the pool allocation, which does not move until halt, where
     // they are freed before the memory.
     unsafe { context.settings.initialize() };
+    context.settings.lock().reset(config);
     // SAFETY: as above.
     unsafe { context.dcbx.initialize() };
     // SAFETY: as above.
@@ -494,8 +495,9 @@ unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
         // SAFETY: `settings` is the lock's value slot in the context, valid for writes of one
         // Settings, and cannot overlap the image's constant; Settings has no drop glue.
         unsafe { settings.copy_from_nonoverlapping(empty, 1) };
-        // SAFETY: initialized just above; nothing else refers to it.
-        unsafe { &mut *settings }.reset(config);
+        // The settings are made those of `config` by `initialize`, under their lock, once the
+        // context is built: the QoS state's reset (which resolves the operational set) then
+        // runs on initialize's frame, not on top of the construction's.
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.

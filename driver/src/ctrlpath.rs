@@ -151,17 +151,8 @@ pub unsafe extern "system" fn miniport_oid_request(
 }
 
 fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> Outcome {
-    let (outcome, indications, willing_changed) = {
-        let mut settings = context.settings.lock();
-        let willing = settings.qos.willing();
-        let outcome = oid::dispatch(&context.core, &mut settings, request);
-        (
-            outcome,
-            settings.take_pending(),
-            settings.qos.willing() != willing,
-        )
-    };
-    crate::qos::deliver::<Posted>(context, indications);
+    let (outcome, willing_changed) = dispatch(context, request);
+    deliver_pending(context);
     if willing_changed {
         // The LLDPDU's Willing bits changed even if the operational set did not (issue 8).
         crate::dcbx::local_changed(context);
@@ -169,6 +160,28 @@ fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> O
     // An NDK state change is announced from a work item, never inside the OID call (issue 5).
     crate::ndk::kick(context);
     outcome
+}
+
+/// Runs the request under the settings lock; its outcome and whether Willing changed. Out of
+/// line, as [`deliver_pending`]: the request's work and the indications it leads to are never
+/// in one frame.
+#[inline(never)]
+fn dispatch(
+    context: &crate::adapter::AdapterContext,
+    request: &mut Request<'_>,
+) -> (Outcome, bool) {
+    let mut settings = context.settings.lock();
+    let willing = settings.qos.willing();
+    let outcome = oid::dispatch(&context.core, &mut settings, request);
+    (outcome, settings.qos.willing() != willing)
+}
+
+/// Makes the indications the request decided on (regular OIDs run one at a time, so what is
+/// pending is this request's), with the settings lock released.
+#[inline(never)]
+fn deliver_pending(context: &crate::adapter::AdapterContext) {
+    let indications = context.settings.lock().take_pending();
+    crate::qos::deliver::<Posted>(context, indications);
 }
 
 /// `MiniportCancelOidRequest`: every request completes before `MiniportOidRequest` returns, so

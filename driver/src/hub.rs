@@ -135,9 +135,10 @@ impl Wire for Direct {
         at_dispatch: bool,
         at_ns: u64,
     ) {
-        from.link.with_frame(slot, range, |frame| {
-            deliver(from, frame, at_dispatch, at_ns)
-        });
+        // SAFETY: the buffer is the caller's (dequeued, off the free list) until released
+        // below, after the last use of the slice.
+        let frame = unsafe { from.link.frame(slot, range) };
+        deliver(from, frame, at_dispatch, at_ns);
         from.link.release_slot(slot);
         pump(at_dispatch);
     }
@@ -219,29 +220,40 @@ pub fn pump(at_dispatch: bool) {
         if POSTED.load(Ordering::SeqCst) == 0 || PUMPING.swap(true, Ordering::SeqCst) {
             return;
         }
-        while each_attached(|from| deliver_posted(from, at_dispatch)) {}
+        // Plain loops, no helper closures: this runs under every receive path it starts, and
+        // in a debug build each helper would be a frame of its own on that path.
+        loop {
+            let mut delivered = false;
+            for port in &PORTS {
+                port.users.fetch_add(1, Ordering::SeqCst);
+                let from = port.adapter.load(Ordering::SeqCst);
+                if !from.is_null() {
+                    // SAFETY: as in `deliver`: attached and counted on its port.
+                    let from = unsafe { &*from };
+                    while let Some((slot, range, at_ns)) = from.link.next_posted() {
+                        delivered = true;
+                        POSTED.fetch_sub(1, Ordering::SeqCst);
+                        // SAFETY: the buffer is ours (taken back from the posted ones) until
+                        // released below, after the last use of the slice.
+                        let frame = unsafe { from.link.frame(slot, range) };
+                        deliver(from, frame, at_dispatch, at_ns);
+                        from.link.release_slot(slot);
+                        // A freed buffer may take a held NBL; the link's timer sends it.
+                        crate::datapath::retry_held(from, at_dispatch);
+                        crate::link::rearm(from, crate::timer::now_ns());
+                    }
+                }
+                port.users.fetch_sub(1, Ordering::SeqCst);
+            }
+            if !delivered {
+                break;
+            }
+        }
         PUMPING.store(false, Ordering::SeqCst);
         if !each_attached(|from| from.link.has_posted()) {
             return;
         }
     }
-}
-
-/// Delivers what `from` posted; whether there was anything.
-fn deliver_posted(from: &AdapterContext, at_dispatch: bool) -> bool {
-    let mut any = false;
-    while let Some((slot, range, at_ns)) = from.link.next_posted() {
-        any = true;
-        POSTED.fetch_sub(1, Ordering::SeqCst);
-        from.link.with_frame(slot, range, |frame| {
-            deliver(from, frame, at_dispatch, at_ns)
-        });
-        from.link.release_slot(slot);
-        // A freed buffer may take a held NBL; the link's timer sends it.
-        crate::datapath::retry_held(from, at_dispatch);
-        crate::link::rearm(from, crate::timer::now_ns());
-    }
-    any
 }
 
 /// Runs `f` on every attached adapter (counted on its port meanwhile); whether it returned

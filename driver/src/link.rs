@@ -452,18 +452,20 @@ impl LinkShell {
         self.state.get().lock().link.stats(now)
     }
 
-    /// Runs `deliver` over the frame at `range` of transmit buffer `slot` (as
-    /// [`State::frame_range`] gave it).
+    /// The frame at `range` of transmit buffer `slot` (as [`State::frame_range`] gave it).
     ///
+    /// # Safety
     /// The caller owns the buffer: it is off the free list (dequeued, or posted and taken back
-    /// with [`LinkShell::next_posted`]) and nothing writes it until [`LinkShell::release_slot`].
-    pub fn with_frame(&self, slot: u16, range: Range<usize>, deliver: impl FnOnce(&[u8])) {
-        if let Some(buffer) = self.buffers.as_slice().get(usize::from(slot)) {
-            // SAFETY: the buffer holds a frame off the queues at `range`; its slot is off the
-            // free list, so nobody writes it until it is released (the caller's ownership).
-            let bytes = unsafe { &*buffer.get() };
-            deliver(bytes.get(range).unwrap_or(&[]));
-        }
+    /// with [`LinkShell::next_posted`]), so nothing writes it; and the caller stops using the
+    /// slice before it gives the buffer back ([`LinkShell::release_slot`]).
+    pub unsafe fn frame(&self, slot: u16, range: Range<usize>) -> &[u8] {
+        let Some(buffer) = self.buffers.as_slice().get(usize::from(slot)) else {
+            return &[];
+        };
+        // SAFETY: the buffer holds a frame off the queues at `range`; its slot is off the free
+        // list, so nobody writes it until it is released (the caller's contract).
+        let bytes = unsafe { &*buffer.get() };
+        bytes.get(range).unwrap_or(&[])
     }
 
     /// Gives transmit buffer `slot` back once its frame has been delivered.
