@@ -12,7 +12,7 @@ use dcbndk_core::oid::SUPPORTED_OIDS;
 use dcbndk_core::qos::Capabilities;
 
 use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes, NdisMSleep};
-use crate::hub::Posted;
+use crate::hub::Direct;
 
 /// How long a pause sleeps between looks at the sends still in flight.
 const PAUSE_POLL_MICROSECONDS: u32 = 50;
@@ -292,17 +292,14 @@ pub unsafe extern "system" fn miniport_initialize(
     init_parameters: *mut NDIS_MINIPORT_INIT_PARAMETERS,
 ) -> NDIS_STATUS {
     // SAFETY: as this function's contract.
-    let status = unsafe { initialize(miniport_handle, init_parameters) };
-    if status == NDIS_STATUS_SUCCESS {
-        // What the first operational set made the adapter send reaches the wire now, from this
-        // shallow frame, not from initialize's (`crate::hub`).
-        crate::hub::pump(false);
+    match unsafe { initialize(miniport_handle, init_parameters) } {
+        Ok(_context_is_now_ndis_s) => NDIS_STATUS_SUCCESS,
+        Err(status) => status,
     }
-    status
 }
 
-/// The work of [`miniport_initialize`], out of line so that its frame is gone when the frames
-/// it posted are delivered.
+/// The work of [`miniport_initialize`]: the context it registered with NDIS, or the status to
+/// fail with.
 ///
 /// # Safety
 /// As [`miniport_initialize`].
@@ -310,9 +307,9 @@ pub unsafe extern "system" fn miniport_initialize(
 unsafe fn initialize(
     miniport_handle: NDIS_HANDLE,
     init_parameters: *mut NDIS_MINIPORT_INIT_PARAMETERS,
-) -> NDIS_STATUS {
+) -> Result<*mut AdapterContext, NDIS_STATUS> {
     if init_parameters.is_null() {
-        return NDIS_STATUS_FAILURE;
+        return Err(NDIS_STATUS_FAILURE);
     }
     // SAFETY: NDIS passes valid init parameters for the duration of the call.
     let net_luid = unsafe { (*init_parameters).NetLuid };
@@ -320,7 +317,7 @@ unsafe fn initialize(
     let read = config::read(miniport_handle, net_luid);
     let (config, warnings) = match &read {
         Ok((config, warnings)) => (config, warnings),
-        Err(status) => return *status,
+        Err(status) => return Err(*status),
     };
     // The context (about 30 KB) is built where it lives, member by member: it is larger than a
     // kernel stack can hold (DESIGN.md §2).
@@ -332,7 +329,7 @@ unsafe fn initialize(
     // SAFETY: the miniport handle NDIS passed is valid until halt, which frees the box; `init`
     // initializes the whole context or leaves nothing to drop (init_context's contract).
     let Some(boxed) = (unsafe { PoolBox::new_with(miniport_handle, TAG_ADAPTER, init) }) else {
-        return NDIS_STATUS_RESOURCES;
+        return Err(NDIS_STATUS_RESOURCES);
     };
     let raw = boxed.as_ptr();
     // SAFETY: `raw` is the box's fixed address; only the address of a member is taken.
@@ -359,11 +356,11 @@ unsafe fn initialize(
         // MiniportInitializeEx's DDI page lists SUCCESS, NOT_ACCEPTED, RESOURCES and FAILURE
         // ("for reasons other than" those): NdisMSetMiniportAttributes' own failure
         // (NDIS_STATUS_BAD_VERSION, its page's one failure) is not one of them.
-        return if status == NDIS_STATUS_RESOURCES {
+        return Err(if status == NDIS_STATUS_RESOURCES {
             NDIS_STATUS_RESOURCES
         } else {
             NDIS_STATUS_FAILURE
-        };
+        });
     }
     for (index, warning) in warnings.iter().enumerate() {
         log::warn(
@@ -379,7 +376,7 @@ unsafe fn initialize(
         // SAFETY: as in the failure path above.
         unsafe { free_locks(context) };
         drop(boxed);
-        return NDIS_STATUS_FAILURE;
+        return Err(NDIS_STATUS_FAILURE);
     }
     if !crate::hub::attach(context) {
         log::warn(
@@ -388,8 +385,8 @@ unsafe fn initialize(
             "no free port on the virtual wire",
         );
     }
-    let _context_is_now_ndis_s = boxed.into_raw();
-    NDIS_STATUS_SUCCESS
+    // NDIS's from now on (`MiniportAdapterContext`), until halt.
+    Ok(boxed.into_raw())
 }
 
 /// The members of the context [`init_context`] has made so far, in the order it makes them.
@@ -594,7 +591,7 @@ unsafe fn unmake(place: *mut AdapterContext, last: Made) {
 #[inline(never)]
 fn first_indication(context: &AdapterContext) {
     let first = context.settings.lock().qos.initial();
-    crate::qos::deliver::<Posted>(context, first);
+    crate::qos::deliver::<Direct>(context, first);
 }
 
 /// Frees the spin locks made at initialize (halt, or a failed initialize); the timer objects go

@@ -13,7 +13,7 @@ use crate::ffi::oidrequest::{
     NdisRequestSetInformation,
 };
 use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS, PVOID, UINT};
-use crate::hub::Posted;
+use crate::hub::Direct;
 use crate::status::ndis_status;
 
 /// The information buffer as a byte slice. A NULL buffer, or a zero length, is an empty slice.
@@ -144,9 +144,6 @@ pub unsafe extern "system" fn miniport_oid_request(
         }
         _ => Outcome::fail(Status::NotSupported),
     };
-    // What the request made the adapter send (an XON, an LLDPDU) reaches the wire now, from
-    // this shallow frame (`crate::hub`).
-    crate::hub::pump(false);
     ndis_status(outcome.status)
 }
 
@@ -181,7 +178,7 @@ fn dispatch(
 #[inline(never)]
 fn deliver_pending(context: &crate::adapter::AdapterContext) {
     let indications = context.settings.lock().take_pending();
-    crate::qos::deliver::<Posted>(context, indications);
+    crate::qos::deliver::<Direct>(context, indications);
 }
 
 /// `MiniportCancelOidRequest`: every request completes before `MiniportOidRequest` returns, so

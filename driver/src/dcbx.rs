@@ -18,7 +18,7 @@ use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 
 use crate::adapter::AdapterContext;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
-use crate::hub::Posted;
+use crate::hub::{Direct, Posted};
 use crate::memory::pool_tag;
 use crate::sync::SpinLock;
 use crate::timer::{Timer, now_ms};
@@ -151,7 +151,7 @@ pub fn stop(context: &AdapterContext, farewell: bool) {
     if was && farewell {
         // Built in a transmit buffer (not on the stack), and delivered now, while the adapter
         // is still on the wire (802.1AB §9.1.2).
-        Posted::transmit_built(context, crate::timer::now_ns(), |out| {
+        Direct::transmit_built(context, false, crate::timer::now_ns(), |out| {
             let mut a = context.dcbx.agent.lock();
             let len = build_frame(&i, &a, 0, out);
             if len.is_some() {
@@ -159,7 +159,6 @@ pub fn stop(context: &AdapterContext, farewell: bool) {
             }
             len
         });
-        crate::hub::pump(false);
     }
     // The agent is stopped: a routine still running arms nothing more.
     context.dcbx.timer.stop();
@@ -201,7 +200,7 @@ pub fn consumed(context: &AdapterContext, frame: &[u8]) -> bool {
 /// A peer's TTL expired. Out of line, as [`transmit_due`].
 #[inline(never)]
 fn expired(context: &AdapterContext, peer: [u8; 6]) {
-    crate::qos::remote_event::<Posted>(context, RemoteEvent::TtlExpired { peer });
+    crate::qos::remote_event::<Direct>(context, RemoteEvent::TtlExpired { peer });
 }
 
 /// Posts the LLDPDU due now, built in a transmit buffer. Out of line: what it reads (a
@@ -210,7 +209,7 @@ fn expired(context: &AdapterContext, peer: [u8; 6]) {
 #[inline(never)]
 fn transmit_due(context: &AdapterContext, now: u64) {
     let i = inputs(context);
-    Posted::transmit_built(context, crate::timer::now_ns(), |out| {
+    Direct::transmit_built(context, true, crate::timer::now_ns(), |out| {
         build_frame(&i, &context.dcbx.agent.lock(), TTL_S, out)
     });
     // Counted as sent even if it could not be built or posted, so the schedule moves on.
@@ -243,7 +242,5 @@ unsafe extern "system" fn timer_routine(
     }
     let deadline = context.dcbx.agent.lock().next_deadline_ms();
     arm(context, deadline);
-    // What was posted (the LLDPDU, frames a reconfiguration sent) reaches the wire now.
-    crate::hub::pump(true);
     context.dcbx.timer.routine_done();
 }

@@ -18,12 +18,11 @@
 //! everything that runs under `receive::arrived`), so the image's call graph shows no cycle
 //! (`cargo xtask pe`).
 //!
-//! The control path's entry points (OID requests, initialize, the DCBX timer, pause, halt and
-//! surprise removal) post their frames too and deliver them with [`pump`] before they return,
-//! from their own shallow frame: the receivers' handling of an LLDPDU or a PFC frame then runs
-//! on top of the entry point, not on top of the QoS reconfiguration that sent it. The data
-//! path (sends, the link's timer, returned NBLs) delivers at once: a frame's effects (the
-//! receiver's XOFF) must reach the sender before it sends its next frame.
+//! The entry points deliver at once: a frame's effects (the receiver's XOFF, its DCBX answer)
+//! reach the sender before it goes on. (Posting the control path's frames and delivering them
+//! when its entry point returns made a peer's receive path shallower, but a delivery then
+//! raced with an NBL return pumping on another CPU: frames reached the peer after the entry
+//! point had returned; measured as a flaky kit case, so not done.)
 
 use core::ops::Range;
 use core::ptr::null_mut;
@@ -42,6 +41,9 @@ const DETACH_POLL_MICROSECONDS: u32 = 10;
 struct Port {
     adapter: AtomicPtr<AdapterContext>,
     users: AtomicU32,
+    /// Set while one caller delivers what this port's adapter posted (its frames leave in the
+    /// order it sent them).
+    delivering: AtomicBool,
 }
 
 impl Port {
@@ -49,6 +51,7 @@ impl Port {
         Self {
             adapter: AtomicPtr::new(null_mut()),
             users: AtomicU32::new(0),
+            delivering: AtomicBool::new(false),
         }
     }
 }
@@ -113,19 +116,19 @@ pub trait Wire {
     );
 }
 
-/// The data path's entry points (sends, the link's timer, returned NBLs): no delivery is under
-/// way on the stack, so the frame is delivered at once, then whatever the receivers posted.
+/// The driver's entry points (sends, timers, OID requests, returns, pause, halt): no delivery
+/// is under way on the stack, so the frame is delivered at once, then whatever the receivers
+/// posted.
 pub enum Direct {}
 
-/// Everything under `receive::arrived`, which a delivery calls, and the control path: the frame
-/// is posted, and delivered by the delivery's sender when the delivery has returned, or by the
-/// control path's entry point ([`pump`]) before it returns.
+/// Everything under `receive::arrived`, which a delivery calls: the frame is posted, and the
+/// delivery's sender delivers it when the delivery has returned.
 pub enum Posted {}
 
 impl Wire for Direct {
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
         deliver(from, frame, at_dispatch, at_ns);
-        pump(at_dispatch);
+        pump(from, at_dispatch);
     }
 
     fn transmit_slot(
@@ -140,7 +143,7 @@ impl Wire for Direct {
         let frame = unsafe { from.link.frame(slot, range) };
         deliver(from, frame, at_dispatch, at_ns);
         from.link.release_slot(slot);
-        pump(at_dispatch);
+        pump(from, at_dispatch);
     }
 }
 
@@ -169,26 +172,24 @@ impl Wire for Posted {
     }
 }
 
-impl Posted {
-    /// Posts a frame `build` writes straight into one of `from`'s transmit buffers (an LLDPDU:
-    /// no frame-sized buffer on the stack), returning its length; nothing is sent if it gives
-    /// up or no buffer is free.
+impl Direct {
+    /// Delivers now a frame `build` writes straight into one of `from`'s transmit buffers (an
+    /// LLDPDU: no frame-sized buffer on the stack), returning its length; nothing is sent if it
+    /// gives up or no buffer is free.
     pub fn transmit_built(
         from: &AdapterContext,
+        at_dispatch: bool,
         at_ns: u64,
         build: impl FnOnce(&mut [u8]) -> Option<usize>,
     ) {
-        if from.link.post_built(at_ns, build) {
-            POSTED.fetch_add(1, Ordering::SeqCst);
+        if let Some((slot, range)) = from.link.build_in_slot(build) {
+            Self::transmit_slot(from, slot, range, at_dispatch, at_ns);
         }
     }
 }
 
 /// Frames posted on any adapter and not yet delivered or dropped.
 static POSTED: AtomicUsize = AtomicUsize::new(0);
-
-/// Set while one caller delivers the posted frames; the others leave them to it.
-static PUMPING: AtomicBool = AtomicBool::new(false);
 
 /// Every other adapter on `from`'s wire receives `frame`.
 fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
@@ -209,65 +210,57 @@ fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     }
 }
 
-/// Delivers the posted frames, oldest first per adapter, until none is left. One caller at a
-/// time: a caller that finds another one at it leaves its frames to it, and that one looks again
-/// after it stops, so a frame posted meanwhile is not forgotten. Frames of an adapter leaving
-/// the wire are not waited for (its detach drops them): a pump at DISPATCH_LEVEL must never wait
-/// for a halt at PASSIVE_LEVEL. Costs one atomic load when nothing is posted, the common case
-/// on the data path.
-pub fn pump(at_dispatch: bool) {
+/// Delivers what the adapters on `caller`'s wire posted, oldest first per adapter, until none
+/// is left. One caller at a time per adapter: a caller that finds another one delivering an
+/// adapter's frames leaves them to it, and that one looks again after it stops, so a frame
+/// posted meanwhile is not forgotten. Only `caller`'s wire: the frames of another wire are its
+/// own callers' (in the simulator, another test's thread and clock). Frames of an adapter
+/// leaving the wire are not waited for (its detach drops them): a pump at DISPATCH_LEVEL must
+/// never wait for a halt at PASSIVE_LEVEL. Costs one atomic load when nothing is posted, the
+/// common case on the data path.
+fn pump(caller: &AdapterContext, at_dispatch: bool) {
+    let wire = caller.core.config.virtual_wire;
+    // Plain loops, no helper closures: this runs under every receive path it starts, and in a
+    // debug build each helper would be a frame of its own on that path.
     loop {
-        if POSTED.load(Ordering::SeqCst) == 0 || PUMPING.swap(true, Ordering::SeqCst) {
+        if POSTED.load(Ordering::SeqCst) == 0 {
             return;
         }
-        // Plain loops, no helper closures: this runs under every receive path it starts, and
-        // in a debug build each helper would be a frame of its own on that path.
-        loop {
-            let mut delivered = false;
-            for port in &PORTS {
-                port.users.fetch_add(1, Ordering::SeqCst);
-                let from = port.adapter.load(Ordering::SeqCst);
-                if !from.is_null() {
-                    // SAFETY: as in `deliver`: attached and counted on its port.
-                    let from = unsafe { &*from };
-                    while let Some((slot, range, at_ns)) = from.link.next_posted() {
-                        delivered = true;
-                        POSTED.fetch_sub(1, Ordering::SeqCst);
-                        // SAFETY: the buffer is ours (taken back from the posted ones) until
-                        // released below, after the last use of the slice.
-                        let frame = unsafe { from.link.frame(slot, range) };
-                        deliver(from, frame, at_dispatch, at_ns);
-                        from.link.release_slot(slot);
-                        // A freed buffer may take a held NBL; the link's timer sends it.
-                        crate::datapath::retry_held(from, at_dispatch);
-                        crate::link::rearm(from, crate::timer::now_ns());
+        let mut delivered = false;
+        for port in &PORTS {
+            port.users.fetch_add(1, Ordering::SeqCst);
+            let from = port.adapter.load(Ordering::SeqCst);
+            if !from.is_null() {
+                // SAFETY: as in `deliver`: attached and counted on its port.
+                let from = unsafe { &*from };
+                if from.core.config.virtual_wire == wire
+                    && !port.delivering.swap(true, Ordering::SeqCst)
+                {
+                    loop {
+                        while let Some((slot, range, at_ns)) = from.link.next_posted() {
+                            delivered = true;
+                            POSTED.fetch_sub(1, Ordering::SeqCst);
+                            // SAFETY: the buffer is ours (taken back from the posted ones)
+                            // until released below, after the last use of the slice.
+                            let frame = unsafe { from.link.frame(slot, range) };
+                            deliver(from, frame, at_dispatch, at_ns);
+                            from.link.release_slot(slot);
+                            // A freed buffer may take a held NBL; the link's timer sends it.
+                            crate::datapath::retry_held(from, at_dispatch);
+                            crate::link::rearm(from, crate::timer::now_ns());
+                        }
+                        port.delivering.store(false, Ordering::SeqCst);
+                        // Posted after the last look, by a caller that found us delivering?
+                        if !from.link.has_posted() || port.delivering.swap(true, Ordering::SeqCst) {
+                            break;
+                        }
                     }
                 }
-                port.users.fetch_sub(1, Ordering::SeqCst);
             }
-            if !delivered {
-                break;
-            }
+            port.users.fetch_sub(1, Ordering::SeqCst);
         }
-        PUMPING.store(false, Ordering::SeqCst);
-        if !each_attached(|from| from.link.has_posted()) {
+        if !delivered {
             return;
         }
     }
-}
-
-/// Runs `f` on every attached adapter (counted on its port meanwhile); whether it returned
-/// `true` for any.
-fn each_attached(mut f: impl FnMut(&AdapterContext) -> bool) -> bool {
-    let mut any = false;
-    for port in &PORTS {
-        port.users.fetch_add(1, Ordering::SeqCst);
-        let adapter = port.adapter.load(Ordering::SeqCst);
-        if !adapter.is_null() {
-            // SAFETY: as in `deliver`: attached and counted on its port.
-            any |= f(unsafe { &*adapter });
-        }
-        port.users.fetch_sub(1, Ordering::SeqCst);
-    }
-    any
 }

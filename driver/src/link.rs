@@ -494,6 +494,36 @@ impl LinkShell {
         })
     }
 
+    /// Has `build` write a frame into a free transmit buffer, returning its length; the buffer
+    /// (the caller's until [`LinkShell::release_slot`]) and where the frame lies in it, or
+    /// `None` when no buffer is free or `build` gives up.
+    pub fn build_in_slot(
+        &self,
+        build: impl FnOnce(&mut [u8]) -> Option<usize>,
+    ) -> Option<(u16, Range<usize>)> {
+        let slot = self.state().lock().take_slot()?;
+        let built = self
+            .buffers
+            .as_slice()
+            .get(usize::from(slot))
+            .and_then(|buffer| {
+                // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
+                let out = unsafe { &mut *buffer.get() };
+                build(out).and_then(|len| u16::try_from(len).ok())
+            });
+        let mut s = self.state().lock();
+        match (built, s.frames.get_mut(usize::from(slot))) {
+            (Some(len), Some(recorded)) => {
+                *recorded = (0, len);
+                Some((slot, 0..usize::from(len)))
+            }
+            _ => {
+                s.put_slot(slot);
+                None
+            }
+        }
+    }
+
     /// Has `build` write a frame (an LLDPDU: it is built where it is sent from, never on the
     /// stack) into a free transmit buffer, returning its length, and posts it; `false` when no
     /// buffer is free or `build` gives up (nothing is sent).
