@@ -488,10 +488,11 @@ impl LinkShell {
     /// Copies `frame` (a PFC frame, not queued) into a free transmit buffer and posts it;
     /// `false` when no buffer is free or the frame is too long (it is not sent).
     pub fn post_copy(&self, frame: &[u8], at_ns: u64) -> bool {
-        self.post_built(at_ns, |out| {
+        let built = self.build_in_slot(|out| {
             out.get_mut(..frame.len())?.copy_from_slice(frame);
             Some(frame.len())
-        })
+        });
+        built.is_some_and(|(slot, _)| self.post(slot, at_ns))
     }
 
     /// Has `build` write a frame into a free transmit buffer, returning its length; the buffer
@@ -520,36 +521,6 @@ impl LinkShell {
             _ => {
                 s.put_slot(slot);
                 None
-            }
-        }
-    }
-
-    /// Has `build` write a frame (an LLDPDU: it is built where it is sent from, never on the
-    /// stack) into a free transmit buffer, returning its length, and posts it; `false` when no
-    /// buffer is free or `build` gives up (nothing is sent).
-    pub fn post_built(&self, at_ns: u64, build: impl FnOnce(&mut [u8]) -> Option<usize>) -> bool {
-        let Some(slot) = self.state().lock().take_slot() else {
-            return false;
-        };
-        let copied = self
-            .buffers
-            .as_slice()
-            .get(usize::from(slot))
-            .and_then(|buffer| {
-                // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
-                let out = unsafe { &mut *buffer.get() };
-                build(out).and_then(|len| u16::try_from(len).ok())
-            });
-        let mut s = self.state().lock();
-        match (copied, s.frames.get_mut(usize::from(slot))) {
-            (Some(len), Some(recorded)) => {
-                *recorded = (0, len);
-                drop(s);
-                self.post(slot, at_ns)
-            }
-            _ => {
-                s.put_slot(slot);
-                false
             }
         }
     }
