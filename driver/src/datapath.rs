@@ -178,9 +178,16 @@ unsafe fn send_or_hold(
                 let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
                 context.link.enqueue(&mut s, priority, len, d.tag, fill)
             };
-            if q == crate::link::Queued::Full && !retry && !s.hold(priority, nbl as usize) {
-                drop(s);
-                return Some(Status::Resources);
+            if q == crate::link::Queued::Full {
+                // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
+                // held: once the lock is released, a MiniportCancelSend or a retry on another
+                // CPU may take it.
+                // SAFETY: as above; the NBL is still ours (not completed).
+                unsafe { set_progress(nbl, index) };
+                if !retry && !s.hold(priority, nbl as usize) {
+                    drop(s);
+                    return Some(Status::Resources);
+                }
             }
             if let crate::link::Queued::Yes(len) = q {
                 // Under the lock: at DISPATCH_LEVEL, on this CPU.
@@ -201,11 +208,7 @@ unsafe fn send_or_hold(
             q
         };
         match queued {
-            crate::link::Queued::Full => {
-                // SAFETY: as above; the NBL resumes at this NB.
-                unsafe { set_progress(nbl, index) };
-                return None;
-            }
+            crate::link::Queued::Full => return None,
             crate::link::Queued::Dropped => {
                 context.core.stats.send_error();
                 status = Status::InvalidLength;
