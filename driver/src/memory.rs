@@ -39,27 +39,14 @@ impl<T> PoolBox<T> {
     /// `ndis_handle` must be a miniport adapter or driver handle NDIS gave the driver, valid for
     /// the box's whole life (the free uses it too).
     pub unsafe fn new(ndis_handle: NDIS_HANDLE, tag: ULONG, value: T) -> Option<Self> {
-        const {
-            assert!(
-                align_of::<T>() <= POOL_ALIGNMENT,
-                "pool memory is only 16-byte aligned"
-            )
+        let init = |place: *mut T| {
+            // SAFETY: `place` is fresh, 16-byte aligned pool memory for one T that nothing else
+            // refers to (new_with's contract).
+            unsafe { place.write(value) };
+            true
         };
-        let size = u32::try_from(size_of::<T>()).ok()?;
-        // SAFETY: the handle is valid (function contract); the call has no other precondition
-        // and returns NULL on failure.
-        let raw = unsafe {
-            NdisAllocateMemoryWithTagPriority(ndis_handle, size, tag, NormalPoolPriority)
-        };
-        let ptr = NonNull::new(raw.cast::<T>())?;
-        // SAFETY: `ptr` is a fresh allocation of size_of::<T>() bytes, 16-byte aligned (at least
-        // T's alignment, asserted above), that nothing else refers to.
-        unsafe { ptr.as_ptr().write(value) };
-        Some(Self {
-            ptr,
-            ndis_handle,
-            tag,
-        })
+        // SAFETY: the handle is valid (function contract); `init` initializes the whole T.
+        unsafe { Self::new_with(ndis_handle, tag, init) }
     }
 
     /// Allocates pool memory for a `T` and has `init` build the value in place there, field by
