@@ -292,22 +292,31 @@ pub unsafe extern "system" fn miniport_initialize(
     init_parameters: *mut NDIS_MINIPORT_INIT_PARAMETERS,
 ) -> NDIS_STATUS {
     // SAFETY: as this function's contract.
-    match unsafe { initialize(miniport_handle, init_parameters) } {
-        Ok(_context_is_now_ndis_s) => NDIS_STATUS_SUCCESS,
+    let boxed = match unsafe { create(miniport_handle, init_parameters) } {
+        Ok(boxed) => boxed,
+        Err(status) => return status,
+    };
+    // The keywords read and the attributes made are off the stack now: starting sends the
+    // first frames, which may run a peer's whole receive path on this thread (`crate::hub`;
+    // issue 18's stack check).
+    match start(boxed) {
+        Ok(()) => NDIS_STATUS_SUCCESS,
         Err(status) => status,
     }
 }
 
-/// The work of [`miniport_initialize`]: the context it registered with NDIS, or the status to
-/// fail with.
+/// [`miniport_initialize`]'s first step: the keywords read, the context built and its
+/// attributes registered with NDIS; the context, or the status to fail with (then nothing is
+/// left allocated). Out of line: what it reads and registers (the keywords' warnings alone are
+/// 1 KiB) is gone from the stack before [`start`] runs.
 ///
 /// # Safety
 /// As [`miniport_initialize`].
 #[inline(never)]
-unsafe fn initialize(
+unsafe fn create(
     miniport_handle: NDIS_HANDLE,
     init_parameters: *mut NDIS_MINIPORT_INIT_PARAMETERS,
-) -> Result<*mut AdapterContext, NDIS_STATUS> {
+) -> Result<PoolBox<AdapterContext>, NDIS_STATUS> {
     if init_parameters.is_null() {
         return Err(NDIS_STATUS_FAILURE);
     }
@@ -369,11 +378,20 @@ unsafe fn initialize(
             warning.message().as_str(),
         );
     }
+    Ok(boxed)
+}
+
+/// [`miniport_initialize`]'s second step: the first operational indication (spec §2.2, §5.1,
+/// with `*QOS` = 1), the state machine's Initialized, and the adapter on the virtual wire; on
+/// success the context is NDIS's (`MiniportAdapterContext`) until halt.
+fn start(boxed: PoolBox<AdapterContext>) -> Result<(), NDIS_STATUS> {
+    let context = boxed.get();
     if context.core.config.qos.is_enabled() {
-        first_indication(context);
+        crate::qos::deliver::<Direct>(context, || context.settings.lock().qos.initial());
     }
     if context.core.state.initialized().is_err() {
-        // SAFETY: as in the failure path above.
+        // SAFETY: the locks were initialized by `create` and no one holds them; the timers were
+        // never armed.
         unsafe { free_locks(context) };
         drop(boxed);
         return Err(NDIS_STATUS_FAILURE);
@@ -386,7 +404,8 @@ unsafe fn initialize(
         );
     }
     // NDIS's from now on (`MiniportAdapterContext`), until halt.
-    Ok(boxed.into_raw())
+    let _context_is_now_ndis_s = boxed.into_raw();
+    Ok(())
 }
 
 /// The members of the context [`init_context`] has made so far, in the order it makes them.
@@ -584,14 +603,6 @@ unsafe fn unmake(place: *mut AdapterContext, last: Made) {
     let member = unsafe { &raw mut (*place).core };
     // SAFETY: as above (`core` is always made first).
     unsafe { member.drop_in_place() };
-}
-
-/// Spec §2.2, §5.1: the first operational indication, from the factory settings (out of line:
-/// its indications are 880 bytes, kept off initialize's own frame).
-#[inline(never)]
-fn first_indication(context: &AdapterContext) {
-    let first = context.settings.lock().qos.initial();
-    crate::qos::deliver::<Direct>(context, first);
 }
 
 /// Frees the spin locks made at initialize (halt, or a failed initialize); the timer objects go

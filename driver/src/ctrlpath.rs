@@ -160,8 +160,8 @@ fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> O
 }
 
 /// Runs the request under the settings lock; its outcome and whether Willing changed. Out of
-/// line, as [`deliver_pending`]: the request's work and the indications it leads to are never
-/// in one frame.
+/// line: the request's work and the indications it leads to (`qos::deliver`) are never in one
+/// frame.
 #[inline(never)]
 fn dispatch(
     context: &crate::adapter::AdapterContext,
@@ -175,10 +175,8 @@ fn dispatch(
 
 /// Makes the indications the request decided on (regular OIDs run one at a time, so what is
 /// pending is this request's), with the settings lock released.
-#[inline(never)]
 fn deliver_pending(context: &crate::adapter::AdapterContext) {
-    let indications = context.settings.lock().take_pending();
-    crate::qos::deliver::<Direct>(context, indications);
+    crate::qos::deliver::<Direct>(context, || context.settings.lock().take_pending());
 }
 
 /// `MiniportCancelOidRequest`: every request completes before `MiniportOidRequest` returns, so

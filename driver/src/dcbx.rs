@@ -18,7 +18,7 @@ use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 
 use crate::adapter::AdapterContext;
 use crate::ffi::types::{NDIS_HANDLE, PVOID};
-use crate::hub::{Direct, Posted};
+use crate::hub::{Direct, Posted, Wire};
 use crate::memory::pool_tag;
 use crate::sync::SpinLock;
 use crate::timer::{Timer, now_ms};
@@ -146,19 +146,12 @@ pub fn start(context: &AdapterContext) {
 /// it ran and `farewell` (not after a surprise removal: the hardware is gone), disarms the timer
 /// and waits until its routine is not running.
 pub fn stop(context: &AdapterContext, farewell: bool) {
-    let i = inputs(context);
     let was = context.dcbx.agent.lock().stop();
     if was && farewell {
-        // Built in a transmit buffer (not on the stack), and delivered now, while the adapter
-        // is still on the wire (802.1AB §9.1.2).
-        Direct::transmit_built(context, false, crate::timer::now_ns(), |out| {
-            let mut a = context.dcbx.agent.lock();
-            let len = build_frame(&i, &a, 0, out);
-            if len.is_some() {
-                a.sent_shutdown();
-            }
-            len
-        });
+        // Delivered now, while the adapter is still on the wire (802.1AB §9.1.2).
+        if let Some((slot, range)) = build(context, 0) {
+            Direct::transmit_slot(context, slot, range, false, crate::timer::now_ns());
+        }
     }
     // The agent is stopped: a routine still running arms nothing more.
     context.dcbx.timer.stop();
@@ -203,17 +196,31 @@ fn expired(context: &AdapterContext, peer: [u8; 6]) {
     crate::qos::remote_event::<Direct>(context, RemoteEvent::TtlExpired { peer });
 }
 
-/// Posts the LLDPDU due now, built in a transmit buffer. Out of line: what it reads (a
-/// parameter set) is off the timer routine's frame while the routine delivers what it posted,
-/// which runs the peers' receive paths on this stack.
-#[inline(never)]
+/// Sends the LLDPDU due now.
 fn transmit_due(context: &AdapterContext, now: u64) {
-    let i = inputs(context);
-    Direct::transmit_built(context, true, crate::timer::now_ns(), |out| {
-        build_frame(&i, &context.dcbx.agent.lock(), TTL_S, out)
-    });
-    // Counted as sent even if it could not be built or posted, so the schedule moves on.
+    if let Some((slot, range)) = build(context, TTL_S) {
+        Direct::transmit_slot(context, slot, range, true, crate::timer::now_ns());
+    }
+    // Counted as sent even if it could not be built or sent, so the schedule moves on.
     context.dcbx.agent.lock().sent(now);
+}
+
+/// Builds this adapter's LLDPDU with TTL `ttl` (0: the shutdown LLDPDU, counted as sent by the
+/// agent) in a free transmit buffer: the buffer and where the frame lies in it, or `None` when
+/// none is free. Out of line: what it reads (a parameter set, 0.9 KiB) is off the stack by the
+/// time the caller sends, which may run a peer's whole receive path on this thread
+/// (`crate::hub`; issue 18's stack check).
+#[inline(never)]
+fn build(context: &AdapterContext, ttl: u16) -> Option<(u16, core::ops::Range<usize>)> {
+    let i = inputs(context);
+    context.link.build_in_slot(|out| {
+        let mut a = context.dcbx.agent.lock();
+        let len = build_frame(&i, &a, ttl, out);
+        if len.is_some() && ttl == 0 {
+            a.sent_shutdown();
+        }
+        len
+    })
 }
 
 /// The timer routine (DISPATCH_LEVEL): handles everything due, then re-arms.

@@ -172,22 +172,6 @@ impl Wire for Posted {
     }
 }
 
-impl Direct {
-    /// Delivers now a frame `build` writes straight into one of `from`'s transmit buffers (an
-    /// LLDPDU: no frame-sized buffer on the stack), returning its length; nothing is sent if it
-    /// gives up or no buffer is free.
-    pub fn transmit_built(
-        from: &AdapterContext,
-        at_dispatch: bool,
-        at_ns: u64,
-        build: impl FnOnce(&mut [u8]) -> Option<usize>,
-    ) {
-        if let Some((slot, range)) = from.link.build_in_slot(build) {
-            Self::transmit_slot(from, slot, range, at_dispatch, at_ns);
-        }
-    }
-}
-
 /// Frames posted on any adapter and not yet delivered or dropped.
 static POSTED: AtomicUsize = AtomicUsize::new(0);
 

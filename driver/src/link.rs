@@ -616,12 +616,26 @@ impl LinkShell {
     }
 }
 
-/// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC); an XON it
-/// owes the peer for a priority that lost PFC is sent. `W`: how frames reach the wire here
-/// ([`crate::hub::Wire`]).
-pub fn configure<W: Wire>(context: &AdapterContext, params: &QosParameters) {
+/// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
+/// sent here: the caller passes what this returns to [`reconfigured`] once the parameter sets
+/// are off its stack, as sending may run a peer's whole receive path on this thread
+/// (`crate::hub`).
+#[must_use = "the link owes the wire what `reconfigured` sends"]
+pub fn configure(context: &AdapterContext, params: &QosParameters) -> Reconfigured {
     let xon = context.link.state().lock().link.configure(params, now_ns());
-    if let Some(request) = xon {
+    Reconfigured { xon }
+}
+
+/// What a new operational set leaves for the wire: an XON owed to the peer for a priority that
+/// lost PFC, and the frames the new schedule lets go.
+pub struct Reconfigured {
+    xon: Option<PfcRequest>,
+}
+
+/// Sends what [`configure`] left for the wire. `W`: how frames reach the wire here
+/// ([`crate::hub::Wire`]).
+pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured) {
+    if let Some(request) = work.xon {
         send_pfc::<W>(context, request, false, now_ns());
     }
     drain::<W>(context, false);

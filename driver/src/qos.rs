@@ -16,6 +16,8 @@ use crate::hub::{Direct, Wire};
 /// The largest indication payload: the fixed part and a full classification table.
 const MAX_PAYLOAD: usize = FIXED_LEN + ELEMENT_LEN * MAX_CLASSIFICATIONS;
 
+/// Out of line: its payload (1 KiB) is on the stack only while NDIS is called.
+#[inline(never)]
 fn indicate_parameters(context: &AdapterContext, code: NDIS_STATUS, params: &QosParameters) {
     let mut payload = [0u8; MAX_PAYLOAD];
     if let Some(len) = params.emit(&mut payload) {
@@ -39,17 +41,40 @@ pub fn compile_into(
     );
 }
 
-/// Makes the indications decided under the settings lock (the lock must be released: the
+/// Makes the indications `decide` returns (it takes the settings lock and releases it: the
 /// payloads are built on the stack and NDIS is called at the caller's IRQL), after publishing the
-/// new operational set for the data path.
-pub fn deliver<W: Wire>(context: &AdapterContext, indications: Indications) {
+/// new operational set for the data path and the link; then sends what the new set leaves for
+/// the wire.
+///
+/// Two steps, so that the wire sees nothing while a parameter set is on this stack: the sets
+/// (an `Indications` is two of them, 1.7 KiB, and a payload 1 KiB) live only in [`apply`]'s
+/// frame, which is gone when [`crate::link::reconfigured`] sends, and sending may run a peer's
+/// whole receive path on this thread (`crate::hub`: a PFC frame or a drained frame delivered at
+/// once, the peer's DCBX answer, ...). Found by `cargo xtask pe`'s stack check (issue 18):
+/// MiniportInitializeEx, MiniportOidRequest and the DCBX timer routine went over the 8 KiB
+/// budget with the sets below the delivery.
+pub fn deliver<W: Wire>(context: &AdapterContext, decide: impl FnOnce() -> Indications) {
+    if let Some(work) = apply(context, decide) {
+        crate::link::reconfigured::<W>(context, work);
+    }
+}
+
+/// [`deliver`]'s first step: what `decide` returns is published and indicated; what the link
+/// owes the wire is returned. The new operational set is re-advertised by DCBX at once (issue 8:
+/// the LLDPDU advertises it), from the agent's timer.
+#[inline(never)]
+fn apply(
+    context: &AdapterContext,
+    decide: impl FnOnce() -> Indications,
+) -> Option<crate::link::Reconfigured> {
+    let indications = decide();
+    let mut work = None;
     if let Some(operational) = indications.operational {
         let content = operational.content();
         context.classifier.publish_with(|classifier| {
             compile_into(classifier, &context.core.config, Some(&content));
         });
-        crate::link::configure::<W>(context, &content);
-        // The LLDPDU advertises the operational set: re-advertise at once (issue 8).
+        work = Some(crate::link::configure(context, &content));
         crate::dcbx::local_changed(context);
         indicate_parameters(
             context,
@@ -60,6 +85,7 @@ pub fn deliver<W: Wire>(context: &AdapterContext, indications: Indications) {
     if let Some(remote) = indications.remote {
         indicate_parameters(context, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE, &remote);
     }
+    work
 }
 
 /// The adapter-level input of remote QoS parameters: the DCBX engine calls it with what it hears
@@ -83,13 +109,7 @@ pub fn remote_event<W: Wire>(context: &AdapterContext, event: impl RemoteInput) 
     if !context.core.config.qos.is_enabled() {
         return;
     }
-    // The indications are made in place in the argument (one set of them on this stack), and
-    // the settings lock is released before `deliver` runs.
-    deliver::<W>(context, decide(context, event));
-}
-
-/// Applies a remote input to the QoS state under the settings lock; the indications it calls
-/// for, built in the caller's frame.
-fn decide(context: &AdapterContext, event: impl RemoteInput) -> Indications {
-    event.apply(&mut context.settings.lock().qos)
+    // The indications are made in place in `apply`'s frame (one set of them on this stack),
+    // under the settings lock, which is released before anything is indicated.
+    deliver::<W>(context, || event.apply(&mut context.settings.lock().qos));
 }

@@ -41,7 +41,7 @@ pub struct Report {
     pub profile: Profile,
     /// Every failed rule, in words.
     pub failures: Vec<String>,
-    /// The same failures as stable keys (names, no byte counts or addresses), for the baseline.
+    /// The same failures in short (names, no byte counts or addresses), for the summary.
     pub failure_keys: Vec<String>,
     /// The imports, as module!name.
     pub imports: BTreeSet<String>,

@@ -1,5 +1,5 @@
 //! What `cargo xtask pe` prints and writes: the stack table (README "The Windows image") and the
-//! comparison of the failures with the recorded baseline.
+//! summary of the failures.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -82,7 +82,7 @@ fn short(name: &str) -> String {
         .replace('|', "\\|")
 }
 
-/// The failures of every image as stable keys (no byte counts), for the baseline.
+/// The failures of every image in short (names, no byte counts), for the summary.
 pub fn failure_keys(reports: &[Report]) -> BTreeSet<String> {
     reports
         .iter()
