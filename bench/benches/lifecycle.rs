@@ -16,12 +16,12 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
 use dcbndk_core::adapter::Settings;
 use dcbndk_core::ndis::{OID_GEN_LINK_SPEED, OID_GEN_STATISTICS};
 use dcbndk_core::oid::{self, Request, RequestKind};
 use dcbndk_core::status::Status;
 use dcbndk_hlk::sim::{Adapter, Registry};
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 /// The queries measured: (name, OID, buffer length).
 const QUERIES: &[(&str, u32, usize)] = &[

@@ -34,7 +34,6 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
 use dcbndk_core::adapter::Settings;
 use dcbndk_core::ndis::{
     NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED, NDIS_PACKET_TYPE_MULTICAST,
@@ -43,6 +42,7 @@ use dcbndk_core::ndis::{
 use dcbndk_core::oid::{self, OIDS, Request, RequestKind};
 use dcbndk_core::status::Status;
 use dcbndk_hlk::sim::{Adapter, Registry};
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 /// What the allocator does with an allocation made on the current thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,32 +11,32 @@ use dcbndk_core::ndk::{NDKPI_VERSION, Profile};
 use dcbndk_core::oid::SUPPORTED_OIDS;
 use dcbndk_core::qos::Capabilities;
 
-use crate::ffi::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes, NdisMSleep};
 use crate::hub::Direct;
+use ndis_sys::imports::{NdisMIndicateStatusEx, NdisMSetMiniportAttributes, NdisMSleep};
 
 /// How long a pause sleeps between looks at the sends still in flight.
 const PAUSE_POLL_MICROSECONDS: u32 = 50;
-use crate::ffi::miniport::*;
-use crate::ffi::ndkinfo::{
-    NDK_ADAPTER_INFO, NDK_VERSION, NdkInfiniBand, NdkRoCE, NdkRoCEv2, NdkUndefined, NdkiWarp,
-};
-use crate::ffi::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
-use crate::ffi::ntddndis::*;
-use crate::ffi::objectheader::*;
-use crate::ffi::status::{
-    NDIS_SIZEOF_STATUS_INDICATION_REVISION_1, NDIS_STATUS_FAILURE, NDIS_STATUS_INDICATION,
-    NDIS_STATUS_INDICATION_REVISION_1, NDIS_STATUS_LINK_STATE, NDIS_STATUS_RESOURCES,
-    NDIS_STATUS_SUCCESS,
-};
-use crate::ffi::types::{
-    BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_SHUTDOWN_ACTION, NDIS_STATUS, NDK_RDMA_TECHNOLOGY,
-    PVOID,
-};
 use crate::memory::{PoolBox, TAG_ADAPTER};
 use crate::sync::{Published, SpinLock};
 use crate::{config, log};
 use dcbndk_core::adapter::traffic::Traffic;
 use dcbndk_core::datapath::classify::Compiled;
+use ndis_sys::miniport::*;
+use ndis_sys::ndkinfo::{
+    NDK_ADAPTER_INFO, NDK_VERSION, NdkInfiniBand, NdkRoCE, NdkRoCEv2, NdkUndefined, NdkiWarp,
+};
+use ndis_sys::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
+use ndis_sys::ntddndis::*;
+use ndis_sys::objectheader::*;
+use ndis_sys::status::{
+    NDIS_SIZEOF_STATUS_INDICATION_REVISION_1, NDIS_STATUS_FAILURE, NDIS_STATUS_INDICATION,
+    NDIS_STATUS_INDICATION_REVISION_1, NDIS_STATUS_LINK_STATE, NDIS_STATUS_RESOURCES,
+    NDIS_STATUS_SUCCESS,
+};
+use ndis_sys::types::{
+    BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_SHUTDOWN_ACTION, NDIS_STATUS, NDK_RDMA_TECHNOLOGY,
+    PVOID,
+};
 
 /// Everything the driver keeps for one adapter: the `MiniportAdapterContext`. It lives in pool
 /// memory from initialize to halt and never moves, so the capability structures NDIS was given

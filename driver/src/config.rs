@@ -7,17 +7,17 @@ use core::ptr::null_mut;
 use dcbndk_core::adapter::config::{AdapterConfig, KeywordRead, Warnings};
 use dcbndk_core::keywords::Keyword;
 
-use crate::ffi::config::{
+use ndis_sys::config::{
     NDIS_CONFIGURATION_OBJECT, NDIS_CONFIGURATION_OBJECT_REVISION_1, NDIS_CONFIGURATION_PARAMETER,
     NDIS_SIZEOF_CONFIGURATION_OBJECT_REVISION_1, NdisParameterInteger, NdisParameterString,
 };
-use crate::ffi::imports::{
+use ndis_sys::imports::{
     NdisCloseConfiguration, NdisOpenConfigurationEx, NdisReadConfiguration, NdisReadNetworkAddress,
 };
-use crate::ffi::ntdef::UNICODE_STRING;
-use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_CONFIGURATION_OBJECT};
-use crate::ffi::status::NDIS_STATUS_SUCCESS;
-use crate::ffi::types::{NDIS_HANDLE, NDIS_PARAMETER_TYPE, NDIS_STATUS, PVOID, UINT};
+use ndis_sys::ntdef::UNICODE_STRING;
+use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_CONFIGURATION_OBJECT};
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
+use ndis_sys::types::{NDIS_HANDLE, NDIS_PARAMETER_TYPE, NDIS_STATUS, PVOID, UINT};
 
 /// Longest keyword name, in UTF-16 units.
 const MAX_NAME: usize = 64;

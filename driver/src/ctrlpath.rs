@@ -7,14 +7,14 @@ use dcbndk_core::oid::{self, Outcome, Request, RequestKind};
 use dcbndk_core::status::Status;
 
 use crate::adapter::context;
-use crate::ffi::oidrequest::{
+use crate::hub::Direct;
+use crate::status::ndis_status;
+use ndis_sys::oidrequest::{
     NDIS_OID_REQUEST, NDIS_OID_REQUEST_METHOD, NDIS_OID_REQUEST_QUERY, NDIS_OID_REQUEST_SET,
     NdisRequestMethod, NdisRequestQueryInformation, NdisRequestQueryStatistics,
     NdisRequestSetInformation,
 };
-use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS, PVOID, UINT};
-use crate::hub::Direct;
-use crate::status::ndis_status;
+use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, PVOID, UINT};
 
 /// The information buffer as a byte slice. A NULL buffer, or a zero length, is an empty slice.
 ///

@@ -23,13 +23,6 @@ use dcbndk_core::adapter::stats::Destination;
 use dcbndk_core::status::Status;
 
 use crate::adapter::{AdapterContext, context};
-use crate::ffi::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
-use crate::ffi::nbl::{
-    Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL,
-    NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST,
-    NET_BUFFER_LIST_LINKS, NetBufferListCancelId,
-};
-use crate::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG};
 use crate::hub::Direct;
 use crate::receive::RX_BUFFER_BYTES as MAX_FRAME;
 use crate::status::ndis_status;
@@ -37,6 +30,13 @@ use core::ptr::null_mut;
 use dcbndk_core::adapter::traffic::Way;
 use dcbndk_core::datapath::classify::Meta;
 use dcbndk_core::datapath::frame::HEADER_BYTES;
+use ndis_sys::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
+use ndis_sys::nbl::{
+    Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL,
+    NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST,
+    NET_BUFFER_LIST_LINKS, NetBufferListCancelId,
+};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, NDIS_STATUS, PVOID, ULONG};
 
 /// `MiniportSendNetBufferLists`: sends or holds each NBL of the chain and completes the ones
 /// it does not hold, with a status each, in one `NdisMSendNetBufferListsComplete` call.

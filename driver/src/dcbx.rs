@@ -17,11 +17,11 @@ use dcbndk_core::qos::params::QosParameters;
 use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 
 use crate::adapter::AdapterContext;
-use crate::ffi::types::{NDIS_HANDLE, PVOID};
 use crate::hub::{Direct, Posted, Wire};
 use crate::memory::pool_tag;
 use crate::sync::SpinLock;
 use crate::timer::{Timer, now_ms};
+use ndis_sys::types::{NDIS_HANDLE, PVOID};
 
 /// The pool tag of the timer object.
 pub const TAG_DCBX: u32 = pool_tag(b"DcbX");

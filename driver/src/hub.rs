@@ -29,7 +29,7 @@ use core::ptr::null_mut;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use crate::adapter::AdapterContext;
-use crate::ffi::imports::NdisMSleep;
+use ndis_sys::imports::NdisMSleep;
 
 /// Adapters a host can attach (all wires together); a further one initializes without a wire
 /// and says so in the event log.

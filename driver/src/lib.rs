@@ -1,6 +1,6 @@
 //! # dcbndk — an NDIS 6.30 miniport simulating a DCB and NDK capable Ethernet adapter
 //!
-//! This crate is the NDIS shell: the FFI declarations ([`ffi`]) and one file per NDIS role
+//! This crate is the NDIS shell: one file per NDIS role over the bindings of the `ndis-sys` crate
 //! (netvmini's ownership: `miniport` registers the driver; the adapter, control path and data path
 //! roles follow). Each `extern "system"` entry point turns raw pointers into typed views once and
 //! calls `dcbndk-core`, which decides; the shell then calls back into NDIS. All `unsafe` code of the
@@ -43,7 +43,6 @@ pub mod config;
 pub mod ctrlpath;
 pub mod datapath;
 pub mod dcbx;
-pub mod ffi;
 pub mod hub;
 pub mod link;
 pub mod log;

@@ -28,12 +28,12 @@ use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refus
 use dcbndk_core::qos::params::QosParameters;
 
 use crate::adapter::AdapterContext;
-use crate::ffi::types::{NDIS_HANDLE, PVOID};
 use crate::hub::{Direct, Wire};
 use crate::memory::{PoolArray, PoolBox, pool_tag};
 use crate::sync::SpinLock;
 use crate::timer::Timer;
 use crate::timer::now_ns;
+use ndis_sys::types::{NDIS_HANDLE, PVOID};
 
 /// Frames each priority's queue holds.
 pub const QUEUE_FRAMES: usize = 32;

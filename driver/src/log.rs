@@ -5,8 +5,8 @@ use core::ffi::c_void;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use crate::ffi::imports::NdisWriteEventLogEntry;
-use crate::ffi::types::{NDIS_STATUS, PVOID};
+use ndis_sys::imports::NdisWriteEventLogEntry;
+use ndis_sys::types::{NDIS_STATUS, PVOID};
 
 /// Event code of "a keyword held no usable value; a default is used": an NTSTATUS-format code
 /// with severity Warning (2 in bits 31..30) and the Customer bit (29) set, facility 0, code 1.

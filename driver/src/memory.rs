@@ -4,9 +4,9 @@
 
 use core::ptr::NonNull;
 
-use crate::ffi::imports::{NdisAllocateMemoryWithTagPriority, NdisFreeMemoryWithTagPriority};
-use crate::ffi::ntdef::NormalPoolPriority;
-use crate::ffi::types::{NDIS_HANDLE, ULONG};
+use ndis_sys::imports::{NdisAllocateMemoryWithTagPriority, NdisFreeMemoryWithTagPriority};
+use ndis_sys::ntdef::NormalPoolPriority;
+use ndis_sys::types::{NDIS_HANDLE, ULONG};
 
 /// Builds a pool tag from its four characters as they read in a pool dump (`b"DcbA"` shows
 /// as "DcbA"): the first character is the low byte.

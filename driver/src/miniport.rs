@@ -8,25 +8,25 @@ use core::ffi::c_void;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use crate::ffi::imports::{
+use crate::{adapter, ctrlpath, datapath, log};
+use ndis_sys::imports::{
     NdisMDeregisterMiniportDriver, NdisMRegisterMiniportDriver, NdisSetOptionalHandlers,
 };
-use crate::ffi::miniport::{
+use ndis_sys::miniport::{
     NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
     NDIS_MINIPORT_MAJOR_VERSION, NDIS_MINIPORT_MINOR_VERSION, NDIS_NDK_PROVIDER_CHARACTERISTICS,
     NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1, NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
     NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
     NDIS_SIZEOF_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
 };
-use crate::ffi::objectheader::{
+use ndis_sys::objectheader::{
     NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS,
     NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
 };
-use crate::ffi::status::{NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_SUCCESS};
-use crate::ffi::types::{
+use ndis_sys::status::{NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_SUCCESS};
+use ndis_sys::types::{
     NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT, PVOID,
 };
-use crate::{adapter, ctrlpath, datapath, log};
 
 /// The driver's own version, reported in the characteristics.
 pub const DRIVER_VERSION: (u8, u8) = dcbndk_core::DRIVER_VERSION;

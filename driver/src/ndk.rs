@@ -24,19 +24,19 @@ use dcbndk_core::ndk::tables::{Connections, Endpoints, Slot, Table};
 use dcbndk_core::ndk::{Activity, Applied, NdkConfig, NdkEvent, NdkState, Refused};
 
 use crate::adapter::{AdapterContext, context};
-use crate::ffi::imports::{
+use crate::memory::{PoolArray, TAG_NDK_COUNTERS, TAG_NDK_TABLES};
+use ndis_sys::imports::{
     NdisAllocateIoWorkItem, NdisCurrentGroupAndProcessor, NdisFreeIoWorkItem,
     NdisGroupMaxProcessorCount, NdisMNetPnPEvent, NdisMSleep, NdisProcessorNumberToIndex,
     NdisQueueIoWorkItem,
 };
-use crate::ffi::netpnp::{
+use ndis_sys::netpnp::{
     NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1, NET_PNP_EVENT_NOTIFICATION,
     NET_PNP_EVENT_NOTIFICATION_REVISION_1, NetEventNDKDisable, NetEventNDKEnable,
 };
-use crate::ffi::ntdef::ALL_PROCESSOR_GROUPS;
-use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
-use crate::ffi::types::{NDIS_HANDLE, PVOID};
-use crate::memory::{PoolArray, TAG_NDK_COUNTERS, TAG_NDK_TABLES};
+use ndis_sys::ntdef::ALL_PROCESSOR_GROUPS;
+use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
+use ndis_sys::types::{NDIS_HANDLE, PVOID};
 
 /// How long halt sleeps between looks at a work item still queued or running.
 const HALT_POLL_MICROSECONDS: u32 = 100;

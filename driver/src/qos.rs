@@ -7,11 +7,11 @@ use dcbndk_core::qos::params::{ELEMENT_LEN, FIXED_LEN, MAX_CLASSIFICATIONS, QosP
 use dcbndk_core::qos::state::{Indications, RemoteEvent, RemoteInput};
 
 use crate::adapter::{AdapterContext, context, indicate};
-use crate::ffi::status::{
+use crate::hub::{Direct, Wire};
+use ndis_sys::status::{
     NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE,
 };
-use crate::ffi::types::{NDIS_HANDLE, NDIS_STATUS};
-use crate::hub::{Direct, Wire};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS};
 
 /// The largest indication payload: the fixed part and a full classification table.
 const MAX_PAYLOAD: usize = FIXED_LEN + ELEMENT_LEN * MAX_CLASSIFICATIONS;

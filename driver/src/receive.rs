@@ -23,22 +23,22 @@ use dcbndk_core::datapath::frame::{ETHERTYPE_MAC_CONTROL, Frame, HEADER_BYTES, P
 
 use crate::adapter::{AdapterContext, context};
 use crate::datapath::{first_nb, next_nbl, set_next};
-use crate::ffi::imports::{
+use crate::hub::{Direct, Posted};
+use crate::memory::{PoolArray, pool_tag};
+use crate::sync::SpinLock;
+use ndis_sys::imports::{
     NdisAllocateMdl, NdisAllocateNetBufferAndNetBufferList, NdisAllocateNetBufferListPool,
     NdisFreeMdl, NdisFreeNetBufferList, NdisFreeNetBufferListPool,
     NdisMIndicateReceiveNetBufferLists,
 };
-use crate::ffi::nbl::{
+use ndis_sys::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL,
     NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
     NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST,
     NET_BUFFER_LIST_POOL_PARAMETERS, NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
 };
-use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
-use crate::ffi::types::{NDIS_HANDLE, PMDL, PVOID, ULONG};
-use crate::hub::{Direct, Posted};
-use crate::memory::{PoolArray, pool_tag};
-use crate::sync::SpinLock;
+use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
+use ndis_sys::types::{NDIS_HANDLE, PMDL, PVOID, ULONG};
 
 /// Receive buffers per adapter.
 pub const RX_BUFFERS: usize = 64;

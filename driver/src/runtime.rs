@@ -19,8 +19,8 @@
 
 use core::panic::PanicInfo;
 
-use crate::ffi::ntoskrnl::KeBugCheckEx;
-use crate::ffi::types::{ULONG, ULONG_PTR};
+use ndis_sys::ntoskrnl::KeBugCheckEx;
+use ndis_sys::types::{ULONG, ULONG_PTR};
 
 /// The bug check code of a panic in dcbndk. The contract leaves drivers free to choose the code;
 /// this one is outside every code Windows defines (bugcodes.h runs to 0x1DF, then 0xC000021A,

@@ -3,8 +3,8 @@
 
 use dcbndk_core::status::Status;
 
-use crate::ffi::status as s;
-use crate::ffi::types::NDIS_STATUS;
+use ndis_sys::status as s;
+use ndis_sys::types::NDIS_STATUS;
 
 /// The `NDIS_STATUS` of `status`.
 #[must_use]

@@ -6,10 +6,10 @@ use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
-use crate::ffi::imports::{
+use ndis_sys::imports::{
     NdisAcquireSpinLock, NdisAllocateSpinLock, NdisFreeSpinLock, NdisReleaseSpinLock,
 };
-use crate::ffi::sync::NDIS_SPIN_LOCK;
+use ndis_sys::sync::NDIS_SPIN_LOCK;
 
 /// A value protected by an `NDIS_SPIN_LOCK`.
 ///

@@ -15,17 +15,17 @@
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicI32, Ordering};
 
-use crate::ffi::imports::{
+use ndis_sys::imports::{
     NdisAllocateTimerObject, NdisCancelTimerObject, NdisFreeTimerObject, NdisGetSystemUpTimeEx,
     NdisMSleep, NdisSetTimerObject,
 };
-use crate::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
-use crate::ffi::status::NDIS_STATUS_SUCCESS;
-use crate::ffi::timer::{
+use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
+use ndis_sys::timer::{
     NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_CHARACTERISTICS,
     NDIS_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_FUNCTION,
 };
-use crate::ffi::types::{NDIS_HANDLE, PVOID};
+use ndis_sys::types::{NDIS_HANDLE, PVOID};
 
 /// Milliseconds since the system started (`NdisGetSystemUpTimeEx`; any IRQL): the clock the
 /// timers' users schedule by.

@@ -3,7 +3,6 @@
 //! The host side of dcbndk: the simulated ndis.sys that loads the driver on Linux (DESIGN.md §3),
 //! the HLK-style kit, and the data the ABI tests check the driver's declarations against.
 
-pub mod abi_table;
 pub mod inf;
 pub mod interop;
 pub mod junit;

@@ -1,7 +1,7 @@
 //! ABI test (b): the driver's declarations against mingw-w64's own headers.
 //!
 //! A C file is generated that includes mingw-w64's `ntddndis.h`, `ndkinfo.h`, `ws2ipdef.h` and
-//! `winternl.h` (plus `tests/abi/ndis630_extra.h` for the few ndis.h/netpnp.h items mingw-w64 lacks)
+//! `winternl.h` (plus `driver/ndis-sys/abi/ndis630_extra.h` for the few ndis.h/netpnp.h items mingw-w64 lacks)
 //! and `_Static_assert`s, for every item the driver declares in those modules, the size, alignment
 //! and every field offset and size that the Rust compiler produced, and every constant's value. It
 //! is compiled with `x86_64-w64-mingw32-gcc -fsyntax-only`, which lays structures out by the
@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 use std::process::Command;
 
-use dcbndk::ffi::{
+use ndis_sys::{
     MODULES,
     abi::{Nesting, StructAbi},
 };
@@ -192,7 +192,7 @@ fn declarations_match_mingw_w64_headers() {
     std::fs::write(&src, &c).unwrap();
     let out = Command::new(COMPILER)
         .args(["-fsyntax-only", "-std=gnu11", "-I"])
-        .arg(crate::abi_table::Table::dir())
+        .arg(crate::conformance::ndis_sys_abi_dir())
         .arg(&src)
         .output()
         .unwrap();
@@ -230,7 +230,7 @@ fn trailing_members_skipped_are_absent_from_mingw_w64() {
         .unwrap();
         let out = Command::new(COMPILER)
             .args(["-fsyntax-only", "-std=gnu11", "-I"])
-            .arg(crate::abi_table::Table::dir())
+            .arg(crate::conformance::ndis_sys_abi_dir())
             .arg(&src)
             .output()
             .unwrap();
@@ -257,7 +257,7 @@ fn a_wrong_layout_is_caught() {
     std::fs::write(&src, "#include \"prelude.h\"\n_Static_assert(offsetof(NDIS_QOS_PARAMETERS, PfcEnable) == 40, \"x\");\n").unwrap();
     let out = Command::new(COMPILER)
         .args(["-fsyntax-only", "-I"])
-        .arg(crate::abi_table::Table::dir())
+        .arg(crate::conformance::ndis_sys_abi_dir())
         .arg(&src)
         .output()
         .unwrap();

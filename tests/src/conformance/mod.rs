@@ -6,7 +6,6 @@
 //! hash, and the two collide (cargo issue 6313).
 
 mod abi_mingw;
-mod abi_table;
 mod dcbx_vectors;
 mod inf;
 mod powershell;
@@ -31,4 +30,10 @@ fn host_tool(program: &str, packages: &str) -> bool {
         println!("SKIPPED: {program} not found (Debian: {packages})");
     }
     have
+}
+
+/// The `ndis-sys` crate's reference files: its export list of ndis.sys and the C headers of the
+/// mingw-w64 layout check (driver/ndis-sys/abi).
+fn ndis_sys_abi_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../driver/ndis-sys/abi")
 }

@@ -1,8 +1,8 @@
 //! The simulated ndis.sys loads the driver and runs one adapter through its life.
 
 use crate::sim::{Adapter, Registry};
-use dcbndk::ffi::ntddndis::{OID_GEN_LINK_SPEED, OID_GEN_SUPPORTED_LIST};
-use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
+use ndis_sys::ntddndis::{OID_GEN_LINK_SPEED, OID_GEN_SUPPORTED_LIST};
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 #[test]
 fn one_adapter_lives_and_halts_cleanly() {

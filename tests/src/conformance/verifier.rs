@@ -17,11 +17,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
-use dcbndk::ffi::config::{
+use ndis_sys::config::{
     NDIS_CONFIGURATION_OBJECT, NDIS_CONFIGURATION_OBJECT_REVISION_1, NDIS_CONFIGURATION_PARAMETER,
     NDIS_SIZEOF_CONFIGURATION_OBJECT_REVISION_1, NdisParameterInteger,
 };
-use dcbndk::ffi::miniport::{
+use ndis_sys::miniport::{
     NDIS_MINIPORT_ADAPTER_ATTRIBUTES, NDIS_MINIPORT_ADAPTER_GENERAL_ATTRIBUTES,
     NDIS_MINIPORT_ADAPTER_GENERAL_ATTRIBUTES_REVISION_2,
     NDIS_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES,
@@ -32,32 +32,32 @@ use dcbndk::ffi::miniport::{
     NDIS_SIZEOF_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES_REVISION_2,
     NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2, NdisInterfaceInternal,
 };
-use dcbndk::ffi::nbl::{
+use ndis_sys::nbl::{
     NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST,
 };
-use dcbndk::ffi::netpnp::{
+use ndis_sys::netpnp::{
     NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1, NET_DEVICE_PNP_EVENT,
     NET_PNP_EVENT_NOTIFICATION, NET_PNP_EVENT_NOTIFICATION_REVISION_1, NetEventNDKEnable,
 };
-use dcbndk::ffi::ntddndis::{
+use ndis_sys::ntddndis::{
     IF_TYPE_ETHERNET_CSMACD, MediaConnectStateConnected, NdisMedium802_3, NdisPhysicalMedium802_3,
     OID_GEN_LINK_SPEED, OID_GEN_MAXIMUM_FRAME_SIZE, OID_GEN_SUPPORTED_LIST,
 };
-use dcbndk::ffi::ntdef::{NormalPoolPriority, UNICODE_STRING};
-use dcbndk::ffi::objectheader::{
+use ndis_sys::ntdef::{NormalPoolPriority, UNICODE_STRING};
+use ndis_sys::objectheader::{
     NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_CONFIGURATION_OBJECT, NDIS_OBJECT_TYPE_DEFAULT,
     NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_GENERAL_ATTRIBUTES,
     NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES,
     NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS,
 };
-use dcbndk::ffi::oidrequest::{NDIS_OID_REQUEST, NdisRequestQueryInformation};
-use dcbndk::ffi::status::{
+use ndis_sys::oidrequest::{NDIS_OID_REQUEST, NdisRequestQueryInformation};
+use ndis_sys::status::{
     NDIS_STATUS_BAD_CHARACTERISTICS, NDIS_STATUS_BAD_VERSION, NDIS_STATUS_BUFFER_TOO_SHORT,
     NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED,
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS,
 };
-use dcbndk::ffi::sync::NDIS_SPIN_LOCK;
-use dcbndk::ffi::types::{
+use ndis_sys::sync::NDIS_SPIN_LOCK;
+use ndis_sys::types::{
     BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_OID, NDIS_PORT_NUMBER, NDIS_SHUTDOWN_ACTION,
     NDIS_STATUS, PDRIVER_OBJECT, PVOID, ULONG,
 };

@@ -5,14 +5,14 @@
 //! themselves, a third adapter with `*QOS` = 0 in promiscuous mode that indicates every frame on
 //! the wire (a DCB-less NIC does not consume LLDPDUs).
 
-use dcbndk::ffi::ntddndis::OID_GEN_CURRENT_PACKET_FILTER;
-use dcbndk::ffi::ntddndis::OID_QOS_PARAMETERS;
-use dcbndk::ffi::status::{
+use dcbndk_core::lldp::{ETHERTYPE, Lldpdu, NEAREST_BRIDGE};
+use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+use ndis_sys::ntddndis::OID_GEN_CURRENT_PACKET_FILTER;
+use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
+use ndis_sys::status::{
     NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE,
     NDIS_STATUS_SUCCESS,
 };
-use dcbndk_core::lldp::{ETHERTYPE, Lldpdu, NEAREST_BRIDGE};
-use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 
 use super::qos::Request;
 use super::{Case, CaseResult, Group, expect_eq, finish, started};
@@ -314,7 +314,7 @@ fn peer_silent() -> CaseResult {
     apply(&switch, &switch_setting())?;
     advance(wire, 10);
     // The switch vanishes without a shutdown LLDPDU (surprise removal: no frame can leave).
-    switch.device_pnp_event(dcbndk::ffi::netpnp::NdisDevicePnPEventSurpriseRemoved);
+    switch.device_pnp_event(ndis_sys::netpnp::NdisDevicePnPEventSurpriseRemoved);
     let last_heard = crate::sim::clock::now_ms(wire);
     // Its last frame was the first fast one, sent at about 1 ms; TTL 121 s from then.
     advance(wire, 120_000 - 20);

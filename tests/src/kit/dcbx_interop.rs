@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 use super::dcbx::{OPERATIONAL, REMOTE, Seen, apply, capture, last, on_wire, switch_setting};
 use super::{Case, CaseResult, Group, expect_eq, finish};

@@ -5,22 +5,22 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use dcbndk::ffi::miniport::{
+use ndis_sys::miniport::{
     NDIS_MINIPORT_ATTRIBUTES_NDIS_WDM, NDIS_MINIPORT_ATTRIBUTES_SURPRISE_REMOVE_OK,
     NDIS_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
     NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
 };
-use dcbndk::ffi::netpnp::NdisDevicePnPEventSurpriseRemoved;
-use dcbndk::ffi::ntddndis::{
+use ndis_sys::netpnp::NdisDevicePnPEventSurpriseRemoved;
+use ndis_sys::ntddndis::{
     IF_TYPE_ETHERNET_CSMACD, MediaConnectStateConnected, NDIS_MAC_OPTION_8021P_PRIORITY,
     NDIS_MAC_OPTION_8021Q_VLAN, NDIS_QOS_CAPABILITIES_IEEE_DCBX_SUPPORTED,
     NDIS_QOS_CAPABILITIES_STRICT_TSA_SUPPORTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_LINK_SPEED,
     OID_GEN_XMIT_OK,
 };
-use dcbndk::ffi::objectheader::{
+use ndis_sys::objectheader::{
     NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_OBJECT_TYPE_QOS_CAPABILITIES,
 };
-use dcbndk::ffi::status::{
+use ndis_sys::status::{
     NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_LINK_STATE, NDIS_STATUS_NOT_ACCEPTED,
     NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS,
 };
@@ -30,8 +30,8 @@ use super::{
 };
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::{Adapter, RegValue, Registry, Sim};
-use dcbndk::ffi::ntddndis::OID_QOS_PARAMETERS;
 use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 
 /// The group.
 #[must_use]
@@ -622,7 +622,7 @@ fn sends_counted() -> CaseResult {
     let sent = a.send(&frames, &[3, 13]);
     expect_eq("statuses", sent.statuses, vec![NDIS_STATUS_SUCCESS; 3])?;
     expect_eq("OID_GEN_XMIT_OK", counter(&a, OID_GEN_XMIT_OK)?, 3)?;
-    let stats = a.query(dcbndk::ffi::ntddndis::OID_GEN_STATISTICS, 152);
+    let stats = a.query(ndis_sys::ntddndis::OID_GEN_STATISTICS, 152);
     let u = |i: usize| {
         u64::from_le_bytes(
             stats.buffer[8 + i * 8..16 + i * 8]
@@ -794,7 +794,7 @@ fn sends_over_mdl_chains() -> CaseResult {
             ],
         )?;
         advance(wire, 1);
-        let stats = dut.query(dcbndk::ffi::ntddndis::OID_GEN_STATISTICS, 152);
+        let stats = dut.query(ndis_sys::ntddndis::OID_GEN_STATISTICS, 152);
         let u = |i: usize| {
             u64::from_le_bytes(
                 stats.buffer[8 + i * 8..16 + i * 8]

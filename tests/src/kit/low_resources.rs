@@ -9,9 +9,9 @@
 //! after unload). Each passing case notes its figures: injection points, clean failures,
 //! tolerated failures, violations (0) and leaks (0).
 
-use dcbndk::ffi::ntddndis::OID_QOS_PARAMETERS;
-use dcbndk::ffi::status::{NDIS_STATUS_FAILURE, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
-use dcbndk::ffi::types::NDIS_STATUS;
+use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
+use ndis_sys::status::{NDIS_STATUS_FAILURE, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
+use ndis_sys::types::NDIS_STATUS;
 
 use super::qos::Request;
 use super::{Case, CaseResult, Group, expect_eq, finish, note, registry_with, started, sz};
@@ -285,7 +285,7 @@ fn eight_elements() -> Request {
 
 fn operational(adapter: &Adapter) -> Vec<u8> {
     adapter
-        .query(dcbndk::ffi::ntddndis::OID_QOS_OPERATIONAL_PARAMETERS, 4096)
+        .query(ndis_sys::ntddndis::OID_QOS_OPERATIONAL_PARAMETERS, 4096)
         .data()
         .to_vec()
 }

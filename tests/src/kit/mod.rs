@@ -225,7 +225,7 @@ pub fn finish(adapter: Adapter) -> Result<(), String> {
         expect_eq(
             "MiniportPause",
             status,
-            dcbndk::ffi::status::NDIS_STATUS_SUCCESS,
+            ndis_sys::status::NDIS_STATUS_SUCCESS,
         )?;
     }
     adapter.halt();

@@ -8,19 +8,19 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use dcbndk::ffi::ndkinfo::{NdkRoCEv2, NdkiWarp};
-use dcbndk::ffi::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
-use dcbndk::ffi::ntddndis::{
-    OID_GEN_LINK_SPEED, OID_NDK_CONNECTIONS, OID_NDK_LOCAL_ENDPOINTS, OID_NDK_SET_STATE,
-    OID_NDK_STATISTICS,
-};
-use dcbndk::ffi::status::{
-    NDIS_STATUS_BUFFER_TOO_SHORT, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_NOT_SUPPORTED,
-    NDIS_STATUS_SUCCESS,
-};
 use dcbndk_core::ndk::counters::{Counter, Totals};
 use dcbndk_core::ndk::tables::{Connection, Endpoint, Owner, SockAddr};
 use dcbndk_core::ndk::{Activity, Applied, Refused};
+use ndis_sys::ndkinfo::{NdkRoCEv2, NdkiWarp};
+use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
+use ndis_sys::ntddndis::{
+    OID_GEN_LINK_SPEED, OID_NDK_CONNECTIONS, OID_NDK_LOCAL_ENDPOINTS, OID_NDK_SET_STATE,
+    OID_NDK_STATISTICS,
+};
+use ndis_sys::status::{
+    NDIS_STATUS_BUFFER_TOO_SHORT, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_NOT_SUPPORTED,
+    NDIS_STATUS_SUCCESS,
+};
 
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::adapter::OidResult;
@@ -364,9 +364,9 @@ fn open_ndk_adapter() -> CaseResult {
 fn supported_list() -> CaseResult {
     let a = started(crate::sim::Registry::inf_defaults())?;
     let needed = a
-        .query(dcbndk::ffi::ntddndis::OID_GEN_SUPPORTED_LIST, 0)
+        .query(ndis_sys::ntddndis::OID_GEN_SUPPORTED_LIST, 0)
         .bytes_needed as usize;
-    let r = a.query(dcbndk::ffi::ntddndis::OID_GEN_SUPPORTED_LIST, needed);
+    let r = a.query(ndis_sys::ntddndis::OID_GEN_SUPPORTED_LIST, needed);
     let listed: Vec<u32> = r
         .data()
         .chunks_exact(4)
@@ -659,7 +659,7 @@ fn iwarp_pairs() -> CaseResult {
         tcp_port: 4450,
     })))?;
     let r = a.oid(
-        dcbndk::ffi::oidrequest::NdisRequestQueryInformation,
+        ndis_sys::oidrequest::NdisRequestQueryInformation,
         OID_NDK_CONNECTIONS,
         vec![0xAA; 144],
         0,
@@ -689,7 +689,7 @@ fn iwarp_pairs() -> CaseResult {
         "odd entry: other members were written".into()
     })?;
     let r = a.oid(
-        dcbndk::ffi::oidrequest::NdisRequestQueryInformation,
+        ndis_sys::oidrequest::NdisRequestQueryInformation,
         OID_NDK_LOCAL_ENDPOINTS,
         vec![0xAA; 88],
         0,

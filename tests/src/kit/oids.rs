@@ -2,14 +2,14 @@
 //! with a right-sized, a short and a zero-length buffer, against the kit's own table of sizes
 //! (from the DDI page of each OID), then the values and the exact failure statuses.
 
-use dcbndk::ffi::ntddndis::*;
-use dcbndk::ffi::status::{
+use dcbndk_core::adapter::traffic::OID_DCBNDK_TRAFFIC_STATISTICS;
+use ndis_sys::ntddndis::*;
+use ndis_sys::status::{
     NDIS_STATUS_BUFFER_TOO_SHORT, NDIS_STATUS_INVALID_DATA, NDIS_STATUS_INVALID_LENGTH,
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_MULTICAST_FULL, NDIS_STATUS_NOT_SUPPORTED,
     NDIS_STATUS_SUCCESS,
 };
-use dcbndk::ffi::types::NDIS_STATUS;
-use dcbndk_core::adapter::traffic::OID_DCBNDK_TRAFFIC_STATISTICS;
+use ndis_sys::types::NDIS_STATUS;
 
 use super::{Case, CaseResult, ensure, expect_eq, finish, frame, started};
 use crate::sim::{Adapter, Registry, adapter::OidResult};

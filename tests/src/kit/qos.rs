@@ -2,18 +2,18 @@
 //! §10 list (items 1-5), against the driver in the simulated NDIS. The kit builds its own
 //! `NDIS_QOS_PARAMETERS` bytes (from spec §1.3/§1.4), independently of the driver's code.
 
-use dcbndk::ffi::ntddndis::{
+use dcbndk_core::qos::params::{Classification, Classifications, QosParameters};
+use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
+use ndis_sys::ntddndis::{
     OID_QOS_CURRENT_CAPABILITIES, OID_QOS_HARDWARE_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
     OID_QOS_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
 };
-use dcbndk::ffi::status::{
+use ndis_sys::status::{
     NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED,
     NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE,
     NDIS_STATUS_SUCCESS,
 };
-use dcbndk::ffi::types::NDIS_STATUS;
-use dcbndk_core::qos::params::{Classification, Classifications, QosParameters};
-use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
+use ndis_sys::types::NDIS_STATUS;
 
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::{Adapter, Registry, adapter::OidResult};

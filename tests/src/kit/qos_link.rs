@@ -6,11 +6,11 @@
 //! pauses are measured only from what the support adapter received, as the HLK measures them on
 //! its support machine.
 
-use dcbndk::ffi::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
-use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
 use dcbndk_core::adapter::traffic::{OID_DCBNDK_TRAFFIC_STATISTICS, TRAFFIC_STATISTICS_SIZE};
 use dcbndk_core::datapath::frame::PfcFrame;
 use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 use super::qos::Request;
 use super::{Case, CaseResult, Group, expect_eq, finish, started};
@@ -658,7 +658,7 @@ fn pfc_cancel() -> CaseResult {
         expect_eq(
             "ID 7 aborted",
             bench.dut.reap(&mut pending),
-            vec![dcbndk::ffi::status::NDIS_STATUS_SEND_ABORTED],
+            vec![ndis_sys::status::NDIS_STATUS_SEND_ABORTED],
         )?;
         advance(bench.wire, 5);
         let done = bench.dut.reap(&mut pending);

@@ -15,9 +15,9 @@
 //! - with nothing configured (every class, flow control and policy removed) the request is the
 //!   unconfigured one: flags 0 (WILLING aside), every table zero, no element.
 
-use dcbndk::ffi::ntddndis::OID_QOS_PARAMETERS;
 use dcbndk_core::qos::params::{Classification, Classifications, QosParameters};
 use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
+use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 
 use crate::sim::{Adapter, adapter::OidResult};
 
@@ -309,8 +309,8 @@ impl Peer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dcbndk::ffi::ntddndis::OID_QOS_OPERATIONAL_PARAMETERS;
-    use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
+    use ndis_sys::ntddndis::OID_QOS_OPERATIONAL_PARAMETERS;
+    use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
     fn smb_direct() -> NetQos {
         NetQos {

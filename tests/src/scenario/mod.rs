@@ -17,13 +17,13 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dcbndk::ffi::ntddndis::{
-    OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
-};
-use dcbndk::ffi::status;
-use dcbndk::ffi::types::NDIS_STATUS;
 use dcbndk::status::ndis_status;
 use dcbndk_core::status::Status;
+use ndis_sys::ntddndis::{
+    OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
+};
+use ndis_sys::status;
+use ndis_sys::types::NDIS_STATUS;
 use serde::Deserialize;
 use toml::Spanned;
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use dcbndk::ffi::miniport::{
+use ndis_sys::miniport::{
     NDIS_MINIPORT_INIT_PARAMETERS, NDIS_MINIPORT_INIT_PARAMETERS_REVISION_1,
     NDIS_MINIPORT_PAUSE_PARAMETERS, NDIS_MINIPORT_PAUSE_PARAMETERS_REVISION_1,
     NDIS_MINIPORT_RESTART_PARAMETERS, NDIS_MINIPORT_RESTART_PARAMETERS_REVISION_1,
@@ -16,18 +16,18 @@ use dcbndk::ffi::miniport::{
     NDIS_SIZEOF_MINIPORT_RESTART_PARAMETERS_REVISION_1, NdisHaltDeviceDisabled,
     NdisShutdownPowerOff,
 };
-use dcbndk::ffi::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST};
-use dcbndk::ffi::netpnp::{NET_DEVICE_PNP_EVENT, NET_DEVICE_PNP_EVENT_REVISION_1};
-use dcbndk::ffi::objectheader::{
+use ndis_sys::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST};
+use ndis_sys::netpnp::{NET_DEVICE_PNP_EVENT, NET_DEVICE_PNP_EVENT_REVISION_1};
+use ndis_sys::objectheader::{
     NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT, NDIS_OBJECT_TYPE_MINIPORT_INIT_PARAMETERS,
     NDIS_OBJECT_TYPE_OID_REQUEST,
 };
-use dcbndk::ffi::oidrequest::{
+use ndis_sys::oidrequest::{
     NDIS_OID_REQUEST, NDIS_OID_REQUEST_REVISION_1, NDIS_SIZEOF_OID_REQUEST_REVISION_1,
     NdisRequestMethod, NdisRequestQueryInformation, NdisRequestSetInformation,
 };
-use dcbndk::ffi::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
-use dcbndk::ffi::types::{BOOLEAN, NDIS_STATUS, PVOID};
+use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
+use ndis_sys::types::{BOOLEAN, NDIS_STATUS, PVOID};
 
 use super::nbl::SendBatch;
 use super::registry::Registry;
@@ -362,7 +362,7 @@ impl Adapter {
         lock(&self.shared.attributes).clone()
     }
 
-    fn handlers(&self) -> &dcbndk::ffi::miniport::NDIS_MINIPORT_DRIVER_CHARACTERISTICS {
+    fn handlers(&self) -> &ndis_sys::miniport::NDIS_MINIPORT_DRIVER_CHARACTERISTICS {
         &self.shared.driver.characteristics
     }
 
@@ -373,7 +373,7 @@ impl Adapter {
             self.shared
                 .violations
                 .report(Rule::BadStructure, "no InitializeHandlerEx");
-            return dcbndk::ffi::status::NDIS_STATUS_FAILURE;
+            return ndis_sys::status::NDIS_STATUS_FAILURE;
         };
         let mut params = NDIS_MINIPORT_INIT_PARAMETERS::zeroed();
         params.Header = NDIS_OBJECT_HEADER::new(
@@ -413,7 +413,7 @@ impl Adapter {
     /// `MiniportRestart` at PASSIVE_LEVEL.
     pub fn restart(&self) -> NDIS_STATUS {
         let Some(restart) = self.handlers().RestartHandler else {
-            return dcbndk::ffi::status::NDIS_STATUS_FAILURE;
+            return ndis_sys::status::NDIS_STATUS_FAILURE;
         };
         let mut params = NDIS_MINIPORT_RESTART_PARAMETERS::zeroed();
         params.Header = NDIS_OBJECT_HEADER::new(
@@ -463,7 +463,7 @@ impl Adapter {
     /// completed or is being completed; a pause must return SUCCESS (or PENDING).
     pub fn pause(&self) -> NDIS_STATUS {
         let Some(pause) = self.handlers().PauseHandler else {
-            return dcbndk::ffi::status::NDIS_STATUS_FAILURE;
+            return ndis_sys::status::NDIS_STATUS_FAILURE;
         };
         let mut params = NDIS_MINIPORT_PAUSE_PARAMETERS::zeroed();
         params.Header = NDIS_OBJECT_HEADER::new(
@@ -589,7 +589,7 @@ impl Adapter {
     /// `MiniportResetEx` at DISPATCH_LEVEL; a pended reset is waited for.
     pub fn reset(&self) -> (NDIS_STATUS, bool) {
         let Some(reset) = self.handlers().ResetHandlerEx else {
-            return (dcbndk::ffi::status::NDIS_STATUS_NOT_SUPPORTED, false);
+            return (ndis_sys::status::NDIS_STATUS_NOT_SUPPORTED, false);
         };
         let context = self.shared.context();
         let mut addressing: BOOLEAN = 0;
@@ -781,7 +781,7 @@ impl Adapter {
         }
         let Some(handler) = handler else {
             return OidResult {
-                status: dcbndk::ffi::status::NDIS_STATUS_NOT_SUPPORTED,
+                status: ndis_sys::status::NDIS_STATUS_NOT_SUPPORTED,
                 pended: false,
                 bytes_written: 0,
                 bytes_read: 0,
@@ -910,7 +910,7 @@ impl Adapter {
             let phase = lock(&self.shared.phase);
             if *phase != Phase::Running {
                 return SendResult {
-                    statuses: vec![dcbndk::ffi::status::NDIS_STATUS_PAUSED; frames.len()],
+                    statuses: vec![ndis_sys::status::NDIS_STATUS_PAUSED; frames.len()],
                 };
             }
             // Counted under the phase lock: a pause that begins after this waits for the call.

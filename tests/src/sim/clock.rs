@@ -16,15 +16,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use dcbndk::ffi::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
-use dcbndk::ffi::status::{
+use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
+use ndis_sys::status::{
     NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
 };
-use dcbndk::ffi::timer::{
+use ndis_sys::timer::{
     NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_CHARACTERISTICS,
     NDIS_TIMER_CHARACTERISTICS_REVISION_1, NDIS_TIMER_FUNCTION,
 };
-use dcbndk::ffi::types::{BOOLEAN, LONG, LONGLONG, NDIS_HANDLE, NDIS_STATUS, PVOID};
+use ndis_sys::types::{BOOLEAN, LONG, LONGLONG, NDIS_HANDLE, NDIS_STATUS, PVOID};
 
 use super::verifier::{self, DISPATCH_LEVEL, PASSIVE_LEVEL, Rule};
 use super::{AdapterShared, Sim, as_handle, call_handler, lock};

@@ -11,32 +11,32 @@ use std::ptr::null_mut;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use dcbndk::ffi::config::{
+use ndis_sys::config::{
     NDIS_CONFIGURATION_OBJECT, NDIS_CONFIGURATION_OBJECT_REVISION_1, NDIS_CONFIGURATION_PARAMETER,
     NDIS_SIZEOF_CONFIGURATION_OBJECT_REVISION_1, NdisParameterHexInteger, NdisParameterInteger,
     NdisParameterString,
 };
-use dcbndk::ffi::imports::NDIS_IO_WORKITEM_ROUTINE;
-use dcbndk::ffi::miniport::*;
-use dcbndk::ffi::nbl::{
+use ndis_sys::imports::NDIS_IO_WORKITEM_ROUTINE;
+use ndis_sys::miniport::*;
+use ndis_sys::nbl::{
     NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST,
     NET_BUFFER_LIST_LINKS,
 };
-use dcbndk::ffi::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION, NdkRoCEv2, NdkUndefined};
-use dcbndk::ffi::netpnp::{NET_PNP_EVENT_NOTIFICATION, NET_PNP_EVENT_NOTIFICATION_REVISION_1};
-use dcbndk::ffi::ntddndis::{
+use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION, NdkRoCEv2, NdkUndefined};
+use ndis_sys::netpnp::{NET_PNP_EVENT_NOTIFICATION, NET_PNP_EVENT_NOTIFICATION_REVISION_1};
+use ndis_sys::ntddndis::{
     NDIS_LINK_STATE_REVISION_1, NDIS_NDK_CAPABILITIES, NDIS_NDK_CAPABILITIES_REVISION_1,
     NDIS_PM_CAPABILITIES, NDIS_QOS_CAPABILITIES_REVISION_1, NDIS_SIZEOF_LINK_STATE_REVISION_1,
     NDIS_SIZEOF_NDK_CAPABILITIES_REVISION_1, NDIS_SIZEOF_QOS_CAPABILITIES_REVISION_1,
     NdisMedium802_3, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_HARDWARE_CAPABILITIES,
     OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
 };
-use dcbndk::ffi::ntdef::{PROCESSOR_NUMBER, UNICODE_STRING};
-use dcbndk::ffi::objectheader::*;
-use dcbndk::ffi::oidrequest::{NDIS_OID_REQUEST, NdisRequestQueryInformation};
-use dcbndk::ffi::status::*;
-use dcbndk::ffi::sync::NDIS_SPIN_LOCK;
-use dcbndk::ffi::types::{
+use ndis_sys::ntdef::{PROCESSOR_NUMBER, UNICODE_STRING};
+use ndis_sys::objectheader::*;
+use ndis_sys::oidrequest::{NDIS_OID_REQUEST, NdisRequestQueryInformation};
+use ndis_sys::status::*;
+use ndis_sys::sync::NDIS_SPIN_LOCK;
+use ndis_sys::types::{
     BOOLEAN, EX_POOL_PRIORITY, NDIS_HANDLE, NDIS_PARAMETER_TYPE, NDIS_STATUS, PCUNICODE_STRING,
     PDRIVER_OBJECT, PVOID, UINT, ULONG, USHORT,
 };
@@ -594,7 +594,7 @@ fn general(
 }
 
 fn qos_capabilities(
-    ptr: *mut dcbndk::ffi::ntddndis::NDIS_QOS_CAPABILITIES,
+    ptr: *mut ndis_sys::ntddndis::NDIS_QOS_CAPABILITIES,
     what: &str,
 ) -> Result<Vec<u8>, String> {
     check_header(
@@ -791,7 +791,7 @@ pub(crate) fn ndis_answers(
     oid: u32,
     buffer: &mut Vec<u8>,
 ) -> Option<OidResult> {
-    const OID_GEN_SUPPORTED_LIST: u32 = dcbndk::ffi::ntddndis::OID_GEN_SUPPORTED_LIST;
+    const OID_GEN_SUPPORTED_LIST: u32 = ndis_sys::ntddndis::OID_GEN_SUPPORTED_LIST;
     if kind != NdisRequestQueryInformation {
         return None;
     }
@@ -1195,7 +1195,7 @@ pub unsafe extern "system" fn NdisMNetPnPEvent(
         "NET_PNP_EVENT_NOTIFICATION",
         NDIS_OBJECT_TYPE_DEFAULT,
         NET_PNP_EVENT_NOTIFICATION_REVISION_1,
-        dcbndk::ffi::netpnp::NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1,
+        ndis_sys::netpnp::NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1,
     ) {
         adapter
             .violations
@@ -1899,7 +1899,7 @@ pub unsafe extern "system" fn NdisMSleep(microseconds: ULONG) {
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisGroupMaxProcessorCount(group: USHORT) -> ULONG {
     let total = host_processors();
-    if group == dcbndk::ffi::ntdef::ALL_PROCESSOR_GROUPS {
+    if group == ndis_sys::ntdef::ALL_PROCESSOR_GROUPS {
         return total;
     }
     let first = u32::from(group) * PROCESSORS_PER_GROUP;

@@ -38,12 +38,10 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
-use dcbndk::ffi::miniport::{
-    NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS,
-};
-use dcbndk::ffi::ntdef::UNICODE_STRING;
-use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
-use dcbndk::ffi::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
+use ndis_sys::miniport::{NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS};
+use ndis_sys::ntdef::UNICODE_STRING;
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
+use ndis_sys::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
 
 pub use adapter::{Adapter, AdapterShared};
 pub use registry::{RegValue, Registry};

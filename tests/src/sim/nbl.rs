@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
-use dcbndk::ffi::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS};
+use ndis_sys::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS};
 
 use super::lock;
 
@@ -87,7 +87,7 @@ impl SendBatch {
                 Next: std::ptr::null_mut(),
                 CurrentMdl: first.cast(),
                 CurrentMdlOffset: 0,
-                length: dcbndk::ffi::nbl::NET_BUFFER_DATA_LENGTH {
+                length: ndis_sys::nbl::NET_BUFFER_DATA_LENGTH {
                     stDataLength: frame.len(),
                 },
                 MdlChain: first.cast(),
@@ -142,7 +142,7 @@ impl SendBatch {
 
     /// Sets the cancellation identifier of every NBL (`NDIS_SET_NET_BUFFER_LIST_CANCEL_ID`).
     pub fn set_cancel_id(&mut self, id: usize) {
-        let slot = dcbndk::ffi::nbl::NetBufferListCancelId as usize;
+        let slot = ndis_sys::nbl::NetBufferListCancelId as usize;
         for &nbl in &self.nbls {
             // SAFETY: an NBL this batch allocated and still owns (not yet handed over).
             unsafe { (*nbl).NetBufferListInfo[slot] = id as *mut std::ffi::c_void };

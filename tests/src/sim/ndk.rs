@@ -2,10 +2,10 @@
 //! into a live adapter (as the NDKPI engine and the RDMA data path would, at DISPATCH_LEVEL), and
 //! a deterministic workload generator that drives it from several threads.
 
-use dcbndk::ffi::ntddndis::OID_NDK_STATISTICS;
 use dcbndk_core::ndk::counters::{COUNTERS, Counter, Totals};
 use dcbndk_core::ndk::tables::{Connection, EntryId, Owner, SockAddr};
 use dcbndk_core::ndk::{Activity, Applied, Refused};
+use ndis_sys::ntddndis::OID_NDK_STATISTICS;
 
 use super::verifier::DISPATCH_LEVEL;
 use super::{Adapter, as_handle, call_handler};

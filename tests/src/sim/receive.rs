@@ -9,14 +9,14 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
-use dcbndk::ffi::nbl::{
+use ndis_sys::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL, NDIS_RECEIVE_FLAGS_RESOURCES,
     NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
     NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
     NET_BUFFER_LIST_POOL_PARAMETERS,
 };
-use dcbndk::ffi::objectheader::NDIS_OBJECT_TYPE_DEFAULT;
-use dcbndk::ffi::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PMDL, PVOID, SIZE_T, UINT, ULONG, USHORT};
+use ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT;
+use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PMDL, PVOID, SIZE_T, UINT, ULONG, USHORT};
 
 use super::adapter::Phase;
 use super::faults::{self, Export};

@@ -8,11 +8,11 @@
 
 use std::fmt::Write as _;
 
-use dcbndk::ffi::ntddndis::{
+use ndis_sys::ntddndis::{
     OID_QOS_CURRENT_CAPABILITIES, OID_QOS_HARDWARE_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
     OID_QOS_REMOTE_PARAMETERS,
 };
-use dcbndk::ffi::status::NDIS_STATUS_SUCCESS;
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 use crate::sim::Adapter;
 

@@ -149,8 +149,8 @@ mod tests {
     use super::*;
     use crate::kit::{finish, started};
     use crate::sim::Registry;
-    use dcbndk::ffi::ntddndis::{OID_NDK_SET_STATE, OID_NDK_STATISTICS};
     use dcbndk_core::ndk::Activity;
+    use ndis_sys::ntddndis::{OID_NDK_SET_STATE, OID_NDK_STATISTICS};
 
     #[test]
     fn views_render_the_oid_answers() {

@@ -1,7 +1,7 @@
 //! The one `extern "system"` block of ndis.sys imports (DESIGN.md §2).
 //!
-//! Every name here is a real ndis.sys export (tests/abi/ndis-sys-exports.txt; a test checks the
-//! list). Several NDIS "functions" of ndis.h are macros over other calls and cannot be imported.
+//! Every name here is a real ndis.sys export (abi/ndis-sys-exports.txt; `imports_are_ndis_sys_exports`
+//! in tests/abi_table.rs checks the list). Several NDIS "functions" of ndis.h are macros over other calls and cannot be imported.
 //! On Windows ndis.lib resolves them; on Linux the simulated ndis.sys in tests/ defines each one
 //! with `#[unsafe(no_mangle)] pub extern "system" fn`, and a test lists the driver's undefined
 //! symbols to prove it lacks none.

@@ -3,7 +3,7 @@
 //! The layout is the NDKPI 1.2 one, the version the driver reports in `Version`: 104 bytes on
 //! x64, `AdapterFlags` followed by `NDK_RDMA_TECHNOLOGY RdmaTechnology` at 96 and 4 bytes of tail
 //! padding. It is what the WDK 10.0.22000 ndkinfo.h declares (unconditionally, also in an
-//! NDIS630_MINIPORT build; tests/abi/ndis-x64.tsv) and what Microsoft's metadata has
+//! NDIS630_MINIPORT build; abi/ndis-x64.tsv) and what Microsoft's metadata has
 //! (windows-sys 0.61 `NDK_ADAPTER_INFO`). The NDKPI 1.1 layout, mingw-w64's ndkinfo.h, ends at
 //! `AdapterFlags` (96 bytes); a reader that sees version 1.2 may read all 104.
 

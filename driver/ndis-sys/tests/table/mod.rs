@@ -180,11 +180,6 @@ impl Table {
     pub fn get(&self, kind: Kind, name: &str) -> Option<&Row> {
         self.rows.get(&(kind, name.to_string()))
     }
-
-    /// Every row.
-    pub fn rows(&self) -> impl Iterator<Item = &Row> {
-        self.rows.values()
-    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,20 @@
-//! The NDIS 6.30 subset the driver uses, hand-declared with C names and `#[repr(C)]`, one file per
-//! Windows header (nvnet and netvmini style; shared/spec/anchors.md §5.7). Nothing else in the
-//! crate declares FFI.
+//! # ndis-sys — raw bindings to the NDIS 6.30 and NDKPI subset of an NDIS miniport
+//!
+//! Hand-declared with C names and `#[repr(C)]`, one module per Windows header (nvnet and netvmini
+//! style; the project's spec/anchors.md §5.7): the types, constants and ndis.sys / ntoskrnl.exe
+//! imports the dcbndk miniport uses, and nothing else: no logic, no dependency. No other Rust
+//! crate covers NDIS (wdk-sys has no NDIS module; windows-sys carries a handful of its
+//! structures), so any Rust NDIS miniport may depend on this one. README.md lists what it covers.
 //!
 //! Every struct, union and constant is declared through the macros of [`abi`], which record the
-//! layout the compiler produced; [`MODULES`] gathers those records, and the ABI tests of tests/
-//! compare each one with the x64 table and with mingw-w64's headers.
+//! layout the compiler produced; [`MODULES`] gathers those records, and this crate's tests
+//! (`tests/abi_table.rs`) compare each one with the x64 layout table in `abi/`, made from the WDK
+//! 10.0.22000 headers. (The driver's tests compare them with mingw-w64's headers as well.)
+//!
+//! `unsafe` here is declarations only: the import blocks (`unsafe extern "system"`, whose calls
+//! the caller makes sound) and `Zeroable`, whose implementations the [`abi`] macros check field
+//! by field. The workspace's unsafe lints apply as in the driver.
+#![no_std]
 #![allow(non_camel_case_types, reason = "C type names, as in the DDI reference")]
 #![allow(
     clippy::upper_case_acronyms,

@@ -1,7 +1,7 @@
 //! The one `extern "system"` block of ntoskrnl.exe imports (DESIGN.md §2).
 //!
 //! The driver calls the kernel itself only to stop the machine when a panic is reached
-//! ((`runtime.rs`, Windows only)); everything else goes through ndis.sys ([`super::imports`]). Besides these,
+//! (dcbndk's `runtime.rs`, Windows only); everything else goes through ndis.sys ([`super::imports`]). Besides these,
 //! the compiler's own calls for block copies and fills (`memcpy`, `memset`, `memmove`, `memcmp`)
 //! are resolved by ntoskrnl.exe's exports of those names, as in a WDK build.
 //!

@@ -1,16 +1,20 @@
-//! ABI test (a): every struct, union, field and constant the driver's FFI layer declares is
-//! compared with the x64 layout table, `tests/abi/ndis-x64.tsv` (copied unchanged from the
-//! project's reference material) plus the project's own `tests/abi/supplement.tsv`.
+//! ABI test (a): every struct, union, field and constant this crate declares is compared with
+//! the x64 layout table, `abi/ndis-x64.tsv` (copied unchanged from the project's reference
+//! material) plus the project's own `abi/supplement.tsv`. (Test (b), the same declarations
+//! compiled against mingw-w64's headers, needs a cross C compiler and lives with the driver's
+//! other host-tool checks: tests/src/conformance/abi_mingw.rs.)
 //!
 //! The declarations are enumerated mechanically: the macros that declare them also record them
-//! (`dcbndk::ffi::MODULES`), and `ffi_items_are_all_recorded` below scans the FFI sources for any
-//! item declared outside those macros. A declared item with no row in the table fails the test.
+//! (`ndis_sys::MODULES`), and `ffi_items_are_all_recorded` below scans the sources for any item
+//! declared outside those macros. A declared item with no row in the table fails the test.
 
-use crate::abi_table::{Kind, Table};
-use dcbndk::ffi::{
-    self, MODULES,
+mod table;
+
+use ndis_sys::{
+    self as ffi, MODULES,
     abi::{Nesting, StructAbi},
 };
+use table::{Kind, Table};
 
 fn table() -> Table {
     Table::load_project().unwrap_or_else(|e| panic!("{e}"))
@@ -222,12 +226,12 @@ fn ndk_array_size_macros_match_the_table() {
     );
 }
 
-/// Scans `driver/src/ffi/*.rs` for `pub struct`, `pub union` and `pub const` items and checks that
+/// Scans `src/*.rs` for `pub struct`, `pub union` and `pub const` items and checks that
 /// each one is recorded in `MODULES` (so none was declared outside the recording macros), and
 /// that every module file is listed in `MODULES`.
 #[test]
 fn ffi_items_are_all_recorded() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../driver/src/ffi");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
     let recorded_structs: Vec<&str> = MODULES
         .iter()
         .flat_map(|m| m.structs.iter().map(|s| s.name))
@@ -242,15 +246,16 @@ fn ffi_items_are_all_recorded() {
         let file = path.file_stem().unwrap().to_str().unwrap().to_string();
         // abi.rs holds the recording machinery itself; types.rs holds only type aliases;
         // imports.rs and ntoskrnl.rs are the import blocks (functions and lists of their names,
-        // checked by conformance::symbols), with no layout.
+        // checked by the driver's conformance::symbols and by imports_are_ndis_sys_exports below),
+        // with no layout.
         if path.extension().is_none_or(|e| e != "rs")
-            || ["abi", "mod", "types", "imports", "ntoskrnl"].contains(&file.as_str())
+            || ["abi", "lib", "types", "imports", "ntoskrnl"].contains(&file.as_str())
         {
             continue;
         }
         assert!(
             MODULES.iter().any(|m| m.module == file),
-            "ffi/{file}.rs is not listed in ffi::MODULES"
+            "src/{file}.rs is not listed in ndis_sys::MODULES"
         );
         let text = std::fs::read_to_string(&path).unwrap();
         for line in text.lines().map(str::trim) {
@@ -274,7 +279,7 @@ fn ffi_items_are_all_recorded() {
                     seen += 1;
                     assert!(
                         recorded.contains(&name.as_str()),
-                        "ffi/{file}.rs declares {name} outside the recording macros"
+                        "src/{file}.rs declares {name} outside the recording macros"
                     );
                 }
             }
@@ -284,4 +289,20 @@ fn ffi_items_are_all_recorded() {
         seen > 100,
         "the scan found only {seen} items: the scanner is broken"
     );
+}
+
+/// Every name of the ndis.sys import block is a real ndis.sys export (`abi/ndis-sys-exports.txt`,
+/// the export table of a Windows 10 ndis.sys): several NDIS "functions" of ndis.h are macros
+/// over other calls and cannot be imported.
+#[test]
+fn imports_are_ndis_sys_exports() {
+    let exports = std::fs::read_to_string(Table::dir().join("ndis-sys-exports.txt")).unwrap();
+    let exports: Vec<&str> = exports.lines().map(str::trim).collect();
+    assert!(exports.len() > 500, "the export list looks truncated");
+    for name in ndis_sys::imports::IMPORTS {
+        assert!(
+            exports.contains(name),
+            "{name} is imported from ndis.sys but ndis.sys does not export it"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 //! [`ndis_consts!`]. Besides the Rust item, each macro records what the compiler made of it — size,
 //! alignment and every field offset, or the constant's value — in a per-module [`ModuleAbi`]. The
 //! ABI tests in tests/ walk [`super::MODULES`] and compare every record with the x64 table
-//! (`tests/abi/ndis-x64.tsv`) and with mingw-w64's headers, so a declaration cannot escape the
+//! (`abi/ndis-x64.tsv`) and with mingw-w64's headers, so a declaration cannot escape the
 //! check: the list is produced by the same macro that produces the item.
 //!
 //! Field records follow the table's naming: a member whose type is defined inline in the C
@@ -128,13 +128,13 @@ zeroable_fn_pointers!(
 /// Picks the [`Nesting`] of a member from its optional `#[abi(..)]` marker.
 macro_rules! nesting {
     (; $t:ty) => {
-        $crate::ffi::abi::Nesting::Leaf
+        $crate::abi::Nesting::Leaf
     };
     (nested; $t:ty) => {
-        $crate::ffi::abi::Nesting::Nested(&<$t>::ABI)
+        $crate::abi::Nesting::Nested(&<$t>::ABI)
     };
     (anonymous; $t:ty) => {
-        $crate::ffi::abi::Nesting::Anonymous(&<$t>::ABI)
+        $crate::abi::Nesting::Anonymous(&<$t>::ABI)
     };
 }
 pub(crate) use nesting;
@@ -185,18 +185,18 @@ macro_rules! ndis_structs {
 
             impl $name {
                 /// The layout the compiler gave this type, for the ABI tests.
-                pub const ABI: $crate::ffi::abi::StructAbi = $crate::ffi::abi::StructAbi {
+                pub const ABI: $crate::abi::StructAbi = $crate::abi::StructAbi {
                     name: stringify!($name),
                     size: ::core::mem::size_of::<$name>(),
                     align: ::core::mem::align_of::<$name>(),
-                    inline_in_c: $crate::ffi::abi::item_is_inline!($($item_kind)?),
+                    inline_in_c: $crate::abi::item_is_inline!($($item_kind)?),
                     fields: &[$(
-                        $crate::ffi::abi::FieldAbi {
+                        $crate::abi::FieldAbi {
                             name: stringify!($field),
                             offset: ::core::mem::offset_of!($name, $field),
                             size: ::core::mem::size_of::<$fty>(),
                             align: ::core::mem::align_of::<$fty>(),
-                            nesting: $crate::ffi::abi::nesting!($($nest)?; $fty),
+                            nesting: $crate::abi::nesting!($($nest)?; $fty),
                         }
                     ),*],
                 };
@@ -211,16 +211,16 @@ macro_rules! ndis_structs {
             }
 
             // SAFETY: each field type is required to be Zeroable by the bound check below.
-            unsafe impl $crate::ffi::abi::Zeroable for $name {}
+            unsafe impl $crate::abi::Zeroable for $name {}
 
             const _: () = {
-                const fn all_fields_zeroable<T: $crate::ffi::abi::Zeroable>() {}
+                const fn all_fields_zeroable<T: $crate::abi::Zeroable>() {}
                 $( all_fields_zeroable::<$fty>(); )*
             };
         )*
 
         /// The layouts of the structs and unions declared in this module.
-        pub const STRUCTS: &[$crate::ffi::abi::StructAbi] = &[$($name::ABI),*];
+        pub const STRUCTS: &[$crate::abi::StructAbi] = &[$($name::ABI),*];
     };
 }
 pub(crate) use ndis_structs;
@@ -240,8 +240,8 @@ macro_rules! ndis_consts {
 
         /// The constants declared in this module, with their values.
         #[allow(clippy::cast_lossless, reason = "recording every integer width as i128")]
-        pub const CONSTS: &[$crate::ffi::abi::ConstAbi] = &[$(
-            $crate::ffi::abi::ConstAbi {
+        pub const CONSTS: &[$crate::abi::ConstAbi] = &[$(
+            $crate::abi::ConstAbi {
                 name: stringify!($name),
                 value: $name as i128,
                 size: ::core::mem::size_of::<$ty>(),

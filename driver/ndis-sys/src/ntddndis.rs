@@ -1,6 +1,6 @@
 //! The ntddndis.h subset: OIDs, QoS (DCB) and NDK structures, link state, statistics and the
 //! general enumerations (spec §0, §1). These are the declarations also checked against mingw-w64's
-//! own `ntddndis.h` (tests/tests/abi_mingw.rs).
+//! own `ntddndis.h` (the driver's tests/src/conformance/abi_mingw.rs).
 
 use super::abi::{ndis_consts, ndis_structs};
 use super::ndkinfo::NDK_ADAPTER_INFO;
