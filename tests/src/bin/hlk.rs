@@ -8,9 +8,10 @@
 //! hlk --junit report.xml   write JUnit XML here (default: target/hlk/report.xml)
 //! hlk scenario FILE        apply a scenario file, print the views and a diff against its own
 //! ```
-//! The exit status is 0 when every case passed (or was skipped), 1 when one failed (or a
-//! scenario's views differ, or its request was refused unexpectedly), 2 on a usage or I/O error
-//! or a bad scenario file. Output has no colour: it reads the same in a terminal and a CI log.
+//! The exit status is 0 when every case passed (or was skipped; under `DCBNDK_REQUIRE_ALL=1` a
+//! skip fails), 1 when one failed (or a scenario's views differ, or its request was refused
+//! unexpectedly), 2 on a usage or I/O error or a bad scenario file. Output has no colour: it
+//! reads the same in a terminal and a CI log.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -68,7 +69,7 @@ fn command() -> Command {
                         .help("The scenario file; format in tests/scenarios/README.md"),
                 ),
         )
-        .after_help("Exit status: 0 all passed, 1 a case failed or a scenario differs, 2 usage, I/O error or bad scenario file.")
+        .after_help("Exit status: 0 all passed, 1 a case failed or a scenario differs, 2 usage, I/O error or bad scenario file. With DCBNDK_REQUIRE_ALL=1 in the environment a skipped case fails.")
 }
 
 fn parse() -> Cli {

@@ -148,7 +148,7 @@ pub(crate) fn capture(wire: u32) -> Result<Adapter, String> {
 }
 
 /// The LLDPDUs `capture` indicated since the last look: (source MAC, TTL, the PDU bytes).
-fn lldpdus(capture: &Adapter) -> Vec<([u8; 6], u16, Vec<u8>)> {
+pub(crate) fn lldpdus(capture: &Adapter) -> Vec<([u8; 6], u16, Vec<u8>)> {
     capture
         .received()
         .into_iter()

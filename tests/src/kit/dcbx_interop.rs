@@ -7,7 +7,8 @@
 //! onto a network. The wire's clock follows the wall clock, as lldpad's does.
 //!
 //! Needs root (network namespaces, lldptool); without it every case skips with the reason,
-//! except under `CI=true`, where .ci/run provides the tools and runs as root.
+//! except under `CI=true`, where .ci/run provides the tools and runs as root. A skip fails
+//! under `DCBNDK_REQUIRE_ALL=1` (`kit::REQUIRE_ALL`), which .ci/run sets as root with lldpad.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

@@ -603,7 +603,8 @@ fn empty_registry() -> CaseResult {
     Ok(None)
 }
 
-fn counter(a: &Adapter, oid: u32) -> Result<u64, String> {
+/// A 64-bit statistics counter of `a` (`oid` queried with 8 bytes).
+pub(crate) fn counter(a: &Adapter, oid: u32) -> Result<u64, String> {
     let r = a.query(oid, 8);
     expect_eq("status", r.status, NDIS_STATUS_SUCCESS)?;
     Ok(u64::from_le_bytes(

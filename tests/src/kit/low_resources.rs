@@ -3,28 +3,61 @@
 //! One case per scope: every failable NDIS call the scope makes (`sim::faults`) is failed, one
 //! at a time, k = 1, 2, ... until the scope completes without reaching k. After each injected
 //! failure the entry point must fail with its documented status (or succeed where the driver
-//! tolerates that failure by design, [`TOLERATED`]), never panic, raise no verifier violation,
-//! and leave nothing allocated: pool memory by tag, timer objects, work items, spin locks, NBL
-//! pools, NBLs and MDLs (`sim::adapter::outstanding`, at halt, after a failed initialize and
-//! after unload). Each passing case notes its figures: injection points, clean failures,
-//! tolerated failures, violations (0) and leaks (0).
+//! tolerates that failure by design, [`TOLERATED`]), never pend for ever (the simulator reports
+//! a request or send never completed), never panic, raise no verifier violation, and leave
+//! nothing allocated: pool memory by tag, timer objects, work items, spin locks, NBL pools, NBLs
+//! and MDLs (`sim::adapter::outstanding`, at halt, after a failed initialize and after unload).
+//! Where NDIS keeps the adapter (a failed OID, a failed send) it must keep working: what it
+//! shows NDIS is unchanged (the QoS parameters in force, no indication, no NDK PnP event, the
+//! counters) and the next valid request succeeds. Each passing case notes its figures:
+//! injection points, clean failures, tolerated failures, violations (0) and leaks (0).
+//!
+//! A scope with no failable call reports 0 injection points: a figure, not a skip. Which scopes
+//! make none, and why (the driver allocates everything at initialize: DESIGN.md §5, "no
+//! allocation on the data path"):
+//! - the QoS and NDK OIDs: validated and answered in place, from the context's tables;
+//! - `OID_NDK_SET_STATE`: its I/O work item is allocated at initialize, queued
+//!   (`NdisQueueIoWorkItem` cannot fail) and raises `NdisMNetPnPEvent`, whose status is the
+//!   protocols' answer, not a resource failure;
+//! - send: `NdisGetDataBuffer` is called with `AlignMultiple` 1, so it never allocates (see
+//!   `sim::faults`), and the frame is copied into a transmit buffer made at initialize;
+//! - receive: the receive buffers, their MDLs and NBLs are made at initialize
+//!   (`driver/src/receive.rs`); no `NdisAllocateNetBufferAndNetBufferList` per frame;
+//! - DCBX start and an LLDPDU arriving: the agent's timer object is allocated at initialize,
+//!   `NdisSetTimerObject` cannot fail, the LLDPDU is built in a transmit buffer;
+//! - pause, reset, halt: they free and stop, and allocate nothing.
 
-use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
+use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
+use ndis_sys::ntddndis::{
+    NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_RCV_OK, OID_GEN_XMIT_OK,
+    OID_NDK_CONNECTIONS, OID_NDK_LOCAL_ENDPOINTS, OID_NDK_SET_STATE, OID_NDK_STATISTICS,
+    OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_PARAMETERS,
+};
 use ndis_sys::status::{NDIS_STATUS_FAILURE, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::NDIS_STATUS;
+use dcbndk_core::ndk::counters::Counter;
+use dcbndk_core::ndk::tables::{Endpoint, Owner};
+use dcbndk_core::ndk::{Activity, Refused};
 
+use super::dcbx::{REMOTE, apply, capture, lldpdus, on_wire, switch_setting};
+use super::lifecycle::counter;
+use super::ndk::{connection, wait_for_events};
 use super::qos::Request;
-use super::{Case, CaseResult, Group, expect_eq, finish, note, registry_with, started, sz};
-use crate::sim::faults::{self, Export, Run, Sweep};
+use super::{
+    Case, CaseResult, Group, ensure, expect_eq, finish, frame, note, registry_with, started, sz,
+};
+use crate::sim::adapter::Phase;
+use crate::sim::faults::{self, Export, Run, Scope, Sweep};
+use crate::sim::ndk::decode_statistics;
 use crate::sim::verifier::Rule;
-use crate::sim::{Adapter, Registry, Sim, Violation};
+use crate::sim::{Adapter, Registry, Sim, Violation, clock, lock};
 
 /// The kit's group.
 #[must_use]
 pub fn group() -> Group {
     Group {
         name: "LowResources",
-        description: "systematic low resources simulation: every failable NDIS call of DriverEntry, MiniportInitializeEx, MiniportRestart and OID_QOS_PARAMETERS failed once, clean failure, no violation, no leak",
+        description: "systematic low resources simulation: every failable NDIS call of each scope (DriverEntry, MiniportInitializeEx under each keyword profile, restart and DCBX start, the QoS and NDK OIDs, send and receive, an LLDPDU arriving, pause, reset, halt) failed once, clean failure, no violation, no leak",
         cases,
     }
 }
@@ -40,29 +73,85 @@ const LIMIT: u32 = 2_000;
 ///   which is what an absent keyword already means.
 /// - `NdisReadNetworkAddress`: without a configured `NetworkAddress` the adapter uses its
 ///   permanent address, as it does when none is configured.
-pub const TOLERATED: [Export; 2] = [Export::ReadConfiguration, Export::ReadNetworkAddress];
+/// - `NdisWriteEventLogEntry`: a warning the event log could not take is lost; what it warns
+///   of (a keyword that took its default) is already decided, and the DDI gives a miniport
+///   nothing else to do about it.
+pub const TOLERATED: [Export; 3] = [
+    Export::ReadConfiguration,
+    Export::ReadNetworkAddress,
+    Export::WriteEventLogEntry,
+];
+
+/// What every case's name ends with.
+const EACH: &str = "each failable call failed once";
+
+/// A scope's name and its case.
+type Scoped = (&'static str, fn() -> CaseResult);
 
 fn cases() -> Vec<Case> {
-    let mut cases = vec![Case::new(
-        "DriverEntry: each failable call failed once",
-        driver_entry,
-    )];
+    let mut cases = vec![Case::new(format!("DriverEntry: {EACH}"), driver_entry)];
     for qos in ["0", "1"] {
         for nd in ["0", "1"] {
             cases.push(Case::new(
-                format!("MiniportInitializeEx, *QOS {qos}, *NetworkDirect {nd}: each failable call failed once"),
-                move || initialize(&registry_with(&[("*QOS", sz(qos)), ("*NetworkDirect", sz(nd))])),
+                format!("MiniportInitializeEx, *QOS {qos}, *NetworkDirect {nd}: {EACH}"),
+                move || {
+                    initialize(&registry_with(&[
+                        ("*QOS", sz(qos)),
+                        ("*NetworkDirect", sz(nd)),
+                    ]))
+                },
             ));
         }
     }
-    cases.push(Case::new(
-        "MiniportRestart: each failable call failed once",
-        restart,
-    ));
-    cases.push(Case::new(
-        "OID_QOS_PARAMETERS with 8 classification elements: each failable call failed once, the previous parameters stay in force",
-        qos_parameters,
-    ));
+    let scopes: [Scoped; 4] = [
+        (
+            "MiniportInitializeEx, *PriorityVLANTag 0-3 (the same failable calls under each value; swept under 0)",
+            initialize_priority_vlan,
+        ),
+        (
+            "MiniportInitializeEx, *PriorityVLANTag 7 (out of range: its default and a warning in the event log)",
+            || initialize(&registry_with(&[("*PriorityVLANTag", sz("7"))])),
+        ),
+        ("MiniportRestart", restart),
+        (
+            "DCBX start (MiniportRestart with *QOS 1 and the agent's first LLDPDU)",
+            dcbx_start,
+        ),
+    ];
+    for (scope, run) in scopes {
+        cases.push(Case::new(format!("{scope}: {EACH}"), run));
+    }
+    for elements in [0, 8, 64] {
+        cases.push(Case::new(
+            format!("OID_QOS_PARAMETERS with {elements} classification elements: {EACH}, the previous parameters stay in force"),
+            move || qos_parameters(elements),
+        ));
+    }
+    for (enable, what) in [(false, "FALSE (disable)"), (true, "TRUE (enable)")] {
+        cases.push(Case::new(
+            format!("OID_NDK_SET_STATE {what} and its work item: {EACH}"),
+            move || ndk_set_state(enable),
+        ));
+    }
+    let scopes: [Scoped; 9] = [
+        (
+            "OID_NDK_STATISTICS on the regular and the direct path",
+            ndk_statistics,
+        ),
+        ("OID_NDK_CONNECTIONS", || ndk_list(OID_NDK_CONNECTIONS)),
+        ("OID_NDK_LOCAL_ENDPOINTS", || {
+            ndk_list(OID_NDK_LOCAL_ENDPOINTS)
+        }),
+        ("a peer's LLDPDU arriving", lldpdu_arriving),
+        ("MiniportSendNetBufferLists (3 NBLs over MDL chains)", send),
+        ("a frame arriving from a peer on the virtual wire", receive),
+        ("MiniportPause", pause),
+        ("MiniportResetEx", reset),
+        ("MiniportHaltEx", halt),
+    ];
+    for (scope, run) in scopes {
+        cases.push(Case::new(format!("{scope}: {EACH}"), run));
+    }
     cases
 }
 
@@ -81,6 +170,8 @@ struct Tally {
     violations: Vec<String>,
     leaks: Vec<String>,
     wrong: Vec<String>,
+    /// What the case adds to its figures.
+    remark: Option<String>,
 }
 
 impl Tally {
@@ -146,6 +237,12 @@ impl Tally {
         }
     }
 
+    /// Adds `text` to the figures the case notes.
+    fn remark(mut self, text: String) -> Self {
+        self.remark = Some(text);
+        self
+    }
+
     /// Passes (noting the figures) or fails with every problem found.
     fn verdict(self) -> CaseResult {
         let mut tolerated: Vec<String> = Vec::new();
@@ -168,6 +265,10 @@ impl Tally {
             self.violations.len(),
             self.leaks.len()
         );
+        let figures = match self.remark {
+            Some(remark) => format!("{figures}; {remark}"),
+            None => figures,
+        };
         let problems: Vec<String> = self
             .wrong
             .into_iter()
@@ -226,7 +327,7 @@ fn driver_entry() -> CaseResult {
 }
 
 /// One MiniportInitializeEx (and, when it succeeds, MiniportHaltEx) under the scope.
-fn initialize_once(registry: &Registry, scope: &mut faults::Scope) -> Result<Outcome, String> {
+fn initialize_once(registry: &Registry, scope: &mut Scope) -> Result<Outcome, String> {
     let adapter = Adapter::dcbndk(registry.clone())?;
     scope.cover_adapter(adapter.shared_handle());
     let status = adapter.initialize();
@@ -244,25 +345,290 @@ fn initialize(registry: &Registry) -> CaseResult {
     Tally::of(&sweep, resources_or_failure)?.verdict()
 }
 
-fn restart() -> CaseResult {
-    let sweep = faults::systematic(LIMIT, |scope| {
-        let adapter = Adapter::dcbndk(Registry::inf_defaults())?;
+/// `*PriorityVLANTag` decides how sends are tagged (the classifier's tag action) and the
+/// general attributes' MAC options; initialize allocates the same whatever its value. The case
+/// checks that rather than assuming it (the failable calls of an initialize, in order, are the
+/// same under 0, 1, 2 and 3) and sweeps 0, the value furthest from the INF default (3, swept by
+/// the `*QOS` x `*NetworkDirect` cases).
+fn initialize_priority_vlan() -> CaseResult {
+    let registry = |value: &str| registry_with(&[("*PriorityVLANTag", sz(value))]);
+    let calls = |value: &str| -> Result<Vec<Export>, String> {
+        let mut scope = Scope::new(faults::Mode::Count);
+        let outcome = initialize_once(&registry(value), &mut scope)?;
         expect_eq(
-            "MiniportInitializeEx",
-            adapter.initialize(),
+            &format!("MiniportInitializeEx, *PriorityVLANTag {value}"),
+            outcome.status,
             NDIS_STATUS_SUCCESS,
         )?;
-        scope.cover_adapter(adapter.shared_handle());
-        let status = adapter.restart();
-        let violations = adapter.violations();
-        finish(adapter)?;
-        Ok(Outcome { status, violations })
+        Ok(scope.outcome().calls)
+    };
+    let under_0 = calls("0")?;
+    for value in ["1", "2", "3"] {
+        expect_eq(
+            &format!("the failable calls under *PriorityVLANTag {value}, against those under 0"),
+            calls(value)?,
+            under_0.clone(),
+        )?;
+    }
+    let sweep = faults::systematic(LIMIT, |scope| initialize_once(&registry("0"), scope))?;
+    Tally::of(&sweep, resources_or_failure)?
+        .remark(format!(
+            "the same {} failable calls under *PriorityVLANTag 0, 1, 2 and 3 (no value changes what initialize allocates); swept under 0",
+            under_0.len()
+        ))
+        .verdict()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scopes on an adapter that initialize made: the adapter under test and the others on its wire
+
+/// The adapters of one run: the one under test (`dut`) and the others on its wire.
+struct Bench {
+    dut: Adapter,
+    others: Vec<Adapter>,
+    /// The wire: its clock moves only when a case advances it, so no timer fires inside a scope
+    /// unless the scope is the timer's.
+    wire: u32,
+}
+
+/// The MAC address `dcbx::on_wire` gives the adapter under test (last byte 0x01).
+const DUT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x01];
+
+impl Bench {
+    /// The adapter under test, running with the INF defaults, alone on its wire.
+    fn alone() -> Result<Self, String> {
+        let wire = clock::fresh_manual_wire();
+        let mut registry = Registry::inf_defaults();
+        registry.on_wire(wire);
+        Ok(Self {
+            dut: started(registry)?,
+            others: Vec::new(),
+            wire,
+        })
+    }
+
+    /// The adapter under test (`*QOS` 1, not willing, [`DUT_MAC`]) running on a wire with a
+    /// second adapter of the driver (`*QOS` 0, MAC `...-02`) that plays the peer.
+    fn with_peer() -> Result<Self, String> {
+        let wire = clock::fresh_manual_wire();
+        let dut = on_wire(wire, DUT_MAC[5], false, true)?;
+        // The protocol bound to it takes frames to its address (NDIS sets the filter).
+        expect_eq(
+            "OID_GEN_CURRENT_PACKET_FILTER",
+            dut.set(
+                OID_GEN_CURRENT_PACKET_FILTER,
+                &NDIS_PACKET_TYPE_DIRECTED.to_le_bytes(),
+            )
+            .status,
+            NDIS_STATUS_SUCCESS,
+        )?;
+        let peer = on_wire(wire, 0x02, false, false)?;
+        Ok(Self {
+            dut,
+            others: vec![peer],
+            wire,
+        })
+    }
+
+    /// The peer of [`Bench::with_peer`].
+    fn peer(&self) -> Result<&Adapter, String> {
+        self.others.first().ok_or_else(|| "no peer".to_string())
+    }
+
+    /// The scope covers the test's thread (a frame is delivered on its sender's stack) and every
+    /// adapter of the bench (their timer routines and work items run on other threads).
+    fn cover(&self, scope: &mut Scope) {
+        scope.cover_thread();
+        for a in std::iter::once(&self.dut).chain(&self.others) {
+            scope.cover_adapter(a.shared_handle());
+        }
+    }
+
+    /// Pauses (when running) and halts every adapter: every violation found over their lives,
+    /// the leak checks at halt included.
+    fn end(self) -> Result<Vec<Violation>, String> {
+        let mut violations = Vec::new();
+        for a in std::iter::once(self.dut).chain(self.others) {
+            if a.phase() == Phase::Running {
+                expect_eq("MiniportPause", a.pause(), NDIS_STATUS_SUCCESS)?;
+            }
+            if a.phase() == Phase::Paused {
+                a.halt();
+            }
+            violations.extend(a.violations());
+        }
+        Ok(violations)
+    }
+}
+
+/// What the adapter under test shows NDIS: what a failed request NDIS keeps the adapter for
+/// must leave as it was (the QoS parameters in force, no indication, no NDK PnP event, no
+/// count), and what the checks of a request that succeeded count from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Snapshot {
+    operational: Vec<u8>,
+    indications: usize,
+    pnp_events: usize,
+    sent: u64,
+    received: u64,
+    ndk_statistics: Vec<u8>,
+}
+
+impl Snapshot {
+    fn of(a: &Adapter) -> Result<Self, String> {
+        Ok(Self {
+            operational: operational(a),
+            indications: a.indications().len(),
+            pnp_events: lock(&a.shared().pnp_events).len(),
+            sent: counter(a, OID_GEN_XMIT_OK)?,
+            received: counter(a, OID_GEN_RCV_OK)?,
+            ndk_statistics: a.query(OID_NDK_STATISTICS, 248).data().to_vec(),
+        })
+    }
+}
+
+/// What NDIS does with the adapter when the scope's request fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    /// NDIS keeps the adapter (a failed OID, a failed send): nothing it shows changed
+    /// ([`Snapshot`]), and the same request again, the next valid one, succeeds.
+    Kept,
+    /// Only the status is judged: the entry point cannot fail (pause, reset, halt), or has no
+    /// request to repeat (a frame arriving), or NDIS does not keep the adapter running.
+    Status,
+}
+
+/// Sweeps one scope on a fresh bench per run. `make` builds the bench outside the scope; the
+/// scope then covers [`Bench::cover`] while `act` runs (and whatever it waits for, such as a
+/// work item), and nothing after it. `judge` checks, outside the scope, what `act` returned
+/// against the snapshot taken before it (counters exact, the indications and events due) and
+/// gives the status the tally judges; with [`After::Kept`] a failed request must have changed
+/// nothing and the next valid one must succeed.
+fn sweep_bench<R>(
+    make: impl Fn() -> Result<Bench, String>,
+    act: impl Fn(&Bench) -> R,
+    judge: impl Fn(&Bench, &Snapshot, &R) -> Result<NDIS_STATUS, String>,
+    after: After,
+    expected: impl Fn(Export) -> NDIS_STATUS,
+) -> CaseResult {
+    let sweep = faults::systematic(LIMIT, |scope| {
+        let bench = make()?;
+        let before = Snapshot::of(&bench.dut)?;
+        bench.cover(scope);
+        let result = act(&bench);
+        let injected = !scope.outcome().injected.is_empty();
+        scope.leave();
+        let checked = (|| {
+            let status = judge(&bench, &before, &result)?;
+            if after == After::Kept && injected && status != NDIS_STATUS_SUCCESS {
+                expect_eq(
+                    "what the adapter shows after the failed request",
+                    Snapshot::of(&bench.dut)?,
+                    before.clone(),
+                )?;
+                let before = Snapshot::of(&bench.dut)?;
+                let again = act(&bench);
+                expect_eq(
+                    "the next valid request",
+                    judge(&bench, &before, &again)?,
+                    NDIS_STATUS_SUCCESS,
+                )?;
+            }
+            Ok::<_, String>(status)
+        })();
+        // Halted whatever the checks found: an adapter left behind would lend its leftovers to
+        // the next adapter given its handle.
+        let violations = bench.end();
+        Ok(Outcome {
+            status: checked?,
+            violations: violations?,
+        })
     })?;
-    Tally::of(&sweep, resources_or_failure)?.verdict()
+    Tally::of(&sweep, expected)?.verdict()
+}
+
+/// The first status of `statuses` that is not SUCCESS, else SUCCESS.
+fn first_failure(statuses: &[NDIS_STATUS]) -> NDIS_STATUS {
+    statuses
+        .iter()
+        .copied()
+        .find(|s| *s != NDIS_STATUS_SUCCESS)
+        .unwrap_or(NDIS_STATUS_SUCCESS)
+}
+
+/// The adapter under test, initialized (paused, not restarted), and a capture adapter on its
+/// wire.
+fn initialized_with_capture() -> Result<Bench, String> {
+    let wire = clock::fresh_manual_wire();
+    let mut registry = registry_with(&[("*QOS", sz("1"))]);
+    registry
+        .on_wire(wire)
+        .set_sz("NetworkAddress", "020000000001");
+    let dut = Adapter::dcbndk(registry)?;
+    expect_eq(
+        "MiniportInitializeEx",
+        dut.initialize(),
+        NDIS_STATUS_SUCCESS,
+    )?;
+    Ok(Bench {
+        dut,
+        others: vec![capture(wire)?],
+        wire,
+    })
+}
+
+fn restart() -> CaseResult {
+    sweep_bench(
+        initialized_with_capture,
+        |b| b.dut.restart(),
+        |_, _, status| Ok(*status),
+        After::Status,
+        resources_or_failure,
+    )
+}
+
+/// DCBX start: MiniportRestart with `*QOS` 1 starts the agent, whose timer sends the first
+/// LLDPDU at once (802.1AB fast transmission); the scope runs until it went out.
+fn dcbx_start() -> CaseResult {
+    sweep_bench(
+        initialized_with_capture,
+        |b| {
+            let status = b.dut.restart();
+            if status == NDIS_STATUS_SUCCESS {
+                clock::advance(b.wire, 1);
+            }
+            status
+        },
+        |b, _, status| {
+            if *status == NDIS_STATUS_SUCCESS {
+                let capture = b.others.first().ok_or("no capture adapter")?;
+                let sent = lldpdus(capture)
+                    .iter()
+                    .filter(|(source, ..)| *source == DUT_MAC)
+                    .count();
+                expect_eq("LLDPDUs the started agent sent", sent, 1)?;
+            }
+            Ok(*status)
+        },
+        After::Status,
+        resources_or_failure,
+    )
 }
 
 /// 8 classification elements: the default, then EtherType, TCP, UDP, TCP-or-UDP and NetDirect.
-fn eight_elements() -> Request {
+/// More (up to 64, the adapter's table) are TCP ports 10000 and up, on every priority.
+fn classification(elements: usize) -> Request {
+    let eight = [
+        (1, 0, 0),
+        (2, 0x8906, 3),
+        (3, 3260, 4),
+        (4, 4791, 3),
+        (5, 860, 4),
+        (6, 445, 3),
+        (3, 80, 0),
+        (4, 53, 0),
+    ];
+    let more = (0u16..).map(|i| (3, 10_000 + i, i % 8));
     Request {
         flags: super::qos::ALL_CONFIGURED,
         num_tcs: 2,
@@ -270,67 +636,410 @@ fn eight_elements() -> Request {
         bw: [50, 50, 0, 0, 0, 0, 0, 0],
         tsa: [2, 2, 0, 0, 0, 0, 0, 0],
         pfc: 1 << 3,
-        elements: vec![
-            (1, 0, 0),
-            (2, 0x8906, 3),
-            (3, 3260, 4),
-            (4, 4791, 3),
-            (5, 860, 4),
-            (6, 445, 3),
-            (3, 80, 0),
-            (4, 53, 0),
-        ],
+        elements: eight.into_iter().chain(more).take(elements).collect(),
     }
 }
 
 fn operational(adapter: &Adapter) -> Vec<u8> {
     adapter
-        .query(ndis_sys::ntddndis::OID_QOS_OPERATIONAL_PARAMETERS, 4096)
+        .query(OID_QOS_OPERATIONAL_PARAMETERS, 4096)
         .data()
         .to_vec()
 }
 
-fn qos_parameters() -> CaseResult {
-    let request = eight_elements().bytes();
-    let sweep = faults::systematic(LIMIT, |scope| {
-        let adapter = started(Registry::inf_defaults())?;
-        let before = operational(&adapter);
-        let indications = adapter.indications().len();
-        scope.cover_adapter(adapter.shared_handle());
-        let r = adapter.method(OID_QOS_PARAMETERS, &request, request.len());
-        let injected = !scope.outcome().injected.is_empty();
-        if injected && r.status != NDIS_STATUS_SUCCESS {
-            // A failed request changes nothing and raises no indication; the next one succeeds.
+fn qos_parameters(elements: usize) -> CaseResult {
+    let request = classification(elements).bytes();
+    sweep_bench(
+        Bench::alone,
+        |b| b.dut.method(OID_QOS_PARAMETERS, &request, request.len()),
+        |b, before, r| {
+            if r.status == NDIS_STATUS_SUCCESS {
+                // The request changed the parameters in force: one operational indication.
+                expect_eq(
+                    "indications after the request",
+                    b.dut.indications().len(),
+                    before.indications + 1,
+                )?;
+                expect_eq(
+                    "BytesRead",
+                    usize::try_from(r.bytes_read).unwrap_or(0),
+                    request.len(),
+                )?;
+            }
+            Ok(r.status)
+        },
+        After::Kept,
+        |_| NDIS_STATUS_RESOURCES,
+    )
+}
+
+/// `OID_NDK_SET_STATE` to `enable`, from the other state, and the work item that raises its
+/// PnP event (the scope waits for it).
+fn ndk_set_state(enable: bool) -> CaseResult {
+    let (value, event) = if enable {
+        (1u8, NetEventNDKEnable)
+    } else {
+        (0, NetEventNDKDisable)
+    };
+    sweep_bench(
+        || {
+            let b = Bench::alone()?;
+            if enable {
+                expect_eq(
+                    "OID_NDK_SET_STATE FALSE before the scope",
+                    b.dut.set(OID_NDK_SET_STATE, &[0]).status,
+                    NDIS_STATUS_SUCCESS,
+                )?;
+                expect_eq(
+                    "NetEventNDKDisable before the scope",
+                    wait_for_events(&b.dut, 1),
+                    vec![NetEventNDKDisable],
+                )?;
+            }
+            Ok(b)
+        },
+        |b| {
+            let r = b.dut.set(OID_NDK_SET_STATE, &[value]);
+            if r.status == NDIS_STATUS_SUCCESS {
+                let raised = lock(&b.dut.shared().pnp_events).len();
+                wait_for_events(&b.dut, raised + 1);
+            }
+            r
+        },
+        |b, before, r| {
+            ensure(!r.pended, || "OID_NDK_SET_STATE pended".into())?;
+            if r.status == NDIS_STATUS_SUCCESS {
+                let events = lock(&b.dut.shared().pnp_events).clone();
+                expect_eq(
+                    "the PnP event of the change, once",
+                    events.get(before.pnp_events..).map(<[i32]>::to_vec),
+                    Some(vec![event]),
+                )?;
+                let refused = b.dut.ndk(&Activity::CqError) == Err(Refused::Disabled);
+                expect_eq("NDK enabled after the request", !refused, enable)?;
+            }
+            Ok(r.status)
+        },
+        After::Kept,
+        |_| NDIS_STATUS_RESOURCES,
+    )
+}
+
+/// NDK activity reported before the statistics scope: 1000 octets in 2 frames sent.
+const NDK_SENT: (u64, u64) = (1000, 2);
+
+/// `OID_NDK_STATISTICS` on the regular path, then on the direct path.
+fn ndk_statistics() -> CaseResult {
+    sweep_bench(
+        || {
+            let b = Bench::alone()?;
+            b.dut
+                .ndk(&Activity::Sent {
+                    octets: NDK_SENT.0,
+                    frames: NDK_SENT.1,
+                })
+                .map_err(|e| format!("NDK activity: {e:?}"))?;
+            Ok(b)
+        },
+        |b| {
+            [
+                b.dut.query(OID_NDK_STATISTICS, 248),
+                b.dut.direct_query(OID_NDK_STATISTICS, 248),
+            ]
+        },
+        |_, _, results| {
+            for (path, r) in ["regular", "direct"].iter().zip(results) {
+                if r.status == NDIS_STATUS_SUCCESS {
+                    let (totals, _) = decode_statistics(r.data())
+                        .ok_or_else(|| format!("{path} path: not 248 bytes"))?;
+                    expect_eq(
+                        &format!("{path} path: RDMA octets and frames out"),
+                        (
+                            totals.counts[Counter::RdmaOutOctets as usize],
+                            totals.counts[Counter::RdmaOutFrames as usize],
+                        ),
+                        NDK_SENT,
+                    )?;
+                }
+            }
+            Ok(first_failure(
+                &results.iter().map(|r| r.status).collect::<Vec<_>>(),
+            ))
+        },
+        After::Kept,
+        |_| NDIS_STATUS_RESOURCES,
+    )
+}
+
+/// `OID_NDK_CONNECTIONS` or `OID_NDK_LOCAL_ENDPOINTS` over two entries (IPv4 and IPv6):
+/// `NDIS_NDK_CONNECTIONS` (16 + 2 x 64 bytes) or `NDIS_NDK_LOCAL_ENDPOINTS` (16 + 2 x 36).
+fn ndk_list(oid: u32) -> CaseResult {
+    let connections = oid == OID_NDK_CONNECTIONS;
+    let written = if connections { 144 } else { 88 };
+    sweep_bench(
+        || {
+            let b = Bench::alone()?;
+            for (n, v6) in [(1, false), (2, true)] {
+                let c = connection(n, v6, Owner::Kernel);
+                let activity = if connections {
+                    Activity::Connect(c)
+                } else {
+                    Activity::Listen(Endpoint {
+                        local: c.local,
+                        listener: true,
+                        owner: Owner::Kernel,
+                        tcp_port: c.tcp_ports.0,
+                    })
+                };
+                b.dut
+                    .ndk(&activity)
+                    .map_err(|e| format!("NDK activity: {e:?}"))?;
+            }
+            Ok(b)
+        },
+        |b| b.dut.query(oid, 256),
+        |_, _, r| {
+            if r.status == NDIS_STATUS_SUCCESS {
+                expect_eq("BytesWritten", r.bytes_written, written)?;
+                let count = r.data().get(8..12).map(|c| c.to_vec());
+                expect_eq("Count", count, Some(2u32.to_le_bytes().to_vec()))?;
+            }
+            Ok(r.status)
+        },
+        After::Kept,
+        |_| NDIS_STATUS_RESOURCES,
+    )
+}
+
+/// The peer's LLDPDU: what a non-willing `*QOS` 1 adapter with the Dcbx group's switch setting
+/// sends first (captured once, outside every scope).
+fn peer_lldpdu() -> Result<Vec<u8>, String> {
+    let wire = clock::fresh_manual_wire();
+    let peer = on_wire(wire, 0x02, false, true)?;
+    apply(&peer, &switch_setting())?;
+    let cap = capture(wire)?;
+    clock::advance(wire, 1_000);
+    let frame = lldpdus(&cap)
+        .into_iter()
+        .filter(|(source, ttl, _)| source[5] == 0x02 && *ttl > 0)
+        .map(|(.., bytes)| bytes)
+        .next_back()
+        .ok_or("the peer sent no LLDPDU")?;
+    finish(peer)?;
+    finish(cap)?;
+    Ok(frame)
+}
+
+/// A peer's LLDPDU arriving: the peer's send, delivered on its stack to the adapter under test,
+/// whose agent takes it and indicates the remote parameters.
+fn lldpdu_arriving() -> CaseResult {
+    let lldpdu = peer_lldpdu()?;
+    sweep_bench(
+        Bench::with_peer,
+        |b| b.peer().map(|p| p.send(std::slice::from_ref(&lldpdu), &[])),
+        |b, before, sent| {
+            let status = first_failure(&sent.as_ref().map_err(Clone::clone)?.statuses);
+            if status == NDIS_STATUS_SUCCESS {
+                expect_eq(
+                    "remote parameters indicated",
+                    b.dut
+                        .indications()
+                        .iter()
+                        .skip(before.indications)
+                        .filter(|i| i.code == REMOTE)
+                        .count(),
+                    1,
+                )?;
+            }
+            Ok(status)
+        },
+        After::Status,
+        // The peer's send completes whatever its receivers do with the frame.
+        |_| NDIS_STATUS_SUCCESS,
+    )
+}
+
+/// The frames of the send scope: unicast, multicast and broadcast, each cut into MDLs inside
+/// the destination address and inside the EtherType.
+fn send_frames() -> Vec<Vec<u8>> {
+    vec![
+        frame([0x02, 0, 0, 0, 0, 9], 60),
+        frame([0x01, 0, 0x5E, 0, 0, 1], 100),
+        frame([0xFF; 6], 64),
+    ]
+}
+
+fn send() -> CaseResult {
+    let frames = send_frames();
+    sweep_bench(
+        Bench::alone,
+        |b| b.dut.send(&frames, &[3, 13]),
+        |b, before, sent| {
+            expect_eq("NBLs completed", sent.statuses.len(), frames.len())?;
+            let ok = sent
+                .statuses
+                .iter()
+                .filter(|s| **s == NDIS_STATUS_SUCCESS)
+                .count();
             expect_eq(
-                "operational parameters after the failed request",
-                operational(&adapter),
-                before.clone(),
+                "OID_GEN_XMIT_OK",
+                counter(&b.dut, OID_GEN_XMIT_OK)?,
+                before.sent + u64::try_from(ok).unwrap_or(u64::MAX),
+            )?;
+            Ok(first_failure(&sent.statuses))
+        },
+        After::Kept,
+        // An NBL the miniport cannot send for want of resources completes with RESOURCES.
+        |_| NDIS_STATUS_RESOURCES,
+    )
+}
+
+/// A frame arriving from the peer: the peer's send, delivered on its stack to the adapter under
+/// test, which indicates it.
+fn receive() -> CaseResult {
+    let arriving = frame(DUT_MAC, 200);
+    sweep_bench(
+        Bench::with_peer,
+        |b| {
+            b.peer()
+                .map(|p| p.send(std::slice::from_ref(&arriving), &[]))
+        },
+        |b, before, sent| {
+            let status = first_failure(&sent.as_ref().map_err(Clone::clone)?.statuses);
+            if status == NDIS_STATUS_SUCCESS {
+                let indicated: Vec<Vec<u8>> =
+                    b.dut.received().into_iter().map(|f| f.bytes).collect();
+                expect_eq("frames indicated", indicated, vec![arriving.clone()])?;
+                expect_eq(
+                    "OID_GEN_RCV_OK",
+                    counter(&b.dut, OID_GEN_RCV_OK)?,
+                    before.received + 1,
+                )?;
+            }
+            Ok(status)
+        },
+        After::Status,
+        // The peer's send completes whatever its receivers do with the frame.
+        |_| NDIS_STATUS_SUCCESS,
+    )
+}
+
+/// MiniportPause, MiniportResetEx and MiniportHaltEx cannot fail for resources: a pause
+/// completes (its DDI page: SUCCESS or PENDING), a reset this adapter answers at once, and a
+/// halt returns nothing. An injected failure must not change that.
+fn pause() -> CaseResult {
+    sweep_bench(
+        Bench::alone,
+        |b| b.dut.pause(),
+        |b, _, status| {
+            expect_eq("after MiniportPause", b.dut.phase(), Phase::Paused)?;
+            Ok(*status)
+        },
+        After::Status,
+        |_| NDIS_STATUS_SUCCESS,
+    )
+}
+
+fn reset() -> CaseResult {
+    sweep_bench(
+        Bench::alone,
+        |b| b.dut.reset(),
+        |b, before, (status, addressing)| {
+            expect_eq("AddressingReset", *addressing, false)?;
+            // The adapter keeps working after its reset: a send goes out and is counted.
+            let sent = b.dut.send(&[frame([0x02, 0, 0, 0, 0, 9], 60)], &[]);
+            expect_eq(
+                "a send after the reset",
+                sent.statuses,
+                vec![NDIS_STATUS_SUCCESS],
             )?;
             expect_eq(
-                "indications after the failed request",
-                adapter.indications().len(),
-                indications,
+                "OID_GEN_XMIT_OK",
+                counter(&b.dut, OID_GEN_XMIT_OK)?,
+                before.sent + 1,
             )?;
-            let again = adapter.method(OID_QOS_PARAMETERS, &request, request.len());
-            expect_eq("the next valid request", again.status, NDIS_STATUS_SUCCESS)?;
-        }
-        let violations = adapter.violations();
-        finish(adapter)?;
-        Ok(Outcome {
-            status: r.status,
-            violations,
-        })
-    })?;
-    Tally::of(&sweep, |_| NDIS_STATUS_RESOURCES)?.verdict()
+            Ok(*status)
+        },
+        After::Status,
+        |_| NDIS_STATUS_SUCCESS,
+    )
+}
+
+fn halt() -> CaseResult {
+    sweep_bench(
+        || {
+            let b = Bench::alone()?;
+            expect_eq("MiniportPause", b.dut.pause(), NDIS_STATUS_SUCCESS)?;
+            Ok(b)
+        },
+        |b| b.dut.halt(),
+        |b, _, ()| {
+            expect_eq("after MiniportHaltEx", b.dut.phase(), Phase::Halted)?;
+            Ok(NDIS_STATUS_SUCCESS)
+        },
+        After::Status,
+        |_| NDIS_STATUS_SUCCESS,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::{Status, run_group};
+    use super::*;
+    use crate::sim::verifier::PASSIVE_LEVEL;
+
+    /// What stands behind every "0 injection points" of a scope on a bench: a failable call
+    /// made inside the scope, on the test's thread or by a handler of the adapter under test on
+    /// another thread (as a work item or timer routine runs), is counted and failed in turn;
+    /// one made after the scope's work is neither.
+    #[test]
+    fn a_bench_scope_counts_and_fails_what_runs_for_its_adapters() {
+        let decide = || {
+            if faults::fail(Export::AllocateMemory) {
+                NDIS_STATUS_RESOURCES
+            } else {
+                NDIS_STATUS_SUCCESS
+            }
+        };
+        let case = Case::new("a scope with two failable calls", move || {
+            sweep_bench(
+                Bench::alone,
+                |b| {
+                    let here = decide();
+                    let shared = std::sync::Arc::clone(b.dut.shared());
+                    let there = std::thread::spawn(move || {
+                        crate::sim::call_handler(
+                            Some(&shared),
+                            PASSIVE_LEVEL,
+                            "a routine",
+                            |_| {},
+                            decide,
+                        )
+                    })
+                    .join()
+                    .unwrap_or(NDIS_STATUS_FAILURE);
+                    first_failure(&[here, there])
+                },
+                |_, _, status| {
+                    assert_eq!(decide(), NDIS_STATUS_SUCCESS, "outside the scope");
+                    Ok(*status)
+                },
+                // Kept: a failed run is also checked unchanged and repeated outside the scope.
+                After::Kept,
+                |_| NDIS_STATUS_RESOURCES,
+            )
+        });
+        let report = super::super::run_case("LowResources", &case);
+        assert_eq!(report.status, Status::Pass, "{}", report.reason);
+        assert_eq!(
+            report.reason,
+            "2 injection points: 2 clean failures, 0 tolerated by design, 0 violations, 0 leaks"
+        );
+    }
 
     #[test]
     fn low_resources_group_passes() {
-        let reports = run_group(&super::group(), |_| {});
+        let reports = run_group(&group(), |_| {});
         let failed: Vec<_> = reports
             .iter()
             .filter(|r| r.status != Status::Pass)

@@ -106,6 +106,31 @@ pub fn note(text: impl Into<String>) {
     NOTE.with(|n| *n.borrow_mut() = text.into());
 }
 
+/// The environment variable that turns a skipped case into a failed one when it is `1`
+/// (issue 19: CI must not pass by skipping). `.ci/run` sets it when it runs as root with
+/// lldpad installed: there every case can run, the DcbxInterop and LowResources ones included,
+/// so a case that still skips (a tool it did not find, a check it could not make) fails.
+pub const REQUIRE_ALL: &str = "DCBNDK_REQUIRE_ALL";
+
+/// Whether [`REQUIRE_ALL`] is set to `1` in this process's environment.
+#[must_use]
+pub fn require_all() -> bool {
+    std::env::var(REQUIRE_ALL).is_ok_and(|v| v == "1")
+}
+
+/// A skip becomes a failure when every case must run (`require_all`), with the skip's reason.
+#[must_use]
+pub fn enforce(mut report: CaseReport, require_all: bool) -> CaseReport {
+    if require_all && report.status == Status::Skip {
+        report.status = Status::Fail;
+        report.reason = format!(
+            "skipped under {REQUIRE_ALL}=1, where every case must run: {}",
+            report.reason
+        );
+    }
+    report
+}
+
 /// Runs one case, turning a panic into a failure.
 #[must_use]
 pub fn run_case(group: &str, case: &Case) -> CaseReport {
@@ -136,12 +161,22 @@ pub fn run_case(group: &str, case: &Case) -> CaseReport {
     }
 }
 
-/// Runs a whole group, calling `each` after every case.
-pub fn run_group(group: &Group, mut each: impl FnMut(&CaseReport)) -> Vec<CaseReport> {
+/// Runs a whole group, calling `each` after every case; a skip fails under
+/// [`REQUIRE_ALL`]`=1` ([`require_all`]).
+pub fn run_group(group: &Group, each: impl FnMut(&CaseReport)) -> Vec<CaseReport> {
+    run_group_requiring(group, require_all(), each)
+}
+
+/// [`run_group`] with the policy given: `require_all` makes every skip a failure ([`enforce`]).
+pub fn run_group_requiring(
+    group: &Group,
+    require_all: bool,
+    mut each: impl FnMut(&CaseReport),
+) -> Vec<CaseReport> {
     (group.cases)()
         .iter()
         .map(|case| {
-            let report = run_case(group.name, case);
+            let report = enforce(run_case(group.name, case), require_all);
             each(&report);
             report
         })
@@ -259,4 +294,48 @@ pub fn frame(destination: [u8; 6], len: usize) -> Vec<u8> {
     f[6..12].copy_from_slice(&[0x02, 0x11, 0x22, 0x33, 0x44, 0x55]);
     f[12..14].copy_from_slice(&[0x08, 0x00]);
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skipping() -> Group {
+        Group {
+            name: "DcbxInterop",
+            description: "a group whose one case cannot run here",
+            cases: || vec![Case::new("needs root", || Ok(Some("not root".into())))],
+        }
+    }
+
+    #[test]
+    fn a_skip_fails_when_every_case_must_run() {
+        let reports = run_group_requiring(&skipping(), true, |_| {});
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].status, Status::Fail);
+        assert_eq!(
+            reports[0].reason,
+            "skipped under DCBNDK_REQUIRE_ALL=1, where every case must run: not root"
+        );
+    }
+
+    #[test]
+    fn a_skip_stays_a_skip_otherwise_and_passes_and_failures_are_kept() {
+        let reports = run_group_requiring(&skipping(), false, |_| {});
+        assert_eq!(reports[0].status, Status::Skip);
+        assert_eq!(reports[0].reason, "not root");
+        let passed = CaseReport {
+            group: "LowResources".into(),
+            name: "x".into(),
+            status: Status::Pass,
+            reason: "figures".into(),
+            duration: 0.0,
+        };
+        assert_eq!(enforce(passed.clone(), true), passed);
+        let failed = CaseReport {
+            status: Status::Fail,
+            ..passed
+        };
+        assert_eq!(enforce(failed.clone(), true), failed);
+    }
 }

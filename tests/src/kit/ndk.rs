@@ -138,7 +138,7 @@ fn status(what: &str, r: &OidResult, status: i32, written: u32, needed: u32) -> 
     ensure(!r.pended, || format!("{what}: pended"))
 }
 
-fn connection(n: u16, v6: bool, owner: Owner) -> Connection {
+pub(crate) fn connection(n: u16, v6: bool, owner: Owner) -> Connection {
     if v6 {
         let mut a = [0u8; 16];
         a[0] = 0xFD;
@@ -169,7 +169,7 @@ fn added(r: Result<Applied, Refused>) -> Result<dcbndk_core::ndk::tables::EntryI
 }
 
 /// Waits until the adapter raised `n` PnP events (work items run on other threads).
-fn wait_for_events(a: &Adapter, n: usize) -> Vec<i32> {
+pub(crate) fn wait_for_events(a: &Adapter, n: usize) -> Vec<i32> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let events = crate::sim::lock(&a.shared().pnp_events).clone();

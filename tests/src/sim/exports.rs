@@ -1765,6 +1765,11 @@ pub unsafe extern "system" fn NdisWriteEventLogEntry(
         }
         strings.push(String::from_utf16_lossy(&units));
     }
+    // The DDI page: NDIS_STATUS_RESOURCES when "NDIS could not allocate memory for the I/O
+    // error log record"; the event is not logged then (sim::faults).
+    if faults::fail(Export::WriteEventLogEntry) {
+        return NDIS_STATUS_RESOURCES;
+    }
     let entry = EventLogEntry {
         code: event_code as u32,
         unique,

@@ -18,6 +18,7 @@
 //! | `NdisAllocateNetBufferListPool` | NULL | nblapi/nf-nblapi-ndisallocatenetbufferlistpool ("If the allocation was unsuccessful, this handle is NULL") |
 //! | `NdisAllocateNetBufferAndNetBufferList` | NULL | nblapi/nf-nblapi-ndisallocatenetbufferandnetbufferlist (NULL when the allocation fails) |
 //! | `NdisAllocateMdl` | NULL | mdlapi/nf-mdlapi-ndisallocatemdl ("If the allocation fails, the return value is NULL") |
+//! | `NdisWriteEventLogEntry` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndiswriteeventlogentry ("NDIS could not allocate memory for the I/O error log record") |
 //! | `NdisGetDataBuffer` | NULL, only when `AlignMultiple` > 1 | nblapi/nf-nblapi-ndisgetdatabuffer: NULL only for a short NET_BUFFER or non-contiguous data without Storage, neither a resource failure; "if necessary, NDIS will allocate memory to satisfy the alignment requirement" is the one allocation, so only a call asking for alignment can fail for resources |
 //!
 //! Where a page names both `NDIS_STATUS_RESOURCES` and `NDIS_STATUS_FAILURE`, the injected
@@ -70,6 +71,8 @@ pub enum Export {
     AllocateMdl,
     /// `NdisGetDataBuffer` (with `AlignMultiple` > 1 only)
     GetDataBuffer,
+    /// `NdisWriteEventLogEntry`
+    WriteEventLogEntry,
 }
 
 impl Export {
@@ -90,6 +93,7 @@ impl Export {
             Self::AllocateNetBufferAndNetBufferList => "NdisAllocateNetBufferAndNetBufferList",
             Self::AllocateMdl => "NdisAllocateMdl",
             Self::GetDataBuffer => "NdisGetDataBuffer",
+            Self::WriteEventLogEntry => "NdisWriteEventLogEntry",
         }
     }
 
@@ -101,7 +105,8 @@ impl Export {
             | Self::SetOptionalHandlers
             | Self::OpenConfiguration
             | Self::ReadConfiguration
-            | Self::AllocateTimerObject => "NDIS_STATUS_RESOURCES",
+            | Self::AllocateTimerObject
+            | Self::WriteEventLogEntry => "NDIS_STATUS_RESOURCES",
             Self::SetMiniportAttributes => "NDIS_STATUS_BAD_VERSION",
             Self::ReadNetworkAddress => "NDIS_STATUS_FAILURE",
             Self::AllocateMemory
@@ -270,19 +275,26 @@ impl Scope {
             injected: s.injected.clone(),
         }
     }
-}
 
-impl Drop for Scope {
-    fn drop(&mut self) {
+    /// Stops covering the thread and the adapters: what runs from now on (a case's own checks
+    /// after the scope's work, the teardown) is outside the scope and never fails. What
+    /// happened stays readable ([`Scope::outcome`]). Dropping the scope does the same.
+    pub fn leave(&mut self) {
         if let Some(previous) = self.previous.take() {
             THREAD_SCOPE.with(|s| *s.borrow_mut() = previous);
         }
         let mut map = lock(&ADAPTER_SCOPES);
-        for a in &self.adapters {
-            if map.get(a).is_some_and(|s| Arc::ptr_eq(s, &self.state)) {
-                map.remove(a);
+        for a in self.adapters.drain(..) {
+            if map.get(&a).is_some_and(|s| Arc::ptr_eq(s, &self.state)) {
+                map.remove(&a);
             }
         }
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        self.leave();
     }
 }
 
@@ -383,6 +395,21 @@ mod tests {
         }
         assert!(fail(Export::AllocateMdl), "the outer scope is back");
         assert_eq!(outer.outcome().injected, vec![(1, Export::AllocateMdl)]);
+    }
+
+    #[test]
+    fn a_left_scope_fails_nothing_and_keeps_its_outcome() {
+        let mut scope = Scope::enter(Mode::Systematic { fail_at: 2 });
+        scope.cover_adapter(0x0005_C09E);
+        assert!(!fail(Export::AllocateMdl));
+        scope.leave();
+        assert!(
+            !fail(Export::AllocateMdl),
+            "the second call is outside the scope"
+        );
+        assert!(!lock(&ADAPTER_SCOPES).contains_key(&0x0005_C09E));
+        assert_eq!(scope.outcome().calls, vec![Export::AllocateMdl]);
+        assert!(scope.outcome().injected.is_empty());
     }
 
     /// Issue 19's leak: a failed MiniportInitializeEx left two NDIS timer objects allocated (and
