@@ -26,75 +26,11 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use dcbndk_bench::mix::{frame_mix, params};
 use dcbndk_core::datapath::classify::{
     Compiled, Decision, Meta, NetDirect, TAG_ROOM, TagPolicy, apply_tag, tag_in_place,
 };
-use dcbndk_core::datapath::frame::{
-    ETHERTYPE_FCOE, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCE, Frame, HEADER_BYTES,
-    ROCEV2_UDP_PORT,
-};
-use dcbndk_core::qos::params::{Classification, Classifications, QosParameters, condition};
-
-/// The operational set of the SMB Direct scenario plus iSCSI and FCoE.
-fn params() -> QosParameters {
-    let mut classifications = Classifications::default();
-    for (selector, field, priority) in [
-        (condition::DEFAULT, 0, 0),
-        (condition::NETDIRECT_PORT, 445, 3),
-        (condition::TCP_PORT, 3260, 4),
-        (condition::TCP_PORT, 860, 4),
-        (condition::ETHERTYPE, ETHERTYPE_FCOE, 1),
-        (condition::UDP_PORT, 2049, 2),
-        (condition::TCP_OR_UDP_PORT, 5201, 5),
-    ] {
-        assert!(classifications.push(Classification {
-            selector,
-            field,
-            priority,
-        }));
-    }
-    QosParameters {
-        flags: 0,
-        num_tcs: 4,
-        prio_tc: [0, 1, 0, 2, 3, 0, 0, 0],
-        tc_bw: [40, 10, 40, 10, 0, 0, 0, 0],
-        tsa: [2, 2, 2, 2, 0, 0, 0, 0],
-        pfc_enable: 0x08,
-        classifications,
-    }
-}
-
-fn eth(tci: Option<u16>, ethertype: u16) -> Vec<u8> {
-    let mut v = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2];
-    if let Some(tci) = tci {
-        v.extend_from_slice(&[0x81, 0x00]);
-        v.extend_from_slice(&tci.to_be_bytes());
-    }
-    v.extend_from_slice(&ethertype.to_be_bytes());
-    v
-}
-
-fn ipv4(protocol: u8, flags_offset: u16) -> Vec<u8> {
-    let mut v = vec![0u8; 20];
-    v[0] = 0x45;
-    v[6..8].copy_from_slice(&flags_offset.to_be_bytes());
-    v[9] = protocol;
-    v
-}
-
-fn ipv6(next: u8) -> Vec<u8> {
-    let mut v = vec![0u8; 40];
-    v[0] = 0x60;
-    v[6] = next;
-    v
-}
-
-fn l4(src: u16, dst: u16, len: usize) -> Vec<u8> {
-    let mut v = vec![0u8; len];
-    v[0..2].copy_from_slice(&src.to_be_bytes());
-    v[2..4].copy_from_slice(&dst.to_be_bytes());
-    v
-}
+use dcbndk_core::datapath::frame::{Frame, HEADER_BYTES};
 
 /// The leading bytes of a frame that tagging may change (MAC addresses and a tag).
 const TOUCHED: usize = 20;
@@ -106,8 +42,7 @@ struct Packet {
     meta: Meta,
 }
 
-fn packet(parts: &[&[u8]], meta: Meta) -> Packet {
-    let bytes = parts.concat();
+fn packet(bytes: &[u8], meta: Meta) -> Packet {
     // The frame goes on past the copied header: pad with payload, then cut at HEADER_BYTES.
     let mut header = [0u8; HEADER_BYTES];
     let len = bytes.len().min(HEADER_BYTES);
@@ -120,47 +55,10 @@ fn packet(parts: &[&[u8]], meta: Meta) -> Packet {
 }
 
 fn mix() -> Vec<Packet> {
-    let none = Meta::default();
-    let os = Meta {
-        os_priority: Some(5),
-        vlan_id: 0,
-        nd_port: None,
-    };
-    let vlan = Meta {
-        os_priority: None,
-        vlan_id: 100,
-        nd_port: None,
-    };
-    let v4 = eth(None, ETHERTYPE_IPV4);
-    let v6 = eth(None, ETHERTYPE_IPV6);
-    let tagged_v4 = eth(Some(0x2064), ETHERTYPE_IPV4);
-    let tagged_v6 = eth(Some(0x0064), ETHERTYPE_IPV6);
-    let snap = [0xAA, 0xAA, 0x03, 0, 0, 0, 0x08, 0x00];
-    let dest_opts = [6u8, 0, 0, 0, 0, 0, 0, 0];
-    vec![
-        packet(&[&v4, &ipv4(6, 0x4000), &l4(50000, 3260, 20)], none),
-        packet(&[&v4, &ipv4(6, 0x4000), &l4(50001, 443, 20)], none),
-        packet(&[&v6, &ipv6(6), &l4(50002, 445, 20)], none),
-        packet(
-            &[&v4, &ipv4(17, 0x4000), &l4(49152, ROCEV2_UDP_PORT, 8)],
-            none,
-        ),
-        packet(&[&v6, &ipv6(17), &l4(49153, ROCEV2_UDP_PORT, 8)], none),
-        packet(&[&eth(None, ETHERTYPE_FCOE), &[0u8; 40]], none),
-        packet(&[&tagged_v4, &ipv4(6, 0x4000), &l4(50003, 860, 20)], none),
-        packet(&[&tagged_v6, &ipv6(17), &l4(50004, 2049, 8)], none),
-        packet(&[&v4, &ipv4(17, 0x2000), &l4(50005, 53, 8)], os),
-        packet(&[&v4, &ipv4(17, 0x00B9), &[0u8; 40]], none),
-        packet(&[&v6, &ipv6(60), &dest_opts, &l4(50006, 5201, 20)], vlan),
-        packet(
-            &[&eth(None, 100), &snap, &ipv4(6, 0), &l4(50007, 5201, 20)],
-            none,
-        ),
-        packet(&[&v4, &ipv4(6, 0x4000), &l4(50008, 80, 20)], os),
-        packet(&[&eth(None, ETHERTYPE_ROCE), &[0u8; 60]], none),
-        packet(&[&v6, &ipv6(6), &l4(50009, 22, 20)], vlan),
-        packet(&[&v4, &ipv4(1, 0), &[0u8; 40]], none),
-    ]
+    frame_mix()
+        .into_iter()
+        .map(|f| packet(&f.bytes, f.meta))
+        .collect()
 }
 
 /// Uses a decision the way the data path does: each field once (`send_or_hold` reads the

@@ -6,6 +6,7 @@
 //! building the driver shell or the simulated ndis.sys.
 
 pub mod fuzz_checks;
+pub mod mix;
 
 use dcbndk_core::adapter::Adapter;
 use dcbndk_core::adapter::config::{AdapterConfig, KeywordRead};

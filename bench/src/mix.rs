@@ -132,4 +132,3 @@ pub fn frame_mix() -> Vec<MixFrame> {
         frame(&[&v4, &ipv4(1, 0), &[0u8; 40]], none),
     ]
 }
-

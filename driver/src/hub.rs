@@ -180,6 +180,13 @@ fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let me = core::ptr::from_ref(from);
     let wire = from.core.config.virtual_wire;
     for port in &PORTS {
+        // A look before the count: a free port, or the sender's own, costs one load, not two
+        // read-modify-writes (a send on an adapter alone on its wire looks at every port). What
+        // a delivery reads is only the pointer loaded after the count, below.
+        let seen = port.adapter.load(Ordering::SeqCst);
+        if seen.is_null() || core::ptr::eq(seen, me) {
+            continue;
+        }
         port.users.fetch_add(1, Ordering::SeqCst);
         let to = port.adapter.load(Ordering::SeqCst);
         if !to.is_null() && !core::ptr::eq(to, me) {
@@ -212,6 +219,10 @@ fn pump(caller: &AdapterContext, at_dispatch: bool) {
         }
         let mut delivered = false;
         for port in &PORTS {
+            // As in `deliver`: a free port costs one load.
+            if port.adapter.load(Ordering::SeqCst).is_null() {
+                continue;
+            }
             port.users.fetch_add(1, Ordering::SeqCst);
             let from = port.adapter.load(Ordering::SeqCst);
             if !from.is_null() {

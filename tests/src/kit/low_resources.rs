@@ -27,6 +27,9 @@
 //!   `NdisSetTimerObject` cannot fail, the LLDPDU is built in a transmit buffer;
 //! - pause, reset, halt: they free and stop, and allocate nothing.
 
+use dcbndk_core::ndk::counters::Counter;
+use dcbndk_core::ndk::tables::{Endpoint, Owner};
+use dcbndk_core::ndk::{Activity, Refused};
 use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
 use ndis_sys::ntddndis::{
     NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_RCV_OK, OID_GEN_XMIT_OK,
@@ -35,9 +38,6 @@ use ndis_sys::ntddndis::{
 };
 use ndis_sys::status::{NDIS_STATUS_FAILURE, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::NDIS_STATUS;
-use dcbndk_core::ndk::counters::Counter;
-use dcbndk_core::ndk::tables::{Endpoint, Owner};
-use dcbndk_core::ndk::{Activity, Refused};
 
 use super::dcbx::{REMOTE, apply, capture, lldpdus, on_wire, switch_setting};
 use super::lifecycle::counter;

@@ -153,7 +153,7 @@ pub(crate) struct Outstanding {
     /// Direct OID requests returned PENDING.
     pub direct_oids: HashMap<usize, Option<NDIS_STATUS>>,
     /// NBLs handed to MiniportSendNetBufferLists: address -> completion status.
-    pub sends: HashMap<usize, Option<NDIS_STATUS>>,
+    pub sends: super::AddressMap<Option<NDIS_STATUS>>,
     /// A pended reset, and its completion.
     pub reset: Option<Option<NDIS_STATUS>>,
     /// `MiniportSendNetBufferLists` calls executing right now. NDIS calls `MiniportPause` only
@@ -990,12 +990,66 @@ impl Adapter {
     }
 
     fn send_call(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
-        let Some(send) = self.handlers().SendNetBufferListsHandler else {
-            return SendResult {
-                statuses: Vec::new(),
-            };
-        };
         let mut batch = SendBatch::new(frames, split, self.shared.handle());
+        match self.send_batch(&mut batch) {
+            Some(result) => {
+                batch.release();
+                result
+            }
+            // The miniport may still hold NBLs of the batch: leak it rather than free them.
+            None => SendResult {
+                statuses: Vec::new(),
+            },
+        }
+    }
+
+    /// Hands `batch` (chained afresh: a batch can be sent again once it came back) to
+    /// `MiniportSendNetBufferLists` at DISPATCH_LEVEL and waits for every NBL to come back through
+    /// `NdisMSendNetBufferListsComplete`, as [`Adapter::send`] without the phase check; the batch
+    /// stays the caller's. `None` when the miniport kept some NBL (a violation): the batch must
+    /// then be leaked, not released.
+    pub fn send_batch(&self, batch: &mut SendBatch) -> Option<SendResult> {
+        let Some(send) = self.handlers().SendNetBufferListsHandler else {
+            return Some(SendResult {
+                statuses: Vec::new(),
+            });
+        };
+        let context = self.shared.context();
+        self.round_trip(batch, "MiniportSendNetBufferLists", |head| {
+            // SAFETY: a registered handler called with our context and a chain of NBLs that stay
+            // allocated until every one of them is completed (`round_trip` waits for that).
+            unsafe { send(as_handle(context), head, 0, NDIS_SEND_FLAGS_DISPATCH_LEVEL) }
+        })
+    }
+
+    /// What [`Adapter::send_batch`] costs the simulator itself, without the miniport: the same
+    /// bookkeeping and checks, with the batch handed straight to `NdisMSendNetBufferListsComplete`
+    /// at DISPATCH_LEVEL as a miniport completing each NBL at once (with the status its NBLs
+    /// carry) would. The send path bench subtracts it to give the driver's share.
+    pub fn complete_unsent(&self, batch: &mut SendBatch) -> Option<SendResult> {
+        let handle = self.shared.handle();
+        self.round_trip(batch, "a miniport completing at once", |head| {
+            // SAFETY: the chain is this batch's, registered as sent to this adapter just above,
+            // each NBL completed once.
+            unsafe {
+                super::exports::NdisMSendNetBufferListsComplete(
+                    as_handle(handle),
+                    head,
+                    ndis_sys::nbl::NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL,
+                );
+            }
+        })
+    }
+
+    /// Registers `batch`'s NBLs as sent to this adapter, runs `hand_over` with the chain at
+    /// DISPATCH_LEVEL and waits until every NBL came back.
+    fn round_trip(
+        &self,
+        batch: &mut SendBatch,
+        name: &str,
+        hand_over: impl FnOnce(*mut NET_BUFFER_LIST),
+    ) -> Option<SendResult> {
+        batch.relink();
         let nbls = batch.nbl_addresses();
         {
             let mut o = lock(&self.shared.outstanding);
@@ -1003,17 +1057,14 @@ impl Adapter {
                 o.sends.insert(*a, None);
             }
         }
-        let context = self.shared.context();
         let head = batch.head();
         call_handler(
             Some(&self.shared),
             DISPATCH_LEVEL,
-            "MiniportSendNetBufferLists",
+            name,
             |_| {},
             || {
-                // SAFETY: a registered handler called with our context and a chain of NBLs that stay
-                // allocated until every one of them is completed (waited for below).
-                unsafe { send(as_handle(context), head, 0, NDIS_SEND_FLAGS_DISPATCH_LEVEL) }
+                hand_over(head);
             },
         );
         let statuses = self.wait(|o| {
@@ -1026,10 +1077,7 @@ impl Adapter {
                 Rule::DoubleCompletion,
                 "MiniportSendNetBufferLists never completed every NBL",
             );
-            // The miniport may still hold NBLs of the batch: leak it rather than free them.
-            return SendResult {
-                statuses: Vec::new(),
-            };
+            return None;
         };
         {
             let mut o = lock(&self.shared.outstanding);
@@ -1037,8 +1085,7 @@ impl Adapter {
                 o.sends.remove(a);
             }
         }
-        batch.release();
-        SendResult { statuses }
+        Some(SendResult { statuses })
     }
 
     /// `MiniportReturnNetBufferLists` with a chain the miniport never indicated (the kit checks

@@ -98,13 +98,41 @@ pub struct SimLock {
     pub adapter: usize,
 }
 
+/// A map keyed by an address the simulator gave out (a handle, a lock, an NBL), for the maps the
+/// driver's hot paths look up on every call (a spin lock at each acquire, an NBL at each
+/// completion): such keys need no protection against crafted collisions, so a multiplicative
+/// hash replaces SipHash, which cost more than the driver's own send path (`benches/send_path.rs`).
+pub(crate) type AddressMap<V> = HashMap<usize, V, std::hash::BuildHasherDefault<AddressHasher>>;
+
+/// Fibonacci hashing of one `usize` (Knuth's multiplicative method), its high half folded into
+/// the low one: the table indexes by the low bits, and an aligned address times an odd number
+/// keeps its low zero bits.
+#[derive(Default)]
+pub(crate) struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// The simulated ndis.sys: every registry of handles it gave out.
 #[derive(Default)]
 pub struct Sim {
     pub(crate) drivers: Mutex<HashMap<usize, Arc<DriverRecord>>>,
     pub(crate) adapters: Mutex<HashMap<usize, Arc<AdapterShared>>>,
     pub(crate) configs: Mutex<HashMap<usize, Box<exports::ConfigState>>>,
-    pub(crate) locks: Mutex<HashMap<usize, Arc<SimLock>>>,
+    pub(crate) locks: Mutex<AddressMap<Arc<SimLock>>>,
     pub(crate) work_items: Mutex<HashMap<usize, exports::WorkItem>>,
     /// Violations that belong to no driver or adapter (an unknown handle, for example).
     pub violations: verifier::Violations,

@@ -140,6 +140,24 @@ impl SendBatch {
         batch
     }
 
+    /// Chains the NBLs again in their order, each with its NET_BUFFERs (the miniport unlinks
+    /// NBLs from the chain it is given and links them into its own), so that the batch can be
+    /// sent again once every NBL came back.
+    pub fn relink(&mut self) {
+        for pair in self.nbls.windows(2) {
+            // SAFETY: NBLs this batch allocated and owns again (completed or never sent).
+            let links = unsafe { &raw mut (*pair[0]).head }.cast::<NET_BUFFER_LIST_LINKS>();
+            // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
+            unsafe { (*links).Next = pair[1] };
+        }
+        if let Some(&last) = self.nbls.last() {
+            // SAFETY: as above.
+            let links = unsafe { &raw mut (*last).head }.cast::<NET_BUFFER_LIST_LINKS>();
+            // SAFETY: as above.
+            unsafe { (*links).Next = std::ptr::null_mut() };
+        }
+    }
+
     /// Sets the cancellation identifier of every NBL (`NDIS_SET_NET_BUFFER_LIST_CANCEL_ID`).
     pub fn set_cancel_id(&mut self, id: usize) {
         let slot = ndis_sys::nbl::NetBufferListCancelId as usize;

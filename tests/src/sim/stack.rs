@@ -18,24 +18,22 @@ use std::sync::{LazyLock, Mutex};
 use super::lock;
 
 thread_local! {
-    /// The outermost driver handler running on this thread: its name and the stack address at
-    /// its entry.
-    static ENTRY: RefCell<Option<(String, usize)>> = const { RefCell::new(None) };
+    /// The outermost driver handler running on this thread: its name, the stack address at its
+    /// entry, and the deepest this thread has been below it so far (merged into [`DEEPEST`] when
+    /// the handler returns: a probe is on every NDIS call the driver makes, the data path's too,
+    /// so it touches only this thread's state).
+    static ENTRY: RefCell<Option<(String, usize, usize)>> = const { RefCell::new(None) };
 }
 
-/// The deepest stack use seen per handler name, bytes.
 static DEEPEST: LazyLock<Mutex<BTreeMap<String, usize>>> =
     LazyLock::new(|| Mutex::new(BTreeMap::new()));
 
-/// The address of a local of the caller's frame: where the stack pointer about is.
 #[inline(always)]
 fn stack_pointer() -> usize {
     let marker = 0u8;
     std::hint::black_box(&raw const marker) as usize
 }
 
-/// Marks the entry of a driver handler on this thread, until dropped. Nested handlers (NDIS
-/// calling the driver back from inside one of its calls) count towards the outermost.
 pub struct Entered {
     outermost: bool,
 }
@@ -50,7 +48,7 @@ impl Entered {
             if e.is_some() {
                 return false;
             }
-            *e = Some((name.to_owned(), at));
+            *e = Some((name.to_owned(), at, 0));
             true
         });
         Self { outermost }
@@ -59,26 +57,25 @@ impl Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        if self.outermost {
-            ENTRY.with(|e| *e.borrow_mut() = None);
+        if !self.outermost {
+            return;
+        }
+        if let Some((name, _, depth)) = ENTRY.with(|e| e.borrow_mut().take()) {
+            let mut deepest = lock(&DEEPEST);
+            let slot = deepest.entry(name).or_insert(0);
+            *slot = (*slot).max(depth);
         }
     }
 }
 
-/// Records how deep the stack is now, below the entry of the handler running on this thread.
 #[inline(always)]
 pub fn probe() {
     let here = stack_pointer();
-    let Some((name, depth)) = ENTRY.with(|e| {
-        e.borrow()
-            .as_ref()
-            .map(|(name, at)| (name.clone(), at.saturating_sub(here)))
-    }) else {
-        return;
-    };
-    let mut deepest = lock(&DEEPEST);
-    let slot = deepest.entry(name).or_insert(0);
-    *slot = (*slot).max(depth);
+    ENTRY.with(|e| {
+        if let Some((_, at, deepest)) = e.borrow_mut().as_mut() {
+            *deepest = (*deepest).max(at.saturating_sub(here));
+        }
+    });
 }
 
 /// The deepest stack use seen so far, per handler name.
