@@ -3,8 +3,9 @@
 //!
 //! A counting `#[global_allocator]` wraps std's `System` allocator. On Linux the driver has no
 //! allocator of its own: it links std's (driver/src/lib.rs), so every heap allocation the driver
-//! or the core could make goes through this wrapper. (On Windows the driver's `alloc` is
-//! wdk-alloc's pool allocator; the same code paths, so the same result.)
+//! or the core could make goes through this wrapper. (On Windows the driver has no heap at all:
+//! no `alloc`, no global allocator, only NDIS pool memory, so a heap allocation there would not
+//! even link; this check is what shows it on Linux.)
 //!
 //! Three checks, from the narrowest to the whole path:
 //! 1. `core_dispatch_allocates_nothing`: `dcbndk_core::oid::dispatch` for every OID of the table,

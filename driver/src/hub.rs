@@ -14,7 +14,7 @@
 //! sender then delivers the posted frames, oldest first, until none is left ([`pump`]). Without
 //! that, two adapters would hand frames back and forth on one kernel stack (A's send delivering
 //! to B, B's XOFF to A, A's frames to B, ...), a depth no budget bounds. Which of the two a
-//! caller is, is a type ([`Wire`]: [`Direct`] for the data path's entry points, [`Posted`] for
+//! caller is, is a type ([`Wire`]: [`Direct`] for the driver's entry points, [`Posted`] for
 //! everything that runs under `receive::arrived`), so the image's call graph shows no cycle
 //! (`cargo xtask pe`).
 //!
