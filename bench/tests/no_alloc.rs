@@ -4,8 +4,9 @@
 //! A counting `#[global_allocator]` wraps std's `System` allocator. On Linux the driver has no
 //! allocator of its own: it links std's (driver/src/lib.rs), so every heap allocation the driver
 //! or the core could make goes through this wrapper. (On Windows the driver has no heap at all:
-//! no `alloc`, no global allocator, only NDIS pool memory, so a heap allocation there would not
-//! even link; this check is what shows it on Linux.)
+//! no `alloc` crate and no global allocator, only NDIS pool memory, so code that allocated on
+//! the heap would not compile for it; this check is what shows the same on Linux, where std is
+//! linked.)
 //!
 //! Three checks, from the narrowest to the whole path:
 //! 1. `core_dispatch_allocates_nothing`: `dcbndk_core::oid::dispatch` for every OID of the table,
