@@ -12,7 +12,9 @@
 //!
 //! A panic in a kernel driver is a bugcheck. Nothing in this crate may panic on any input: no
 //! unchecked indexing, no `unwrap`/`expect` on data from outside, checked arithmetic on lengths
-//! and offsets. The lints below enforce it outside test code.
+//! and offsets. The lints below enforce it outside test code. The one exception is `fuzzing`, the
+//! fuzz targets' properties behind the `fuzzing` feature: test code, which panics when a property
+//! fails, and which the driver never builds.
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -31,11 +33,13 @@
     )
 )]
 
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 extern crate std;
 
 pub mod adapter;
 pub mod datapath;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod keywords;
 pub mod lldp;
 pub mod ndis;

@@ -1,16 +1,16 @@
 //! Replays every input of the fuzz corpus (fuzz/corpus/<target>/) through the same property
-//! checks the fuzz targets run (`dcbndk_bench::fuzz_checks`), under plain `cargo test` on stable.
+//! checks the fuzz targets run (`dcbndk_core::fuzzing`), under plain `cargo test` on stable.
 //! The corpus holds libFuzzer's minimized corpus and, once fixed, every crash it found, so a bug
 //! fuzzing found once stays found.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use dcbndk_bench::fuzz_checks;
+use dcbndk_core::fuzzing;
 
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fuzz/corpus")
+        .join("../../fuzz/corpus")
         .join(target)
 }
 
@@ -33,7 +33,7 @@ fn replay(target: &str) {
     let mut failures = Vec::new();
     for file in &files {
         let data = std::fs::read(file).expect("a readable corpus file");
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| fuzz_checks::run(target, &data))) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| fuzzing::run(target, &data))) {
             let message = panic
                 .downcast_ref::<String>()
                 .cloned()
@@ -54,7 +54,7 @@ fn replay(target: &str) {
 
 #[test]
 fn every_target_has_a_corpus_folder_and_nothing_else_is_there() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/corpus");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
     let mut found: Vec<String> = std::fs::read_dir(&root)
         .unwrap_or_else(|e| panic!("{} cannot be read: {e}", root.display()))
         .map(|e| {
@@ -65,22 +65,22 @@ fn every_target_has_a_corpus_folder_and_nothing_else_is_there() {
         })
         .collect();
     found.sort();
-    let mut targets: Vec<&str> = fuzz_checks::TARGETS.to_vec();
+    let mut targets: Vec<&str> = fuzzing::TARGETS.to_vec();
     targets.sort_unstable();
     assert_eq!(found, targets);
 }
 
 #[test]
 fn every_fuzz_target_runs_the_shared_checks() {
-    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     let manifest = std::fs::read_to_string(fuzz.join("Cargo.toml")).expect("fuzz/Cargo.toml");
-    for target in fuzz_checks::TARGETS {
+    for target in fuzzing::TARGETS {
         let path = fuzz.join("fuzz_targets").join(format!("{target}.rs"));
         let source = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{} cannot be read: {e}", path.display()));
         assert!(
-            source.contains(&format!("dcbndk_bench::fuzz_checks::{target}(data)")),
-            "{} does not call fuzz_checks::{target}",
+            source.contains(&format!("dcbndk_core::fuzzing::{target}(data)")),
+            "{} does not call fuzzing::{target}",
             path.display()
         );
         assert!(
@@ -94,7 +94,7 @@ fn every_fuzz_target_runs_the_shared_checks() {
 /// qos_parameters corpus once was).
 #[test]
 fn every_corpus_holds() {
-    for target in fuzz_checks::TARGETS {
+    for target in fuzzing::TARGETS {
         replay(target);
     }
 }

@@ -1,0 +1,79 @@
+//! The properties the fuzz targets check, one `pub fn` per target over the raw input bytes.
+//!
+//! `fuzz/fuzz_targets/<target>.rs` calls the function of the same name on every input libFuzzer
+//! makes; `driver/core/tests/fuzz_corpus.rs` calls it on every file of `fuzz/corpus/<target>/`
+//! under plain `cargo test`. Both see the same bytes and decode them the same way (with
+//! `arbitrary`'s [`Unstructured`](arbitrary::Unstructured)), so a corpus file replays exactly the
+//! case libFuzzer ran. A property that does not hold panics, which libFuzzer reports as a crash
+//! and the test harness as a failure.
+//!
+//! Test code behind the `fuzzing` feature, never in the driver: unlike the rest of the core it
+//! uses std, allocates, and panics (that is how a property reports a failure). One file per
+//! target; `adapter` holds the adapter the OID properties (and the benchmarks) start from.
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects,
+    clippy::cast_possible_truncation
+)]
+
+mod adapter;
+mod classify;
+mod lldp;
+mod object_header;
+mod oid_request;
+mod qos_parameters;
+
+pub use adapter::{NET_LUID, running_adapter_with_inf_defaults};
+pub use classify::classify;
+pub use lldp::lldp;
+pub use object_header::object_header;
+pub use oid_request::{MAX_BUFFER, MAX_REQUESTS, oid_request};
+pub use qos_parameters::qos_parameters;
+
+/// The fuzz target names, which are also the corpus folder names.
+pub const TARGETS: &[&str] = &[
+    "lldp",
+    "object_header",
+    "oid_request",
+    "qos_parameters",
+    "classify",
+];
+
+/// Runs the check of `target` on one input.
+///
+/// # Panics
+/// When a property does not hold, or `target` is not one of [`TARGETS`].
+pub fn run(target: &str, data: &[u8]) {
+    match target {
+        "object_header" => object_header(data),
+        "oid_request" => oid_request(data),
+        "qos_parameters" => qos_parameters(data),
+        "lldp" => lldp(data),
+        "classify" => classify(data),
+        other => panic!("no fuzz target named {other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checks_accept_ordinary_inputs() {
+        object_header(&[]);
+        object_header(&[0xB6, 1, 52, 0]);
+        object_header(&[0xB6, 1, 52, 0, 0xB6, 1, 52, 0, 9]);
+        oid_request(&[]);
+        oid_request(&[0x55; 512]);
+        oid_request(&(0..=255).collect::<std::vec::Vec<u8>>());
+    }
+
+    #[test]
+    #[should_panic(expected = "no fuzz target named")]
+    fn an_unknown_target_is_refused() {
+        run("nope", &[]);
+    }
+}
