@@ -872,6 +872,13 @@ fn pause_restart_with_sends() -> CaseResult {
             break;
         }
     }
+    // The adapter runs now: on a loaded machine the sender may not have been scheduled inside a
+    // running window yet, so it gets until a deadline to put one send through (a send that
+    // never gets through a running adapter still fails the case below).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while ok.load(Ordering::Relaxed) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     stop.store(true, Ordering::Release);
     sender.join().map_err(|_| "the sender panicked")??;
     result?;
