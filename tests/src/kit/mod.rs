@@ -12,6 +12,7 @@ pub mod ndk;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
+pub mod workload;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
