@@ -25,7 +25,10 @@
 //! Figures measured so far: after MiniportInitializeEx the driver makes **no** failable NDIS call
 //! (its buffers, NBLs, timers and work item are allocated at initialize), so every injected
 //! failure lands in an initialize; the note counts the failable calls seen outside initialize
-//! (0), and a failure injected there would meet the model's expectations for a refused request.
+//! (0). Should the driver come to make one, a failure injected in an `OID_QOS_PARAMETERS`
+//! request is expected to return `NDIS_STATUS_RESOURCES` and leave the previous parameters in
+//! force; anywhere else the model expects the operation to succeed, and the case fails with
+//! the seed (a new expectation to write, not a flake).
 //!
 //! Run size (README.md, "What the kit checks"): 5 seeds of 10,000 operations at p = 1 % in CI;
 //! `DCBNDK_RANDOM_SEEDS=N` runs N seeds, `DCBNDK_RANDOM_OPS=N` N operations per seed,
