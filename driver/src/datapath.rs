@@ -226,45 +226,53 @@ unsafe fn send_or_hold(
 }
 
 /// Retries the held NBLs, oldest first on each priority, completing each that got all its
-/// frames on the link. One retrier at a time (the others return: the running one sees what they
-/// would).
+/// frames on the link. One retrier at a time: a caller that finds a pass under way leaves it to
+/// that retrier, which makes another pass before it stops if one was asked for meanwhile (an
+/// NBL held behind its back, on a priority it had already looked at, would otherwise wait for
+/// a timer nothing arms once the queues are empty).
 pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
     if !context.link.begin_retry() {
         return;
     }
-    for priority in 0..8u8 {
-        loop {
-            // Only a priority with room can take the held NBL's next frame: the others are
-            // not classified again for nothing.
-            let first = {
-                let s = context.link.state().lock();
-                s.first_held(priority).filter(|_| s.has_room(priority))
-            };
-            let Some(first) = first else {
-                break;
-            };
-            let nbl = first as *mut NET_BUFFER_LIST;
-            // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
-            let Some(status) = (unsafe { send_or_hold(context, nbl, true) }) else {
-                break;
-            };
-            let _ = context.link.state().lock().pop_held(priority);
-            // SAFETY: as above.
-            unsafe { set_status(nbl, ndis_status(status)) };
-            let mut done = Chain::default();
-            // SAFETY: as above; its Next is NULL.
-            unsafe { done.push(nbl) };
-            // SAFETY: completed once, now that it left the held ring.
-            unsafe { done.complete(context, at_dispatch) };
+    // One loop, no helper function: this runs on every send and receive path, and in a debug
+    // build a helper would be a frame of its own there (issue 18).
+    loop {
+        for priority in 0..8u8 {
+            loop {
+                // Only a priority with room can take the held NBL's next frame: the others are
+                // not classified again for nothing.
+                let first = {
+                    let s = context.link.state().lock();
+                    s.first_held(priority).filter(|_| s.has_room(priority))
+                };
+                let Some(first) = first else {
+                    break;
+                };
+                let nbl = first as *mut NET_BUFFER_LIST;
+                // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
+                let Some(status) = (unsafe { send_or_hold(context, nbl, true) }) else {
+                    break;
+                };
+                let _ = context.link.state().lock().pop_held(priority);
+                // SAFETY: as above.
+                unsafe { set_status(nbl, ndis_status(status)) };
+                let mut done = Chain::default();
+                // SAFETY: as above; its Next is NULL.
+                unsafe { done.push(nbl) };
+                // SAFETY: completed once, now that it left the held ring.
+                unsafe { done.complete(context, at_dispatch) };
+            }
+        }
+        if !context.link.end_retry() {
+            return;
         }
     }
-    context.link.end_retry();
 }
 
 /// Completes every held NBL with `NDIS_STATUS_PAUSED` (pause and halt, PASSIVE_LEVEL, after the
 /// link timer stopped and no send is in flight).
 pub fn complete_held(context: &AdapterContext) {
-    while !context.link.begin_retry() {
+    while !context.link.begin_exclusive() {
         core::hint::spin_loop();
     }
     let mut done = Chain::default();
@@ -283,7 +291,8 @@ pub fn complete_held(context: &AdapterContext) {
     }
     // SAFETY: held NBLs, each with its status, completed once.
     unsafe { done.complete(context, false) };
-    context.link.end_retry();
+    // Paused or halting: nothing is sent, so a pass asked for meanwhile has nothing to do.
+    let _asked = context.link.end_exclusive();
 }
 
 /// The per-packet facts of an NBL: the OS's 802.1p priority and VLAN id from its
@@ -479,7 +488,7 @@ unsafe fn copy_frame(nb: *mut NET_BUFFER, out: &mut [u8]) -> bool {
 pub unsafe extern "system" fn miniport_cancel_send(adapter_context: NDIS_HANDLE, cancel_id: PVOID) {
     // SAFETY: NDIS passes our live context.
     let context = unsafe { context(adapter_context) };
-    while !context.link.begin_retry() {
+    while !context.link.begin_exclusive() {
         core::hint::spin_loop();
     }
     let slot = usize::try_from(NetBufferListCancelId).unwrap_or(usize::MAX);
@@ -501,8 +510,12 @@ pub unsafe extern "system" fn miniport_cancel_send(adapter_context: NDIS_HANDLE,
             unsafe { done.push(nbl) };
         },
     );
-    context.link.end_retry();
+    let asked = context.link.end_exclusive();
     // SAFETY: held NBLs, each with its status, completed once. The IRQL is unknown here (up to
     // DISPATCH_LEVEL), so the DISPATCH flag is not claimed (NDIS then looks for itself).
     unsafe { done.complete(context, false) };
+    if asked && context.core.state.accepts_sends() {
+        // A send held an NBL while the rings were ours and left its pass to us.
+        crate::link::retry_soon(context);
+    }
 }

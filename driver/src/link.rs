@@ -337,6 +337,9 @@ pub struct LinkShell {
     buffers: PoolArray<Buffer>,
     timer: Timer,
     retrying: AtomicBool,
+    /// A pass over the held NBLs was asked for since the current one began (by a caller that
+    /// found one under way): the retrier makes another before it stops.
+    retry_asked: AtomicBool,
     /// The per-CPU traffic counters (`dcbndk_core::adapter::traffic`), one block per processor;
     /// the core adapter refers to them (the context drops it first).
     traffic: PoolArray<TrafficBlock>,
@@ -396,6 +399,7 @@ impl LinkShell {
             buffers,
             timer,
             retrying: AtomicBool::new(false),
+            retry_asked: AtomicBool::new(false),
             traffic,
         })
     }
@@ -429,16 +433,47 @@ impl LinkShell {
         unsafe { self.state.get().free() };
     }
 
-    /// Becomes the one retrier of held NBLs; `false` if another one is.
+    /// Asks for a pass over the held NBLs: `true` when the caller is to make it, `false` when
+    /// another caller's pass is under way (that one makes another before it stops, so an NBL
+    /// held after it looked at its priority is not forgotten: [`LinkShell::end_retry`]).
     pub fn begin_retry(&self) -> bool {
+        self.retry_asked.store(true, Ordering::SeqCst);
+        self.take_retry()
+    }
+
+    /// Becomes the one retrier; the ask is consumed by the pass that begins now.
+    fn take_retry(&self) -> bool {
+        let taken = self
+            .retrying
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        if taken {
+            self.retry_asked.store(false, Ordering::SeqCst);
+        }
+        taken
+    }
+
+    /// Ends a pass; `true` when another was asked for meanwhile and the caller is to make it
+    /// (it is the retrier again). An ask made after the flag is cleared here finds no pass under
+    /// way and makes its own.
+    pub fn end_retry(&self) -> bool {
+        self.retrying.store(false, Ordering::SeqCst);
+        self.retry_asked.load(Ordering::SeqCst) && self.take_retry()
+    }
+
+    /// Becomes the one retrier without asking for a pass (to take held NBLs out of the rings:
+    /// pause, halt, a cancel); `false` while a pass is under way.
+    pub fn begin_exclusive(&self) -> bool {
         self.retrying
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
     }
 
-    /// Ends [`LinkShell::begin_retry`].
-    pub fn end_retry(&self) {
-        self.retrying.store(false, Ordering::Release);
+    /// Ends [`LinkShell::begin_exclusive`]; `true` when a pass was asked for meanwhile (by a
+    /// caller that found the rings taken): the caller is to see that one is made.
+    pub fn end_exclusive(&self) -> bool {
+        self.retrying.store(false, Ordering::SeqCst);
+        self.retry_asked.load(Ordering::SeqCst)
     }
 
     /// The lock around the link's state.
@@ -734,6 +769,13 @@ pub fn rearm(context: &AdapterContext, now: u64) {
     if let Some(next_ns) = next {
         arm(context, next_ns);
     }
+}
+
+/// Arms the timer to run within a millisecond: its routine drains the link and retries the
+/// held NBLs. For a cancel that had the rings while a send asked for a pass: it cannot make the
+/// pass itself, as it does not know its IRQL for the deliveries (halt stops the timer again).
+pub fn retry_soon(context: &AdapterContext) {
+    arm(context, now_ns());
 }
 
 fn arm(context: &AdapterContext, at_ns: u64) {

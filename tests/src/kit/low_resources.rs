@@ -152,6 +152,7 @@ fn cases() -> Vec<Case> {
     for (scope, run) in scopes {
         cases.push(Case::new(format!("{scope}: {EACH}"), run));
     }
+    cases.push(super::workload::randomized_case());
     cases
 }
 
@@ -287,7 +288,7 @@ impl Tally {
 /// What an entry point returns when `export` fails: `NDIS_STATUS_RESOURCES` when NDIS was short
 /// of resources (NULL or RESOURCES), `NDIS_STATUS_FAILURE` for any other failure
 /// (MiniportInitializeEx's DDI page: FAILURE "for reasons other than" those it lists).
-fn resources_or_failure(export: Export) -> NDIS_STATUS {
+pub(crate) fn resources_or_failure(export: Export) -> NDIS_STATUS {
     match export.failure() {
         "NULL" | "NDIS_STATUS_RESOURCES" => NDIS_STATUS_RESOURCES,
         _ => NDIS_STATUS_FAILURE,

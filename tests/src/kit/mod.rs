@@ -12,6 +12,8 @@ pub mod ndk;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
+pub mod stress;
+pub mod workload;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -77,6 +79,7 @@ pub fn groups() -> Vec<Group> {
     groups.extend(qos_link::groups());
     groups.push(crate::scenario::group());
     groups.push(low_resources::group());
+    groups.push(stress::group());
     groups
 }
 

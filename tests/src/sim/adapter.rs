@@ -44,6 +44,10 @@ pub enum Phase {
     Created,
     /// Initialized or paused.
     Paused,
+    /// `MiniportRestart` is running (the miniport may indicate receives from its call on:
+    /// "Starting an Adapter", learn.microsoft.com/windows-hardware/drivers/network; NDIS sends
+    /// nothing before it completed).
+    Restarting,
     /// Restarted.
     Running,
     /// `MiniportPause` is running.
@@ -422,6 +426,7 @@ impl Adapter {
             NDIS_SIZEOF_MINIPORT_RESTART_PARAMETERS_REVISION_1,
         );
         let context = self.shared.context();
+        let before = std::mem::replace(&mut *lock(&self.shared.phase), Phase::Restarting);
         let status = call_handler(
             Some(&self.shared),
             PASSIVE_LEVEL,
@@ -432,9 +437,12 @@ impl Adapter {
                 unsafe { restart(as_handle(context), &raw mut params) }
             },
         );
-        if status == NDIS_STATUS_SUCCESS {
-            *lock(&self.shared.phase) = Phase::Running;
-        } else if status == NDIS_STATUS_PENDING {
+        *lock(&self.shared.phase) = if status == NDIS_STATUS_SUCCESS {
+            Phase::Running
+        } else {
+            before
+        };
+        if status == NDIS_STATUS_PENDING {
             self.shared.violations.report(
                 Rule::BadStatus,
                 "MiniportRestart pended; this simulator has no NdisMRestartComplete",

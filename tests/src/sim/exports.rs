@@ -1927,6 +1927,26 @@ fn host_processors() -> u32 {
     })
 }
 
+/// Keeps the calling thread on processor `cpu` from now on, so that it stands for that CPU
+/// (`NdisCurrentGroupAndProcessor` answers `cpu` on it): the Stress group's threads, one per CPU.
+/// `false` when the host does not let this process run there (then the thread stays where it
+/// may run).
+#[must_use]
+pub fn run_on_processor(cpu: u32) -> bool {
+    let Ok(cpu) = usize::try_from(cpu) else {
+        return false;
+    };
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if cpu >= 8 * size_of::<libc::cpu_set_t>() {
+        return false;
+    }
+    // SAFETY: `cpu` is within the set's bits (checked above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: 0 is the calling thread; the set is valid for the call, with its own size.
+    unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &raw const set) == 0 }
+}
+
 /// `NdisCurrentGroupAndProcessor` (>= DISPATCH_LEVEL): the CPU this thread runs on right now
 /// (`sched_getcpu`). Unlike on Windows at DISPATCH_LEVEL, the thread may migrate right after
 /// (the simulator's "DISPATCH_LEVEL" does not pin it), so the driver's per-CPU counting must stay

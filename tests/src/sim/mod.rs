@@ -149,20 +149,38 @@ static DCBNDK: Mutex<Option<Result<Arc<DriverRecord>, String>>> = Mutex::new(Non
 pub(crate) static ADAPTER_LEASES: (Mutex<(usize, bool)>, std::sync::Condvar) =
     (Mutex::new((0, false)), std::sync::Condvar::new());
 
-/// Takes a lease for a new adapter (waits while the driver unloads).
+thread_local! {
+    /// Leases taken on this thread and not yet returned on it.
+    static LEASES_HELD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Takes a lease for a new adapter (waits while the driver unloads). A thread that already holds
+/// a lease does not wait: the unload waits for that lease, so waiting for the unload would
+/// deadlock both (a test holding one adapter while it makes the next, when another test unloads
+/// the driver in between). The unload then waits for the new lease too, and the driver it
+/// unloads is the one the new adapter uses.
 pub(crate) fn lease_adapter() {
     let (m, cv) = &ADAPTER_LEASES;
     let mut g = lock(m);
-    while g.1 {
-        g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+    // `g.0 > 0`: the unload is still waiting for leases (it has not begun), and stays so while
+    // this one is held.
+    if LEASES_HELD.get() == 0 || g.0 == 0 {
+        while g.1 {
+            g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
     }
     g.0 += 1;
+    LEASES_HELD.set(LEASES_HELD.get() + 1);
 }
 
 /// Returns an adapter's lease.
 pub(crate) fn release_adapter() {
     let (m, cv) = &ADAPTER_LEASES;
     lock(m).0 -= 1;
+    // An adapter dropped on another thread than the one that made it leaves the count of its
+    // own thread as it was (then that thread may make an adapter while an unload waits, which
+    // the unload then waits for too: no harm).
+    LEASES_HELD.set(LEASES_HELD.get().saturating_sub(1));
     cv.notify_all();
 }
 
@@ -458,4 +476,35 @@ pub(crate) fn call_handler<R>(
 /// A `*mut c_void` from a handle value.
 pub(crate) fn as_handle(value: usize) -> *mut c_void {
     value as *mut c_void
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{Adapter, Registry, Sim};
+
+    /// A test holding one adapter makes a second while another thread unloads the driver: the
+    /// unload waits for both, and the second is made (it used to wait for the unload, which
+    /// waited for the first: both hung).
+    #[test]
+    fn an_adapter_is_made_while_an_unload_waits_for_this_threads_first() {
+        let first = Adapter::dcbndk(Registry::inf_defaults()).unwrap_or_else(|e| panic!("{e}"));
+        let unloader = std::thread::spawn(Sim::unload_dcbndk);
+        // Until the unload is waiting (it cannot finish while `first` lives).
+        while !super::lock(&super::ADAPTER_LEASES.0).1 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // On this thread: before the fix it waited here for the unload, for ever.
+        let second = Adapter::dcbndk(Registry::inf_defaults());
+        assert!(second.is_ok());
+        drop(second);
+        drop(first);
+        let unloaded = unloader.join().unwrap_or_else(|_| Err("panicked".into()));
+        // Err only when another test's unload came first (then the driver was not loaded).
+        if let Err(e) = unloaded {
+            assert!(e.contains("not loaded"), "{e}");
+        }
+        assert!(Sim::dcbndk().is_ok(), "the driver loads again");
+    }
 }

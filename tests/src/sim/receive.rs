@@ -374,7 +374,20 @@ pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
         return;
     };
     let api = "NdisMIndicateReceiveNetBufferLists";
-    if adapter.phase() != Phase::Running {
+    // Running, and also (learn.microsoft.com/windows-hardware/drivers/network):
+    // - Restarting: "The driver can resume indicating received data immediately after NDIS calls
+    //   MiniportRestart and before the miniport driver completes the restart" ("Starting an
+    //   Adapter");
+    // - Pausing: NDIS marks the adapter Pausing before it calls MiniportPause (once the sends it
+    //   made are back), and a receive under way then, or when MiniportPause begins, is one the
+    //   pause waits for ("Pausing an Adapter": "In the Pausing state, the miniport driver must
+    //   complete outstanding receive operations ... waits for all calls to the
+    //   NdisMIndicateReceiveNetBufferLists function to return").
+    // Once MiniportPause completed (Paused), none may come.
+    if !matches!(
+        adapter.phase(),
+        Phase::Running | Phase::Pausing | Phase::Restarting
+    ) {
         adapter.violations.report(
             Rule::WrongContext,
             format!(
