@@ -31,14 +31,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use dcbndk_core::ndk::counters::Totals;
+use dcbndk_core::ndk::tables::EntryId;
+use dcbndk_core::ndk::{Activity, Applied, Refused};
 use ndis_sys::ntddndis::{
     OID_GEN_RCV_OK, OID_GEN_STATISTICS, OID_GEN_XMIT_OK, OID_NDK_SET_STATE, OID_NDK_STATISTICS,
     OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
 };
 use ndis_sys::status::{NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS};
-use dcbndk_core::ndk::counters::Totals;
-use dcbndk_core::ndk::tables::EntryId;
-use dcbndk_core::ndk::{Activity, Applied, Refused};
 
 use super::dcbx::{OPERATIONAL, REMOTE, last};
 use super::qos::Request;

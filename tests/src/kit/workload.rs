@@ -35,6 +35,12 @@
 //! `DCBNDK_RANDOM_SEED=S` (decimal or 0x-hex, as the note prints it) only seed S, and
 //! `DCBNDK_RANDOM_PPM=N` sets p in parts per million.
 
+use dcbndk_core::ndis::{
+    NDIS_PACKET_TYPE_ALL_MULTICAST, NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED,
+};
+use dcbndk_core::ndk::counters::{Counter, Totals};
+use dcbndk_core::ndk::tables::{Connection, EntryId, Owner, SockAddr};
+use dcbndk_core::ndk::{Activity, Applied, Refused};
 use ndis_sys::ntddndis::{
     OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_RCV_OK, OID_GEN_XMIT_OK, OID_NDK_SET_STATE,
     OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
@@ -45,12 +51,6 @@ use ndis_sys::status::{
     NDIS_STATUS_PAUSED, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
 };
 use ndis_sys::types::NDIS_STATUS;
-use dcbndk_core::ndis::{
-    NDIS_PACKET_TYPE_ALL_MULTICAST, NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED,
-};
-use dcbndk_core::ndk::counters::{Counter, Totals};
-use dcbndk_core::ndk::tables::{Connection, EntryId, Owner, SockAddr};
-use dcbndk_core::ndk::{Activity, Applied, Refused};
 
 use super::dcbx::{OPERATIONAL, REMOTE, Seen, last};
 use super::low_resources::{TOLERATED, resources_or_failure};
