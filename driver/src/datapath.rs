@@ -235,33 +235,37 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
         return;
     }
     // One loop, no helper function: this runs on every send and receive path, and in a debug
-    // build a helper would be a frame of its own there (issue 18).
+    // build a helper would be a frame of its own there (issue 18). Priorities without room stay
+    // held until a frame of theirs leaves (their NBLs are not classified again for nothing), and
+    // one that cannot take its held NBL's next frame is not looked at again in this pass. Each
+    // look is one acquisition of the link's lock for all eight priorities: this runs after every
+    // frame the link sends, almost always with nothing held (it took eight).
     loop {
-        for priority in 0..8u8 {
-            loop {
-                // Only a priority with room can take the held NBL's next frame: the others are
-                // not classified again for nothing.
-                let first = {
-                    let s = context.link.state().lock();
-                    s.first_held(priority).filter(|_| s.has_room(priority))
-                };
-                let Some(first) = first else {
-                    break;
-                };
-                let nbl = first as *mut NET_BUFFER_LIST;
-                // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
-                let Some(status) = (unsafe { send_or_hold(context, nbl, true) }) else {
-                    break;
-                };
-                let _ = context.link.state().lock().pop_held(priority);
-                // SAFETY: as above.
-                unsafe { set_status(nbl, ndis_status(status)) };
-                let mut done = Chain::default();
-                // SAFETY: as above; its Next is NULL.
-                unsafe { done.push(nbl) };
-                // SAFETY: completed once, now that it left the held ring.
-                unsafe { done.complete(context, at_dispatch) };
-            }
+        let mut stuck = 0u8;
+        loop {
+            let first = {
+                let s = context.link.state().lock();
+                (0..8u8)
+                    .filter(|&p| stuck & (1 << p) == 0 && s.has_room(p))
+                    .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)))
+            };
+            let Some((priority, first)) = first else {
+                break;
+            };
+            let nbl = first as *mut NET_BUFFER_LIST;
+            // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
+            let Some(status) = (unsafe { send_or_hold(context, nbl, true) }) else {
+                stuck |= 1 << priority;
+                continue;
+            };
+            let _ = context.link.state().lock().pop_held(priority);
+            // SAFETY: as above.
+            unsafe { set_status(nbl, ndis_status(status)) };
+            let mut done = Chain::default();
+            // SAFETY: as above; its Next is NULL.
+            unsafe { done.push(nbl) };
+            // SAFETY: completed once, now that it left the held ring.
+            unsafe { done.complete(context, at_dispatch) };
         }
         if !context.link.end_retry() {
             return;
