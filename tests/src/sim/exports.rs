@@ -1356,9 +1356,14 @@ fn read_configuration(
         }
         _ => return None,
     }
-    let ptr = std::ptr::from_mut::<NDIS_CONFIGURATION_PARAMETER>(&mut param);
+    // The pointer is taken from the parameter where it stays: moving a `Box` asserts it is the
+    // only way to its value, so a pointer taken before the move would no longer be valid (Miri
+    // reports it under Stacked Borrows).
     state.parameters.push(param);
-    Some(ptr)
+    state
+        .parameters
+        .last_mut()
+        .map(|p| std::ptr::from_mut::<NDIS_CONFIGURATION_PARAMETER>(p))
 }
 
 /// `NdisReadNetworkAddress` (PASSIVE_LEVEL): the `NetworkAddress` REG_SZ as bytes, two hex digits
