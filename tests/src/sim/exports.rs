@@ -1947,13 +1947,29 @@ pub unsafe extern "system" fn NdisCurrentGroupAndProcessor() -> PROCESSOR_NUMBER
             ),
         );
     }
-    // SAFETY: sched_getcpu has no preconditions; -1 on failure.
-    let cpu = u32::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0);
+    let cpu = current_cpu();
     PROCESSOR_NUMBER {
         Group: u16::try_from(cpu / PROCESSORS_PER_GROUP).unwrap_or(0),
         Number: u8::try_from(cpu % PROCESSORS_PER_GROUP).unwrap_or(0),
         Reserved: 0,
     }
+}
+
+/// The CPU this thread runs on now (`sched_getcpu`).
+#[cfg(not(miri))]
+fn current_cpu() -> u32 {
+    // SAFETY: sched_getcpu has no preconditions; -1 on failure.
+    u32::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0)
+}
+
+/// Under Miri, which has no `sched_getcpu` and runs every thread on one host thread: each call
+/// answers the next of the interpreter's processors (`-Zmiri-num-cpus`) in turn, as if the thread
+/// moved between calls, which the simulator allows anyway (see above), so every per-CPU block is
+/// written and two threads share one.
+#[cfg(miri)]
+fn current_cpu() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed) % host_processors()
 }
 
 /// `NdisProcessorNumberToIndex` (any IRQL): group × 64 + number; `INVALID_PROCESSOR_INDEX`
