@@ -14,3 +14,5 @@ pub mod views;
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod miri;
