@@ -1,14 +1,13 @@
-//! The subset of the kit that CI runs under Miri (`.ci/miri`, README "Undefined behaviour:
-//! Miri"): the driver's unsafe shell, driven by the simulated
-//! ndis.sys in one process, through kit cases chosen to reach every kind of unsafe code it has
+//! The kit cases Miri runs (`.ci/miri`, README "Undefined behaviour: Miri"): the driver's
+//! unsafe shell, driven by the simulated ndis.sys in one process, through kit cases chosen to reach every kind of unsafe code it has
 //! (the NDIS imports and the trampolines NDIS calls, pool memory and in-place construction, spin
 //! locks, `Published`, the hub's ports, the link's transmit slots, NBL and MDL walks, timers, work
 //! items, the per-CPU counter blocks) in a time CI can afford. Each case runs exactly as in the
 //! kit, so a case that passes natively and fails here failed on undefined behaviour (or on
 //! something Miri cannot run, which it names).
 //!
-//! `miri::ci_` is what CI runs; `miri::more_` are the longer cases (`DCBNDK_MIRI_FULL=1
-//! .ci/miri` runs both). Natively, `cargo test` runs them all, as the kit does.
+//! `miri::ci_` is what CI runs (a case costs Miri 30-60 s of CPU); `miri::more_` are the rest
+//! (`DCBNDK_MIRI_FULL=1 .ci/miri` runs both). Natively, `cargo test` runs them all, as the kit does.
 //!
 //! The lock-free structures also have their own tests, which Miri runs in the same command:
 //! `conformance::published` (sync::Published) here, and `percpu` in dcbndk-core.
@@ -63,7 +62,7 @@ cases! {
     more_lifecycle_initialize_qos_1 => "initialize: *QOS 1",
     more_lifecycle_statistics_oid => "OID_GEN_STATISTICS: right-sized, short and zero-length buffers",
     more_lifecycle_multicast_list => "OID_802_3_MULTICAST_LIST: set, query, clear; a unicast entry, a ragged length, a full list",
-    ci_lifecycle_send_mdl_chains => "send: frames are counted and completed; a header split across MDLs is read",
+    more_lifecycle_send_mdl_chains => "send: frames are counted and completed; a header split across MDLs is read",
     more_lifecycle_send_short_frame => "send: a frame shorter than an Ethernet header fails alone",
     more_lifecycle_send_paused => "send: a send that reaches a paused miniport completes with NDIS_STATUS_PAUSED",
     more_lifecycle_restart_link_state => "restart: indicates NDIS_STATUS_LINK_STATE each time",
@@ -81,12 +80,12 @@ cases! {
     // operational indication; refusals that change nothing.
     more_qos_empty_parameters => "buffer of 52 bytes (no elements): accepted",
     more_qos_truncated_array => "element array truncated by the buffer: INVALID_LENGTH, BytesNeeded = the array's end",
-    ci_qos_default_at_index_1 => "DEFAULT at index 1: INVALID_PARAMETER, nothing changes",
+    more_qos_default_at_index_1 => "DEFAULT at index 1: INVALID_PARAMETER, nothing changes",
     more_qos_eight_ets_tcs => "bandwidth sum 100 over 8 ETS TCs: accepted",
     ci_qos_operational_indication => "accepted request: operational indication with {0xB6,1,52}, CONFIGURED and CHANGED bits, no ENFORCED",
     more_qos_operational_query => "OID_QOS_OPERATIONAL_PARAMETERS returns the last operational indication",
     // Two adapters on one virtual wire: the hub's ports, posted frames, the DCBX timer.
-    ci_qos_first_dcbx_from_a_peer => "first DCBX from a peer: remote indication, even before any OID_QOS_PARAMETERS",
+    more_qos_first_dcbx_from_a_peer => "first DCBX from a peer: remote indication, even before any OID_QOS_PARAMETERS",
     more_qos_willing_adopts_peer => "Willing on: the peer's recommendation, PFC and applications become operational",
 
     // NDK: attributes, OID_NDK_SET_STATE and its work item, statistics on both paths (the
@@ -101,6 +100,6 @@ cases! {
     more_ndk_disable_with_connections => "disable with live connections: lists drain, ActiveConnection 0, counters stay monotonic across disable/enable",
 
     // DCBX between two adapters (timers on the wire's clock, LLDPDUs through the link's slots).
-    more_dcbx_willing_adopts => "willing adapter adopts a non-willing peer",
+    ci_dcbx_willing_adopts => "willing adapter adopts a non-willing peer",
     more_dcbx_shutdown_lldpdu => "shutdown LLDPDU at pause forgets the adapter",
 }
