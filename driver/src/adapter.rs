@@ -3,7 +3,8 @@
 //! `MiniportCheckForHangEx` (netvmini's adapter.c; spec §2.2). The decisions are the core's
 //! (dcbndk_core::adapter); this file turns them into NDIS calls.
 
-use core::ptr::{addr_of, addr_of_mut, null_mut};
+use core::mem::MaybeUninit;
+use core::ptr::{addr_of, null_mut};
 
 use dcbndk_core::adapter::config::AdapterConfig;
 use dcbndk_core::adapter::{self, Adapter, Settings};
@@ -737,8 +738,19 @@ pub unsafe extern "system" fn miniport_restart(
 
 /// Indicates `NDIS_STATUS_LINK_STATE`: the virtual link is always up, full duplex, at the
 /// configured speed.
+///
+/// The structure has 4 bytes of padding after `MediaDuplexState`, and NDIS copies all 40 bytes
+/// to the protocols above (and to user mode, through WMI): they must be zero, as after C's
+/// `NdisZeroMemory`. A Rust value does not keep its padding when it is moved (a typed copy
+/// leaves the padding uninitialized, and so does returning a `MaybeUninit::zeroed()`), so the
+/// structure is zeroed and filled in place.
 fn indicate_link_state(context: &AdapterContext) {
-    let mut link = NDIS_LINK_STATE::zeroed();
+    let mut place = MaybeUninit::<NDIS_LINK_STATE>::uninit();
+    // SAFETY: `place` is valid for writes of one NDIS_LINK_STATE and aligned for it.
+    unsafe { place.as_mut_ptr().write_bytes(0, 1) };
+    // SAFETY: every byte of `place` is zero, a valid NDIS_LINK_STATE (its fields are Zeroable);
+    // the reference points at those bytes in place, so the padding stays zero.
+    let link = unsafe { place.assume_init_mut() };
     link.Header = NDIS_OBJECT_HEADER::new(
         NDIS_OBJECT_TYPE_DEFAULT,
         NDIS_LINK_STATE_REVISION_1,
@@ -752,7 +764,7 @@ fn indicate_link_state(context: &AdapterContext) {
     indicate(
         context,
         NDIS_STATUS_LINK_STATE,
-        addr_of_mut!(link).cast(),
+        core::ptr::from_mut(link).cast(),
         size_of::<NDIS_LINK_STATE>(),
     );
 }

@@ -13,3 +13,5 @@ pub mod views;
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod miri;

@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Condvar, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_TIMER_CHARACTERISTICS};
@@ -189,13 +189,19 @@ fn fire(t: &SimTimer) {
     );
 }
 
-/// The thread that fires the timers of wall-clock wires (started with the first armed timer).
+/// Counts the timers armed on wall-clock wires; the timer thread waits on it until the earliest
+/// due time, so that it needs no polling (under Miri, whose clock advances with the work it
+/// interprets, a poll every millisecond was most of a case's work).
+static ARMED: (Mutex<u64>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// The thread that fires the timers of wall-clock wires (started with the first armed timer),
+/// and tells it a timer was armed.
 fn start_wall_clock_timers() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         std::thread::spawn(|| {
             loop {
-                std::thread::sleep(Duration::from_millis(1));
+                let seen = *lock(&ARMED.0);
                 loop {
                     let due = lock(&TIMERS)
                         .iter_mut()
@@ -210,9 +216,29 @@ fn start_wall_clock_timers() {
                     let Some(t) = due else { break };
                     fire(&t);
                 }
+                // Until the earliest due timer, or until one is armed (at most 100 ms: a wire
+                // whose clock stops being manual has no event).
+                let wait_ms = lock(&TIMERS)
+                    .values()
+                    .filter(|t| !clock(t.wire).manual.load(Ordering::Acquire))
+                    .filter_map(|t| t.due_ms.map(|d| d.saturating_sub(now_ms(t.wire))))
+                    .min()
+                    .unwrap_or(100)
+                    .clamp(1, 100);
+                let armed = lock(&ARMED.0);
+                if *armed == seen {
+                    drop(
+                        ARMED
+                            .1
+                            .wait_timeout(armed, Duration::from_millis(wait_ms))
+                            .unwrap_or_else(|e| e.into_inner()),
+                    );
+                }
             }
         });
     });
+    *lock(&ARMED.0) += 1;
+    ARMED.1.notify_all();
 }
 
 fn current_wire() -> u32 {

@@ -1356,9 +1356,14 @@ fn read_configuration(
         }
         _ => return None,
     }
-    let ptr = std::ptr::from_mut::<NDIS_CONFIGURATION_PARAMETER>(&mut param);
+    // The pointer is taken from the parameter where it stays: moving a `Box` asserts it is the
+    // only way to its value, so a pointer taken before the move would no longer be valid (Miri
+    // reports it under Stacked Borrows).
     state.parameters.push(param);
-    Some(ptr)
+    state
+        .parameters
+        .last_mut()
+        .map(|p| std::ptr::from_mut::<NDIS_CONFIGURATION_PARAMETER>(p))
 }
 
 /// `NdisReadNetworkAddress` (PASSIVE_LEVEL): the `NetworkAddress` REG_SZ as bytes, two hex digits
@@ -1967,13 +1972,29 @@ pub unsafe extern "system" fn NdisCurrentGroupAndProcessor() -> PROCESSOR_NUMBER
             ),
         );
     }
-    // SAFETY: sched_getcpu has no preconditions; -1 on failure.
-    let cpu = u32::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0);
+    let cpu = current_cpu();
     PROCESSOR_NUMBER {
         Group: u16::try_from(cpu / PROCESSORS_PER_GROUP).unwrap_or(0),
         Number: u8::try_from(cpu % PROCESSORS_PER_GROUP).unwrap_or(0),
         Reserved: 0,
     }
+}
+
+/// The CPU this thread runs on now (`sched_getcpu`).
+#[cfg(not(miri))]
+fn current_cpu() -> u32 {
+    // SAFETY: sched_getcpu has no preconditions; -1 on failure.
+    u32::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0)
+}
+
+/// Under Miri, which has no `sched_getcpu` and runs every thread on one host thread: each call
+/// answers the next of the interpreter's processors (`-Zmiri-num-cpus`) in turn, as if the thread
+/// moved between calls, which the simulator allows anyway (see above), so every per-CPU block is
+/// written and two threads share one.
+#[cfg(miri)]
+fn current_cpu() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed) % host_processors()
 }
 
 /// `NdisProcessorNumberToIndex` (any IRQL): group × 64 + number; `INVALID_PROCESSOR_INDEX`

@@ -234,12 +234,19 @@ pub unsafe fn data_buffer(
         let start = unsafe { (*mdl).start };
         // SAFETY: as above.
         let len = unsafe { (*mdl).len };
+        // The block is only read, and the driver may hold references into it (a header it got
+        // from an earlier call): no reference to the block is made here, only pointers (a
+        // `&mut [u8]` over it would claim it exclusively; Miri reports that under Stacked
+        // Borrows).
+        if offset > len {
+            return None;
+        }
+        let available = len - offset;
         // SAFETY: a live MDL describes `len` bytes at `start` (its own, or memory the driver
-        // keeps until it frees the MDL).
-        let block: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(start, len) };
-        let available = block.len().saturating_sub(offset);
+        // keeps until it frees the MDL), and `offset <= len` (checked above).
+        let from = unsafe { start.add(offset) };
         if copied == 0 && available >= needed {
-            return Some(block[offset..].as_mut_ptr());
+            return Some(from);
         }
         if storage.is_null() {
             return None;
@@ -247,8 +254,9 @@ pub unsafe fn data_buffer(
         let take = available.min(needed - copied);
         // SAFETY: `storage` has room for `needed` bytes (function contract) and `copied < needed`.
         let dst = unsafe { storage.add(copied) };
-        // SAFETY: `dst` has room for `take` more bytes and the block has `take` bytes from `offset`.
-        unsafe { std::ptr::copy_nonoverlapping(block[offset..].as_ptr(), dst, take) };
+        // SAFETY: `dst` has room for `take` more bytes and the block has `take` bytes from
+        // `offset`; the driver's storage is not the MDL's memory.
+        unsafe { std::ptr::copy_nonoverlapping(from, dst, take) };
         copied += take;
         offset = 0;
         // SAFETY: as above.
