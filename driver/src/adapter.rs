@@ -106,10 +106,13 @@ const fn rdma_technology(keyword: u32) -> NDK_RDMA_TECHNOLOGY {
     }
 }
 
-/// `NDK_ADAPTER_INFO` (NDKPI 1.2, 104 bytes) from the NDK profile and the adapter's RDMA
-/// technology (`*NetworkDirectTechnology`).
-fn ndk_info(p: &Profile, technology: u32) -> NDK_ADAPTER_INFO {
-    let mut info = NDK_ADAPTER_INFO::zeroed();
+/// Fills `info`, `NDK_ADAPTER_INFO` (NDKPI 1.2, 104 bytes), from the NDK profile and the
+/// adapter's RDMA technology (`*NetworkDirectTechnology`), field by field: the caller zeroed it
+/// where it lives, so its padding (bytes 12-15 and 100-103) stays zero. NDIS copies the whole
+/// structure out (to the NDK consumers and, through WMI, to user mode): a value built on the
+/// stack and moved there would carry stack bytes in its padding (issue 19: Miri showed it for
+/// NDIS_LINK_STATE).
+fn fill_ndk_info(info: &mut NDK_ADAPTER_INFO, p: &Profile, technology: u32) {
     info.Version = NDK_VERSION {
         Major: NDKPI_VERSION.0,
         Minor: NDKPI_VERSION.1,
@@ -135,7 +138,6 @@ fn ndk_info(p: &Profile, technology: u32) -> NDK_ADAPTER_INFO {
     info.MaxCalleeData = p.max_callee_data;
     info.AdapterFlags = p.adapter_flags;
     info.RdmaTechnology = rdma_technology(technology);
-    info
 }
 
 fn ndk_capabilities(p: &Profile) -> NDIS_NDK_CAPABILITIES {
@@ -562,8 +564,12 @@ unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.
     let member = unsafe { &raw mut (*place).ndk_info };
-    // SAFETY: `member` is inside `place`, valid for writes (function contract).
-    unsafe { member.write(ndk_info(&profile, config.ndk_technology)) };
+    // SAFETY: `member` is inside `place`, valid for writes and aligned (function contract).
+    unsafe { member.write_bytes(0, 1) };
+    // SAFETY: every byte of `*member` is zero, a valid NDK_ADAPTER_INFO (its fields are
+    // Zeroable), and nothing else refers to it yet; filled in place, its padding stays zero.
+    let info = unsafe { &mut *member };
+    fill_ndk_info(info, &profile, config.ndk_technology);
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.
     let member = unsafe { &raw mut (*place).pm_capabilities };

@@ -720,6 +720,20 @@ fn ndk(
             ));
         }
     }
+    // NDIS copies NDK_ADAPTER_INFO out whole, to the NDK consumers and through WMI to user mode
+    // (Get-NetAdapterRdma): its padding (after DeviceId, and after RdmaTechnology in 1.2) must
+    // not carry kernel stack bytes. Zero is what a structure zeroed where it lives has; under
+    // Miri an uninitialized byte read here is an error of its own.
+    for padding in [12..16, 100..104] {
+        if info_bytes
+            .get(padding.clone())
+            .is_some_and(|b| b.iter().any(|&x| x != 0))
+        {
+            return Err(format!(
+                "NDK_ADAPTER_INFO bytes {padding:?} (padding) are not zero: kernel bytes would reach user mode"
+            ));
+        }
+    }
     // Only counters 0-4 and 25-29 are real (5-24 are Reserved01..20).
     if caps.MissingCounterMask & !0x3E00_001F != 0 {
         return Err(format!(
