@@ -1,6 +1,6 @@
 //! The adapter's QoS capabilities (spec §1.2, §2.2).
 
-use crate::adapter::config::QosKeyword;
+use super::keyword::QosKeyword;
 
 /// `NDIS_QOS_CAPABILITIES_STRICT_TSA_SUPPORTED`
 pub const CAP_STRICT_TSA: u32 = 0x0000_0001;

@@ -3,6 +3,7 @@
 //! snapshot the data path reads (spec §1.2-1.5, §3.5, §4, §5).
 
 pub mod caps;
+pub mod keyword;
 pub mod params;
 pub mod state;
 pub mod validate;
