@@ -48,6 +48,8 @@ pub mod oid;
 pub mod percpu;
 pub mod qos;
 pub mod status;
+#[cfg(feature = "test-support")]
+pub mod support;
 pub mod text;
 pub mod wire;
 

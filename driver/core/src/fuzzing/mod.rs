@@ -9,7 +9,7 @@
 //!
 //! Test code behind the `fuzzing` feature, never in the driver: unlike the rest of the core it
 //! uses std, allocates, and panics (that is how a property reports a failure). One file per
-//! target; `adapter` holds the adapter the OID properties (and the benchmarks) start from.
+//! target; the adapter the OID properties start from is `crate::support`'s.
 #![allow(
     clippy::indexing_slicing,
     clippy::unwrap_used,
@@ -19,14 +19,13 @@
     clippy::cast_possible_truncation
 )]
 
-mod adapter;
 mod classify;
 mod lldp;
 mod object_header;
 mod oid_request;
 mod qos_parameters;
 
-pub use adapter::{NET_LUID, running_adapter_with_inf_defaults};
+pub use crate::support::{NET_LUID, running_adapter_with_inf_defaults};
 pub use classify::classify;
 pub use lldp::lldp;
 pub use object_header::object_header;

@@ -282,7 +282,7 @@ fn arbitrary_read(u: &mut Unstructured<'_>, k: &Keyword) -> Result<KeywordRead> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzzing::adapter::running_adapter_with_inf_defaults;
+    use crate::support::running_adapter_with_inf_defaults;
 
     /// A dispatcher with a bug, standing in for `oid::dispatch`, to show that each property
     /// can fail.

@@ -4,7 +4,7 @@ use crate::adapter::Settings;
 use crate::oid::{self, Request, RequestKind};
 use crate::status::Status;
 
-use super::adapter::running_adapter_with_inf_defaults;
+use crate::support::running_adapter_with_inf_defaults;
 
 /// `OID_QOS_PARAMETERS` over arbitrary bytes, through the same core entry point the driver's
 /// trampoline calls (`oid::dispatch` with a method request). The first byte chooses the output

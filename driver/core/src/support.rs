@@ -1,5 +1,11 @@
-//! The adapter the OID properties start from, and the benchmarks too: as installing the INF
-//! leaves it, and running.
+//! The adapter the fuzz properties and the benchmarks start from: as installing the INF leaves
+//! it, and running. Behind the `test-support` feature (which `fuzzing` implies): test code that
+//! panics on a bug in the core, but needs neither std nor `arbitrary`, so the benchmarks take it
+//! without `fuzzing` and measure the core as the driver builds it (no std, no `arbitrary`).
+#![allow(
+    clippy::panic,
+    reason = "test support: a refused start is a bug in the core"
+)]
 
 use crate::adapter::Adapter;
 use crate::adapter::config::{AdapterConfig, KeywordRead};
