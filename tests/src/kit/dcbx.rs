@@ -112,6 +112,35 @@ pub(crate) fn last(a: &Adapter, code: u32) -> Option<Seen> {
         .next_back()
 }
 
+/// Checks that `a`'s last operational indication carries `request`'s ETS, PFC and
+/// classification (`what` names the check in the failure).
+pub(crate) fn expect_operational_is(
+    a: &Adapter,
+    what: &str,
+    request: &Request,
+) -> Result<(), String> {
+    let seen = last(a, OPERATIONAL).ok_or("no operational indication")?;
+    expect_eq(
+        what,
+        (
+            seen.num_tcs,
+            seen.prio_tc,
+            seen.bw,
+            seen.tsa,
+            seen.pfc,
+            seen.apps,
+        ),
+        (
+            request.num_tcs,
+            request.prio_tc,
+            request.bw,
+            request.tsa,
+            request.pfc,
+            request.elements.clone(),
+        ),
+    )
+}
+
 /// Whether `s` is the zero-filled set of an invalidation: no group configured, nothing in it
 /// (the CHANGED bits say which groups held something before).
 fn zeroed(s: &Seen) -> bool {

@@ -40,7 +40,7 @@ use ndis_sys::ntddndis::{
 };
 use ndis_sys::status::{NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS};
 
-use super::dcbx::{OPERATIONAL, REMOTE, last};
+use super::dcbx::{REMOTE, expect_operational_is, last};
 use super::qos::Request;
 use super::workload::{
     Caps, DUT_MAC, PEER_MAC, connection, count, counter, frames, invalid_request, registry,
@@ -661,26 +661,7 @@ fn settle(
     expect_eq("ActiveConnection", active, 0)?;
     // The last request accepted is operational (nothing overtook it).
     if let Some(local) = lock(&tally.dut_local).clone() {
-        let seen = last(dut, OPERATIONAL).ok_or("no operational indication")?;
-        expect_eq(
-            "operational set = the last request accepted",
-            (
-                seen.num_tcs,
-                seen.prio_tc,
-                seen.bw,
-                seen.tsa,
-                seen.pfc,
-                seen.apps,
-            ),
-            (
-                local.num_tcs,
-                local.prio_tc,
-                local.bw,
-                local.tsa,
-                local.pfc,
-                local.elements,
-            ),
-        )?;
+        expect_operational_is(dut, "operational set = the last request accepted", &local)?;
     }
     // The peer's last setting reaches the DUT (its next change, at the latest: a change made
     // while the DUT was paused is not heard until then).

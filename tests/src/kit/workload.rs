@@ -52,7 +52,7 @@ use ndis_sys::status::{
 };
 use ndis_sys::types::NDIS_STATUS;
 
-use super::dcbx::{OPERATIONAL, REMOTE, Seen, last};
+use super::dcbx::{OPERATIONAL, REMOTE, Seen, expect_operational_is, last};
 use super::low_resources::{TOLERATED, resources_or_failure};
 use super::qos::{ALL_CONFIGURED, Request};
 use super::{Case, CaseResult, expect_eq, note};
@@ -605,26 +605,12 @@ impl Run {
         let Some(local) = &self.model.local else {
             return Ok(());
         };
-        let seen = last(&dut.adapter, OPERATIONAL).ok_or("no operational indication")?;
-        expect_eq(
+        expect_operational_is(
+            &dut.adapter,
             "operational set (ETS, PFC, classification) = the last accepted request",
-            (
-                seen.num_tcs,
-                seen.prio_tc,
-                seen.bw,
-                seen.tsa,
-                seen.pfc,
-                seen.apps,
-            ),
-            (
-                local.num_tcs,
-                local.prio_tc,
-                local.bw,
-                local.tsa,
-                local.pfc,
-                local.elements.clone(),
-            ),
+            local,
         )?;
+        let seen = last(&dut.adapter, OPERATIONAL).ok_or("no operational indication")?;
         expect_eq(
             "operational CONFIGURED bits",
             seen.flags & ALL_CONFIGURED,
