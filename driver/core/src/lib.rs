@@ -47,6 +47,7 @@ pub mod ndk;
 pub mod oid;
 pub mod percpu;
 pub mod qos;
+pub mod roce;
 pub mod status;
 #[cfg(feature = "test-support")]
 pub mod support;
