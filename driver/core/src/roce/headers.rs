@@ -71,10 +71,21 @@ pub struct Extensions {
 impl Extensions {
     /// Their length in bytes on the wire.
     pub const fn len(self) -> usize {
-        (if self.reth { RETH_LEN } else { 0 })
-            + (if self.aeth { 4 } else { 0 })
-            + (if self.imm { 4 } else { 0 })
-            + (if self.ieth { 4 } else { 0 })
+        // At most 28 bytes: saturating only to satisfy the no-overflow lint.
+        let mut n = 0usize;
+        if self.reth {
+            n = n.saturating_add(RETH_LEN);
+        }
+        if self.aeth {
+            n = n.saturating_add(SMALL_EXT_LEN);
+        }
+        if self.imm {
+            n = n.saturating_add(SMALL_EXT_LEN);
+        }
+        if self.ieth {
+            n = n.saturating_add(SMALL_EXT_LEN);
+        }
+        n
     }
 
     /// No extension header.
