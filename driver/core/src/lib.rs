@@ -42,6 +42,7 @@ pub mod datapath;
 pub mod fuzzing;
 pub mod keywords;
 pub mod lldp;
+pub mod machine;
 pub mod ndis;
 pub mod ndk;
 pub mod oid;

@@ -22,6 +22,23 @@ pub const NET_LUID: u64 = 0x0006_0000_0500_0000;
 /// If the core refuses the state transitions of a new adapter (a bug in the core).
 #[must_use]
 pub fn running_adapter_with_inf_defaults() -> Adapter {
+    let adapter = adapter_with_inf_defaults();
+    let started = adapter
+        .state
+        .initialized()
+        .and_then(|()| adapter.state.begin_restart())
+        .and_then(|()| adapter.state.end_restart(true));
+    assert_eq!(started, Ok(()), "a new adapter could not be started");
+    adapter
+}
+
+/// A core adapter configured as installing the INF leaves it, initializing: what
+/// `MiniportInitializeEx` has once the keywords are read.
+///
+/// # Panics
+/// If the INF defaults give warnings other than NetworkAddress's (a bug in the keyword table).
+#[must_use]
+pub fn adapter_with_inf_defaults() -> Adapter {
     let read = |k: &crate::keywords::Keyword| match (k.default, k.kind) {
         (Some(v), KeywordType::Enum(_) | KeywordType::Int { .. }) => KeywordRead::Integer(v),
         _ => KeywordRead::Absent,
@@ -34,12 +51,5 @@ pub fn running_adapter_with_inf_defaults() -> Adapter {
             .any(|k| k.name == w.keyword && k.default.is_none())),
         "the INF defaults gave warnings: {warnings:?}"
     );
-    let adapter = Adapter::new(config);
-    let started = adapter
-        .state
-        .initialized()
-        .and_then(|()| adapter.state.begin_restart())
-        .and_then(|()| adapter.state.end_restart(true));
-    assert_eq!(started, Ok(()), "a new adapter could not be started");
-    adapter
+    Adapter::new(config)
 }

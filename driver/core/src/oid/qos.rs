@@ -34,7 +34,9 @@ pub(super) fn parameters(
         return fail(Status::BufferTooShort, accepted.bytes_read);
     }
     validate::mark_enforced(buffer, &accepted);
-    settings.pending = settings.qos.set_local(accepted.params);
+    // Merged, not replaced: a remote change decided before may still be owed (machine::Control).
+    let local = settings.qos.set_local(accepted.params);
+    settings.pending.merge(local);
     Outcome {
         status: Status::Success,
         bytes_written: u32::try_from(accepted.bytes_read).unwrap_or(u32::MAX),

@@ -117,6 +117,23 @@ impl Indications {
         operational: None,
         remote: None,
     };
+
+    /// Adds `later` to what is owed: a newer set replaces an older one (NDIS is told the state
+    /// as it is, once), a set `later` does not carry stays owed.
+    pub fn merge(&mut self, later: Indications) {
+        if later.operational.is_some() {
+            self.operational = later.operational;
+        }
+        if later.remote.is_some() {
+            self.remote = later.remote;
+        }
+    }
+
+    /// Nothing owed.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.operational.is_none() && self.remote.is_none()
+    }
 }
 
 /// The factory (IHV) parameters for these capabilities: IEEE 802.1Q Table 8-5's priority to

@@ -1,0 +1,303 @@
+//! [`Control`]: the control half of the adapter machine (see the module above).
+
+use super::effects::{Effect, Effects, TimerId};
+use crate::adapter::config::AdapterConfig;
+use crate::adapter::stats::filter_accepts;
+use crate::adapter::{Adapter, Settings};
+use crate::lldp::agent::{Agent, Due, Receive};
+use crate::lldp::timers::TTL_S;
+use crate::lldp::transmit::Advertisement;
+use crate::oid::{self, Outcome, Request};
+use crate::qos::caps::CAP_MACSEC_BYPASS;
+use crate::qos::state::{Indications, RemoteEvent, RemoteInput};
+use crate::status::Status;
+
+/// The adapter's control state: what regular OIDs change, the QoS state and the indications it
+/// owes, and the DCBX agent. The shell keeps it behind one spin lock, built in place
+/// ([`Control::EMPTY`], then [`Control::reset`]): it is 6 KiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Control {
+    /// The settings regular OIDs change, with the QoS state (`Settings::qos`) and the
+    /// indications decided and not yet made (`Settings::pending`).
+    pub settings: Settings,
+    /// The DCBX agent (issue 8).
+    pub agent: Agent,
+}
+
+/// What a received frame is, for the shell's receive path ([`Control::frame_received`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// An LLDPDU the agent took: not indicated up.
+    Consumed,
+    /// A frame for the protocols above: the packet filter passes it.
+    Indicate,
+    /// A frame the packet filter (or the multicast list) drops.
+    Filtered,
+}
+
+impl Control {
+    /// Control state of zeroes: only the starting value of state built in place, made usable by
+    /// [`Control::reset`].
+    pub const EMPTY: Self = Self {
+        settings: Settings::EMPTY,
+        agent: Agent::new([0; 6]),
+    };
+
+    /// Makes `self`, where it is, the control state of a freshly initialized adapter.
+    pub fn reset(&mut self, config: &AdapterConfig) {
+        self.settings.reset(config);
+        self.agent = Agent::new(config.current_mac);
+    }
+
+    /// `MiniportInitializeEx`, once the context exists: the first operational indication
+    /// (spec §2.2, §5.1, with `*QOS` = 1), then the adapter goes on the wire.
+    ///
+    /// # Errors
+    /// The adapter's state machine refuses (it is not initializing): fail initialize.
+    pub fn initialize(&mut self, adapter: &Adapter, fx: &mut Effects) -> Result<(), Status> {
+        if adapter.config.qos.is_enabled() {
+            let initial = self.settings.qos.initial();
+            self.owe(initial, fx);
+        }
+        adapter.state.initialized().map_err(|_| Status::Failure)?;
+        fx.push(Effect::AttachWire);
+        Ok(())
+    }
+
+    /// `MiniportRestart` at `now_ms`: the link state, then DCBX (with `*QOS` = 1, spec §4.4).
+    ///
+    /// # Errors
+    /// Not paused: `NDIS_STATUS_FAILURE`, and nothing happens.
+    pub fn restart(
+        &mut self,
+        adapter: &Adapter,
+        now_ms: u64,
+        fx: &mut Effects,
+    ) -> Result<(), Status> {
+        adapter
+            .state
+            .begin_restart()
+            .and_then(|()| adapter.state.end_restart(true))
+            .map_err(|_| Status::Failure)?;
+        fx.push(Effect::IndicateLinkState);
+        if adapter.config.qos.is_enabled() {
+            self.agent.start(now_ms);
+            self.arm(fx);
+        }
+        Ok(())
+    }
+
+    /// `MiniportPause`: the shutdown LLDPDU while still on the wire (802.1AB §9.1.2), no more
+    /// DCBX, no send inside the driver, the link stopped, held sends given back, every receive
+    /// returned; then [`Effect::EndPause`]. Nothing when not running (a pause cannot fail).
+    pub fn pause(&mut self, adapter: &Adapter, fx: &mut Effects) {
+        if adapter.state.begin_pause().is_err() {
+            return;
+        }
+        self.stop_dcbx(true, fx);
+        for effect in [
+            Effect::WaitForSends,
+            Effect::StopLink,
+            Effect::CompleteHeld,
+            Effect::WaitForReturns,
+            Effect::EndPause,
+        ] {
+            fx.push(effect);
+        }
+    }
+
+    /// [`Effect::EndPause`]: every wait of the pause is over.
+    pub fn paused(adapter: &Adapter) {
+        let _paused = adapter.state.end_pause();
+    }
+
+    /// `MiniportHaltEx`: as a pause (the agent is normally stopped already), then off the
+    /// wire and no NDK work item left. The shell frees the context after the last effect.
+    pub fn halt(&mut self, adapter: &Adapter, fx: &mut Effects) {
+        // NDIS halts only a paused adapter; everything goes whatever the state was.
+        let _was_paused = adapter.state.halt();
+        self.stop_dcbx(true, fx);
+        for effect in [
+            Effect::DetachWire,
+            Effect::StopLink,
+            Effect::CompleteHeld,
+            Effect::WaitForReturns,
+            Effect::WaitForNdkWork,
+        ] {
+            fx.push(effect);
+        }
+    }
+
+    /// `MiniportDevicePnPEventNotify(NdisDevicePnPEventSurpriseRemoved)`: sends and OIDs stop;
+    /// the agent stops without a shutdown LLDPDU (the hardware is gone).
+    pub fn surprise_removed(&mut self, adapter: &Adapter, fx: &mut Effects) {
+        adapter.state.mark_surprise_removed();
+        self.stop_dcbx(false, fx);
+    }
+
+    /// `MiniportResetEx`: nothing is queued in this adapter, so the reset is over at once
+    /// (`OID_GEN_HARDWARE_STATUS` says "reset" only inside it); the addressing is kept.
+    pub fn reset_adapter(&mut self) {
+        self.settings.resetting = true;
+        self.settings.resetting = false;
+    }
+
+    /// A regular OID request at `now_ms` (`MiniportOidRequest`; spec §3): its outcome, and the
+    /// indications, DCBX re-advertisement and NDK work it calls for. Nothing ever pends.
+    pub fn oid_request(
+        &mut self,
+        adapter: &Adapter,
+        request: &mut Request<'_>,
+        now_ms: u64,
+        fx: &mut Effects,
+    ) -> Outcome {
+        let willing = self.settings.qos.willing();
+        let outcome = oid::dispatch(adapter, &mut self.settings, request);
+        let operational = self.settings.pending.operational.is_some();
+        self.owe(Indications::NONE, fx);
+        // The LLDPDU advertises the operational set and Willing (issue 8): fast transmission
+        // again when either changed.
+        if operational || self.settings.qos.willing() != willing {
+            self.agent.local_changed(now_ms);
+            self.arm(fx);
+        }
+        // An NDK state change is announced from a work item, never inside the OID (issue 5).
+        if adapter.ndk.next_event().is_some() {
+            fx.push(Effect::QueueNdkWork);
+        }
+        outcome
+    }
+
+    /// A frame from the wire at `now_ms`: an LLDPDU for the agent (with `*QOS` = 1, spec §4.4),
+    /// or a frame for the packet filter.
+    pub fn frame_received(
+        &mut self,
+        adapter: &Adapter,
+        frame: &[u8],
+        now_ms: u64,
+        fx: &mut Effects,
+    ) -> Received {
+        if adapter.config.qos.is_enabled() {
+            match self.agent.receive(frame, now_ms) {
+                Receive::NotLldp => {}
+                Receive::Ignored | Receive::Malformed(_) => return Received::Consumed,
+                Receive::Event(event) => {
+                    // The peer's TLVs become the remote set in place, under this lock.
+                    let indications = event.apply(&mut self.settings.qos);
+                    self.owe(indications, fx);
+                    self.arm(fx);
+                    return Received::Consumed;
+                }
+            }
+        }
+        let Some(dst) = frame.get(..6).and_then(|d| <[u8; 6]>::try_from(d).ok()) else {
+            return Received::Filtered;
+        };
+        let s = &self.settings;
+        if filter_accepts(
+            s.packet_filter,
+            adapter.config.current_mac,
+            s.multicast_list(),
+            dst,
+        ) {
+            Received::Indicate
+        } else {
+            Received::Filtered
+        }
+    }
+
+    /// The DCBX timer fired at `now_ms`: expired peers first (so that a frame sent after them
+    /// advertises the fallen-back set), then a transmission if one is due, then the timer again
+    /// at the agent's next deadline.
+    pub fn dcbx_timer(&mut self, adapter: &Adapter, now_ms: u64, fx: &mut Effects) {
+        // Each pass adds at most 4 effects; the last 2 places are the arming's and a spare.
+        while fx.len() <= super::effects::MAX_EFFECTS.saturating_sub(6) {
+            match self.agent.poll(now_ms) {
+                None => break,
+                Some(Due::Expired(peer)) => {
+                    if adapter.config.qos.is_enabled() {
+                        let indications = self
+                            .settings
+                            .qos
+                            .remote_event(RemoteEvent::TtlExpired { peer });
+                        self.owe(indications, fx);
+                    }
+                }
+                Some(Due::Transmit) => {
+                    fx.push(Effect::TransmitLldpdu { ttl: TTL_S });
+                    // Counted as sent even if the shell cannot send it, so the schedule moves on.
+                    self.agent.sent(now_ms);
+                }
+            }
+        }
+        self.arm(fx);
+    }
+
+    /// Builds the LLDPDU of [`Effect::TransmitLldpdu`] into `out`: this adapter's operational
+    /// set, Willing and capabilities (spec §4.2). Its length, or `None` when `out` is too small.
+    /// A shutdown LLDPDU (TTL 0) is counted as sent once built.
+    pub fn lldpdu(&mut self, ttl: u16, out: &mut [u8]) -> Option<usize> {
+        let caps = *self.settings.qos.caps();
+        let params = self.settings.qos.operational().content();
+        let len = self.agent.frame(
+            &Advertisement {
+                mac: self.agent.mac(),
+                ttl,
+                willing: self.settings.qos.willing(),
+                ets_tcs: u8::try_from(caps.max_ets_traffic_classes).unwrap_or(8),
+                pfc_tcs: u8::try_from(caps.max_pfc_traffic_classes).unwrap_or(8),
+                macsec_bypass: caps.flags & CAP_MACSEC_BYPASS != 0,
+                params: &params,
+                recommendation: Some(self.settings.qos.recommendation()),
+            },
+            out,
+        );
+        if len.is_some() && ttl == 0 {
+            self.agent.sent_shutdown();
+        }
+        len
+    }
+
+    /// The indications owed so far, for the QoS effects (the shell takes them once, see the
+    /// module above); nothing is owed afterwards.
+    pub fn take_qos(&mut self) -> Indications {
+        self.settings.take_pending()
+    }
+
+    /// Records `new` with what is owed already (a newer set replaces an older one: NDIS is told
+    /// the state as it is) and lists the effects of what is now owed.
+    fn owe(&mut self, new: Indications, fx: &mut Effects) {
+        let pending = &mut self.settings.pending;
+        pending.merge(new);
+        let operational = pending.operational.is_some();
+        let remote = pending.remote.is_some();
+        if operational {
+            fx.push(Effect::Reconfigure);
+            fx.push(Effect::IndicateOperational);
+        }
+        if remote {
+            fx.push(Effect::IndicateRemote);
+        }
+        if operational {
+            fx.push(Effect::Drain);
+        }
+    }
+
+    /// Arms the DCBX timer at the agent's next deadline, if it runs.
+    fn arm(&self, fx: &mut Effects) {
+        if let Some(at_ms) = self.agent.next_deadline_ms() {
+            fx.push(Effect::ArmTimer {
+                timer: TimerId::Dcbx,
+                at_ms,
+            });
+        }
+    }
+
+    /// Stops the agent: the shutdown LLDPDU if it ran and `farewell`, then the timer.
+    fn stop_dcbx(&mut self, farewell: bool, fx: &mut Effects) {
+        if self.agent.stop() && farewell {
+            fx.push(Effect::TransmitLldpdu { ttl: 0 });
+        }
+        fx.push(Effect::StopTimer(TimerId::Dcbx));
+    }
+}

@@ -1,0 +1,356 @@
+//! The control machine's events and the effects they make, in order.
+
+use std::vec::Vec;
+
+use super::*;
+use crate::adapter::Adapter;
+use crate::lldp::timers::TTL_S;
+use crate::ndis::{NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
+use crate::oid::{Request, RequestKind};
+use crate::qos::params::{QosParameters, flags};
+use crate::qos::state::factory;
+use crate::status::Status;
+use crate::support::adapter_with_inf_defaults;
+
+/// A freshly initialized control state for `adapter`, as the shell builds it in place.
+fn control(adapter: &Adapter) -> Control {
+    let mut c = Control::EMPTY;
+    c.reset(&adapter.config);
+    c
+}
+
+/// An adapter with the INF defaults and the MAC address ending in `last`.
+fn adapter(last: u8) -> Adapter {
+    let mut config = adapter_with_inf_defaults().config;
+    config.current_mac[5] = last;
+    Adapter::new(config)
+}
+
+fn list(fx: &Effects) -> Vec<Effect> {
+    fx.iter().collect()
+}
+
+const DCBX_AT: fn(u64) -> Effect = |at_ms| Effect::ArmTimer {
+    timer: TimerId::Dcbx,
+    at_ms,
+};
+
+/// Initialized and restarted at `now`: the adapter runs, DCBX too.
+fn running(adapter: &Adapter, now: u64) -> Control {
+    let mut c = control(adapter);
+    let mut fx = Effects::new();
+    c.initialize(adapter, &mut fx).unwrap();
+    let _ = c.take_qos();
+    c.restart(adapter, now, &mut Effects::new()).unwrap();
+    c
+}
+
+#[test]
+fn initialize_indicates_the_operational_set_before_going_on_the_wire() {
+    let a = adapter(1);
+    assert!(a.config.qos.is_enabled(), "the INF default is *QOS = 1");
+    let mut c = control(&a);
+    let mut fx = Effects::new();
+    c.initialize(&a, &mut fx).unwrap();
+    assert_eq!(
+        list(&fx),
+        [
+            Effect::Reconfigure,
+            Effect::IndicateOperational,
+            Effect::Drain,
+            Effect::AttachWire
+        ]
+    );
+    let owed = c.take_qos();
+    assert!(owed.operational.is_some() && owed.remote.is_none());
+    assert!(c.take_qos().is_empty(), "taken once");
+    // A second initialize is refused by the state machine.
+    assert_eq!(c.initialize(&a, &mut Effects::new()), Err(Status::Failure));
+}
+
+#[test]
+fn restart_indicates_the_link_then_starts_dcbx_and_pause_undoes_it() {
+    let a = adapter(1);
+    let mut c = control(&a);
+    c.initialize(&a, &mut Effects::new()).unwrap();
+    let mut fx = Effects::new();
+    c.restart(&a, 1_000, &mut fx).unwrap();
+    assert_eq!(list(&fx), [Effect::IndicateLinkState, DCBX_AT(1_000)]);
+    assert!(c.agent.running());
+    // Restarting a running adapter fails and does nothing.
+    let mut fx = Effects::new();
+    assert_eq!(c.restart(&a, 2_000, &mut fx), Err(Status::Failure));
+    assert!(fx.is_empty());
+
+    let mut fx = Effects::new();
+    c.pause(&a, &mut fx);
+    assert_eq!(
+        list(&fx),
+        [
+            Effect::TransmitLldpdu { ttl: 0 },
+            Effect::StopTimer(TimerId::Dcbx),
+            Effect::WaitForSends,
+            Effect::StopLink,
+            Effect::CompleteHeld,
+            Effect::WaitForReturns,
+            Effect::EndPause,
+        ]
+    );
+    assert!(!a.state.accepts_sends());
+    Control::paused(&a);
+    // A second pause finds nothing to do.
+    let mut fx = Effects::new();
+    c.pause(&a, &mut fx);
+    assert!(fx.is_empty());
+    // Halting a paused adapter: the agent is stopped already, so no shutdown LLDPDU.
+    let mut fx = Effects::new();
+    c.halt(&a, &mut fx);
+    assert_eq!(
+        list(&fx),
+        [
+            Effect::StopTimer(TimerId::Dcbx),
+            Effect::DetachWire,
+            Effect::StopLink,
+            Effect::CompleteHeld,
+            Effect::WaitForReturns,
+            Effect::WaitForNdkWork,
+        ]
+    );
+}
+
+#[test]
+fn surprise_removal_stops_dcbx_without_a_farewell() {
+    let a = adapter(1);
+    let mut c = running(&a, 0);
+    let mut fx = Effects::new();
+    c.surprise_removed(&a, &mut fx);
+    assert_eq!(list(&fx), [Effect::StopTimer(TimerId::Dcbx)]);
+    assert!(a.state.is_surprise_removed());
+    assert!(!c.agent.running());
+}
+
+/// An `OID_QOS_PARAMETERS` method request buffer for `params`.
+fn qos_request(params: &QosParameters, buffer: &mut [u8]) -> usize {
+    params.emit(buffer).unwrap()
+}
+
+#[test]
+fn an_accepted_qos_set_owes_reconfiguration_indication_drain_and_fast_dcbx() {
+    let a = adapter(1);
+    let mut c = running(&a, 0);
+    // Past the fast transmissions: a change re-arms DCBX for now.
+    let mut params = factory(c.settings.qos.caps());
+    params.flags = flags::ALL_CONFIGURED;
+    params.pfc_enable = 1 << 3;
+    let mut buffer = [0u8; 1024];
+    let len = qos_request(&params, &mut buffer);
+    let mut fx = Effects::new();
+    let outcome = c.oid_request(
+        &a,
+        &mut Request {
+            kind: RequestKind::Method,
+            oid: OID_QOS_PARAMETERS,
+            buffer: &mut buffer,
+            input_len: len,
+            output_len: len,
+        },
+        100_000,
+        &mut fx,
+    );
+    assert_eq!(outcome.status, Status::Success, "{outcome:?}");
+    assert_eq!(
+        list(&fx),
+        [
+            Effect::Reconfigure,
+            Effect::IndicateOperational,
+            Effect::Drain,
+            DCBX_AT(100_000),
+        ]
+    );
+    let owed = c.take_qos();
+    assert_eq!(owed.operational.map(|o| o.pfc_enable), Some(1 << 3));
+
+    // A refused request changes nothing and owes nothing.
+    let mut fx = Effects::new();
+    let outcome = c.oid_request(
+        &a,
+        &mut Request {
+            kind: RequestKind::Method,
+            oid: OID_QOS_PARAMETERS,
+            buffer: &mut buffer,
+            input_len: 3,
+            output_len: len,
+        },
+        100_001,
+        &mut fx,
+    );
+    assert_ne!(outcome.status, Status::Success);
+    assert!(fx.is_empty(), "{:?}", list(&fx));
+}
+
+#[test]
+fn a_regular_oid_without_qos_effect_owes_nothing() {
+    let a = adapter(1);
+    let mut c = running(&a, 0);
+    let mut value = NDIS_PACKET_TYPE_DIRECTED.to_le_bytes();
+    let mut fx = Effects::new();
+    let outcome = c.oid_request(
+        &a,
+        &mut Request {
+            kind: RequestKind::Set,
+            oid: OID_GEN_CURRENT_PACKET_FILTER,
+            buffer: &mut value,
+            input_len: 4,
+            output_len: 4,
+        },
+        5,
+        &mut fx,
+    );
+    assert_eq!(outcome.status, Status::Success);
+    assert!(fx.is_empty(), "{:?}", list(&fx));
+    // The packet filter now passes directed frames to this adapter only.
+    let mut frame = [0u8; 60];
+    frame[..6].copy_from_slice(&a.config.current_mac);
+    frame[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    assert_eq!(c.frame_received(&a, &frame, 6, &mut fx), Received::Indicate);
+    frame[5] ^= 0x80;
+    assert_eq!(c.frame_received(&a, &frame, 6, &mut fx), Received::Filtered);
+    assert_eq!(
+        c.frame_received(&a, &frame[..5], 6, &mut fx),
+        Received::Filtered
+    );
+    assert!(fx.is_empty());
+}
+
+/// Peer `b`'s LLDPDU as its machine builds it.
+fn lldpdu_of(b: &mut Control, ttl: u16) -> Vec<u8> {
+    let mut out = [0u8; 1522];
+    let len = b.lldpdu(ttl, &mut out).unwrap();
+    out[..len].to_vec()
+}
+
+#[test]
+fn a_peers_lldpdu_is_consumed_and_owes_the_remote_indication_then_expires() {
+    let (a, b) = (adapter(1), adapter(2));
+    let mut ca = running(&a, 0);
+    let mut cb = running(&b, 0);
+    let frame = lldpdu_of(&mut cb, TTL_S);
+    let mut fx = Effects::new();
+    assert_eq!(
+        ca.frame_received(&a, &frame, 10, &mut fx),
+        Received::Consumed
+    );
+    let effects = list(&fx);
+    assert!(effects.contains(&Effect::IndicateRemote), "{effects:?}");
+    assert!(matches!(effects.last(), Some(Effect::ArmTimer { .. })));
+    let owed = ca.take_qos();
+    assert!(owed.remote.is_some());
+    assert_eq!(
+        owed.operational.is_some(),
+        effects.contains(&Effect::IndicateOperational)
+    );
+    // Nothing more is owed for the same LLDPDU again.
+    let mut fx = Effects::new();
+    assert_eq!(
+        ca.frame_received(&a, &frame, 20, &mut fx),
+        Received::Consumed
+    );
+    assert!(!list(&fx).contains(&Effect::IndicateRemote));
+
+    // The peer falls silent: its TTL expires and the remote set is withdrawn.
+    let later = 20 + u64::from(TTL_S) * 1000 + 1;
+    let mut fx = Effects::new();
+    ca.dcbx_timer(&a, later, &mut fx);
+    let effects = list(&fx);
+    assert!(effects.contains(&Effect::IndicateRemote), "{effects:?}");
+    assert!(effects.contains(&Effect::TransmitLldpdu { ttl: TTL_S }));
+    // Expiry first, then the transmission that advertises the fallen-back set.
+    let expiry = effects.iter().position(|e| *e == Effect::IndicateRemote);
+    let transmit = effects
+        .iter()
+        .position(|e| *e == Effect::TransmitLldpdu { ttl: TTL_S });
+    assert!(expiry < transmit);
+    assert!(matches!(effects.last(), Some(Effect::ArmTimer { .. })));
+}
+
+#[test]
+fn with_qos_off_lldpdus_are_ordinary_frames() {
+    let mut config = adapter(1).config;
+    config.qos = crate::qos::keyword::QosKeyword::Disabled;
+    let a = Adapter::new(config);
+    let mut ca = control(&a);
+    let mut fx = Effects::new();
+    ca.initialize(&a, &mut fx).unwrap();
+    assert_eq!(list(&fx), [Effect::AttachWire], "no first indication");
+    let mut fx = Effects::new();
+    ca.restart(&a, 0, &mut fx).unwrap();
+    assert_eq!(list(&fx), [Effect::IndicateLinkState], "no DCBX");
+    let b = adapter(2);
+    let frame = lldpdu_of(&mut running(&b, 0), TTL_S);
+    let mut fx = Effects::new();
+    assert_eq!(
+        ca.frame_received(&a, &frame, 1, &mut fx),
+        Received::Filtered
+    );
+    assert!(fx.is_empty());
+}
+
+#[test]
+fn what_is_owed_merges_so_no_indication_is_lost() {
+    let (a, b) = (adapter(1), adapter(2));
+    let mut ca = running(&a, 0);
+    let frame = lldpdu_of(&mut running(&b, 0), TTL_S);
+    // A remote change is decided on one CPU...
+    ca.frame_received(&a, &frame, 1, &mut Effects::new());
+    // ... and before its indications are made, an OID changes the operational set.
+    let mut params = factory(ca.settings.qos.caps());
+    params.flags = flags::ALL_CONFIGURED;
+    params.pfc_enable = 1 << 4;
+    let mut buffer = [0u8; 1024];
+    let len = qos_request(&params, &mut buffer);
+    let mut fx = Effects::new();
+    ca.oid_request(
+        &a,
+        &mut Request {
+            kind: RequestKind::Method,
+            oid: OID_QOS_PARAMETERS,
+            buffer: &mut buffer,
+            input_len: len,
+            output_len: len,
+        },
+        2,
+        &mut fx,
+    );
+    // Both are owed: whoever takes them makes both indications.
+    assert!(list(&fx).contains(&Effect::IndicateRemote));
+    let owed = ca.take_qos();
+    assert!(owed.remote.is_some());
+    assert_eq!(owed.operational.map(|o| o.pfc_enable), Some(1 << 4));
+}
+
+#[test]
+fn the_dcbx_timer_never_overflows_its_effects() {
+    let (a, b) = (adapter(1), adapter(2));
+    let mut ca = running(&a, 0);
+    let frame = lldpdu_of(&mut running(&b, 0), TTL_S);
+    ca.frame_received(&a, &frame, 1, &mut Effects::new());
+    for now in [0, 1, 1_000, 30_000, 121_000, u64::MAX / 2] {
+        let mut fx = Effects::new();
+        ca.dcbx_timer(&a, now, &mut fx);
+        assert!(!fx.overflowed());
+        assert!(matches!(list(&fx).last(), Some(Effect::ArmTimer { .. })));
+    }
+}
+
+#[test]
+fn the_shutdown_lldpdu_is_counted_once_built() {
+    let a = adapter(1);
+    let mut c = running(&a, 0);
+    let before = c.agent.stats().transmitted;
+    let frame = lldpdu_of(&mut c, 0);
+    assert!(frame.len() >= 60);
+    assert_eq!(c.agent.stats().transmitted, before + 1);
+    // Too small a buffer: nothing built, nothing counted.
+    assert_eq!(c.lldpdu(0, &mut [0u8; 20]), None);
+    assert_eq!(c.agent.stats().transmitted, before + 1);
+}
