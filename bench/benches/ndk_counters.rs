@@ -1,7 +1,7 @@
 //! The per-CPU NDK counters (issue 5), measured in one run so that the figures compare:
 //!
 //! - `ndk_counters/update/per_cpu_1_thread`: the driver's update path, one thread: the processor
-//!   index (`dcbndk::ndk::current_processor`: `NdisCurrentGroupAndProcessor` +
+//!   index (`dcbndk::resources::ndk::current_processor`: `NdisCurrentGroupAndProcessor` +
 //!   `NdisProcessorNumberToIndex`, here the simulator's, `sched_getcpu`) and the `fetch_add` on
 //!   that CPU's 128-byte block (`PerCpu::add`).
 //! - `.../per_cpu_2_threads`: the same from 2 threads pinned to 2 different CPUs, at once; the
@@ -85,7 +85,7 @@ fn counters(c: &mut Criterion) {
     let update = |iters: u64| {
         for _ in 0..iters {
             per_cpu.add(
-                dcbndk::ndk::current_processor(),
+                dcbndk::resources::ndk::current_processor(),
                 Counter::RdmaOutFrames,
                 black_box(1),
             );

@@ -1,9 +1,11 @@
 //! # dcbndk — an NDIS 6.30 miniport simulating a DCB and NDK capable Ethernet adapter
 //!
-//! This crate is the NDIS shell: one file per NDIS role over the bindings of the `ndis-sys` crate
-//! (netvmini's ownership: `miniport` registers the driver; the adapter, control path and data path
-//! roles follow). Each `extern "system"` entry point turns raw pointers into typed views once and
-//! calls `dcbndk-core`, which decides; the shell then calls back into NDIS. All `unsafe` code of the
+//! This crate is the NDIS shell over the bindings of the `ndis-sys` crate, in four layers whose
+//! imports point one way (ARCHITECTURE.md): [`entry`] (what NDIS calls, one file per role, as in
+//! netvmini) -> [`perform`] (what the core decided, made NDIS calls and frames) -> [`context`]
+//! (the adapter context) -> [`resources`] (memory, locks, timers, the link, the wire). Each
+//! entry point turns raw pointers into typed views once and feeds an event to `dcbndk-core`,
+//! which decides; the shell then performs what it returns. All `unsafe` code of the
 //! project lives in this crate, one operation per block, each with a `// SAFETY:` line.
 //!
 //! ## Two hosts
@@ -38,21 +40,9 @@ extern crate std as _;
 #[cfg(windows)]
 mod runtime;
 
-pub mod adapter;
-pub mod config;
-pub mod ctrlpath;
-pub mod datapath;
-pub mod dcbx;
-pub mod hub;
-pub mod link;
-pub mod log;
-pub mod memory;
-pub mod miniport;
-pub mod ndk;
-pub mod qos;
-pub mod receive;
-pub mod status;
-pub mod sync;
-pub mod timer;
+pub mod context;
+pub mod entry;
+pub mod perform;
+pub mod resources;
 
-pub use miniport::driver_entry;
+pub use entry::driver::driver_entry;

@@ -1,11 +1,11 @@
-//! `dcbndk::sync::Published`: readers on several threads never see a torn value and never block,
+//! `dcbndk::resources::sync::Published`: readers on several threads never see a torn value and never block,
 //! while a writer publishes new values (DESIGN.md §4: the data path reads the compiled QoS
 //! snapshot the OID path replaces).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use dcbndk::sync::Published;
+use dcbndk::resources::sync::Published;
 
 #[test]
 fn readers_see_whole_values_only() {

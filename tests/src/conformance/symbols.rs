@@ -257,7 +257,7 @@ fn every_core_status_maps_to_the_ffi_status_of_its_name() {
             .get(s.name())
             .unwrap_or_else(|| panic!("no FFI constant {}", s.name()));
         assert_eq!(
-            i128::from(dcbndk::status::ndis_status(*s)),
+            i128::from(dcbndk::resources::status::ndis_status(*s)),
             *expected,
             "{}",
             s.name()

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dcbndk::status::ndis_status;
+use dcbndk::resources::status::ndis_status;
 use dcbndk_core::status::Status;
 use ndis_sys::ntddndis::{
     OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
@@ -248,7 +248,7 @@ impl At<'_> {
 
 /// The statuses a scenario names: success, then the refusals an `[expect] rejected` may name.
 /// Names come from the core's `Status`, numbers from the driver's one mapping
-/// (`dcbndk::status::ndis_status`).
+/// (`dcbndk::resources::status::ndis_status`).
 const STATUSES: [Status; 6] = [
     Status::Success,
     Status::InvalidParameter,

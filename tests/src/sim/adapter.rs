@@ -1128,7 +1128,7 @@ impl Adapter {
             |_| {},
             || {
                 // SAFETY: the context of this initialized, not yet halted adapter of the dcbndk driver.
-                unsafe { dcbndk::qos::remote_input(as_handle(context), event) }
+                unsafe { dcbndk::entry::dcbx::remote_input(as_handle(context), event) }
             },
         );
     }

@@ -432,11 +432,23 @@ mod tests {
             || {
                 let ndis_handle = super::super::as_handle(handle);
                 // SAFETY: the handle of an adapter of the simulator, alive for the whole call.
-                let dcbx = unsafe { dcbndk::dcbx::DcbxShell::new(ndis_handle, [2, 0, 0, 0, 0, 1]) };
-                assert!(dcbx.is_some(), "no DCBX shell");
+                let dcbx = unsafe {
+                    dcbndk::resources::timer::Timer::new(
+                        ndis_handle,
+                        dcbndk::context::TAG_DCBX,
+                        Some(dcbndk::entry::dcbx::dcbx_timer),
+                    )
+                };
+                assert!(dcbx.is_some(), "no DCBX timer");
                 drop(dcbx);
                 // SAFETY: as above.
-                let link = unsafe { dcbndk::link::LinkShell::new(ndis_handle, 10_000_000_000) };
+                let link = unsafe {
+                    dcbndk::resources::link::LinkShell::new(
+                        ndis_handle,
+                        10_000_000_000,
+                        Some(dcbndk::entry::send::link_timer),
+                    )
+                };
                 assert!(link.is_some(), "no link shell");
                 drop(link);
             },

@@ -16,14 +16,14 @@ pub struct NdkHook {
 }
 
 impl NdkHook {
-    /// Reports one activity through `dcbndk::ndk::activity`, on the CPU this thread runs on.
+    /// Reports one activity through `dcbndk::entry::ndk::activity`, on the CPU this thread runs on.
     ///
     /// # Errors
     /// What the driver refused.
     pub fn report(&self, activity: &Activity) -> Result<Applied, Refused> {
         // SAFETY: the context of an adapter between initialize and halt (the adapter is borrowed
         // by `at_dispatch`), called at DISPATCH_LEVEL.
-        unsafe { dcbndk::ndk::activity(as_handle(self.context), activity) }
+        unsafe { dcbndk::entry::ndk::activity(as_handle(self.context), activity) }
     }
 }
 

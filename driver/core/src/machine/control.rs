@@ -57,7 +57,8 @@ impl Control {
     pub fn initialize(&mut self, adapter: &Adapter, fx: &mut Effects) -> Result<(), Status> {
         if adapter.config.qos.is_enabled() {
             let initial = self.settings.qos.initial();
-            self.owe(initial, fx);
+            // The agent is not running yet: nothing to re-advertise.
+            self.owe(initial, 0, fx);
         }
         adapter.state.initialized().map_err(|_| Status::Failure)?;
         fx.push(Effect::AttachWire);
@@ -154,7 +155,7 @@ impl Control {
         let willing = self.settings.qos.willing();
         let outcome = oid::dispatch(adapter, &mut self.settings, request);
         let operational = self.settings.pending.operational.is_some();
-        self.owe(Indications::NONE, fx);
+        self.owe(Indications::NONE, now_ms, fx);
         // The LLDPDU advertises the operational set and Willing (issue 8): fast transmission
         // again when either changed.
         if operational || self.settings.qos.willing() != willing {
@@ -184,7 +185,7 @@ impl Control {
                 Receive::Event(event) => {
                     // The peer's TLVs become the remote set in place, under this lock.
                     let indications = event.apply(&mut self.settings.qos);
-                    self.owe(indications, fx);
+                    self.owe(indications, now_ms, fx);
                     self.arm(fx);
                     return Received::Consumed;
                 }
@@ -206,12 +207,30 @@ impl Control {
         }
     }
 
+    /// Remote parameters from outside the agent, at `now_ms` (the simulator's stand-in for a
+    /// DCBX engine, spec §5.2): as an LLDPDU's. Ignored with `*QOS` off (spec §4.4).
+    pub fn remote_event(
+        &mut self,
+        adapter: &Adapter,
+        event: RemoteEvent,
+        now_ms: u64,
+        fx: &mut Effects,
+    ) {
+        if adapter.config.qos.is_enabled() {
+            let indications = self.settings.qos.remote_event(event);
+            self.owe(indications, now_ms, fx);
+            self.arm(fx);
+        }
+    }
+
     /// The DCBX timer fired at `now_ms`: expired peers first (so that a frame sent after them
     /// advertises the fallen-back set), then a transmission if one is due, then the timer again
     /// at the agent's next deadline.
     pub fn dcbx_timer(&mut self, adapter: &Adapter, now_ms: u64, fx: &mut Effects) {
-        // Each pass adds at most 4 effects; the last 2 places are the arming's and a spare.
-        while fx.len() <= super::effects::MAX_EFFECTS.saturating_sub(6) {
+        // At most 4 QoS effects (each once however many peers expire), one transmission (the
+        // agent is not due again once it sent) and the arming: 6 of the list's 8 places. The
+        // bound only keeps the arming's place should that ever change.
+        while fx.len() < super::effects::MAX_EFFECTS.saturating_sub(1) {
             match self.agent.poll(now_ms) {
                 None => break,
                 Some(Due::Expired(peer)) => {
@@ -220,11 +239,11 @@ impl Control {
                             .settings
                             .qos
                             .remote_event(RemoteEvent::TtlExpired { peer });
-                        self.owe(indications, fx);
+                        self.owe(indications, now_ms, fx);
                     }
                 }
                 Some(Due::Transmit) => {
-                    fx.push(Effect::TransmitLldpdu { ttl: TTL_S });
+                    fx.push_once(Effect::TransmitLldpdu { ttl: TTL_S });
                     // Counted as sent even if the shell cannot send it, so the schedule moves on.
                     self.agent.sent(now_ms);
                 }
@@ -265,21 +284,25 @@ impl Control {
     }
 
     /// Records `new` with what is owed already (a newer set replaces an older one: NDIS is told
-    /// the state as it is) and lists the effects of what is now owed.
-    fn owe(&mut self, new: Indications, fx: &mut Effects) {
+    /// the state as it is) and lists the effects of what is now owed. A new operational set is
+    /// re-advertised at once (issue 8: the LLDPDU carries it): the agent transmits fast again.
+    fn owe(&mut self, new: Indications, now_ms: u64, fx: &mut Effects) {
+        if new.operational.is_some() {
+            self.agent.local_changed(now_ms);
+        }
         let pending = &mut self.settings.pending;
         pending.merge(new);
         let operational = pending.operational.is_some();
         let remote = pending.remote.is_some();
         if operational {
-            fx.push(Effect::Reconfigure);
-            fx.push(Effect::IndicateOperational);
+            fx.push_once(Effect::Reconfigure);
+            fx.push_once(Effect::IndicateOperational);
         }
         if remote {
-            fx.push(Effect::IndicateRemote);
+            fx.push_once(Effect::IndicateRemote);
         }
         if operational {
-            fx.push(Effect::Drain);
+            fx.push_once(Effect::Drain);
         }
     }
 

@@ -4,8 +4,6 @@
 //! the machine ([`super::Control::take_qos`]) until the shell makes the indication, so that no
 //! set is copied through the list (issue 18: a set is 0.9 KiB of a 24 KiB kernel stack).
 
-use crate::ndk::NdkEvent;
-
 /// The timers the control machine arms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimerId {
@@ -49,8 +47,6 @@ pub enum Effect {
     /// Queue the NDK work item, which raises the NDK PnP events outside the OID request
     /// (spec §3.6: never inside `MiniportOidRequest`).
     QueueNdkWork,
-    /// `NdisMNetPnPEvent` with this event (from the NDK work item, PASSIVE_LEVEL).
-    RaisePnp(NdkEvent),
     /// Put the adapter on its virtual wire.
     AttachWire,
     /// Take the adapter off its virtual wire and wait until no delivery to it runs.
@@ -71,9 +67,10 @@ pub enum Effect {
 
 /// The capacity of an [`Effects`] list: more than any one event makes (the unit tests check
 /// each event's longest list).
-pub const MAX_EFFECTS: usize = 16;
+pub const MAX_EFFECTS: usize = 8;
 
-/// An ordered list of effects, of fixed capacity (no allocation; 0.3 KiB on the stack).
+/// An ordered list of effects, of fixed capacity (no allocation; 136 bytes on the stack: it lies on
+/// the receive path of LLDPDUs, a deep one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Effects {
     list: [Option<Effect>; MAX_EFFECTS],
@@ -111,6 +108,12 @@ impl Effects {
                 false
             }
         }
+    }
+
+    /// Appends an effect unless the list has it already (an event that owes the same
+    /// indication twice makes it once); `false` when the list is full.
+    pub fn push_once(&mut self, effect: Effect) -> bool {
+        self.iter().any(|e| e == effect) || self.push(effect)
     }
 
     /// Whether a push was refused.
@@ -151,6 +154,8 @@ mod tests {
             fx.iter().collect::<std::vec::Vec<_>>(),
             [Effect::Reconfigure, Effect::Drain]
         );
+        assert!(fx.push_once(Effect::Drain), "already there: not added");
+        assert_eq!(fx.len(), 2);
         for _ in 2..MAX_EFFECTS {
             assert!(fx.push(Effect::WaitForSends));
         }

@@ -1,5 +1,5 @@
 //! The adapter's transmit side on the virtual link (issue 9): classified, tagged frames wait in
-//! per-priority queues (`dcbndk_core::datapath::link`) and leave for the wire (`crate::hub`) at
+//! per-priority queues (`dcbndk_core::datapath::link`) and leave for the wire (`super::wire`) at
 //! the configured link speed, strict TCs first and ETS TCs by deficit round robin, obeying PFC.
 //!
 //! - Time is `NdisGetSystemUpTimeEx` in nanoseconds; the link keeps byte-exact time internally,
@@ -23,17 +23,14 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use dcbndk_core::adapter::traffic::TrafficBlock;
 use dcbndk_core::datapath::classify::{TAG_ROOM, TagAction, tag_in_place};
-use dcbndk_core::datapath::frame::PfcFrame;
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
-use dcbndk_core::qos::params::QosParameters;
 
-use crate::adapter::AdapterContext;
-use crate::hub::{Direct, Wire};
-use crate::memory::{PoolArray, PoolBox, pool_tag};
-use crate::sync::SpinLock;
-use crate::timer::Timer;
-use crate::timer::now_ns;
-use ndis_sys::types::{NDIS_HANDLE, PVOID};
+use super::memory::{PoolArray, PoolBox, pool_tag};
+use super::rxpool::{RX_BUFFER_BYTES, RX_BUFFERS};
+use super::sync::SpinLock;
+use super::timer::{Timer, now_ns};
+use ndis_sys::timer::NDIS_TIMER_FUNCTION;
+use ndis_sys::types::NDIS_HANDLE;
 
 /// Frames each priority's queue holds.
 pub const QUEUE_FRAMES: usize = 32;
@@ -49,8 +46,7 @@ pub const TX_BUFFER_BYTES: usize = TAG_ROOM + MAX_WIRE_FRAME;
 pub const HELD_PER_PRIORITY: usize = 32;
 /// The receive buffer PFC protects: every receive buffer of the adapter (XOFF leaves room for
 /// the frames in flight on a 100 m cable and the peer's reaction, `RxThresholds::for_link`).
-const RX_BUFFER_BYTES_TOTAL: u64 =
-    (crate::receive::RX_BUFFERS * crate::receive::RX_BUFFER_BYTES) as u64;
+const RX_BUFFER_BYTES_TOTAL: u64 = (RX_BUFFERS * RX_BUFFER_BYTES) as u64;
 /// The pool tag of the link's memory.
 pub const TAG_LINK: u32 = pool_tag(b"DcbL");
 
@@ -58,7 +54,8 @@ type Buffer = UnsafeCell<[u8; TX_BUFFER_BYTES]>;
 
 /// What the link's lock protects.
 pub struct State {
-    link: Link<u16, QUEUE_FRAMES>,
+    /// The core's link: queues, scheduler and PFC state (sans-IO).
+    pub link: Link<u16, QUEUE_FRAMES>,
     free: [u16; TX_SLOTS],
     free_len: usize,
     /// Where each buffer's frame starts and its length ([`tag_in_place`]).
@@ -66,11 +63,11 @@ pub struct State {
     /// Per priority: NBLs waiting for room on that priority's queue, oldest first.
     held: [Ring; 8],
     /// An XOFF is in force (sent, no XON since): the timer refreshes it.
-    xoff_sent: bool,
+    pub xoff_sent: bool,
     /// When the current backlog began (the clock at the enqueue into an empty link): no frame
     /// of it can start earlier.
-    ready_ns: u64,
-    /// Frames the link sent while a delivery was under way on the stack (`crate::hub::Posted`),
+    pub ready_ns: u64,
+    /// Frames the link sent while a delivery was under way on the stack (`crate::perform::post::Posted`),
     /// still in their transmit buffers, in the order sent: the hub delivers them when that
     /// delivery has returned.
     outbox: Outbox,
@@ -335,11 +332,15 @@ impl State {
 pub struct LinkShell {
     state: PoolBox<SpinLock<State>>,
     buffers: PoolArray<Buffer>,
-    timer: Timer,
+    /// The link's one-shot timer (its routine: `crate::entry::timers::link_timer`).
+    pub timer: Timer,
     retrying: AtomicBool,
     /// A pass over the held NBLs was asked for since the current one began (by a caller that
     /// found one under way): the retrier makes another before it stops.
     retry_asked: AtomicBool,
+    /// Set while one caller delivers what this link posted (its frames leave in the order it
+    /// sent them; `crate::perform::direct`).
+    delivering: AtomicBool,
     /// The per-CPU traffic counters (`dcbndk_core::adapter::traffic`), one block per processor;
     /// the core adapter refers to them (the context drops it first).
     traffic: PoolArray<TrafficBlock>,
@@ -361,7 +362,12 @@ impl LinkShell {
     ///
     /// # Safety
     /// `handle` is the miniport adapter handle, valid until halt.
-    pub unsafe fn new(handle: NDIS_HANDLE, bits_per_second: u64) -> Option<Self> {
+    /// `routine` is the timer's (an entry point, which this resource cannot name).
+    pub unsafe fn new(
+        handle: NDIS_HANDLE,
+        bits_per_second: u64,
+        routine: NDIS_TIMER_FUNCTION,
+    ) -> Option<Self> {
         // The state is built where it lives: it is larger than a kernel stack.
         let init_state = |state: *mut State| {
             // SAFETY: `state` is the lock's value slot inside the fresh pool memory below,
@@ -388,18 +394,19 @@ impl LinkShell {
             PoolArray::new(
                 handle,
                 TAG_LINK,
-                crate::ndk::processor_count(),
+                super::ndk::processor_count(),
                 TrafficBlock::new,
             )
         }?;
         // SAFETY: as above.
-        let timer = unsafe { Timer::new(handle, TAG_LINK, Some(timer_routine)) }?;
+        let timer = unsafe { Timer::new(handle, TAG_LINK, routine) }?;
         Some(Self {
             state,
             buffers,
             timer,
             retrying: AtomicBool::new(false),
             retry_asked: AtomicBool::new(false),
+            delivering: AtomicBool::new(false),
             traffic,
         })
     }
@@ -474,6 +481,19 @@ impl LinkShell {
     pub fn end_exclusive(&self) -> bool {
         self.retrying.store(false, Ordering::SeqCst);
         self.retry_asked.load(Ordering::SeqCst)
+    }
+
+    /// Takes the right to deliver this link's posted frames; `false` when another caller has it
+    /// (it looks again after it stops, [`LinkShell::end_delivering`]).
+    pub fn begin_delivering(&self) -> bool {
+        !self.delivering.swap(true, Ordering::SeqCst)
+    }
+
+    /// Gives the right back; `true` when frames were posted meanwhile and the right was taken
+    /// again (the caller delivers them too).
+    pub fn end_delivering(&self) -> bool {
+        self.delivering.store(false, Ordering::SeqCst);
+        self.has_posted() && self.begin_delivering()
     }
 
     /// The lock around the link's state.
@@ -649,165 +669,4 @@ impl LinkShell {
             }
         }
     }
-}
-
-/// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
-/// sent here: the caller passes what this returns to [`reconfigured`] once the parameter sets
-/// are off its stack, as sending may run a peer's whole receive path on this thread
-/// (`crate::hub`).
-#[must_use = "the link owes the wire what `reconfigured` sends"]
-pub fn configure(context: &AdapterContext, params: &QosParameters) -> Reconfigured {
-    let xon = context.link.state().lock().link.configure(params, now_ns());
-    Reconfigured { xon }
-}
-
-/// What a new operational set leaves for the wire: an XON owed to the peer for a priority that
-/// lost PFC, and the frames the new schedule lets go.
-pub struct Reconfigured {
-    xon: Option<PfcRequest>,
-}
-
-/// Sends what [`configure`] left for the wire. `W`: how frames reach the wire here
-/// ([`crate::hub::Wire`]).
-pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured) {
-    if let Some(request) = work.xon {
-        send_pfc::<W>(context, request, false, now_ns());
-    }
-    drain::<W>(context, false);
-}
-
-/// A PFC frame from the peer (the receive path consumes it), arrived at `at_ns`: what the link
-/// sent before that goes first, then the enabled priorities pause from `at_ns`.
-pub fn pause<W: Wire>(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
-    drain_until::<W>(context, at_dispatch, at_ns);
-    context
-        .link
-        .state()
-        .lock()
-        .link
-        .pause(u16::from(frame.enable), frame.quanta, at_ns);
-    drain::<W>(context, at_dispatch);
-}
-
-/// Sends a PFC frame asking the peer to pause (or resume) the priorities of `request`. PFC frames
-/// are MAC Control frames: they bypass the queues.
-pub fn send_pfc<W: Wire>(
-    context: &AdapterContext,
-    request: PfcRequest,
-    at_dispatch: bool,
-    at_ns: u64,
-) {
-    let enable = u8::try_from(request.class_enable & 0xFF).unwrap_or(0);
-    let frame = PfcFrame::new(context.core.config.current_mac, enable, request.quanta).to_bytes();
-    W::transmit(context, &frame, at_dispatch, at_ns);
-}
-
-/// Moves every frame whose turn has come to the wire, retries held NBLs, and arms the timer at
-/// the link's next event.
-///
-/// The clock (`NdisGetSystemUpTimeEx`) counts milliseconds, far coarser than a frame time (0.8 µs
-/// for 1 kB at 10 Gb/s), so the link catches up: each frame starts when the previous one ended
-/// (or when the backlog began), as long as that is not later than now. Frames refilled from
-/// held NBLs on the way join the same backlog, as they would have on a real clock.
-pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
-    drain_until::<W>(context, at_dispatch, now_ns());
-}
-
-/// [`drain`] up to `until` (at most now): a PFC frame that arrived within the last clock tick
-/// stops the link at its own arrival time, not at the end of the tick.
-fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64) {
-    let now = until.min(now_ns());
-    loop {
-        let (slot, range, end_ns) = {
-            let mut s = context.link.state().lock();
-            let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
-            // Nothing may start at `at` (every backlogged priority paused then): jump to the
-            // link's next event, a pause ending, if that is not later than now.
-            let sent = loop {
-                if let Some(sent) = s.link.dequeue(at) {
-                    break Some(sent);
-                }
-                match s.link.next_event_ns(at) {
-                    Some(t) if t > at && t <= now => at = t,
-                    _ => break None,
-                }
-            };
-            let Some(sent) = sent else {
-                break;
-            };
-            (sent.handle, s.frame_range(sent.handle), sent.end_ns)
-        };
-        // The buffer stays off the free list (ours) until the frame has been delivered.
-        W::transmit_slot(context, slot, range, at_dispatch, end_ns);
-        crate::datapath::retry_held(context, at_dispatch);
-    }
-    crate::datapath::retry_held(context, at_dispatch);
-    let refresh = context.link.state().lock().link.rx_poll(now);
-    if let Some(request) = refresh {
-        send_pfc::<W>(context, request, at_dispatch, now);
-    }
-    rearm(context, now);
-}
-
-/// Arms the timer at the link's next event after `now`: a queued frame's turn, a pause ending,
-/// or the refresh of an XOFF in force.
-pub fn rearm(context: &AdapterContext, now: u64) {
-    let next = {
-        let mut s = context.link.state().lock();
-        // Caught up to now: what did not start by now (paused, or refilled too late) starts
-        // no earlier than now.
-        s.ready_ns = s.ready_ns.max(now);
-        // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
-        let refresh = s
-            .xoff_sent
-            .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
-        match (s.link.next_event_ns(now), refresh) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    };
-    if let Some(next_ns) = next {
-        arm(context, next_ns);
-    }
-}
-
-/// Arms the timer to run within a millisecond: its routine drains the link and retries the
-/// held NBLs. For a cancel that had the rings while a send asked for a pass: it cannot make the
-/// pass itself, as it does not know its IRQL for the deliveries (halt stops the timer again).
-pub fn retry_soon(context: &AdapterContext) {
-    arm(context, now_ns());
-}
-
-fn arm(context: &AdapterContext, at_ns: u64) {
-    let after_ms = at_ns.saturating_sub(now_ns()).div_ceil(1_000_000);
-    let me = core::ptr::from_ref(context).cast_mut().cast();
-    // SAFETY: the context outlives the timer: halt stops it before freeing the context.
-    unsafe { context.link.timer.arm(after_ms, me) };
-}
-
-/// Stops the timer (pause and halt, PASSIVE_LEVEL, once the adapter no longer accepts sends: a
-/// routine still running then arms nothing more).
-pub fn stop(context: &AdapterContext) {
-    context.link.timer.stop();
-}
-
-/// The timer routine (DISPATCH_LEVEL).
-///
-/// # Safety
-/// Called by NDIS with the adapter context given to `NdisSetTimerObject`.
-unsafe extern "system" fn timer_routine(
-    _system1: PVOID,
-    function_context: PVOID,
-    _system2: PVOID,
-    _system3: PVOID,
-) {
-    if function_context.is_null() {
-        return;
-    }
-    // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
-    let context = unsafe { &*function_context.cast::<AdapterContext>() };
-    if context.core.state.accepts_sends() {
-        drain::<Direct>(context, true);
-    }
-    context.link.timer.routine_done();
 }

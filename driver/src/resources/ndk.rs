@@ -1,55 +1,48 @@
-//! NDK in the shell (issue 5): the memory the core's NDK state lives in, the processor index
-//! per-CPU counting needs, the activity entry point, and the I/O work item that raises the NDK
-//! PnP events.
+//! NDK's resources (issue 5): the memory the core's NDK state lives in, the processor index
+//! per-CPU counting needs, and the I/O work item that raises the NDK PnP events
+//! (`crate::perform::ndk` queues it, `crate::entry::ndk` is its routine).
 //!
 //! - **Memory.** At initialize, [`NdkShell::new`] allocates from the pool, sized by what NDIS
 //!   reports (`NdisGroupMaxProcessorCount(ALL_PROCESSOR_GROUPS)`) and by the keywords: one
 //!   128-byte counter block per processor (tag `DcbC`), the connection and endpoint tables and
 //!   their live counts (tag `DcbT`). The core's `NdkState` refers to them; it is dropped before
 //!   them (the adapter context declares `core` before `ndk`), and all of it is freed at halt.
-//! - **Activity.** [`activity`] is the entry point through which the (future) NDKPI engine and
+//! - **Activity.** `crate::entry::ndk::activity` is the entry point through which the (future) NDKPI engine and
 //!   the RDMA data path report what happens: connections, failures, CQ errors, traffic. It runs at
 //!   DISPATCH_LEVEL on the CPU of the event and counts there.
 //! - **PnP events.** `OID_NDK_SET_STATE` only records the change (core); after the OID returns,
-//!   [`kick`] queues the adapter's I/O work item, whose routine raises `NetEventNDKEnable` /
+//!   `perform::ndk::kick` queues the adapter's I/O work item, whose routine raises `NetEventNDKEnable` /
 //!   `NetEventNDKDisable` with `NdisMNetPnPEvent` at PASSIVE_LEVEL, in order, one per change, and
 //!   never inside `MiniportOidRequest` (spec §3.6). Halt waits until no routine is queued or
 //!   running, then frees the work item.
 
-use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32};
 
 use dcbndk_core::ndk::counters::{CounterBlock, PerCpu};
 use dcbndk_core::ndk::tables::{Connections, Endpoints, Slot, Table};
-use dcbndk_core::ndk::{Activity, Applied, NdkConfig, NdkEvent, NdkState, Refused};
+use dcbndk_core::ndk::{NdkConfig, NdkState};
 
-use crate::adapter::{AdapterContext, context};
-use crate::memory::{PoolArray, TAG_NDK_COUNTERS, TAG_NDK_TABLES};
+use super::memory::{PoolArray, TAG_NDK_COUNTERS, TAG_NDK_TABLES};
 use ndis_sys::imports::{
-    NdisAllocateIoWorkItem, NdisCurrentGroupAndProcessor, NdisFreeIoWorkItem,
-    NdisGroupMaxProcessorCount, NdisMNetPnPEvent, NdisMSleep, NdisProcessorNumberToIndex,
-    NdisQueueIoWorkItem,
-};
-use ndis_sys::netpnp::{
-    NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1, NET_PNP_EVENT_NOTIFICATION,
-    NET_PNP_EVENT_NOTIFICATION_REVISION_1, NetEventNDKDisable, NetEventNDKEnable,
+    NDIS_IO_WORKITEM_ROUTINE, NdisAllocateIoWorkItem, NdisCurrentGroupAndProcessor,
+    NdisFreeIoWorkItem, NdisGroupMaxProcessorCount, NdisProcessorNumberToIndex,
 };
 use ndis_sys::ntdef::ALL_PROCESSOR_GROUPS;
-use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
-use ndis_sys::types::{NDIS_HANDLE, PVOID};
-
-/// How long halt sleeps between looks at a work item still queued or running.
-const HALT_POLL_MICROSECONDS: u32 = 100;
+use ndis_sys::types::NDIS_HANDLE;
 
 /// What the shell keeps for NDK, in the adapter context.
 pub struct NdkShell {
-    work_item: NDIS_HANDLE,
-    /// Held (true) by whoever raises events: set by [`kick`] before it queues the work item,
-    /// cleared by the routine when nothing is left; so at most one routine raises at a time.
-    queued: AtomicBool,
+    /// The I/O work item that raises the NDK PnP events.
+    pub work_item: NDIS_HANDLE,
+    /// Its routine (`crate::entry::ndk::raise_events`, an entry point this resource cannot name).
+    pub routine: NDIS_IO_WORKITEM_ROUTINE,
+    /// Held (true) by whoever raises events: set by `perform::ndk::kick` before it queues the
+    /// work item, cleared by the routine when nothing is left; so at most one routine raises at
+    /// a time.
+    pub queued: AtomicBool,
     /// Work item routines queued or running; halt waits for 0. The routine's decrement is its
     /// last access to the adapter context.
-    running: AtomicU32,
+    pub running: AtomicU32,
     counters: PoolArray<CounterBlock>,
     connections: PoolArray<Slot>,
     endpoints: PoolArray<Slot>,
@@ -68,6 +61,7 @@ impl NdkShell {
         miniport_handle: NDIS_HANDLE,
         config: &NdkConfig,
         state: &mut NdkState,
+        routine: NDIS_IO_WORKITEM_ROUTINE,
     ) -> Option<Self> {
         let cpus = processor_count();
         let tables = |n: u32| usize::try_from(n).unwrap_or(0);
@@ -102,6 +96,7 @@ impl NdkShell {
         }
         let shell = Self {
             work_item,
+            routine,
             queued: AtomicBool::new(false),
             running: AtomicU32::new(0),
             counters,
@@ -166,105 +161,10 @@ pub fn current_processor() -> usize {
     usize::try_from(index).unwrap_or(0)
 }
 
-/// Reports one NDK activity of the adapter: **the entry point of the NDKPI engine and the RDMA
-/// data path** (this adapter has no engine yet; the simulator's workload drives it). Counts on the
-/// current processor's counter block, adds or removes connections and endpoints. No lock, no
-/// allocation. IRQL: DISPATCH_LEVEL.
-///
-/// # Errors
-/// [`Refused`]: NDK is disabled, a table is full, or the entry is already gone.
-///
-/// # Safety
-/// `adapter_context` is the `MiniportAdapterContext` of an adapter between initialize and halt.
-pub unsafe fn activity(
-    adapter_context: NDIS_HANDLE,
-    activity: &Activity,
-) -> Result<Applied, Refused> {
-    // SAFETY: the caller's contract.
-    let context = unsafe { context(adapter_context) };
-    context.core.ndk.apply(current_processor(), activity)
-}
-
-/// After a regular OID: if the core recorded an NDK state change not yet announced, queues the
-/// work item that announces it (unless a routine already holds the right to raise events).
-/// <= DISPATCH_LEVEL; never raises the event itself.
-pub fn kick(context: &AdapterContext) {
-    if context.core.ndk.next_event().is_none() {
-        return;
-    }
-    let ndk = &context.ndk;
-    if ndk
-        .queued
-        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-        .is_err()
-    {
-        return;
-    }
-    ndk.running.fetch_add(1, Ordering::SeqCst);
-    let routine_context: PVOID = core::ptr::from_ref(context).cast_mut().cast::<c_void>();
-    // SAFETY: the work item is the adapter's and not queued (`queued` was false); the context
-    // stays valid until the routine's last access (halt waits for `running` to drop to 0).
-    unsafe { NdisQueueIoWorkItem(ndk.work_item, Some(raise_events), routine_context) };
-}
-
-/// The work item routine (PASSIVE_LEVEL, a system thread): raises every unannounced NDK state
-/// change in order, then releases the right to raise (re-taking it if a change arrived
-/// meanwhile and nobody queued the item again).
-unsafe extern "system" fn raise_events(routine_context: PVOID, _work_item: NDIS_HANDLE) {
-    // SAFETY: `kick` queued this routine with the adapter context, which halt keeps alive until
-    // `running` is 0.
-    let context = unsafe { context(routine_context) };
-    loop {
-        while let Some(event) = context.core.ndk.next_event() {
-            raise(context, event);
-            context.core.ndk.event_raised();
-        }
-        context.ndk.queued.store(false, Ordering::SeqCst);
-        if context.core.ndk.next_event().is_none()
-            || context
-                .ndk
-                .queued
-                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-                .is_err()
-        {
-            break;
-        }
-    }
-    // The last access to the context: after it, halt may free everything.
-    context.ndk.running.fetch_sub(1, Ordering::SeqCst);
-}
-
-/// `NdisMNetPnPEvent` with `NetEventNDKEnable` or `NetEventNDKDisable` (Buffer NULL). PASSIVE_LEVEL,
-/// outside any OID request. For a disable it returns once NDIS closed every NDK adapter.
-fn raise(context: &AdapterContext, event: NdkEvent) {
-    let mut notification = NET_PNP_EVENT_NOTIFICATION::zeroed();
-    notification.Header = NDIS_OBJECT_HEADER::new(
-        NDIS_OBJECT_TYPE_DEFAULT,
-        NET_PNP_EVENT_NOTIFICATION_REVISION_1,
-        NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1,
-    );
-    notification.NetPnPEvent.NetEvent = match event {
-        NdkEvent::Enable => NetEventNDKEnable,
-        NdkEvent::Disable => NetEventNDKDisable,
-    };
-    // SAFETY: our miniport handle; the notification is live for the call; PASSIVE_LEVEL in a
-    // work item, not inside MiniportOidRequest.
-    let _status = unsafe { NdisMNetPnPEvent(context.handle, &raw mut notification) };
-}
-
-/// Halt: waits until no work item routine is queued or running (PASSIVE_LEVEL). NDIS sends no
-/// OID during halt, so none is queued after this returns.
-pub fn wait_for_work_items(context: &AdapterContext) {
-    while context.ndk.running.load(Ordering::SeqCst) != 0 {
-        // SAFETY: PASSIVE_LEVEL (MiniportHaltEx); no lock is held.
-        unsafe { NdisMSleep(HALT_POLL_MICROSECONDS) };
-    }
-}
-
 /// Counts one RDMA frame of `bytes` bytes into the NDK counters of the current CPU (issue 9:
 /// RoCEv2, RoCE and NetDirect traffic the data path sends or receives). IRQL: DISPATCH_LEVEL
 /// (the data path calls it under one of its spin locks, which raise to DISPATCH_LEVEL).
-pub fn count_rdma(context: &AdapterContext, inbound: bool, bytes: usize) {
+pub fn count_rdma(ndk: &NdkState, inbound: bool, bytes: usize) {
     use dcbndk_core::ndk::counters::Counter;
     let (octets, frames) = if inbound {
         (Counter::RdmaInOctets, Counter::RdmaInFrames)
@@ -272,7 +172,7 @@ pub fn count_rdma(context: &AdapterContext, inbound: bool, bytes: usize) {
         (Counter::RdmaOutOctets, Counter::RdmaOutFrames)
     };
     let cpu = current_processor();
-    let counters = context.core.ndk.counters();
+    let counters = ndk.counters();
     counters.add(cpu, octets, u64::try_from(bytes).unwrap_or(u64::MAX));
     counters.add(cpu, frames, 1);
 }

@@ -8,7 +8,8 @@ use core::ffi::c_void;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use crate::{adapter, ctrlpath, datapath, log};
+use super::{initialize, lifecycle, oid, receive, send};
+use crate::resources::log;
 use ndis_sys::imports::{
     NdisMDeregisterMiniportDriver, NdisMRegisterMiniportDriver, NdisSetOptionalHandlers,
 };
@@ -48,22 +49,22 @@ pub fn characteristics() -> NDIS_MINIPORT_DRIVER_CHARACTERISTICS {
     chars.MajorDriverVersion = DRIVER_VERSION.0;
     chars.MinorDriverVersion = DRIVER_VERSION.1;
     chars.SetOptionsHandler = Some(miniport_set_options);
-    chars.InitializeHandlerEx = Some(adapter::miniport_initialize);
-    chars.HaltHandlerEx = Some(adapter::miniport_halt);
+    chars.InitializeHandlerEx = Some(initialize::miniport_initialize);
+    chars.HaltHandlerEx = Some(lifecycle::miniport_halt);
     chars.UnloadHandler = Some(miniport_driver_unload);
-    chars.PauseHandler = Some(adapter::miniport_pause);
-    chars.RestartHandler = Some(adapter::miniport_restart);
-    chars.OidRequestHandler = Some(ctrlpath::miniport_oid_request);
-    chars.SendNetBufferListsHandler = Some(datapath::miniport_send_net_buffer_lists);
-    chars.ReturnNetBufferListsHandler = Some(crate::receive::miniport_return_net_buffer_lists);
-    chars.CancelSendHandler = Some(datapath::miniport_cancel_send);
-    chars.CheckForHangHandlerEx = Some(adapter::miniport_check_for_hang);
-    chars.ResetHandlerEx = Some(adapter::miniport_reset);
-    chars.DevicePnPEventNotifyHandler = Some(adapter::miniport_device_pnp_event_notify);
-    chars.ShutdownHandlerEx = Some(adapter::miniport_shutdown);
-    chars.CancelOidRequestHandler = Some(ctrlpath::miniport_cancel_oid_request);
-    chars.DirectOidRequestHandler = Some(ctrlpath::miniport_direct_oid_request);
-    chars.CancelDirectOidRequestHandler = Some(ctrlpath::miniport_cancel_direct_oid_request);
+    chars.PauseHandler = Some(lifecycle::miniport_pause);
+    chars.RestartHandler = Some(lifecycle::miniport_restart);
+    chars.OidRequestHandler = Some(oid::miniport_oid_request);
+    chars.SendNetBufferListsHandler = Some(send::miniport_send_net_buffer_lists);
+    chars.ReturnNetBufferListsHandler = Some(receive::miniport_return_net_buffer_lists);
+    chars.CancelSendHandler = Some(send::miniport_cancel_send);
+    chars.CheckForHangHandlerEx = Some(lifecycle::miniport_check_for_hang);
+    chars.ResetHandlerEx = Some(lifecycle::miniport_reset);
+    chars.DevicePnPEventNotifyHandler = Some(lifecycle::miniport_device_pnp_event_notify);
+    chars.ShutdownHandlerEx = Some(lifecycle::miniport_shutdown);
+    chars.CancelOidRequestHandler = Some(oid::miniport_cancel_oid_request);
+    chars.DirectOidRequestHandler = Some(oid::miniport_direct_oid_request);
+    chars.CancelDirectOidRequestHandler = Some(oid::miniport_cancel_direct_oid_request);
     chars
 }
 

@@ -1,6 +1,6 @@
-//! The receive path: frames arriving from the virtual wire are indicated to NDIS with
-//! `NdisMIndicateReceiveNetBufferLists` (netvmini's RCBs), and come back through
-//! `MiniportReturnNetBufferLists`.
+//! The receive buffers (netvmini's RCBs): what the receive path (`crate::perform::receive`)
+//! indicates frames in, and what `MiniportReturnNetBufferLists` (`crate::entry::receive`) gives
+//! back.
 //!
 //! Every receive buffer, its MDL and its NBL are made at initialize (no allocation on the data
 //! path); a free list under a spin lock hands them out. A frame arriving with no buffer free is
@@ -12,29 +12,16 @@
 //! has been returned (NDIS requires both before a pause completes).
 
 use core::cell::UnsafeCell;
-use core::ptr::null_mut;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use dcbndk_core::adapter::ETHERNET_HEADER;
-use dcbndk_core::adapter::stats::{Destination, filter_accepts};
-use dcbndk_core::adapter::traffic::Way;
-use dcbndk_core::datapath::classify::{TagAction, apply_tag};
-use dcbndk_core::datapath::frame::{ETHERTYPE_MAC_CONTROL, Frame, HEADER_BYTES, PfcFrame};
-
-use crate::adapter::{AdapterContext, context};
-use crate::datapath::{first_nb, next_nbl, set_next};
-use crate::hub::{Direct, Posted};
-use crate::memory::{PoolArray, pool_tag};
-use crate::sync::SpinLock;
+use super::memory::{PoolArray, pool_tag};
+use super::sync::SpinLock;
 use ndis_sys::imports::{
     NdisAllocateMdl, NdisAllocateNetBufferAndNetBufferList, NdisAllocateNetBufferListPool,
     NdisFreeMdl, NdisFreeNetBufferList, NdisFreeNetBufferListPool,
-    NdisMIndicateReceiveNetBufferLists,
 };
 use ndis_sys::nbl::{
-    Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL,
-    NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
-    NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST,
+    NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1, NET_BUFFER_LIST,
     NET_BUFFER_LIST_POOL_PARAMETERS, NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
 };
 use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
@@ -47,10 +34,11 @@ pub const RX_BUFFER_BYTES: usize = 1518;
 /// The pool tag of the receive buffers and NBL pool.
 pub const TAG_RECEIVE: ULONG = pool_tag(b"DcbR");
 
-type Buffer = UnsafeCell<[u8; RX_BUFFER_BYTES]>;
+/// One receive buffer.
+pub type Buffer = UnsafeCell<[u8; RX_BUFFER_BYTES]>;
 
 /// The indexes of the free buffers (a stack).
-struct FreeList {
+pub struct FreeList {
     stack: [u8; RX_BUFFERS],
     len: usize,
 }
@@ -67,12 +55,14 @@ impl FreeList {
         }
     }
 
-    fn take(&mut self) -> Option<usize> {
+    /// A free buffer's index, off the list.
+    pub fn take(&mut self) -> Option<usize> {
         self.len = self.len.checked_sub(1)?;
         self.stack.get(self.len).map(|&i| usize::from(i))
     }
 
-    fn put(&mut self, index: usize) {
+    /// Puts a buffer's index back.
+    pub fn put(&mut self, index: usize) {
         if let (Some(slot), Ok(i)) = (self.stack.get_mut(self.len), u8::try_from(index)) {
             *slot = i;
             self.len = self.len.saturating_add(1);
@@ -82,12 +72,16 @@ impl FreeList {
 
 /// The adapter's receive buffers, MDLs and NBLs.
 pub struct ReceivePool {
-    buffers: PoolArray<Buffer>,
+    /// The buffers, one frame each.
+    pub buffers: PoolArray<Buffer>,
     pool: NDIS_HANDLE,
-    nbls: [*mut NET_BUFFER_LIST; RX_BUFFERS],
+    /// The NBL of each buffer (its index in `MiniportReserved[0]`).
+    pub nbls: [*mut NET_BUFFER_LIST; RX_BUFFERS],
     mdls: [PMDL; RX_BUFFERS],
-    free: SpinLock<FreeList>,
-    outstanding: AtomicU32,
+    /// The indexes of the buffers NDIS does not hold.
+    pub free: SpinLock<FreeList>,
+    /// NBLs indicated and not yet returned.
+    pub outstanding: AtomicU32,
 }
 
 impl ReceivePool {
@@ -225,7 +219,11 @@ impl ReceivePool {
         self.outstanding.load(Ordering::SeqCst)
     }
 
-    fn index_of(&self, nbl: *mut NET_BUFFER_LIST) -> Option<usize> {
+    /// The buffer index of one of this pool's NBLs; `None` for an NBL that is not ours.
+    ///
+    /// # Safety
+    /// `nbl` is a valid NBL (NDIS returned it to this miniport).
+    pub unsafe fn index_of(&self, nbl: *mut NET_BUFFER_LIST) -> Option<usize> {
         // SAFETY: only called for NBLs NDIS returned to this miniport; reading the reserved
         // slot of a foreign NBL is harmless, and the identity check below rejects it.
         let index = unsafe { (*nbl).MiniportReserved.0[0] } as usize;
@@ -250,182 +248,5 @@ impl Drop for ReceivePool {
         // SAFETY: allocated in `new`; every NBL of it is freed above.
         unsafe { NdisFreeNetBufferListPool(self.pool) };
         // The buffers are freed when `self.buffers` drops, after the MDLs that describe them.
-    }
-}
-
-/// A frame arrived from the wire (at the sender's IRQL). The DCBX agent takes its LLDPDUs;
-/// other frames are indicated if the adapter runs and its packet filter accepts them.
-pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
-    let len = frame.len();
-    if len < ETHERNET_HEADER as usize || len > RX_BUFFER_BYTES {
-        context.core.stats.receive_error();
-        return;
-    }
-    if crate::dcbx::consumed(context, frame) {
-        return;
-    }
-    // MAC Control frames (PFC) are the MAC's own: consumed, never indicated (802.3 Annex 31B),
-    // and obeyed only while the adapter runs (a paused adapter's link is stopped).
-    let mac_control = frame.get(12..14) == Some(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
-    let running = context.core.state.begin_send();
-    if running && mac_control {
-        if let Ok(pfc) = PfcFrame::parse(frame) {
-            crate::link::pause::<Posted>(context, &pfc, at_dispatch, at_ns);
-        }
-    } else if running {
-        indicate(context, frame, at_dispatch, at_ns);
-    } else if !mac_control {
-        context.core.stats.receive_discarded();
-    }
-    context.core.state.end_send();
-}
-
-fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
-    let Some(dst) = frame.get(..6).and_then(|d| <[u8; 6]>::try_from(d).ok()) else {
-        return;
-    };
-    let accepted = {
-        let s = context.settings.lock();
-        let list = s.multicast.get(..s.multicast_len).unwrap_or(&[]);
-        filter_accepts(s.packet_filter, context.core.config.current_mac, list, dst)
-    };
-    if !accepted {
-        return;
-    }
-    let rx = &context.receive;
-    let Some(index) = rx.free.lock().take() else {
-        context.core.stats.receive_discarded();
-        return;
-    };
-    let (Some(&nbl), Some(buffer)) = (rx.nbls.get(index), rx.buffers.as_slice().get(index)) else {
-        return;
-    };
-    // The receive side of tagging (spec §6.2): with tagging on, the 802.1Q tag leaves the frame
-    // for the NBL's Ieee8021QNetBufferListInfo.
-    let parsed = Frame::parse(frame.get(..frame.len().min(HEADER_BYTES)).unwrap_or(&[]));
-    let action = context.classifier.read(|c| c.receive(&parsed));
-    let tag_info = match (action, parsed.tag) {
-        (TagAction::Strip, Some(t)) => {
-            usize::from(t.pcp & 7) | (usize::from(t.dei) << 3) | (usize::from(t.vid & 0x0FFF) << 4)
-        }
-        _ => 0,
-    };
-    // SAFETY: the buffer is ours while its index is off the free list (and `len` <= its size,
-    // checked by `arrived`); nothing else refers to it.
-    let out = unsafe { &mut *buffer.get() };
-    let Some(len) = apply_tag(frame, action, out) else {
-        rx.free.lock().put(index);
-        context.core.stats.receive_error();
-        return;
-    };
-    let rdma = parsed.is_roce();
-    // The receive buffer's occupancy per priority drives PFC (802.1Qbb): past XOFF the adapter
-    // asks the peer to pause the priority; a frame that does not fit is dropped.
-    let priority = parsed.tag.map_or(0, |t| t.pcp & 7);
-    let bytes = u32::try_from(len).unwrap_or(u32::MAX);
-    let filled = context.link.state().lock().rx_fill(priority, bytes, at_ns);
-    let xoff = match filled {
-        Ok(request) => request,
-        Err(_) => {
-            rx.free.lock().put(index);
-            context.core.stats.receive_discarded();
-            return;
-        }
-    };
-    // SAFETY: as above; the second reserved slot keeps the frame's priority and length for the
-    // return (MiniportReserved is the miniport's).
-    unsafe { (*nbl).MiniportReserved.0[1] = ((usize::from(priority) << 32) | len) as PVOID };
-    if let Some(request) = xoff {
-        crate::link::send_pfc::<Posted>(context, request, at_dispatch, at_ns);
-        // Arms the refresh of the XOFF.
-        crate::link::drain::<Posted>(context, at_dispatch);
-    }
-    // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
-    let nb: *mut NET_BUFFER = unsafe { first_nb(nbl) };
-    // SAFETY: as above; only the address of the NB's head (its NET_BUFFER_DATA) is taken.
-    let data = unsafe { &raw mut (*nb).head }.cast::<NET_BUFFER_DATA>();
-    // SAFETY: `data` points at the NB's NET_BUFFER_DATA; only the length changes (the MDL and
-    // offsets stay those of the allocation).
-    unsafe { (*data).length = NET_BUFFER_DATA_LENGTH { stDataLength: len } };
-    // SAFETY: as above; only the address of the NBL's info array is taken.
-    let info = unsafe { &mut (*nbl).NetBufferListInfo };
-    if let Some(slot) = usize::try_from(Ieee8021QNetBufferListInfo)
-        .ok()
-        .and_then(|i| info.get_mut(i))
-    {
-        *slot = tag_info as PVOID;
-    }
-    // SAFETY: as above; a single NBL, not chained.
-    unsafe { set_next(nbl, null_mut()) };
-    rx.outstanding.fetch_add(1, Ordering::SeqCst);
-    context
-        .core
-        .stats
-        .received(Destination::of(dst), u64::try_from(len).unwrap_or(0));
-    {
-        // Under a spin lock: at DISPATCH_LEVEL, on this CPU.
-        let _raised = rx.free.lock();
-        let cpu = crate::ndk::current_processor();
-        let tc = context.classifier.read(|c| c.tc_of(priority));
-        let traffic = &context.core.traffic;
-        traffic.count(
-            cpu,
-            Way::Receive,
-            priority,
-            tc,
-            u64::try_from(len).unwrap_or(0),
-        );
-        traffic.header(cpu, Way::Receive, parsed.status);
-        if rdma {
-            crate::ndk::count_rdma(context, true, len);
-        }
-    }
-    let flags = if at_dispatch {
-        NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL
-    } else {
-        0
-    };
-    // SAFETY: a running adapter's handle and an NBL of ours describing `frame`; NDIS owns it
-    // until it returns it through MiniportReturnNetBufferLists.
-    unsafe { NdisMIndicateReceiveNetBufferLists(context.handle, nbl, 0, 1, flags) };
-}
-
-/// `MiniportReturnNetBufferLists`: NBLs this adapter indicated come back to its free list. A
-/// chain that is not ours is left alone.
-///
-/// # Safety
-/// Called by NDIS with our context and NBLs it is returning.
-pub unsafe extern "system" fn miniport_return_net_buffer_lists(
-    adapter_context: NDIS_HANDLE,
-    chain: *mut NET_BUFFER_LIST,
-    flags: ULONG,
-) {
-    // SAFETY: NDIS passes our live context.
-    let context = unsafe { context(adapter_context) };
-    let rx = &context.receive;
-    let mut nbl = chain;
-    while !nbl.is_null() {
-        // SAFETY: an NBL of the chain NDIS returns; Next is read before the NBL is reused.
-        let next = unsafe { next_nbl(nbl) };
-        if let Some(index) = rx.index_of(nbl) {
-            // SAFETY: our NBL, back from NDIS; the slot was set at indication.
-            let kept = unsafe { (*nbl).MiniportReserved.0[1] } as usize;
-            let (priority, len) = (
-                u8::try_from((kept >> 32) & 7).unwrap_or(0),
-                u32::try_from(kept & 0xFFFF_FFFF).unwrap_or(0),
-            );
-            rx.free.lock().put(index);
-            rx.outstanding.fetch_sub(1, Ordering::SeqCst);
-            let xon = context.link.state().lock().rx_drain(priority, len);
-            if let Some(request) = xon {
-                crate::link::send_pfc::<Direct>(
-                    context,
-                    request,
-                    flags & NDIS_RETURN_FLAGS_DISPATCH_LEVEL != 0,
-                    crate::timer::now_ns(),
-                );
-            }
-        }
-        nbl = next;
     }
 }

@@ -6,9 +6,13 @@
 use dcbndk_core::oid::{self, Outcome, Request, RequestKind};
 use dcbndk_core::status::Status;
 
-use crate::adapter::context;
-use crate::hub::Direct;
-use crate::status::ndis_status;
+use dcbndk_core::machine::Effects;
+
+use crate::context::{AdapterContext, context};
+use crate::perform::control::perform;
+use crate::perform::direct::Direct;
+use crate::resources::status::ndis_status;
+use crate::resources::timer::now_ms;
 use ndis_sys::oidrequest::{
     NDIS_OID_REQUEST, NDIS_OID_REQUEST_METHOD, NDIS_OID_REQUEST_QUERY, NDIS_OID_REQUEST_SET,
     NdisRequestMethod, NdisRequestQueryInformation, NdisRequestQueryStatistics,
@@ -147,36 +151,24 @@ pub unsafe extern "system" fn miniport_oid_request(
     ndis_status(outcome.status)
 }
 
-fn run(context: &crate::adapter::AdapterContext, request: &mut Request<'_>) -> Outcome {
-    let (outcome, willing_changed) = dispatch(context, request);
-    deliver_pending(context);
-    if willing_changed {
-        // The LLDPDU's Willing bits changed even if the operational set did not (issue 8).
-        crate::dcbx::local_changed(context);
-    }
-    // An NDK state change is announced from a work item, never inside the OID call (issue 5).
-    crate::ndk::kick(context);
+/// Feeds the request to the adapter machine and performs what it calls for (indications, the
+/// link reconfigured, DCBX re-advertising, the NDK work item) with the control lock released;
+/// the request completes after them.
+fn run(context: &AdapterContext, request: &mut Request<'_>) -> Outcome {
+    let mut fx = Effects::new();
+    let outcome = dispatch(context, request, &mut fx);
+    perform::<Direct>(context, &fx, false);
     outcome
 }
 
-/// Runs the request under the settings lock; its outcome and whether Willing changed. Out of
-/// line: the request's work and the indications it leads to (`qos::deliver`) are never in one
-/// frame.
+/// Runs the request under the control lock. Out of line: the request's work and the
+/// indications it leads to (`perform::qos::apply`) are never in one frame.
 #[inline(never)]
-fn dispatch(
-    context: &crate::adapter::AdapterContext,
-    request: &mut Request<'_>,
-) -> (Outcome, bool) {
-    let mut settings = context.settings.lock();
-    let willing = settings.qos.willing();
-    let outcome = oid::dispatch(&context.core, &mut settings, request);
-    (outcome, settings.qos.willing() != willing)
-}
-
-/// Makes the indications the request decided on (regular OIDs run one at a time, so what is
-/// pending is this request's), with the settings lock released.
-fn deliver_pending(context: &crate::adapter::AdapterContext) {
-    crate::qos::deliver::<Direct>(context, || context.settings.lock().take_pending());
+fn dispatch(context: &AdapterContext, request: &mut Request<'_>, fx: &mut Effects) -> Outcome {
+    context
+        .control
+        .lock()
+        .oid_request(&context.core, request, now_ms(), fx)
 }
 
 /// `MiniportCancelOidRequest`: every request completes before `MiniportOidRequest` returns, so

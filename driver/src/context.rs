@@ -1,0 +1,460 @@
+//! The adapter context: [`AdapterContext`], everything the driver keeps for one adapter (the
+//! `MiniportAdapterContext`), the resources it holds, and how it is built in place at
+//! initialize and taken apart at halt. The entry points (`crate::entry`) and what performs
+//! the core's effects (`crate::perform`) reach everything through it; it reaches only the
+//! resources (`crate::resources`) and the bindings.
+
+use dcbndk_core::adapter::Adapter;
+use dcbndk_core::adapter::config::AdapterConfig;
+use dcbndk_core::adapter::traffic::Traffic;
+use dcbndk_core::datapath::classify::{Compiled, NetDirect, TagPolicy};
+use dcbndk_core::machine::Control;
+use dcbndk_core::ndk::{NDKPI_VERSION, Profile};
+use dcbndk_core::qos::Capabilities;
+use dcbndk_core::qos::params::QosParameters;
+
+use crate::resources::link::LinkShell;
+use crate::resources::memory::{PoolBox, TAG_ADAPTER, pool_tag};
+use crate::resources::ndk::NdkShell;
+use crate::resources::rxpool::ReceivePool;
+use crate::resources::sync::{Published, SpinLock};
+use crate::resources::timer::Timer;
+use ndis_sys::imports::NDIS_IO_WORKITEM_ROUTINE;
+use ndis_sys::ndkinfo::{
+    NDK_ADAPTER_INFO, NDK_VERSION, NdkInfiniBand, NdkRoCE, NdkRoCEv2, NdkUndefined, NdkiWarp,
+};
+use ndis_sys::ntddndis::*;
+use ndis_sys::objectheader::*;
+use ndis_sys::timer::NDIS_TIMER_FUNCTION;
+use ndis_sys::types::{NDIS_HANDLE, NDK_RDMA_TECHNOLOGY};
+
+/// The pool tag of the DCBX timer object.
+pub const TAG_DCBX: u32 = pool_tag(b"DcbX");
+
+/// Everything the driver keeps for one adapter: the `MiniportAdapterContext`. It lives in pool
+/// memory from initialize to halt and never moves, so the capability structures NDIS was given
+/// pointers to stay valid as long as the adapter.
+pub struct AdapterContext {
+    /// The `NdisMiniportHandle` NDIS passed to initialize.
+    pub handle: NDIS_HANDLE,
+    /// The adapter's state, configuration and counters (lock-free).
+    pub core: Adapter,
+    /// The control half of the adapter machine (`dcbndk_core::machine::Control`): the settings
+    /// regular OIDs change, the QoS state and what it owes, the DCBX agent. One spin lock for
+    /// all of it: their events are rare, and no path holds it with another lock.
+    pub control: SpinLock<Control>,
+    /// The classifier compiled from the operational QoS set in force, for the data path (read
+    /// without blocking; replaced by the QoS path).
+    pub classifier: Published<Compiled>,
+    /// Given to NDIS by pointer at initialize (the attributes): lives as long as the context.
+    pub qos_hardware: NDIS_QOS_CAPABILITIES,
+    /// Given to NDIS by pointer at initialize (the attributes): lives as long as the context.
+    pub qos_current: NDIS_QOS_CAPABILITIES,
+    /// Given to NDIS by pointer at initialize (the attributes): lives as long as the context.
+    pub ndk_capabilities: NDIS_NDK_CAPABILITIES,
+    /// Given to NDIS by pointer at initialize (the attributes): lives as long as the context.
+    pub ndk_info: NDK_ADAPTER_INFO,
+    /// Given to NDIS by pointer at initialize (the attributes): lives as long as the context.
+    pub pm_capabilities: NDIS_PM_CAPABILITIES,
+    /// NDK memory and work item (issue 5). Declared after `core`, whose NDK state refers to the
+    /// memory: fields drop in declaration order, so `core` is gone before it is freed.
+    pub ndk: NdkShell,
+    /// The DCBX agent's one-shot timer (issue 8; the agent is in `control`).
+    pub dcbx_timer: Timer,
+    /// The receive buffers, MDLs and NBLs.
+    pub receive: ReceivePool,
+    /// The transmit side of the virtual link (issue 9), and the traffic counters `core` refers
+    /// to: declared after `core`, so freed after it.
+    pub link: LinkShell,
+}
+
+/// The adapter context behind a `MiniportAdapterContext`.
+///
+/// # Safety
+/// `context` must be the value this driver registered in its registration attributes, for an
+/// adapter that has not been halted; NDIS guarantees both for every handler it calls with it.
+pub unsafe fn context<'a>(context: NDIS_HANDLE) -> &'a AdapterContext {
+    // SAFETY: per the function contract the pointer is our live AdapterContext; only shared
+    // references are ever made to it (mutable state is atomic or behind its spin lock).
+    unsafe { &*context.cast::<AdapterContext>() }
+}
+
+/// The routines NDIS calls for the context's timers and work item: entry points
+/// (`crate::entry`), which this file cannot name (imports point down), handed in by
+/// initialize.
+pub struct Routines {
+    /// The link's timer (`entry::send::link_timer`).
+    pub link_timer: NDIS_TIMER_FUNCTION,
+    /// The DCBX agent's timer (`entry::dcbx::dcbx_timer`).
+    pub dcbx_timer: NDIS_TIMER_FUNCTION,
+    /// The NDK work item (`entry::ndk::raise_events`).
+    pub ndk_work: NDIS_IO_WORKITEM_ROUTINE,
+}
+
+/// Builds a context in pool memory for the adapter of `handle` with `config`: every member
+/// made in place, the locks set up at their final address, the control state made that of
+/// `config`. `None` when NDIS has no memory for one of them (nothing stays allocated).
+///
+/// # Safety
+/// `handle` is the miniport handle of the adapter being initialized (PASSIVE_LEVEL), valid
+/// until halt, which frees the box.
+pub unsafe fn create(
+    handle: NDIS_HANDLE,
+    config: &AdapterConfig,
+    routines: &Routines,
+) -> Option<PoolBox<AdapterContext>> {
+    // The context (about 30 KB) is built where it lives, member by member: it is larger than a
+    // kernel stack can hold (DESIGN.md §2).
+    let init = |place: *mut AdapterContext| {
+        // SAFETY: `place` is fresh pool memory for one context, aligned for it; the handle is
+        // the adapter's being initialized, valid until halt.
+        unsafe { init_context(place, handle, config, routines) }
+    };
+    // SAFETY: the handle is valid until halt, which frees the box; `init` initializes the whole
+    // context or leaves nothing to drop (init_context's contract).
+    let boxed = unsafe { PoolBox::new_with(handle, TAG_ADAPTER, init) }?;
+    let raw = boxed.as_ptr();
+    // SAFETY: `raw` is the box's fixed address; only the address of a member is taken.
+    let info = unsafe { &raw mut (*raw).ndk_info };
+    // SAFETY: `raw` is the box's fixed address and nothing else references the context yet.
+    unsafe { (*raw).ndk_capabilities.NdkInfo = info };
+    let context = boxed.get();
+    // SAFETY: the locks sit inside the pool allocation, which does not move until halt, where
+    // they are freed before the memory.
+    unsafe { context.control.initialize() };
+    context.control.lock().reset(config);
+    // SAFETY: as above.
+    unsafe { context.receive.initialize() };
+    // SAFETY: as above.
+    unsafe { context.link.initialize() };
+    Some(boxed)
+}
+
+/// Compiles into `classifier`, in place (a classifier is too large to build on a kernel stack
+/// and move), the classifier for an operational set (`None`: QoS off, nothing classified) with
+/// the adapter's tagging and NetworkDirect keywords. The context's first classifier, and each
+/// new one the QoS path publishes (`crate::perform::qos`).
+pub fn compile_into(
+    classifier: &mut Compiled,
+    config: &AdapterConfig,
+    operational: Option<&QosParameters>,
+) {
+    let qos = config.qos.is_enabled();
+    classifier.rebuild(
+        operational.filter(|_| qos),
+        TagPolicy::from_keywords(qos, config.priority_vlan_tag),
+        NetDirect::from_keywords(config.network_direct, config.ndk_technology),
+    );
+}
+
+fn qos_capabilities(c: Capabilities) -> NDIS_QOS_CAPABILITIES {
+    let mut caps = NDIS_QOS_CAPABILITIES::zeroed();
+    caps.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_QOS_CAPABILITIES,
+        NDIS_QOS_CAPABILITIES_REVISION_1,
+        NDIS_SIZEOF_QOS_CAPABILITIES_REVISION_1,
+    );
+    caps.Flags = c.flags;
+    caps.MaxNumTrafficClasses = c.max_traffic_classes;
+    caps.MaxNumEtsCapableTrafficClasses = c.max_ets_traffic_classes;
+    caps.MaxNumPfcEnabledTrafficClasses = c.max_pfc_traffic_classes;
+    caps
+}
+
+/// The `NDK_RDMA_TECHNOLOGY` of the adapter's `*NetworkDirectTechnology` keyword, whose values
+/// are that enumeration's (the keyword accepts iWARP and RoCEv2; see dcbndk_core::keywords).
+const fn rdma_technology(keyword: u32) -> NDK_RDMA_TECHNOLOGY {
+    match keyword {
+        1 => NdkiWarp,
+        2 => NdkInfiniBand,
+        3 => NdkRoCE,
+        4 => NdkRoCEv2,
+        _ => NdkUndefined,
+    }
+}
+
+/// Fills `info`, `NDK_ADAPTER_INFO` (NDKPI 1.2, 104 bytes), from the NDK profile and the
+/// adapter's RDMA technology (`*NetworkDirectTechnology`), field by field: the caller zeroed it
+/// where it lives, so its padding (bytes 12-15 and 100-103) stays zero. NDIS copies the whole
+/// structure out (to the NDK consumers and, through WMI, to user mode): a value built on the
+/// stack and moved there would carry stack bytes in its padding (issue 19: Miri showed it for
+/// NDIS_LINK_STATE).
+fn fill_ndk_info(info: &mut NDK_ADAPTER_INFO, p: &Profile, technology: u32) {
+    info.Version = NDK_VERSION {
+        Major: NDKPI_VERSION.0,
+        Minor: NDKPI_VERSION.1,
+    };
+    info.VendorId = p.vendor_id;
+    info.DeviceId = p.device_id;
+    info.MaxRegistrationSize = usize::try_from(p.max_registration_size).unwrap_or(usize::MAX);
+    info.MaxWindowSize = info.MaxRegistrationSize;
+    info.FRMRPageCount = p.frmr_page_count;
+    info.MaxInitiatorRequestSge = p.max_sge;
+    info.MaxReceiveRequestSge = p.max_sge;
+    info.MaxReadRequestSge = p.max_sge;
+    info.MaxTransferLength = p.max_transfer_length;
+    info.MaxInlineDataSize = p.max_inline_data;
+    info.MaxInboundReadLimit = p.max_read_limit;
+    info.MaxOutboundReadLimit = p.max_read_limit;
+    info.MaxReceiveQueueDepth = p.max_queue_depth;
+    info.MaxInitiatorQueueDepth = p.max_queue_depth;
+    info.MaxSrqDepth = p.max_queue_depth;
+    info.MaxCqDepth = p.max_cq_depth;
+    info.LargeRequestThreshold = p.large_request_threshold;
+    info.MaxCallerData = p.max_caller_data;
+    info.MaxCalleeData = p.max_callee_data;
+    info.AdapterFlags = p.adapter_flags;
+    info.RdmaTechnology = rdma_technology(technology);
+}
+
+fn ndk_capabilities(p: &Profile) -> NDIS_NDK_CAPABILITIES {
+    let mut caps = NDIS_NDK_CAPABILITIES::zeroed();
+    caps.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_DEFAULT,
+        NDIS_NDK_CAPABILITIES_REVISION_1,
+        NDIS_SIZEOF_NDK_CAPABILITIES_REVISION_1,
+    );
+    caps.MaxQpCount = p.max_qp;
+    caps.MaxCqCount = p.max_cq;
+    caps.MaxMrCount = p.max_mr;
+    caps.MaxPdCount = p.max_pd;
+    caps.MaxMwCount = p.max_mw;
+    caps.MaxSrqCount = p.max_srq;
+    // Every counter of NDIS_NDK_PERFORMANCE_COUNTERS is supported.
+    caps.MissingCounterMask = 0;
+    // NdkInfo is set once the context is at its final address.
+    caps
+}
+
+fn pm_capabilities() -> NDIS_PM_CAPABILITIES {
+    // A virtual adapter has no wake-up capability; every member but the header stays 0, and the
+    // lowest wake states say "unspecified".
+    let mut caps = NDIS_PM_CAPABILITIES::zeroed();
+    caps.Header = NDIS_OBJECT_HEADER::new(
+        NDIS_OBJECT_TYPE_DEFAULT,
+        NDIS_PM_CAPABILITIES_REVISION_2,
+        NDIS_SIZEOF_NDIS_PM_CAPABILITIES_REVISION_2,
+    );
+    caps.MinMagicPacketWakeUp = NdisDeviceStateUnspecified;
+    caps.MinPatternWakeUp = NdisDeviceStateUnspecified;
+    caps.MinLinkChangeWakeUp = NdisDeviceStateUnspecified;
+    caps
+}
+
+/// The members of the context [`init_context`] has made so far, in the order it makes them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Made {
+    Core,
+    Ndk,
+    DcbxTimer,
+    Receive,
+}
+
+/// Builds the adapter context in place at `place`, member by member (no member larger than a
+/// few hundred bytes is made on the stack: the settings, the classifier and the receive pool
+/// are built where they live), in the order initialize always made them: core, NDK memory,
+/// DCBX timer, receive pool, link. `false` when NDIS has no memory for one of them: what was
+/// made is freed, and `place` holds nothing to drop.
+///
+/// # Safety
+/// `place` is valid for writes of one `AdapterContext`, aligned for it, and does not move until
+/// halt; `handle` is the miniport handle of the adapter being initialized. On `true`, `*place`
+/// is an initialized context.
+unsafe fn init_context(
+    place: *mut AdapterContext,
+    handle: NDIS_HANDLE,
+    config: &AdapterConfig,
+    routines: &Routines,
+) -> bool {
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).handle };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(handle) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).core };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(Adapter::new(*config)) };
+    // SAFETY: `core` was written just above; nothing else refers to it. It is dropped before
+    // `ndk` (field order), which its NDK state refers to (issue 5).
+    let core_ndk = unsafe { &mut (*place).core.ndk };
+    // SAFETY: the handle is the adapter's being initialized.
+    let Some(ndk) = (unsafe { NdkShell::new(handle, &config.ndk, core_ndk, routines.ndk_work) })
+    else {
+        // SAFETY: made up to the core above, nothing refers to it.
+        unsafe { unmake(place, Made::Core) };
+        return false;
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).ndk };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(ndk) };
+    // SAFETY: the handle is the adapter's being initialized, valid until halt.
+    let Some(dcbx_timer) = (unsafe { Timer::new(handle, TAG_DCBX, routines.dcbx_timer) }) else {
+        // SAFETY: made up to the NDK memory above.
+        unsafe { unmake(place, Made::Ndk) };
+        return false;
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).dcbx_timer };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(dcbx_timer) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).receive };
+    // SAFETY: as above; the receive pool is built at its place in the context.
+    if !unsafe { ReceivePool::init_in(member, handle) } {
+        // SAFETY: made up to the DCBX timer above (the pool left nothing to drop).
+        unsafe { unmake(place, Made::DcbxTimer) };
+        return false;
+    }
+    // SAFETY: as above.
+    let link = unsafe { LinkShell::new(handle, config.link_speed_bps, routines.link_timer) };
+    let Some(link) = link else {
+        // SAFETY: made up to the receive pool above.
+        unsafe { unmake(place, Made::Receive) };
+        return false;
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).link };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(link) };
+    // SAFETY: every member that needs freeing was made above; the rest cannot fail.
+    unsafe { init_tables(place, config) };
+    true
+}
+
+/// The members of the context [`init_context`] makes that cannot fail: the traffic counters'
+/// link to the core, the settings, the classifier and the capability structures.
+///
+/// # Safety
+/// As [`init_context`], once it made every member up to the link.
+unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
+    // SAFETY: `link` is initialized; only a reference to it is made (the members below are
+    // not initialized yet).
+    let link = unsafe { &(*place).link };
+    // SAFETY: the context drops `core` before `link` (field order).
+    let blocks = unsafe { link.traffic_blocks() };
+    // SAFETY: `core` is initialized and nothing else refers to it yet.
+    unsafe { (*place).core.traffic = Traffic::new(blocks) };
+    let init_control = |control: *mut Control| {
+        // A promoted constant: the starting value lives in the image, not on the stack.
+        let empty: &'static Control = &Control::EMPTY;
+        // SAFETY: `control` is the lock's value slot in the context, valid for writes of one
+        // Control, and cannot overlap the image's constant; Control has no drop glue.
+        unsafe { control.copy_from_nonoverlapping(empty, 1) };
+        // The state is made that of `config` by [`create`], under its lock, once the context
+        // is built: the QoS state's reset (which resolves the operational set) then runs on
+        // its own frame, not on top of the construction's.
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).control };
+    // SAFETY: the member is inside the context's memory; `init_settings` initializes the value.
+    unsafe { SpinLock::init_in(member, init_control) };
+    let init_classifier = |classifier: *mut Compiled| {
+        // As for the control state.
+        let empty: &'static Compiled = &Compiled::EMPTY;
+        // SAFETY: `classifier` is the first slot of the member, valid for writes of one
+        // Compiled, and cannot overlap the image's constant; Compiled has no drop glue.
+        unsafe { classifier.copy_from_nonoverlapping(empty, 1) };
+        // SAFETY: initialized just above; nothing else refers to it.
+        compile_into(unsafe { &mut *classifier }, config, None);
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).classifier };
+    // SAFETY: as for the control state.
+    unsafe { Published::init_in(member, init_classifier) };
+    let (qos_hardware, qos_current) = Capabilities::registered(config.qos, config.qos_capabilities)
+        .map_or(
+            (
+                NDIS_QOS_CAPABILITIES::zeroed(),
+                NDIS_QOS_CAPABILITIES::zeroed(),
+            ),
+            |(hw, cur)| (qos_capabilities(hw), qos_capabilities(cur)),
+        );
+    let profile: Profile = config.ndk.profile;
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).qos_hardware };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(qos_hardware) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).qos_current };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(qos_current) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).ndk_capabilities };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(ndk_capabilities(&profile)) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).ndk_info };
+    // SAFETY: `member` is inside `place`, valid for writes and aligned (function contract).
+    unsafe { member.write_bytes(0, 1) };
+    // SAFETY: every byte of `*member` is zero, a valid NDK_ADAPTER_INFO (its fields are
+    // Zeroable), and nothing else refers to it yet; filled in place, its padding stays zero.
+    let info = unsafe { &mut *member };
+    fill_ndk_info(info, &profile, config.ndk_technology);
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).pm_capabilities };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract).
+    unsafe { member.write(pm_capabilities()) };
+}
+
+/// Undoes what [`init_context`] made, up to `last`: the members are dropped, the last made
+/// first (each shell frees what it holds from NDIS, its timer object included).
+///
+/// # Safety
+/// `place` holds exactly the members `init_context` made up to `last` (none of whose locks was
+/// initialized, no timer armed), and nothing refers to them.
+unsafe fn unmake(place: *mut AdapterContext, last: Made) {
+    if last >= Made::Receive {
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).receive };
+        // SAFETY: made and not referred to (function contract); dropped once.
+        unsafe { member.drop_in_place() };
+    }
+    if last >= Made::DcbxTimer {
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).dcbx_timer };
+        // SAFETY: as above.
+        unsafe { member.drop_in_place() };
+    }
+    if last >= Made::Ndk {
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the address of a member is taken.
+        let member = unsafe { &raw mut (*place).ndk };
+        // SAFETY: as above.
+        unsafe { member.drop_in_place() };
+    }
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).core };
+    // SAFETY: as above (`core` is always made first).
+    unsafe { member.drop_in_place() };
+}
+
+/// Frees the spin locks made at initialize (halt, or a failed initialize); the timer objects go
+/// with the context's drop.
+///
+/// # Safety
+/// No lock is held, the timers are disarmed with no routine running, and none is used again.
+pub unsafe fn free_locks(context: &AdapterContext) {
+    // SAFETY: per the function contract.
+    unsafe { context.control.free() };
+    // SAFETY: per the function contract.
+    unsafe { context.receive.free_lock() };
+    // SAFETY: per the function contract.
+    unsafe { context.link.free() };
+}

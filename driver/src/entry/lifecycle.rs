@@ -1,0 +1,157 @@
+//! The adapter's lifecycle after initialize: `MiniportHaltEx`, `MiniportPause`,
+//! `MiniportRestart`, `MiniportResetEx`, `MiniportShutdownEx`, `MiniportDevicePnPEventNotify`
+//! and `MiniportCheckForHangEx` (netvmini's adapter.c; spec §2.2). Each feeds its event to the
+//! adapter machine (`dcbndk_core::machine::Control`) and performs what it returns.
+
+use dcbndk_core::machine::Effects;
+
+use crate::context::{AdapterContext, context, free_locks};
+use crate::perform::control::perform;
+use crate::perform::direct::Direct;
+use crate::resources::memory::{PoolBox, TAG_ADAPTER};
+use crate::resources::timer::now_ms;
+use ndis_sys::miniport::{NDIS_MINIPORT_PAUSE_PARAMETERS, NDIS_MINIPORT_RESTART_PARAMETERS};
+use ndis_sys::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
+use ndis_sys::status::{NDIS_STATUS_FAILURE, NDIS_STATUS_SUCCESS};
+use ndis_sys::types::{BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_SHUTDOWN_ACTION, NDIS_STATUS};
+
+/// `MiniportHaltEx` (PASSIVE_LEVEL): the machine's halt (the agent stopped, off the wire, the
+/// link stopped, held sends and receives back, no NDK work item left), then everything
+/// initialize made is freed.
+///
+/// # Safety
+/// Called by NDIS once, with our context, after which NDIS never uses the context again.
+pub unsafe extern "system" fn miniport_halt(
+    adapter_context: NDIS_HANDLE,
+    _action: NDIS_HALT_ACTION,
+) {
+    // SAFETY: NDIS passes our live context (halt has not completed yet).
+    let context = unsafe { context(adapter_context) };
+    let mut fx = Effects::new();
+    context.control.lock().halt(&context.core, &mut fx);
+    perform::<Direct>(context, &fx, false);
+    let handle = context.handle;
+    // SAFETY: the locks were initialized at initialize and no path holds them: NDIS has stopped
+    // every other call into this adapter, the wire no longer reaches it, and the timers are
+    // disarmed with their routines finished.
+    unsafe { free_locks(context) };
+    // SAFETY: the context came from PoolBox::into_raw at initialize with this handle and tag, and
+    // NDIS never uses it after halt.
+    let boxed = unsafe {
+        PoolBox::from_raw(
+            adapter_context.cast::<AdapterContext>(),
+            handle,
+            TAG_ADAPTER,
+        )
+    };
+    drop(boxed);
+}
+
+/// `MiniportPause` (PASSIVE_LEVEL): refuses new sends, waits until no send is still inside
+/// `MiniportSendNetBufferLists` on another CPU (each completes its NBLs without blocking, so the
+/// wait is short), stops the link, gives back held NBLs and waits for every receive NBL, then
+/// completes. A pause cannot fail.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_pause(
+    adapter_context: NDIS_HANDLE,
+    _parameters: *mut NDIS_MINIPORT_PAUSE_PARAMETERS,
+) -> NDIS_STATUS {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    let mut fx = Effects::new();
+    context.control.lock().pause(&context.core, &mut fx);
+    perform::<Direct>(context, &fx, false);
+    NDIS_STATUS_SUCCESS
+}
+
+/// `MiniportRestart` (PASSIVE_LEVEL): the adapter runs again, indicates its link state, and
+/// starts DCBX.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_restart(
+    adapter_context: NDIS_HANDLE,
+    _parameters: *mut NDIS_MINIPORT_RESTART_PARAMETERS,
+) -> NDIS_STATUS {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    let mut fx = Effects::new();
+    let restarted = context
+        .control
+        .lock()
+        .restart(&context.core, now_ms(), &mut fx);
+    if restarted.is_err() {
+        return NDIS_STATUS_FAILURE;
+    }
+    perform::<Direct>(context, &fx, false);
+    NDIS_STATUS_SUCCESS
+}
+
+/// `MiniportResetEx` (<= DISPATCH_LEVEL): nothing is queued in this adapter, so the reset
+/// completes synchronously; the addressing (filter, multicast list) is kept, so NDIS need not
+/// restore it.
+///
+/// # Safety
+/// Called by NDIS with our context and a writable `AddressingReset`.
+pub unsafe extern "system" fn miniport_reset(
+    adapter_context: NDIS_HANDLE,
+    addressing_reset: *mut BOOLEAN,
+) -> NDIS_STATUS {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    context.control.lock().reset_adapter();
+    if !addressing_reset.is_null() {
+        // SAFETY: NDIS passes a writable BOOLEAN for the duration of the call.
+        unsafe { addressing_reset.write(0) };
+    }
+    NDIS_STATUS_SUCCESS
+}
+
+/// `MiniportShutdownEx` (any IRQL up to HIGH_LEVEL on a bugcheck): only puts the adapter in a
+/// quiet state; no NDIS call, no lock.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_shutdown(
+    adapter_context: NDIS_HANDLE,
+    _action: NDIS_SHUTDOWN_ACTION,
+) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    context.core.state.mark_shut_down();
+}
+
+/// `MiniportDevicePnPEventNotify` (PASSIVE_LEVEL): surprise removal stops sends, OIDs and DCBX.
+///
+/// # Safety
+/// Called by NDIS with our context and a valid event.
+pub unsafe extern "system" fn miniport_device_pnp_event_notify(
+    adapter_context: NDIS_HANDLE,
+    event: *mut NET_DEVICE_PNP_EVENT,
+) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    if event.is_null() {
+        return;
+    }
+    // SAFETY: NDIS passes a valid event for the duration of the call.
+    let code = unsafe { (*event).DevicePnPEvent };
+    if code == NdisDevicePnPEventSurpriseRemoved {
+        let mut fx = Effects::new();
+        context
+            .control
+            .lock()
+            .surprise_removed(&context.core, &mut fx);
+        perform::<Direct>(context, &fx, false);
+    }
+}
+
+/// `MiniportCheckForHangEx` (<= DISPATCH_LEVEL): nothing in this adapter can hang.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_check_for_hang(_adapter_context: NDIS_HANDLE) -> BOOLEAN {
+    0
+}

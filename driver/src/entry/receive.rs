@@ -1,0 +1,53 @@
+//! `MiniportReturnNetBufferLists`: the receive NBLs NDIS gives back. Frames arrive on the
+//! receive path (`crate::perform::receive`), which the wire calls, not NDIS.
+
+use core::sync::atomic::Ordering;
+
+use crate::context::context;
+use crate::perform::direct::Direct;
+use crate::perform::drain::send_pfc;
+use crate::resources::nbl::next_nbl;
+use crate::resources::timer::now_ns;
+use ndis_sys::nbl::{NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST};
+use ndis_sys::types::{NDIS_HANDLE, ULONG};
+
+/// `MiniportReturnNetBufferLists`: NBLs this adapter indicated come back to its free list. A
+/// chain that is not ours is left alone.
+///
+/// # Safety
+/// Called by NDIS with our context and NBLs it is returning.
+pub unsafe extern "system" fn miniport_return_net_buffer_lists(
+    adapter_context: NDIS_HANDLE,
+    chain: *mut NET_BUFFER_LIST,
+    flags: ULONG,
+) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    let rx = &context.receive;
+    let mut nbl = chain;
+    while !nbl.is_null() {
+        // SAFETY: an NBL of the chain NDIS returns; Next is read before the NBL is reused.
+        let next = unsafe { next_nbl(nbl) };
+        // SAFETY: an NBL NDIS returns to this miniport.
+        if let Some(index) = unsafe { rx.index_of(nbl) } {
+            // SAFETY: our NBL, back from NDIS; the slot was set at indication.
+            let kept = unsafe { (*nbl).MiniportReserved.0[1] } as usize;
+            let (priority, len) = (
+                u8::try_from((kept >> 32) & 7).unwrap_or(0),
+                u32::try_from(kept & 0xFFFF_FFFF).unwrap_or(0),
+            );
+            rx.free.lock().put(index);
+            rx.outstanding.fetch_sub(1, Ordering::SeqCst);
+            let xon = context.link.state().lock().rx_drain(priority, len);
+            if let Some(request) = xon {
+                send_pfc::<Direct>(
+                    context,
+                    request,
+                    flags & NDIS_RETURN_FLAGS_DISPATCH_LEVEL != 0,
+                    now_ns(),
+                );
+            }
+        }
+        nbl = next;
+    }
+}

@@ -1,0 +1,150 @@
+//! The send side of the data path: `MiniportSendNetBufferLists`, `MiniportCancelSend` and the
+//! link's timer routine (netvmini's datapath.c). Runs at up to DISPATCH_LEVEL on any CPU, never
+//! blocks, never allocates.
+//!
+//! Each frame's header (its first `HEADER_BYTES`) is read through `NdisGetDataBuffer` (headers may
+//! span MDLs) and classified to an 802.1p priority and a traffic class by the compiled table the
+//! QoS path publishes (`dcbndk_core::datapath::classify`: the OS's priority from the NBL's 802.1Q
+//! info first, then the operational classification rules); the whole frame is then copied once,
+//! from the NB's MDLs straight into a transmit buffer of the virtual link (`perform::drain`, which
+//! puts it on the wire at the link's speed), tagged there in place as `*PriorityVLANTag` and
+//! `*QOS` say (spec §6.2), and counted (RDMA frames into the NDK counters of this CPU). No frame
+//! is ever copied to the stack (issue 18). The NBL completes at once: the frame was copied. The exception is a frame of a lossless (PFC) priority whose queue is full:
+//! its NBL is held and completes when the frame finds room, so PFC traffic is never dropped; while
+//! any NBL is held, later NBLs are held behind it, keeping the order of every priority.
+//!
+//! While the adapter is not running (or was surprise-removed) every NBL completes with
+//! `NDIS_STATUS_PAUSED`. Each call is counted in flight until its NBLs are completed or held, and
+//! `MiniportPause` waits for that count to drop to zero, then completes the held NBLs with
+//! `NDIS_STATUS_PAUSED`.
+
+use core::ptr::null_mut;
+
+use dcbndk_core::status::Status;
+
+use crate::context::{AdapterContext, context};
+use crate::perform::direct::Direct;
+use crate::perform::drain::{drain, retry_soon};
+use crate::perform::held::send_or_hold;
+use crate::resources::nbl::{Chain, net_buffers, next_nbl, set_next, set_progress, set_status};
+use crate::resources::status::ndis_status;
+use ndis_sys::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST, NetBufferListCancelId};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PVOID, ULONG};
+
+/// `MiniportSendNetBufferLists`: sends or holds each NBL of the chain and completes the ones
+/// it does not hold, with a status each, in one `NdisMSendNetBufferListsComplete` call.
+///
+/// # Safety
+/// Called by NDIS with our context and a chain of NBLs the miniport owns until it completes them.
+pub unsafe extern "system" fn miniport_send_net_buffer_lists(
+    adapter_context: NDIS_HANDLE,
+    chain: *mut NET_BUFFER_LIST,
+    _port: NDIS_PORT_NUMBER,
+    send_flags: ULONG,
+) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    if chain.is_null() {
+        return;
+    }
+    let at_dispatch = send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0;
+    let running = context.core.state.begin_send();
+    let mut done = Chain::default();
+    let mut nbl = chain;
+    while !nbl.is_null() {
+        // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
+        let next = unsafe { next_nbl(nbl) };
+        // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
+        unsafe { set_next(nbl, null_mut()) };
+        let outcome = if running {
+            // SAFETY: as above; a fresh NBL starts at its first NB.
+            unsafe { set_progress(nbl, 0) };
+            // SAFETY: as above.
+            unsafe { send_or_hold(context, nbl, false) }
+        } else {
+            // SAFETY: as above.
+            for _ in unsafe { net_buffers(nbl) } {
+                context.core.stats.send_discarded();
+            }
+            Some(Status::Paused)
+        };
+        if let Some(status) = outcome {
+            // SAFETY: as above; the status member is the miniport's to set before completion.
+            unsafe { set_status(nbl, ndis_status(status)) };
+            // SAFETY: as above.
+            unsafe { done.push(nbl) };
+        }
+        nbl = next;
+    }
+    if running {
+        drain::<Direct>(context, at_dispatch);
+    }
+    // SAFETY: NBLs NDIS handed over, each with its status, completed once; the held ones are not
+    // in this chain.
+    unsafe { done.complete(context.handle, at_dispatch) };
+    // Only now may a pause complete: every NBL of this call is back with NDIS or held.
+    context.core.state.end_send();
+}
+
+/// `MiniportCancelSend` (<= DISPATCH_LEVEL): the NBLs held for room on the link whose
+/// cancellation identifier (`NetBufferListCancelId` info) is `cancel_id` complete with
+/// `NDIS_STATUS_SEND_ABORTED`. Frames of such an NBL already queued on the link still leave.
+///
+/// # Safety
+/// Called by NDIS with our context.
+pub unsafe extern "system" fn miniport_cancel_send(adapter_context: NDIS_HANDLE, cancel_id: PVOID) {
+    // SAFETY: NDIS passes our live context.
+    let context = unsafe { context(adapter_context) };
+    while !context.link.begin_exclusive() {
+        core::hint::spin_loop();
+    }
+    let slot = usize::try_from(NetBufferListCancelId).unwrap_or(usize::MAX);
+    let id_of = |nbl: usize| {
+        let nbl = nbl as *mut NET_BUFFER_LIST;
+        // SAFETY: a held NBL, owned by the miniport; only the info array's address is taken.
+        let info = unsafe { &raw const (*nbl).NetBufferListInfo };
+        // SAFETY: `info` points at the NBL's info array; `get` checks the index.
+        unsafe { (*info).get(slot).copied() }.unwrap_or(null_mut())
+    };
+    let mut done = Chain::default();
+    context.link.state().lock().take_held(
+        |nbl| id_of(nbl) == cancel_id,
+        |nbl| {
+            let nbl = nbl as *mut NET_BUFFER_LIST;
+            // SAFETY: a held NBL, now out of the ring; its status is the miniport's to set.
+            unsafe { set_status(nbl, ndis_status(Status::SendAborted)) };
+            // SAFETY: as above; its Next is NULL.
+            unsafe { done.push(nbl) };
+        },
+    );
+    let asked = context.link.end_exclusive();
+    // SAFETY: held NBLs, each with its status, completed once. The IRQL is unknown here (up to
+    // DISPATCH_LEVEL), so the DISPATCH flag is not claimed (NDIS then looks for itself).
+    unsafe { done.complete(context.handle, false) };
+    if asked && context.core.state.accepts_sends() {
+        // A send held an NBL while the rings were ours and left its pass to us.
+        retry_soon(context);
+    }
+}
+
+/// The link's timer routine (DISPATCH_LEVEL): what is due on the link leaves, held NBLs are
+/// retried, and the timer is armed at the link's next event.
+///
+/// # Safety
+/// Called by NDIS with the adapter context given to `NdisSetTimerObject`.
+pub unsafe extern "system" fn link_timer(
+    _system1: PVOID,
+    function_context: PVOID,
+    _system2: PVOID,
+    _system3: PVOID,
+) {
+    if function_context.is_null() {
+        return;
+    }
+    // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
+    let context = unsafe { &*function_context.cast::<AdapterContext>() };
+    if context.core.state.accepts_sends() {
+        drain::<Direct>(context, true);
+    }
+    context.link.timer.routine_done();
+}

@@ -1,0 +1,111 @@
+//! Performs what the adapter's control machine (`dcbndk_core::machine::Control`) decided, in
+//! the order it listed: the one place its [`Effect`]s become NDIS calls, frames and timers.
+//! Every entry point that feeds the machine an event ends here, with the control lock released.
+
+use core::ops::Range;
+
+use dcbndk_core::machine::{Control, Effect, Effects, TimerId};
+
+use super::drain::{self, Reconfigured};
+use super::post::{Wire, drop_posted};
+use super::{held, indicate, ndk, qos};
+use crate::context::AdapterContext;
+use crate::resources::log;
+use crate::resources::timer::{now_ms, now_ns};
+use crate::resources::wire;
+use ndis_sys::imports::NdisMSleep;
+
+/// How long pause and halt sleep between looks at what they wait for.
+const POLL_MICROSECONDS: u32 = 100;
+
+/// Performs `fx` in order. `W`: how frames reach the wire from where the caller runs;
+/// `at_dispatch`: the caller runs at DISPATCH_LEVEL. The waits (`WaitFor*`, `StopTimer`) come
+/// only from pause and halt, at PASSIVE_LEVEL.
+pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: bool) {
+    let mut owed: Option<Reconfigured> = None;
+    let mut qos_done = false;
+    for effect in fx.iter() {
+        match effect {
+            Effect::Reconfigure | Effect::IndicateOperational | Effect::IndicateRemote => {
+                // The whole run of QoS effects at once, out of line (`qos::apply`).
+                if !qos_done {
+                    qos_done = true;
+                    owed = qos::apply(context, fx);
+                }
+            }
+            Effect::Drain => {
+                if let Some(work) = owed.take() {
+                    drain::reconfigured::<W>(context, work, at_dispatch);
+                }
+            }
+            Effect::IndicateLinkState => indicate::link_state(context),
+            Effect::TransmitLldpdu { ttl } => transmit_lldpdu::<W>(context, ttl, at_dispatch),
+            Effect::ArmTimer {
+                timer: TimerId::Dcbx,
+                at_ms,
+            } => arm_dcbx(context, at_ms),
+            Effect::StopTimer(TimerId::Dcbx) => context.dcbx_timer.stop(),
+            Effect::QueueNdkWork => ndk::kick(context),
+            Effect::AttachWire => attach(context),
+            Effect::DetachWire => {
+                wire::detach(core::ptr::from_ref(context).cast());
+                drop_posted(context);
+            }
+            Effect::WaitForSends => {
+                while context.core.state.sends_in_flight() != 0 {
+                    // SAFETY: PASSIVE_LEVEL (MiniportPause); no lock is held.
+                    unsafe { NdisMSleep(POLL_MICROSECONDS) };
+                }
+            }
+            Effect::StopLink => drain::stop(context),
+            Effect::CompleteHeld => held::complete_held(context),
+            Effect::WaitForReturns => {
+                while context.receive.outstanding() != 0 {
+                    // SAFETY: PASSIVE_LEVEL (pause or halt); no lock is held.
+                    unsafe { NdisMSleep(POLL_MICROSECONDS) };
+                }
+            }
+            Effect::WaitForNdkWork => ndk::wait_for_work_items(context),
+            Effect::EndPause => Control::paused(&context.core),
+        }
+    }
+}
+
+/// Puts the adapter on its wire; one that finds no free port runs alone, says so in the event
+/// log, and drops what it posted so far (nothing can deliver it).
+fn attach(context: &AdapterContext) {
+    if !wire::attach(core::ptr::from_ref(context).cast()) {
+        drop_posted(context);
+        log::warn(
+            log::EVENT_KEYWORD_DEFAULTED,
+            0,
+            "no free port on the virtual wire",
+        );
+    }
+}
+
+/// Arms the DCBX timer at `at_ms` (at least 1 ms from now: `Timer::arm`).
+fn arm_dcbx(context: &AdapterContext, at_ms: u64) {
+    let me = core::ptr::from_ref(context).cast_mut().cast();
+    let after = at_ms.saturating_sub(now_ms());
+    // SAFETY: the context outlives the timer: halt stops it before freeing the context.
+    unsafe { context.dcbx_timer.arm(after, me) };
+}
+
+/// Builds the LLDPDU with TTL `ttl` in a free transmit buffer and sends it.
+fn transmit_lldpdu<W: Wire>(context: &AdapterContext, ttl: u16, at_dispatch: bool) {
+    if let Some((slot, range)) = build_lldpdu(context, ttl) {
+        W::transmit_slot(context, slot, range, at_dispatch, now_ns());
+    }
+}
+
+/// The LLDPDU with TTL `ttl`, built under the control lock straight into a free transmit
+/// buffer: the buffer and where the frame lies in it, or `None` when none is free. Out of line:
+/// what it reads (a parameter set, 0.9 KiB) is off the stack by the time the caller sends,
+/// which may run a peer's whole receive path on this thread (issue 18's stack check).
+#[inline(never)]
+fn build_lldpdu(context: &AdapterContext, ttl: u16) -> Option<(u16, Range<usize>)> {
+    context
+        .link
+        .build_in_slot(|out| context.control.lock().lldpdu(ttl, out))
+}

@@ -1,0 +1,116 @@
+//! [`Direct`]: the way the driver's entry points (sends, timers, OID requests, returns, pause,
+//! halt) put frames on the wire. No delivery is under way on their stack, so the frame is
+//! delivered at once, to every other adapter on the sender's wire, by calling its receive path
+//! (`perform::receive::arrived`: a direct call, so that the image's call graph sees the whole
+//! path); then whatever the receivers posted ([`pump`]).
+
+use core::ops::Range;
+
+use super::post::Wire;
+use crate::context::AdapterContext;
+use crate::resources::timer::now_ns;
+use crate::resources::wire::{self, MAX_PORTS};
+
+/// The entry points' way to the wire.
+pub enum Direct {}
+
+impl Wire for Direct {
+    fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
+        deliver(from, frame, at_dispatch, at_ns);
+        pump(from, at_dispatch);
+    }
+
+    fn transmit_slot(
+        from: &AdapterContext,
+        slot: u16,
+        range: Range<usize>,
+        at_dispatch: bool,
+        at_ns: u64,
+    ) {
+        // SAFETY: the buffer is the caller's (dequeued, off the free list) until released
+        // below, after the last use of the slice.
+        let frame = unsafe { from.link.frame(slot, range) };
+        deliver(from, frame, at_dispatch, at_ns);
+        from.link.release_slot(slot);
+        pump(from, at_dispatch);
+    }
+}
+
+/// The adapter context a port of the wire holds.
+///
+/// # Safety
+/// `owner` came from [`wire::enter`], which counts the caller on the port until
+/// [`wire::leave`]; every owner attached is an `AdapterContext` (`perform::control` attaches
+/// them), whose detach (at halt, before the context is freed) waits for the count.
+unsafe fn adapter_at<'a>(owner: *const ()) -> &'a AdapterContext {
+    // SAFETY: per the function contract.
+    unsafe { &*owner.cast::<AdapterContext>() }
+}
+
+/// Every other adapter on `from`'s wire receives `frame`.
+fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
+    let me = core::ptr::from_ref(from).cast::<()>();
+    let number = from.core.config.virtual_wire;
+    for port in 0..MAX_PORTS {
+        let Some(owner) = wire::enter(port, me) else {
+            continue;
+        };
+        // SAFETY: from `wire::enter`, left below.
+        let to = unsafe { adapter_at(owner) };
+        if to.core.config.virtual_wire == number {
+            super::receive::arrived(to, frame, at_dispatch, at_ns);
+        }
+        wire::leave(port);
+    }
+}
+
+/// Delivers what the adapters on `caller`'s wire posted, oldest first per adapter, until none
+/// is left. One caller at a time per adapter (`LinkShell::begin_delivering`): a caller that
+/// finds another one delivering an adapter's frames leaves them to it, and that one looks again
+/// after it stops, so a frame posted meanwhile is not forgotten. Only `caller`'s wire: the
+/// frames of another wire are its own callers' (in the simulator, another test's thread and
+/// clock). Frames of an adapter leaving the wire are not waited for (its detach drops them): a
+/// pump at DISPATCH_LEVEL must never wait for a halt at PASSIVE_LEVEL. Costs one atomic load
+/// when nothing is posted, the common case on the data path.
+fn pump(caller: &AdapterContext, at_dispatch: bool) {
+    let number = caller.core.config.virtual_wire;
+    // Plain loops, no helper closures: this runs under every receive path it starts, and in a
+    // debug build each helper would be a frame of its own on that path.
+    loop {
+        if wire::nothing_posted() {
+            return;
+        }
+        let mut delivered = false;
+        for port in 0..MAX_PORTS {
+            let Some(owner) = wire::enter(port, core::ptr::null()) else {
+                continue;
+            };
+            // SAFETY: from `wire::enter`, left below.
+            let from = unsafe { adapter_at(owner) };
+            if from.core.config.virtual_wire == number && from.link.begin_delivering() {
+                loop {
+                    while let Some((slot, range, at_ns)) = from.link.next_posted() {
+                        delivered = true;
+                        wire::unposted(1);
+                        // SAFETY: the buffer is ours (taken back from the posted ones) until
+                        // released below, after the last use of the slice.
+                        let frame = unsafe { from.link.frame(slot, range) };
+                        deliver(from, frame, at_dispatch, at_ns);
+                        from.link.release_slot(slot);
+                        // A freed buffer may take a held NBL; the link's timer sends it.
+                        super::held::retry_held(from, at_dispatch);
+                        super::drain::rearm(from, now_ns());
+                    }
+                    // Posted after the last look, by a caller that found us delivering?
+                    if !from.link.end_delivering() {
+                        break;
+                    }
+                }
+            }
+            wire::leave(port);
+        }
+        if !delivered {
+            return;
+        }
+    }
+}

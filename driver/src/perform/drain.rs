@@ -1,0 +1,154 @@
+//! The link's timing, performed: what the core's `Link` (under the link lock) says is due goes
+//! on the wire now ([`drain`]), PFC frames both ways, a new operational set applied
+//! ([`configure`], [`reconfigured`]), and the link's one-shot timer armed at its next event.
+//! Generic over [`Wire`]: the same code runs from the entry points (`Direct`) and under a
+//! delivery (`Posted`).
+
+use dcbndk_core::datapath::frame::PfcFrame;
+use dcbndk_core::datapath::link::PfcRequest;
+use dcbndk_core::qos::params::QosParameters;
+
+use super::held::retry_held;
+use super::post::Wire;
+use crate::context::AdapterContext;
+use crate::resources::timer::now_ns;
+
+/// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
+/// sent here: the caller passes what this returns to [`reconfigured`] once the parameter sets
+/// are off its stack, as sending may run a peer's whole receive path on this thread
+/// (`crate::resources::wire`).
+#[must_use = "the link owes the wire what `reconfigured` sends"]
+pub fn configure(context: &AdapterContext, params: &QosParameters) -> Reconfigured {
+    let xon = context.link.state().lock().link.configure(params, now_ns());
+    Reconfigured { xon }
+}
+
+/// What a new operational set leaves for the wire: an XON owed to the peer for a priority that
+/// lost PFC, and the frames the new schedule lets go.
+pub struct Reconfigured {
+    xon: Option<PfcRequest>,
+}
+
+/// Sends what [`configure`] left for the wire. `W`: how frames reach the wire here
+/// ([`Wire`]).
+pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured, at_dispatch: bool) {
+    if let Some(request) = work.xon {
+        send_pfc::<W>(context, request, at_dispatch, now_ns());
+    }
+    drain::<W>(context, at_dispatch);
+}
+
+/// A PFC frame from the peer (the receive path consumes it), arrived at `at_ns`: what the link
+/// sent before that goes first, then the enabled priorities pause from `at_ns`.
+pub fn pause<W: Wire>(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
+    drain_until::<W>(context, at_dispatch, at_ns);
+    context
+        .link
+        .state()
+        .lock()
+        .link
+        .pause(u16::from(frame.enable), frame.quanta, at_ns);
+    drain::<W>(context, at_dispatch);
+}
+
+/// Sends a PFC frame asking the peer to pause (or resume) the priorities of `request`. PFC frames
+/// are MAC Control frames: they bypass the queues.
+pub fn send_pfc<W: Wire>(
+    context: &AdapterContext,
+    request: PfcRequest,
+    at_dispatch: bool,
+    at_ns: u64,
+) {
+    let enable = u8::try_from(request.class_enable & 0xFF).unwrap_or(0);
+    let frame = PfcFrame::new(context.core.config.current_mac, enable, request.quanta).to_bytes();
+    W::transmit(context, &frame, at_dispatch, at_ns);
+}
+
+/// Moves every frame whose turn has come to the wire, retries held NBLs, and arms the timer at
+/// the link's next event.
+///
+/// The clock (`NdisGetSystemUpTimeEx`) counts milliseconds, far coarser than a frame time (0.8 µs
+/// for 1 kB at 10 Gb/s), so the link catches up: each frame starts when the previous one ended
+/// (or when the backlog began), as long as that is not later than now. Frames refilled from
+/// held NBLs on the way join the same backlog, as they would have on a real clock.
+pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
+    drain_until::<W>(context, at_dispatch, now_ns());
+}
+
+/// [`drain`] up to `until` (at most now): a PFC frame that arrived within the last clock tick
+/// stops the link at its own arrival time, not at the end of the tick.
+fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64) {
+    let now = until.min(now_ns());
+    loop {
+        let (slot, range, end_ns) = {
+            let mut s = context.link.state().lock();
+            let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
+            // Nothing may start at `at` (every backlogged priority paused then): jump to the
+            // link's next event, a pause ending, if that is not later than now.
+            let sent = loop {
+                if let Some(sent) = s.link.dequeue(at) {
+                    break Some(sent);
+                }
+                match s.link.next_event_ns(at) {
+                    Some(t) if t > at && t <= now => at = t,
+                    _ => break None,
+                }
+            };
+            let Some(sent) = sent else {
+                break;
+            };
+            (sent.handle, s.frame_range(sent.handle), sent.end_ns)
+        };
+        // The buffer stays off the free list (ours) until the frame has been delivered.
+        W::transmit_slot(context, slot, range, at_dispatch, end_ns);
+        retry_held(context, at_dispatch);
+    }
+    retry_held(context, at_dispatch);
+    let refresh = context.link.state().lock().link.rx_poll(now);
+    if let Some(request) = refresh {
+        send_pfc::<W>(context, request, at_dispatch, now);
+    }
+    rearm(context, now);
+}
+
+/// Arms the timer at the link's next event after `now`: a queued frame's turn, a pause ending,
+/// or the refresh of an XOFF in force.
+pub fn rearm(context: &AdapterContext, now: u64) {
+    let next = {
+        let mut s = context.link.state().lock();
+        // Caught up to now: what did not start by now (paused, or refilled too late) starts
+        // no earlier than now.
+        s.ready_ns = s.ready_ns.max(now);
+        // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
+        let refresh = s
+            .xoff_sent
+            .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
+        match (s.link.next_event_ns(now), refresh) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    };
+    if let Some(next_ns) = next {
+        arm(context, next_ns);
+    }
+}
+
+/// Arms the timer to run within a millisecond: its routine drains the link and retries the
+/// held NBLs. For a cancel that had the rings while a send asked for a pass: it cannot make the
+/// pass itself, as it does not know its IRQL for the deliveries (halt stops the timer again).
+pub fn retry_soon(context: &AdapterContext) {
+    arm(context, now_ns());
+}
+
+fn arm(context: &AdapterContext, at_ns: u64) {
+    let after_ms = at_ns.saturating_sub(now_ns()).div_ceil(1_000_000);
+    let me = core::ptr::from_ref(context).cast_mut().cast();
+    // SAFETY: the context outlives the timer: halt stops it before freeing the context.
+    unsafe { context.link.timer.arm(after_ms, me) };
+}
+
+/// Stops the timer (pause and halt, PASSIVE_LEVEL, once the adapter no longer accepts sends: a
+/// routine still running then arms nothing more).
+pub fn stop(context: &AdapterContext) {
+    context.link.timer.stop();
+}

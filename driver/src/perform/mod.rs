@@ -1,0 +1,24 @@
+//! Performing what the core decided: NDIS calls (indications, completions, PnP events), frames
+//! on the virtual wire, timers and the work item. The entry points (`crate::entry`) call in
+//! here; this layer reaches the adapter context and the resources below it, never an entry
+//! point. Its files import one way too, top to bottom:
+//!
+//! - [`direct`]: `Direct`, the entry points' way to the wire (delivers to the peers' receive
+//!   path at once, then what they posted);
+//! - [`receive`]: a frame from the wire (an LLDPDU, a PFC frame, or one to indicate);
+//! - [`control`]: the control machine's effects, in order;
+//! - [`qos`], [`ndk`]: the QoS and NDK effects;
+//! - [`drain`]: the link's timing (what is due goes on the wire, PFC, reconfiguration);
+//! - [`held`]: NBLs onto the link, and the ones held for room;
+//! - [`post`]: the `Wire` trait and `Posted`, the way of everything under a delivery;
+//! - [`indicate`]: the status indications.
+
+pub mod control;
+pub mod direct;
+pub mod drain;
+pub mod held;
+pub mod indicate;
+pub mod ndk;
+pub mod post;
+pub mod qos;
+pub mod receive;

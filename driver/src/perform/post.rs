@@ -1,0 +1,62 @@
+//! How a frame reaches the wire from where the caller runs ([`Wire`]), and the way of the
+//! callers under a delivery ([`Posted`]): their frames wait in the sender's outbox until the
+//! delivery under way has returned (`crate::resources::wire` says why). The entry points' way,
+//! `Direct`, delivers at once: it calls the receive path, so it sits above it
+//! (`crate::perform::direct`).
+
+use core::ops::Range;
+
+use crate::context::AdapterContext;
+use crate::resources::wire;
+
+/// How a frame reaches the wire from where the caller runs.
+pub trait Wire {
+    /// Puts `frame` (a whole Ethernet frame without FCS, built by the caller: a PFC frame or an
+    /// LLDPDU) on `from`'s wire, as sent at `at_ns` (the link's own time for its frames, which
+    /// may lie within the last clock tick; now for control frames). `at_dispatch`: the caller
+    /// runs at DISPATCH_LEVEL.
+    fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64);
+    /// Puts the frame at `range` of `from`'s transmit buffer `slot` (off the free list, the
+    /// caller's) on the wire; the buffer is released once the frame has been delivered.
+    fn transmit_slot(
+        from: &AdapterContext,
+        slot: u16,
+        range: Range<usize>,
+        at_dispatch: bool,
+        at_ns: u64,
+    );
+}
+
+/// Everything under `perform::receive::arrived`, which a delivery calls: the frame is posted,
+/// and the delivery's sender delivers it when the delivery has returned.
+pub enum Posted {}
+
+impl Wire for Posted {
+    fn transmit(from: &AdapterContext, frame: &[u8], _at_dispatch: bool, at_ns: u64) {
+        if from.link.post_copy(frame, at_ns) {
+            wire::posted(1);
+        } else {
+            // No transmit buffer free: the frame is lost, as a NIC's with a full ring would be.
+            from.core.stats.send_error();
+        }
+    }
+
+    fn transmit_slot(
+        from: &AdapterContext,
+        slot: u16,
+        _range: Range<usize>,
+        _at_dispatch: bool,
+        at_ns: u64,
+    ) {
+        if from.link.post(slot, at_ns) {
+            wire::posted(1);
+        } else {
+            from.core.stats.send_error();
+        }
+    }
+}
+
+/// Drops what `context` posted and was not delivered (it is not, or no longer, on the wire).
+pub fn drop_posted(context: &AdapterContext) {
+    wire::unposted(context.link.discard_posted());
+}

@@ -1,0 +1,184 @@
+//! The receive path: a frame from the virtual wire (delivered by `super::direct`, at the
+//! sender's IRQL) is an LLDPDU for the DCBX agent, a PFC frame for the link, or a frame the
+//! packet filter passes up with `NdisMIndicateReceiveNetBufferLists` (netvmini's RCBs, from
+//! `crate::resources::rxpool`); it comes back through `MiniportReturnNetBufferLists`
+//! (`crate::entry::receive`).
+//!
+//! Everything here runs under a delivery: what it sends is posted (`super::post::Posted`).
+//! Arrivals are counted in flight with the sends (`begin_send`/`end_send`), so a pause that sees
+//! no call in flight knows no indication can start; it also waits until every indicated NBL
+//! has been returned (NDIS requires both before a pause completes).
+
+use core::ptr::null_mut;
+use core::sync::atomic::Ordering;
+
+use dcbndk_core::adapter::ETHERNET_HEADER;
+use dcbndk_core::adapter::stats::Destination;
+use dcbndk_core::adapter::traffic::Way;
+use dcbndk_core::datapath::classify::{TagAction, apply_tag};
+use dcbndk_core::datapath::frame::{ETHERTYPE_MAC_CONTROL, Frame, HEADER_BYTES, PfcFrame};
+use dcbndk_core::machine::{Effects, Received};
+
+use super::control::perform;
+use super::drain;
+use super::post::Posted;
+use crate::context::AdapterContext;
+use crate::resources::nbl::{first_nb, set_next};
+use crate::resources::ndk::{count_rdma, current_processor};
+use crate::resources::rxpool::RX_BUFFER_BYTES;
+use crate::resources::timer::now_ms;
+use ndis_sys::imports::NdisMIndicateReceiveNetBufferLists;
+use ndis_sys::nbl::{
+    Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA,
+    NET_BUFFER_DATA_LENGTH,
+};
+use ndis_sys::types::PVOID;
+
+/// A frame arrived from the wire (at the sender's IRQL). The DCBX agent takes its LLDPDUs;
+/// other frames are indicated if the adapter runs and its packet filter accepts them.
+pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
+    let len = frame.len();
+    if len < ETHERNET_HEADER as usize || len > RX_BUFFER_BYTES {
+        context.core.stats.receive_error();
+        return;
+    }
+    // One look under the control lock: an LLDPDU for the agent, or the packet filter's verdict.
+    let received = look(context, frame, at_dispatch);
+    if received == Received::Consumed {
+        return;
+    }
+    // MAC Control frames (PFC) are the MAC's own: consumed, never indicated (802.3 Annex 31B),
+    // and obeyed only while the adapter runs (a paused adapter's link is stopped).
+    let mac_control = frame.get(12..14) == Some(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
+    let running = context.core.state.begin_send();
+    if running && mac_control {
+        if let Ok(pfc) = PfcFrame::parse(frame) {
+            drain::pause::<Posted>(context, &pfc, at_dispatch, at_ns);
+        }
+    } else if running {
+        if received == Received::Indicate {
+            indicate(context, frame, at_dispatch, at_ns);
+        }
+    } else if !mac_control {
+        context.core.stats.receive_discarded();
+    }
+    context.core.state.end_send();
+}
+
+/// The control machine's look at a frame; an LLDPDU's effects (remote and operational
+/// indications, the link reconfigured, the agent's timer) are performed here, posting what they
+/// send. Out of line: the effects list is not on the stack of the data frames' indication.
+#[inline(never)]
+fn look(context: &AdapterContext, frame: &[u8], at_dispatch: bool) -> Received {
+    let mut fx = Effects::new();
+    let received = context
+        .control
+        .lock()
+        .frame_received(&context.core, frame, now_ms(), &mut fx);
+    perform::<Posted>(context, &fx, at_dispatch);
+    received
+}
+
+/// Indicates a frame the packet filter accepted: into a free receive buffer, the 802.1Q tag
+/// into the NBL's info, PFC accounting, then `NdisMIndicateReceiveNetBufferLists`.
+fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
+    let Some(dst) = frame.get(..6).and_then(|d| <[u8; 6]>::try_from(d).ok()) else {
+        return;
+    };
+    let rx = &context.receive;
+    let Some(index) = rx.free.lock().take() else {
+        context.core.stats.receive_discarded();
+        return;
+    };
+    let (Some(&nbl), Some(buffer)) = (rx.nbls.get(index), rx.buffers.as_slice().get(index)) else {
+        return;
+    };
+    // The receive side of tagging (spec §6.2): with tagging on, the 802.1Q tag leaves the frame
+    // for the NBL's Ieee8021QNetBufferListInfo.
+    let parsed = Frame::parse(frame.get(..frame.len().min(HEADER_BYTES)).unwrap_or(&[]));
+    let action = context.classifier.read(|c| c.receive(&parsed));
+    let tag_info = match (action, parsed.tag) {
+        (TagAction::Strip, Some(t)) => {
+            usize::from(t.pcp & 7) | (usize::from(t.dei) << 3) | (usize::from(t.vid & 0x0FFF) << 4)
+        }
+        _ => 0,
+    };
+    // SAFETY: the buffer is ours while its index is off the free list (and `len` <= its size,
+    // checked by `arrived`); nothing else refers to it.
+    let out = unsafe { &mut *buffer.get() };
+    let Some(len) = apply_tag(frame, action, out) else {
+        rx.free.lock().put(index);
+        context.core.stats.receive_error();
+        return;
+    };
+    let rdma = parsed.is_roce();
+    // The receive buffer's occupancy per priority drives PFC (802.1Qbb): past XOFF the adapter
+    // asks the peer to pause the priority; a frame that does not fit is dropped.
+    let priority = parsed.tag.map_or(0, |t| t.pcp & 7);
+    let bytes = u32::try_from(len).unwrap_or(u32::MAX);
+    let filled = context.link.state().lock().rx_fill(priority, bytes, at_ns);
+    let xoff = match filled {
+        Ok(request) => request,
+        Err(_) => {
+            rx.free.lock().put(index);
+            context.core.stats.receive_discarded();
+            return;
+        }
+    };
+    // SAFETY: as above; the second reserved slot keeps the frame's priority and length for the
+    // return (MiniportReserved is the miniport's).
+    unsafe { (*nbl).MiniportReserved.0[1] = ((usize::from(priority) << 32) | len) as PVOID };
+    if let Some(request) = xoff {
+        drain::send_pfc::<Posted>(context, request, at_dispatch, at_ns);
+        // Arms the refresh of the XOFF.
+        drain::drain::<Posted>(context, at_dispatch);
+    }
+    // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
+    let nb: *mut NET_BUFFER = unsafe { first_nb(nbl) };
+    // SAFETY: as above; only the address of the NB's head (its NET_BUFFER_DATA) is taken.
+    let data = unsafe { &raw mut (*nb).head }.cast::<NET_BUFFER_DATA>();
+    // SAFETY: `data` points at the NB's NET_BUFFER_DATA; only the length changes (the MDL and
+    // offsets stay those of the allocation).
+    unsafe { (*data).length = NET_BUFFER_DATA_LENGTH { stDataLength: len } };
+    // SAFETY: as above; only the address of the NBL's info array is taken.
+    let info = unsafe { &mut (*nbl).NetBufferListInfo };
+    if let Some(slot) = usize::try_from(Ieee8021QNetBufferListInfo)
+        .ok()
+        .and_then(|i| info.get_mut(i))
+    {
+        *slot = tag_info as PVOID;
+    }
+    // SAFETY: as above; a single NBL, not chained.
+    unsafe { set_next(nbl, null_mut()) };
+    rx.outstanding.fetch_add(1, Ordering::SeqCst);
+    context
+        .core
+        .stats
+        .received(Destination::of(dst), u64::try_from(len).unwrap_or(0));
+    {
+        // Under a spin lock: at DISPATCH_LEVEL, on this CPU.
+        let _raised = rx.free.lock();
+        let cpu = current_processor();
+        let tc = context.classifier.read(|c| c.tc_of(priority));
+        let traffic = &context.core.traffic;
+        traffic.count(
+            cpu,
+            Way::Receive,
+            priority,
+            tc,
+            u64::try_from(len).unwrap_or(0),
+        );
+        traffic.header(cpu, Way::Receive, parsed.status);
+        if rdma {
+            count_rdma(&context.core.ndk, true, len);
+        }
+    }
+    let flags = if at_dispatch {
+        NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL
+    } else {
+        0
+    };
+    // SAFETY: a running adapter's handle and an NBL of ours describing `frame`; NDIS owns it
+    // until it returns it through MiniportReturnNetBufferLists.
+    unsafe { NdisMIndicateReceiveNetBufferLists(context.handle, nbl, 0, 1, flags) };
+}

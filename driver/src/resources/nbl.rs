@@ -1,0 +1,240 @@
+//! Views over the NBLs and NET_BUFFERs NDIS hands the miniport (the macros of ndis.h, as
+//! functions): their links, status, reserved slots and 802.1Q info, reading their data with
+//! `NdisGetDataBuffer`, and chaining them for one completion. Nothing here knows the adapter.
+//!
+//! Every member of a repr(C) union starts at its offset 0, so the anonymous unions of NBLs and
+//! NBs are reached by casting a pointer to the union to a pointer to the member.
+
+use dcbndk_core::adapter::ETHERNET_HEADER;
+use dcbndk_core::datapath::classify::Meta;
+use dcbndk_core::datapath::frame::HEADER_BYTES;
+
+use super::rxpool::RX_BUFFER_BYTES as MAX_FRAME;
+use ndis_sys::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
+use ndis_sys::nbl::{
+    Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NET_BUFFER,
+    NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS,
+};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, PVOID, ULONG};
+
+/// NBLs to complete together, in one `NdisMSendNetBufferListsComplete`.
+#[derive(Default)]
+pub struct Chain {
+    head: usize,
+    tail: usize,
+}
+
+impl Chain {
+    /// Appends `nbl` (whose Next is NULL).
+    ///
+    /// # Safety
+    /// `nbl` is a valid NBL owned by the miniport, in no other chain.
+    pub unsafe fn push(&mut self, nbl: *mut NET_BUFFER_LIST) {
+        if self.head == 0 {
+            self.head = nbl as usize;
+        } else {
+            // SAFETY: `tail` is the last NBL pushed, still owned by the miniport.
+            unsafe { set_next(self.tail as *mut NET_BUFFER_LIST, nbl) };
+        }
+        self.tail = nbl as usize;
+    }
+
+    /// Completes the chain (if any).
+    ///
+    /// # Safety
+    /// Every NBL of the chain is one NDIS sent this miniport, with its status set.
+    pub unsafe fn complete(self, handle: NDIS_HANDLE, at_dispatch: bool) {
+        if self.head == 0 {
+            return;
+        }
+        let flags = if at_dispatch {
+            NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL
+        } else {
+            0
+        };
+        let head = self.head as *mut NET_BUFFER_LIST;
+        // SAFETY: per the function contract.
+        unsafe { NdisMSendNetBufferListsComplete(handle, head, flags) };
+    }
+}
+
+/// The per-packet facts of an NBL: the OS's 802.1p priority and VLAN id from its
+/// `Ieee8021QNetBufferListInfo` (a zero value: none).
+///
+/// # Safety
+/// `nbl` is a valid NBL.
+pub unsafe fn meta_of(nbl: *mut NET_BUFFER_LIST) -> Meta {
+    // SAFETY: per the function contract; only the info array's address is taken.
+    let info = unsafe { &raw const (*nbl).NetBufferListInfo };
+    let slot = usize::try_from(Ieee8021QNetBufferListInfo).unwrap_or(usize::MAX);
+    // SAFETY: `info` points at the NBL's info array; `get` checks the index.
+    let value = unsafe { (*info).get(slot).copied() }.map_or(0, |v| v as usize);
+    let tag = u32::try_from(value & 0xFFFF_FFFF).unwrap_or(0);
+    Meta {
+        os_priority: (tag != 0).then_some(u8::try_from(tag & 0x7).unwrap_or(0)),
+        vlan_id: u16::try_from((tag >> 4) & 0x0FFF).unwrap_or(0),
+        nd_port: None,
+    }
+}
+
+/// How many NBs of a held NBL are already on the link (kept in `MiniportReserved[0]`).
+///
+/// # Safety
+/// `nbl` is a valid NBL owned by the miniport.
+pub unsafe fn progress(nbl: *mut NET_BUFFER_LIST) -> usize {
+    // SAFETY: per the function contract; MiniportReserved is the miniport's.
+    unsafe { (*nbl).MiniportReserved.0[0] as usize }
+}
+
+/// Saves a held NBL's progress.
+///
+/// # Safety
+/// `nbl` is a valid NBL owned by the miniport.
+pub unsafe fn set_progress(nbl: *mut NET_BUFFER_LIST, index: usize) {
+    // SAFETY: per the function contract; MiniportReserved is the miniport's.
+    unsafe { (*nbl).MiniportReserved.0[0] = index as PVOID };
+}
+
+/// `NET_BUFFER_LIST_NEXT_NBL(nbl) = next`
+///
+/// # Safety
+/// `nbl` must be a valid NBL owned by the miniport.
+pub unsafe fn set_next(nbl: *mut NET_BUFFER_LIST, next: *mut NET_BUFFER_LIST) {
+    // SAFETY: per the function contract; only the member's address is taken.
+    let links = unsafe { &raw mut (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
+    // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
+    unsafe { (*links).Next = next };
+}
+
+/// The NB's `DataLength`.
+///
+/// # Safety
+/// `nb` must be a valid NET_BUFFER.
+pub unsafe fn nb_length(nb: *mut NET_BUFFER) -> ULONG {
+    // SAFETY: per the function contract.
+    let data = unsafe { nb_data(nb) };
+    // The DataLength/stDataLength union: DataLength is the low 32 bits on x64 (offset 0).
+    let length = (&raw const data.length).cast::<ULONG>();
+    // SAFETY: `length` points into the local copy `data`.
+    unsafe { length.read() }
+}
+
+/// `NET_BUFFER_LIST_NEXT_NBL`
+///
+/// # Safety
+/// `nbl` must be a valid NBL.
+pub unsafe fn next_nbl(nbl: *mut NET_BUFFER_LIST) -> *mut NET_BUFFER_LIST {
+    // SAFETY: per the function contract; only the member's address is taken.
+    let links = unsafe { &raw const (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
+    // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
+    unsafe { (*links).Next }
+}
+
+/// `NET_BUFFER_LIST_FIRST_NB`
+///
+/// # Safety
+/// `nbl` must be a valid NBL.
+pub unsafe fn first_nb(nbl: *mut NET_BUFFER_LIST) -> *mut NET_BUFFER {
+    // SAFETY: per the function contract; only the member's address is taken.
+    let links = unsafe { &raw const (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
+    // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
+    unsafe { (*links).FirstNetBuffer }
+}
+
+/// `NET_BUFFER_LIST_STATUS(nbl) = status`
+///
+/// # Safety
+/// `nbl` must be a valid NBL owned by the miniport.
+pub unsafe fn set_status(nbl: *mut NET_BUFFER_LIST, status: NDIS_STATUS) {
+    // SAFETY: per the function contract; only the member's address is taken.
+    let at = unsafe { &raw mut (*nbl).status }.cast::<NDIS_STATUS>();
+    // SAFETY: `at` points at the NBL's Status member.
+    unsafe { at.write(status) };
+}
+
+/// The NB's `NET_BUFFER_DATA` (`Next`, `DataLength`, ...).
+///
+/// # Safety
+/// `nb` must be a valid NET_BUFFER.
+pub unsafe fn nb_data(nb: *mut NET_BUFFER) -> NET_BUFFER_DATA {
+    // SAFETY: per the function contract; only the member's address is taken.
+    let data = unsafe { &raw const (*nb).head }.cast::<NET_BUFFER_DATA>();
+    // SAFETY: `data` points at the NB's NET_BUFFER_DATA.
+    unsafe { data.read() }
+}
+
+/// The NET_BUFFERs of one NBL.
+///
+/// # Safety
+/// `nbl` must be a valid NBL whose NET_BUFFER chain stays valid while the iterator is used.
+pub unsafe fn net_buffers(nbl: *mut NET_BUFFER_LIST) -> impl Iterator<Item = *mut NET_BUFFER> {
+    // SAFETY: per the function contract.
+    let first = unsafe { first_nb(nbl) };
+    core::iter::successors((!first.is_null()).then_some(first), |nb| {
+        // SAFETY: every NB of a valid NBL's chain is valid (function contract).
+        let next = unsafe { nb_data(*nb) }.Next;
+        (!next.is_null()).then_some(next)
+    })
+}
+
+/// The frame's length and its first `min(length, HEADER_BYTES)` bytes, read with
+/// `NdisGetDataBuffer` (a pointer into the NB's first MDL when they lie there, else a copy into
+/// `storage`); `None` for a frame shorter than an Ethernet header or longer than [`MAX_FRAME`],
+/// or one NDIS cannot read.
+///
+/// # Safety
+/// `nb` is a valid NET_BUFFER whose data stays valid and unchanged while the returned bytes are
+/// used (the miniport owns its NBL until it completes it).
+pub unsafe fn header(
+    nb: *mut NET_BUFFER,
+    length: ULONG,
+    storage: &mut [u8; HEADER_BYTES],
+) -> Option<(usize, &[u8])> {
+    let len = usize::try_from(length).ok()?;
+    if len < usize::try_from(ETHERNET_HEADER).ok()? || len > MAX_FRAME {
+        return None;
+    }
+    let wanted = len.min(HEADER_BYTES);
+    let needed = ULONG::try_from(wanted).ok()?;
+    // SAFETY: `nb` is a valid NET_BUFFER of `length` >= `needed` bytes (function contract);
+    // `storage` has room for `needed` (<= HEADER_BYTES) bytes; no alignment is asked for.
+    let data = unsafe { NdisGetDataBuffer(nb, needed, storage.as_mut_ptr().cast(), 1, 0) };
+    if data.is_null() {
+        return None;
+    }
+    // SAFETY: NdisGetDataBuffer returned a pointer to `needed` contiguous readable bytes, in the
+    // NB's own memory (valid while they are used, function contract) or in `storage` (borrowed
+    // as long as the result).
+    let bytes = unsafe { core::slice::from_raw_parts(data.cast::<u8>(), wanted) };
+    Some((len, bytes))
+}
+
+/// Copies the first `out.len()` bytes of the NB's data into `out` (a transmit buffer), in one
+/// pass: `NdisGetDataBuffer` is given `out` as its Storage, so a frame that spans MDLs is
+/// gathered straight into it; a frame that lies in one MDL comes back as a pointer into it and
+/// is copied from there. `false` when NDIS cannot read that many bytes.
+///
+/// # Safety
+/// `nb` is a valid NET_BUFFER owned by the miniport (its data stays valid during the call).
+pub unsafe fn copy_frame(nb: *mut NET_BUFFER, out: &mut [u8]) -> bool {
+    let Ok(needed) = ULONG::try_from(out.len()) else {
+        return false;
+    };
+    let storage = out.as_mut_ptr();
+    // SAFETY: `nb` is a valid NET_BUFFER (function contract); Storage is `out`, which has room
+    // for the `needed` bytes asked for; no alignment is asked for. NDIS fails the call (NULL)
+    // when the NB holds fewer bytes.
+    let data = unsafe { NdisGetDataBuffer(nb, needed, storage.cast(), 1, 0) }.cast::<u8>();
+    if data.is_null() {
+        return false;
+    }
+    if data != storage {
+        // SAFETY: NdisGetDataBuffer returned a pointer to `needed` contiguous readable bytes in
+        // the NB's own memory, valid during the call (function contract). They do not overlap
+        // `out`: that is a transmit buffer of the link (pool memory no MDL describes: the only
+        // MDLs the driver makes are over its receive buffers), off the free list and ours.
+        let bytes = unsafe { core::slice::from_raw_parts(data, out.len()) };
+        out.copy_from_slice(bytes);
+    }
+    true
+}
