@@ -8,6 +8,7 @@
 mod abi_mingw;
 mod dcbx_vectors;
 mod inf;
+mod layers;
 mod powershell;
 mod published;
 mod smoke;
