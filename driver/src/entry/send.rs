@@ -25,8 +25,8 @@ use dcbndk_core::status::Status;
 use crate::context::{AdapterContext, context};
 use crate::perform::direct::Direct;
 use crate::perform::drain::{drain, retry_soon};
-use crate::perform::held::send_or_hold;
-use crate::resources::nbl::{Chain, net_buffers, next_nbl, set_next, set_progress, set_status};
+use crate::perform::held::send_chain;
+use crate::resources::nbl::{Chain, net_buffers, next_nbl, set_next, set_status};
 use crate::resources::status::ndis_status;
 use ndis_sys::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST, NetBufferListCancelId};
 use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PVOID, ULONG};
@@ -48,37 +48,33 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
         return;
     }
     let at_dispatch = send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0;
-    let running = context.core.state.begin_send();
-    let mut done = Chain::default();
-    let mut nbl = chain;
-    while !nbl.is_null() {
-        // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
-        let next = unsafe { next_nbl(nbl) };
-        // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
-        unsafe { set_next(nbl, null_mut()) };
-        let outcome = if running {
-            // SAFETY: as above; a fresh NBL starts at its first NB.
-            unsafe { set_progress(nbl, 0) };
-            // SAFETY: as above.
-            unsafe { send_or_hold(context, nbl, false) }
-        } else {
+    if !context.core.state.begin_send() {
+        // Not running (paused, or surprise-removed): every NBL back with NDIS_STATUS_PAUSED.
+        let mut done = Chain::default();
+        let mut nbl = chain;
+        while !nbl.is_null() {
+            // SAFETY: an NBL of the chain NDIS handed over, owned by us until completed.
+            let next = unsafe { next_nbl(nbl) };
             // SAFETY: as above.
             for _ in unsafe { net_buffers(nbl) } {
                 context.core.stats.send_discarded();
             }
-            Some(Status::Paused)
-        };
-        if let Some(status) = outcome {
-            // SAFETY: as above; the status member is the miniport's to set before completion.
-            unsafe { set_status(nbl, ndis_status(status)) };
+            // SAFETY: as above; it leaves NDIS's chain for ours with its status set.
+            unsafe { set_next(nbl, null_mut()) };
+            // SAFETY: as above.
+            unsafe { set_status(nbl, ndis_status(Status::Paused)) };
             // SAFETY: as above.
             unsafe { done.push(nbl) };
+            nbl = next;
         }
-        nbl = next;
+        // SAFETY: NBLs NDIS handed over, each with its status, completed once.
+        unsafe { done.complete(context.handle, at_dispatch) };
+        context.core.state.end_send();
+        return;
     }
-    if running {
-        drain::<Direct>(context, at_dispatch);
-    }
+    // SAFETY: NDIS's chain, ours until completed.
+    let done = unsafe { send_chain(context, chain) };
+    drain::<Direct>(context, at_dispatch);
     // SAFETY: NBLs NDIS handed over, each with its status, completed once; the held ones are not
     // in this chain.
     unsafe { done.complete(context.handle, at_dispatch) };

@@ -8,6 +8,7 @@ use core::ops::Range;
 
 use super::post::Wire;
 use crate::context::AdapterContext;
+use crate::resources::link::Sent;
 use crate::resources::timer::now_ns;
 use crate::resources::wire::{self, MAX_PORTS};
 
@@ -32,6 +33,31 @@ impl Wire for Direct {
         let frame = unsafe { from.link.frame(slot, range) };
         deliver(from, frame, at_dispatch, at_ns);
         from.link.release_slot(slot);
+        pump(from, at_dispatch);
+    }
+
+    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) {
+        // One walk over the ports for the whole batch: each peer receives the frames in the
+        // order the link sent them.
+        let me = core::ptr::from_ref(from).cast::<()>();
+        let number = from.core.config.virtual_wire;
+        for port in 0..MAX_PORTS {
+            let Some(owner) = wire::enter(port, me) else {
+                continue;
+            };
+            // SAFETY: from `wire::enter`, left below.
+            let to = unsafe { adapter_at(owner) };
+            if to.core.config.virtual_wire == number {
+                for frame in sent {
+                    // SAFETY: the buffers are the caller's (dequeued, off the free list) until
+                    // released below, after the last use of the slices.
+                    let bytes = unsafe { from.link.frame(frame.slot, frame.range()) };
+                    super::receive::arrived(to, bytes, at_dispatch, frame.at_ns);
+                }
+            }
+            wire::leave(port);
+        }
+        from.link.release_sent(sent);
         pump(from, at_dispatch);
     }
 }

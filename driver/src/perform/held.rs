@@ -6,26 +6,68 @@
 
 use dcbndk_core::adapter::stats::Destination;
 use dcbndk_core::adapter::traffic::Way;
+use dcbndk_core::datapath::classify::TAG_ROOM;
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 use dcbndk_core::status::Status;
 
+use core::ptr::null_mut;
+
 use crate::context::AdapterContext;
-use crate::resources::link::Queued;
+use crate::resources::link::{Queued, Read, State};
 use crate::resources::nbl::{
-    Chain, copy_frame, header, meta_of, nb_length, net_buffers, progress, set_progress, set_status,
+    Chain, copy_frame, frame_length, header, meta_of, nb_length, net_buffers, next_nbl, progress,
+    set_next, set_progress, set_status,
 };
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::status::ndis_status;
 use ndis_sys::nbl::NET_BUFFER_LIST;
 
-/// Sends the NBL's frames from its saved progress on; `Some(status)` when it is done, `None`
-/// when it is held (a lossless queue is full, or older NBLs are held). `retry`: the NBL is the
-/// oldest of the held ring.
+/// Sends a chain of NBLs NDIS handed over (`MiniportSendNetBufferLists`, the adapter running):
+/// each NBL's frames go onto the link or the NBL is held. The NBLs done are returned, each with
+/// its status, to be completed once the link's lock is released.
+///
+/// One acquisition of the link's lock for the whole chain (and one look at the processor
+/// number): the lock is what a frame costs most (issue 20's send-path bench), and the chain is
+/// NDIS's batch. Everything done under it returns at once: `NdisGetDataBuffer`, the classifier
+/// (lock-free), counters.
+///
+/// # Safety
+/// `chain` is a chain of valid NBLs NDIS handed to this miniport, owned by it until completed.
+pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> Chain {
+    let mut done = Chain::default();
+    let mut s = context.link.state().lock();
+    // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released.
+    let cpu = current_processor();
+    let mut nbl = chain;
+    while !nbl.is_null() {
+        // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
+        let next = unsafe { next_nbl(nbl) };
+        // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
+        unsafe { set_next(nbl, null_mut()) };
+        // SAFETY: as above; a fresh NBL starts at its first NB.
+        unsafe { set_progress(nbl, 0) };
+        // SAFETY: as above; its Next is NULL.
+        if let Some(status) = unsafe { send_or_hold(context, &mut s, cpu, nbl, false) } {
+            // SAFETY: as above; the status member is the miniport's to set before completion.
+            unsafe { set_status(nbl, ndis_status(status)) };
+            // SAFETY: as above.
+            unsafe { done.push(nbl) };
+        }
+        nbl = next;
+    }
+    done
+}
+
+/// Sends the NBL's frames from its saved progress on, under the link's lock `s`, on processor
+/// `cpu`; `Some(status)` when it is done, `None` when it is held (a lossless queue is full, or
+/// older NBLs are held). `retry`: the NBL is the oldest of the held ring.
 ///
 /// # Safety
 /// `nbl` is a valid NBL owned by the miniport, its Next NULL.
-pub unsafe fn send_or_hold(
+unsafe fn send_or_hold(
     context: &AdapterContext,
+    s: &mut State,
+    cpu: usize,
     nbl: *mut NET_BUFFER_LIST,
     retry: bool,
 ) -> Option<Status> {
@@ -38,72 +80,94 @@ pub unsafe fn send_or_hold(
     for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
         // SAFETY: `nb` is a NET_BUFFER of the NBL.
         let length = unsafe { nb_length(nb) };
-        // Only the header is read here (classification needs no more); the whole frame is read
-        // once, straight into its transmit buffer, by `copy_frame` under the link's lock.
-        let mut storage = [0u8; HEADER_BYTES];
-        // SAFETY: `nb` is a NET_BUFFER of the NBL; `header` is last used below while the NBL is
-        // still ours (not held, not completed).
-        let Some((len, header)) = (unsafe { header(nb, length, &mut storage) }) else {
+        let Some(len) = frame_length(length) else {
             context.core.stats.send_error();
             status = Status::InvalidLength;
             continue;
         };
-        let d = context
-            .classifier
-            .read(|c| c.classify_header(header, &meta));
-        let priority = d.priority;
-        let queued = {
-            let mut s = context.link.state().lock();
-            // A new NBL waits behind the ones already held on its priority (their order).
-            let q = if !retry && s.has_held(priority) {
-                Queued::Full
-            } else {
-                // SAFETY: as above; the NB holds `len` bytes (`header` checked its DataLength).
-                let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
-                context.link.enqueue(&mut s, priority, len, d.tag, fill)
-            };
-            if q == Queued::Full {
-                // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
-                // held: once the lock is released, a MiniportCancelSend or a retry on another
-                // CPU may take it.
-                // SAFETY: as above; the NBL is still ours (not completed).
-                unsafe { set_progress(nbl, index) };
-                if !retry && !s.hold(priority, nbl as usize) {
-                    drop(s);
-                    return Some(Status::Resources);
-                }
-            }
-            if let Queued::Yes(len) = q {
-                // Under the lock: at DISPATCH_LEVEL, on this CPU.
-                let cpu = current_processor();
-                let traffic = &context.core.traffic;
-                traffic.count(
-                    cpu,
-                    Way::Transmit,
-                    priority,
-                    d.tc,
-                    u64::try_from(len).unwrap_or(0),
-                );
-                traffic.header(cpu, Way::Transmit, d.frame);
-                if d.is_rdma {
-                    count_rdma(&context.core.ndk, false, len);
-                }
-            }
-            q
-        };
-        match queued {
-            Queued::Full => return None,
-            Queued::Dropped => {
-                context.core.stats.send_error();
-                status = Status::InvalidLength;
-            }
-            Queued::Yes(_) => {
+        // The frame is read once, straight into a transmit buffer, and classified there.
+        // SAFETY: as above; the NB holds `len` bytes (its DataLength).
+        let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
+        let full = match context.link.read_frame(s, len, fill) {
+            Read::Slot(slot) => {
+                let end = TAG_ROOM.saturating_add(len.min(HEADER_BYTES));
+                // SAFETY: the buffer is ours (read, not queued or given back yet), and the
+                // header is last used before either.
+                let header = unsafe { context.link.frame(slot, TAG_ROOM..end) };
+                let d = context
+                    .classifier
+                    .read(|c| c.classify_header(header, &meta));
                 let to = header
                     .get(..6)
                     .and_then(|d| <[u8; 6]>::try_from(d).ok())
                     .map_or(Destination::Directed, Destination::of);
-                context.core.stats.sent(to, u64::from(length));
+                let priority = d.priority;
+                // A new NBL waits behind the ones already held on its priority (their order).
+                if !retry && s.has_held(priority) {
+                    s.unread(slot);
+                    Some(priority)
+                } else {
+                    match context.link.queue_read(s, slot, len, priority, d.tag) {
+                        Queued::Yes(len) => {
+                            let traffic = &context.core.traffic;
+                            traffic.count(
+                                cpu,
+                                Way::Transmit,
+                                priority,
+                                d.tc,
+                                u64::try_from(len).unwrap_or(0),
+                            );
+                            traffic.header(cpu, Way::Transmit, d.frame);
+                            if d.is_rdma {
+                                count_rdma(&context.core.ndk, false, len);
+                            }
+                            context.core.stats.sent(to, u64::from(length));
+                            None
+                        }
+                        Queued::Full => Some(priority),
+                        Queued::Dropped => {
+                            context.core.stats.send_error();
+                            status = Status::InvalidLength;
+                            None
+                        }
+                    }
+                }
             }
+            Read::Unreadable => {
+                context.core.stats.send_error();
+                status = Status::InvalidLength;
+                None
+            }
+            Read::NoBuffer => {
+                // Every transmit buffer is in use: the frame waits for one on its priority,
+                // which only its header tells.
+                let mut storage = [0u8; HEADER_BYTES];
+                // SAFETY: as above; the header is last used here, while the NBL is ours.
+                match unsafe { header(nb, length, &mut storage) } {
+                    Some((_, header)) => Some(
+                        context
+                            .classifier
+                            .read(|c| c.classify_header(header, &meta))
+                            .priority,
+                    ),
+                    None => {
+                        context.core.stats.send_error();
+                        status = Status::InvalidLength;
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(priority) = full {
+            // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
+            // held: once the lock is released, a MiniportCancelSend or a retry on another CPU
+            // may take it.
+            // SAFETY: as above; the NBL is still ours (not completed).
+            unsafe { set_progress(nbl, index) };
+            if !retry && !s.hold(priority, nbl as usize) {
+                return Some(Status::Resources);
+            }
+            return None;
         }
     }
     Some(status)
@@ -121,36 +185,39 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
     // One loop, no helper function: this runs on every send and receive path, and in a debug
     // build a helper would be a frame of its own there (issue 18). Priorities without room stay
     // held until a frame of theirs leaves (their NBLs are not classified again for nothing), and
-    // one that cannot take its held NBL's next frame is not looked at again in this pass. Each
-    // look is one acquisition of the link's lock for all eight priorities: this runs after every
-    // frame the link sends, almost always with nothing held (it took eight).
+    // one that cannot take its held NBL's next frame is not looked at again in this pass. A
+    // pass is one acquisition of the link's lock: this runs after every batch of frames the
+    // link sends, almost always with nothing held. The NBLs it finishes complete together,
+    // after the lock is released.
     loop {
-        let mut stuck = 0u8;
-        loop {
-            let first = {
-                let s = context.link.state().lock();
-                (0..8u8)
+        let mut done = Chain::default();
+        {
+            let mut s = context.link.state().lock();
+            let cpu = current_processor();
+            let mut stuck = 0u8;
+            loop {
+                let first = (0..8u8)
                     .filter(|&p| stuck & (1 << p) == 0 && s.has_room(p))
-                    .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)))
-            };
-            let Some((priority, first)) = first else {
-                break;
-            };
-            let nbl = first as *mut NET_BUFFER_LIST;
-            // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
-            let Some(status) = (unsafe { send_or_hold(context, nbl, true) }) else {
-                stuck |= 1 << priority;
-                continue;
-            };
-            let _ = context.link.state().lock().pop_held(priority);
-            // SAFETY: as above.
-            unsafe { set_status(nbl, ndis_status(status)) };
-            let mut done = Chain::default();
-            // SAFETY: as above; its Next is NULL.
-            unsafe { done.push(nbl) };
-            // SAFETY: completed once, now that it left the held ring.
-            unsafe { done.complete(context.handle, at_dispatch) };
+                    .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)));
+                let Some((priority, first)) = first else {
+                    break;
+                };
+                let nbl = first as *mut NET_BUFFER_LIST;
+                // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
+                let Some(status) = (unsafe { send_or_hold(context, &mut s, cpu, nbl, true) })
+                else {
+                    stuck |= 1 << priority;
+                    continue;
+                };
+                let _ = s.pop_held(priority);
+                // SAFETY: as above.
+                unsafe { set_status(nbl, ndis_status(status)) };
+                // SAFETY: as above; out of the held ring, its Next is NULL.
+                unsafe { done.push(nbl) };
+            }
         }
+        // SAFETY: completed once, now that they left the held ring.
+        unsafe { done.complete(context.handle, at_dispatch) };
         if !context.link.end_retry() {
             return;
         }

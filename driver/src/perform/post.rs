@@ -7,6 +7,7 @@
 use core::ops::Range;
 
 use crate::context::AdapterContext;
+use crate::resources::link::Sent;
 use crate::resources::wire;
 
 /// How a frame reaches the wire from where the caller runs.
@@ -25,6 +26,9 @@ pub trait Wire {
         at_dispatch: bool,
         at_ns: u64,
     );
+    /// Puts the frames the link dequeued together on the wire, in order; their buffers are
+    /// released once the frames have been delivered.
+    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool);
 }
 
 /// Everything under `perform::receive::arrived`, which a delivery calls: the frame is posted,
@@ -52,6 +56,12 @@ impl Wire for Posted {
             wire::posted(1);
         } else {
             from.core.stats.send_error();
+        }
+    }
+
+    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) {
+        for frame in sent {
+            Self::transmit_slot(from, frame.slot, frame.range(), at_dispatch, frame.at_ns);
         }
     }
 }

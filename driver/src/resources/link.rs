@@ -52,6 +52,28 @@ pub const TAG_LINK: u32 = pool_tag(b"DcbL");
 
 type Buffer = UnsafeCell<[u8; TX_BUFFER_BYTES]>;
 
+/// A frame the link dequeued: its transmit buffer, where the frame lies in it, and when it was
+/// sent (the link's own time). 16 bytes: a batch of them sits on the send path's stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sent {
+    /// The transmit buffer, the caller's until released.
+    pub slot: u16,
+    /// Where the frame starts in it.
+    pub start: u16,
+    /// The frame's length.
+    pub len: u16,
+    /// When it was sent, in the link's nanoseconds.
+    pub at_ns: u64,
+}
+
+impl Sent {
+    /// Where the frame lies in its buffer.
+    pub fn range(&self) -> Range<usize> {
+        let start = usize::from(self.start);
+        start..start.saturating_add(usize::from(self.len))
+    }
+}
+
 /// What the link's lock protects.
 pub struct State {
     /// The core's link: queues, scheduler and PFC state (sans-IO).
@@ -234,6 +256,21 @@ impl State {
         self.free.get(self.free_len).copied()
     }
 
+    /// Transmit buffer `slot`, dequeued at `at_ns`, as a [`Sent`].
+    pub fn sent(&self, slot: u16, at_ns: u64) -> Sent {
+        let (start, len) = self
+            .frames
+            .get(usize::from(slot))
+            .copied()
+            .unwrap_or((0, 0));
+        Sent {
+            slot,
+            start,
+            len,
+            at_ns,
+        }
+    }
+
     /// Where the frame in transmit buffer `slot` lies in it.
     pub fn frame_range(&self, slot: u16) -> Range<usize> {
         let (start, len) = self
@@ -243,6 +280,11 @@ impl State {
             .unwrap_or((0, 0));
         let start = usize::from(start);
         start..start.saturating_add(usize::from(len))
+    }
+
+    /// Gives back a buffer [`LinkShell::read_frame`] filled, whose frame is not queued.
+    pub fn unread(&mut self, slot: u16) {
+        self.put_slot(slot);
     }
 
     fn put_slot(&mut self, slot: u16) {
@@ -346,7 +388,18 @@ pub struct LinkShell {
     traffic: PoolArray<TrafficBlock>,
 }
 
-/// Why a frame was not queued.
+/// What [`LinkShell::read_frame`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// The frame is in this transmit buffer, the caller's.
+    Slot(u16),
+    /// No transmit buffer is free: the frame was not read.
+    NoBuffer,
+    /// NDIS could not read the frame (fewer bytes than its length).
+    Unreadable,
+}
+
+/// What [`LinkShell::queue_read`] did with a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Queued {
     /// On the link, this many bytes long (tag included).
@@ -523,6 +576,15 @@ impl LinkShell {
         bytes.get(range).unwrap_or(&[])
     }
 
+    /// Gives the transmit buffers of `sent` back once their frames have been delivered, under
+    /// one acquisition of the lock.
+    pub fn release_sent(&self, sent: &[Sent]) {
+        let mut s = self.state().lock();
+        for frame in sent {
+            s.put_slot(frame.slot);
+        }
+    }
+
     /// Gives transmit buffer `slot` back once its frame has been delivered.
     pub fn release_slot(&self, slot: u16) {
         self.state().lock().put_slot(slot);
@@ -604,38 +666,70 @@ impl LinkShell {
         discarded
     }
 
-    /// Queues a frame of `len` bytes on `priority`: `fill` writes it straight into its transmit
-    /// buffer (the slice it gets is exactly `len` bytes, behind the room for a tag; `false`: the
-    /// frame could not be read, and is dropped), then `tag` is applied in place. The caller holds
-    /// the state lock.
-    pub fn enqueue(
+    /// Reads a frame of `len` bytes once, with `fill`, into a free transmit buffer, behind room
+    /// for a tag: the buffer, now the caller's, whose frame the caller classifies
+    /// ([`LinkShell::frame`] at `TAG_ROOM..`) and then queues ([`LinkShell::queue_read`]) or gives
+    /// back ([`State::unread`]). The caller holds the state lock.
+    ///
+    /// One read of the frame, not two (a header for the classifier, then the frame): a read is
+    /// an `NdisGetDataBuffer` call (issue 20's send-path bench). Two steps, not one taking the
+    /// classifier as a closure: the classifier's frame then sits on the caller's, not three
+    /// frames deeper (`cargo xtask pe`'s dev budget).
+    pub fn read_frame(
         &self,
         state: &mut State,
-        priority: u8,
         len: usize,
-        tag: TagAction,
         fill: impl FnOnce(&mut [u8]) -> bool,
+    ) -> Read {
+        let Some(slot) = state.take_slot() else {
+            return Read::NoBuffer;
+        };
+        let read = self
+            .buffers
+            .as_slice()
+            .get(usize::from(slot))
+            .is_some_and(|buffer| {
+                // SAFETY: the slot is ours while it is off the free list; nothing else refers
+                // to it.
+                let out = unsafe { &mut *buffer.get() };
+                TAG_ROOM
+                    .checked_add(len)
+                    .and_then(|end| out.get_mut(TAG_ROOM..end))
+                    .is_some_and(fill)
+            });
+        if read {
+            Read::Slot(slot)
+        } else {
+            state.put_slot(slot);
+            Read::Unreadable
+        }
+    }
+
+    /// Queues the frame of `len` bytes that [`LinkShell::read_frame`] put in buffer `slot` on
+    /// `priority`, tagged in place as `tag` says. The buffer goes back to the free list unless
+    /// the frame is queued. The caller holds the state lock.
+    pub fn queue_read(
+        &self,
+        state: &mut State,
+        slot: u16,
+        len: usize,
+        priority: u8,
+        tag: TagAction,
     ) -> Queued {
         if !state.has_room(priority) {
+            state.put_slot(slot);
             return Queued::Full;
         }
         if state.link.queued_frames() == 0 {
             state.ready_ns = now_ns();
         }
-        let Some(slot) = state.take_slot() else {
-            return Queued::Full;
-        };
-        // One copy into the transmit buffer, behind room for a tag; the tag is then edited in
-        // place, whatever the frame's length.
         let written = self
             .buffers
             .as_slice()
             .get(usize::from(slot))
             .and_then(|buffer| {
-                // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
+                // SAFETY: the slot is ours (off the free list, read by `read_frame`).
                 let out = unsafe { &mut *buffer.get() };
-                let end = TAG_ROOM.checked_add(len)?;
-                fill(out.get_mut(TAG_ROOM..end)?).then_some(())?;
                 tag_in_place(out, len, tag)
             });
         let (Some((start, len)), Some(recorded)) =

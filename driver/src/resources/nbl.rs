@@ -177,6 +177,13 @@ pub unsafe fn net_buffers(nbl: *mut NET_BUFFER_LIST) -> impl Iterator<Item = *mu
     })
 }
 
+/// An NB's `DataLength` as a frame length: `None` for a frame shorter than an Ethernet header
+/// or longer than [`MAX_FRAME`].
+pub fn frame_length(length: ULONG) -> Option<usize> {
+    let len = usize::try_from(length).ok()?;
+    (len >= usize::try_from(ETHERNET_HEADER).ok()? && len <= MAX_FRAME).then_some(len)
+}
+
 /// The frame's length and its first `min(length, HEADER_BYTES)` bytes, read with
 /// `NdisGetDataBuffer` (a pointer into the NB's first MDL when they lie there, else a copy into
 /// `storage`); `None` for a frame shorter than an Ethernet header or longer than [`MAX_FRAME`],
@@ -190,10 +197,7 @@ pub unsafe fn header(
     length: ULONG,
     storage: &mut [u8; HEADER_BYTES],
 ) -> Option<(usize, &[u8])> {
-    let len = usize::try_from(length).ok()?;
-    if len < usize::try_from(ETHERNET_HEADER).ok()? || len > MAX_FRAME {
-        return None;
-    }
+    let len = frame_length(length)?;
     let wanted = len.min(HEADER_BYTES);
     let needed = ULONG::try_from(wanted).ok()?;
     // SAFETY: `nb` is a valid NET_BUFFER of `length` >= `needed` bytes (function contract);

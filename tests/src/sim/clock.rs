@@ -105,8 +105,8 @@ struct SimTimer {
     period_ms: u64,
 }
 
-static TIMERS: LazyLock<Mutex<HashMap<usize, SimTimer>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static TIMERS: LazyLock<Mutex<super::AddressMap<SimTimer>>> =
+    LazyLock::new(|| Mutex::new(super::AddressMap::default()));
 
 /// Timer objects `owner` still has allocated (a leak at halt).
 #[must_use]

@@ -5,7 +5,6 @@
 //! problem is recorded as a verifier violation and answered with the documented failure.
 
 use std::alloc::Layout;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::atomic::Ordering;
@@ -48,8 +47,8 @@ use super::verifier::{self, DISPATCH_LEVEL, PASSIVE_LEVEL, Rule};
 use super::{DriverRecord, EventLogEntry, Sim, SimLock, as_handle, call_handler, lock};
 
 /// Every pool allocation not yet freed: address -> owner, tag, size.
-pub(crate) static ALLOCATIONS: LazyLock<Mutex<HashMap<usize, Allocation>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+pub(crate) static ALLOCATIONS: LazyLock<Mutex<super::AddressMap<Allocation>>> =
+    LazyLock::new(|| Mutex::new(super::AddressMap::default()));
 
 /// `MEMORY_ALLOCATION_ALIGNMENT` on x64.
 const POOL_ALIGNMENT: usize = 16;

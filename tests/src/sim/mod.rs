@@ -129,11 +129,11 @@ impl std::hash::Hasher for AddressHasher {
 /// The simulated ndis.sys: every registry of handles it gave out.
 #[derive(Default)]
 pub struct Sim {
-    pub(crate) drivers: Mutex<HashMap<usize, Arc<DriverRecord>>>,
-    pub(crate) adapters: Mutex<HashMap<usize, Arc<AdapterShared>>>,
-    pub(crate) configs: Mutex<HashMap<usize, Box<exports::ConfigState>>>,
+    pub(crate) drivers: Mutex<AddressMap<Arc<DriverRecord>>>,
+    pub(crate) adapters: Mutex<AddressMap<Arc<AdapterShared>>>,
+    pub(crate) configs: Mutex<AddressMap<Box<exports::ConfigState>>>,
     pub(crate) locks: Mutex<AddressMap<Arc<SimLock>>>,
-    pub(crate) work_items: Mutex<HashMap<usize, exports::WorkItem>>,
+    pub(crate) work_items: Mutex<AddressMap<exports::WorkItem>>,
     /// Violations that belong to no driver or adapter (an unknown handle, for example).
     pub violations: verifier::Violations,
     next_if_index: AtomicU32,
