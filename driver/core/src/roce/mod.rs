@@ -7,6 +7,7 @@
 //! received bytes sit beside it. Nothing here knows about queue pairs: the provider's transport
 //! (`crate::ndk::provider`) decides what to send and hands these values down.
 
+pub mod frame;
 pub mod headers;
 pub mod icrc;
 
