@@ -10,6 +10,7 @@ mod dcbx_vectors;
 mod inf;
 mod powershell;
 mod published;
+mod roce_wire;
 mod smoke;
 mod symbols;
 mod verifier;
