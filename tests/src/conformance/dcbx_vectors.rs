@@ -228,9 +228,12 @@ fn pcap_file(frames: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-/// What `program args... FILE` prints for a pcap of `frames` (in UTC).
-fn decode(frames: &[Vec<u8>], program: &str, args: &[&str]) -> String {
-    let dir = std::env::temp_dir().join(format!("dcbndk-{program}-{}", std::process::id()));
+/// What `program args... FILE` prints for a pcap of `frames` (in UTC). Each call has its own
+/// folder: tests of one process run it in parallel.
+pub(super) fn decode(frames: &[Vec<u8>], program: &str, args: &[&str]) -> String {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("dcbndk-{program}-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("emitted.pcap");
     std::fs::write(&file, pcap_file(frames)).unwrap();
@@ -343,7 +346,7 @@ fn emitted_frames() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
 }
 
 /// `(name, show)` of every `<field>` of a PDML document, in document order.
-fn pdml_fields(pdml: &str) -> Vec<(String, String)> {
+pub(super) fn pdml_fields(pdml: &str) -> Vec<(String, String)> {
     let attr = |line: &str, key: &str| -> Option<String> {
         let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
         let end = start + line[start..].find('"')?;

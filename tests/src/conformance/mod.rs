@@ -11,6 +11,7 @@ mod inf;
 mod layers;
 mod powershell;
 mod published;
+mod roce_wire;
 mod smoke;
 mod symbols;
 mod verifier;

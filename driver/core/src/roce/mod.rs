@@ -7,7 +7,9 @@
 //! received bytes sit beside it. Nothing here knows about queue pairs: the provider's transport
 //! (`crate::ndk::provider`) decides what to send and hands these values down.
 
+pub mod frame;
 pub mod headers;
+pub mod icrc;
 
 /// The UDP destination port of RoCEv2 (IANA; spec §7.1).
 pub const ROCE_UDP_PORT: u16 = 4791;

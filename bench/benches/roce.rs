@@ -1,0 +1,130 @@
+//! Criterion benchmark of the RoCEv2 wire format (issue 21: `dcbndk_core::roce`).
+//!
+//! - `roce/build_parse_send_only_64`: `frame::build` of a SEND Only with 64 bytes of payload over
+//!   tagged IPv4 into a reused buffer, then `frame::parse` of it (ICRC computed once and checked
+//!   once): the per-packet framing cost of a 64-byte message, both ends;
+//! - `roce/build_send_only_64` and `roce/parse_send_only_64`: each half alone;
+//! - `roce_4k/icrc`: the ICRC of a 4 KiB payload packet (IPv4 + UDP + BTH + 4096 bytes), the
+//!   per-byte cost that dominates large transfers;
+//! - `roce_4k/crc32`: the plain CRC-32 over 4 KiB;
+//! - `roce_4k/memcpy`: `copy_from_slice` of 4 KiB, the scale the CRC is read against (the
+//!   provider copies every payload byte once anyway).
+//!
+//! The 4 KiB group reports bytes per second (criterion's throughput).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use dcbndk_core::roce::frame::{Addressing, IpAddrs, build, parse};
+use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, Opcode, Transport};
+use dcbndk_core::roce::icrc;
+
+fn addressing() -> Addressing {
+    Addressing {
+        dst_mac: [0x02, 0, 0x5e, 0x10, 0, 2],
+        src_mac: [0x02, 0, 0x5e, 0x10, 0, 1],
+        priority: Some(3),
+        ip: IpAddrs::V4 {
+            src: [192, 168, 21, 1],
+            dst: [192, 168, 21, 2],
+        },
+        traffic_class: 26 << 2,
+        src_port: 0xC001,
+    }
+}
+
+fn send_only() -> Transport {
+    Transport {
+        bth: Bth {
+            opcode: Opcode::SendOnly,
+            solicited: false,
+            migreq: true,
+            pad: 0,
+            pkey: DEFAULT_PKEY,
+            dest_qp: 0x11,
+            ack_req: true,
+            psn: 1000,
+        },
+        reth: None,
+        aeth: None,
+        imm: None,
+        ieth: None,
+    }
+}
+
+fn framing(c: &mut Criterion) {
+    let a = addressing();
+    let t = send_only();
+    let payload = [0x5Au8; 64];
+    let mut buf = [0u8; 256];
+    let mut g = c.benchmark_group("roce");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("build_parse_send_only_64", |b| {
+        b.iter(|| {
+            let n = build(
+                &mut buf,
+                black_box(&a),
+                black_box(&t),
+                black_box(&payload),
+                4096,
+            )
+            .unwrap();
+            let p = parse(black_box(&buf[..n])).unwrap();
+            black_box(p.transport.bth.psn);
+            black_box(p.payload.len());
+        });
+    });
+    g.bench_function("build_send_only_64", |b| {
+        b.iter(|| {
+            black_box(
+                build(
+                    &mut buf,
+                    black_box(&a),
+                    black_box(&t),
+                    black_box(&payload),
+                    4096,
+                )
+                .unwrap(),
+            );
+        });
+    });
+    let n = build(&mut buf, &a, &t, &payload, 4096).unwrap();
+    let frame = buf[..n].to_vec();
+    g.bench_function("parse_send_only_64", |b| {
+        b.iter(|| {
+            let p = parse(black_box(&frame)).unwrap();
+            black_box(p.transport.bth.psn);
+            black_box(p.payload.len());
+        });
+    });
+    g.finish();
+}
+
+fn four_k(c: &mut Criterion) {
+    let a = addressing();
+    let t = send_only();
+    let payload: Vec<u8> = (0..4096u32).map(|i| (i * 31) as u8).collect();
+    let mut buf = vec![0u8; 4096 + 128];
+    let n = build(&mut buf, &a, &t, &payload, 4096).unwrap();
+    // The IP packet without its ICRC: what `icrc::compute` covers.
+    let packet = buf[18..n - 4].to_vec();
+    let mut dst = vec![0u8; 4096];
+    let mut g = c.benchmark_group("roce_4k");
+    g.throughput(Throughput::Bytes(4096));
+    g.bench_function("icrc", |b| {
+        b.iter(|| black_box(icrc::compute(black_box(&packet))));
+    });
+    g.bench_function("crc32", |b| {
+        b.iter(|| black_box(icrc::crc32(black_box(&payload))));
+    });
+    g.bench_function("memcpy", |b| {
+        b.iter(|| {
+            dst.copy_from_slice(black_box(&payload));
+            black_box(&mut dst);
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, framing, four_k);
+criterion_main!(benches);

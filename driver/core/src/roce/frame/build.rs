@@ -1,0 +1,242 @@
+//! Writing a whole frame ([`build`]).
+
+use super::{
+    Addressing, BuildError, ETH_LEN, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN, HOP_LIMIT,
+    IP_PROTO_UDP, IpAddrs, MIN_FRAME_LEN, TAG_LEN, ib,
+};
+use crate::roce::ROCE_UDP_PORT;
+use crate::roce::headers::{BTH_LEN, Opcode, Transport};
+use crate::roce::icrc::{self, ICRC_LEN, UDP_HEADER_LEN};
+use crate::wire::bytes::write_at;
+
+/// The bytes of pad after `payload_len` bytes of payload (BTH PadCnt).
+const fn pad_for(payload_len: usize) -> u8 {
+    // 0..=3 by construction.
+    match payload_len % 4 {
+        0 => 0,
+        1 => 3,
+        2 => 2,
+        _ => 1,
+    }
+}
+
+/// The length of the frame [`build`] writes for these arguments, or why it would fail (other
+/// than the buffer's size).
+///
+/// # Errors
+/// As [`build`], except [`BuildError::BufferTooSmall`].
+pub fn frame_len(
+    addressing: &Addressing,
+    opcode: Opcode,
+    payload_len: usize,
+    pmtu: usize,
+) -> Result<usize, BuildError> {
+    Ok(Layout::new(addressing, opcode, payload_len, pmtu)?.total)
+}
+
+/// Where the parts of a frame go.
+struct Layout {
+    /// Ethernet header and tag.
+    l2: usize,
+    /// UDP length: UDP header to ICRC.
+    udp_len: u16,
+    /// The IP packet's end.
+    ip_end: usize,
+    /// The frame, with the Ethernet padding.
+    total: usize,
+    /// PadCnt.
+    pad: u8,
+}
+
+impl Layout {
+    fn new(
+        a: &Addressing,
+        opcode: Opcode,
+        payload_len: usize,
+        pmtu: usize,
+    ) -> Result<Self, BuildError> {
+        if let Some(p) = a.priority.filter(|p| *p > 7) {
+            return Err(BuildError::Priority(p));
+        }
+        if payload_len > 0 && !opcode.has_payload() {
+            return Err(BuildError::PayloadNotAllowed);
+        }
+        if payload_len > pmtu {
+            return Err(BuildError::PayloadTooLong {
+                len: payload_len,
+                pmtu,
+            });
+        }
+        let pad = pad_for(payload_len);
+        let l2 = if a.priority.is_some() {
+            ETH_LEN + TAG_LEN
+        } else {
+            ETH_LEN
+        };
+        let udp_len = [
+            UDP_HEADER_LEN,
+            BTH_LEN,
+            opcode.extensions().len(),
+            usize::from(pad),
+            ICRC_LEN,
+        ]
+        .into_iter()
+        .try_fold(payload_len, usize::checked_add)
+        .ok_or(BuildError::TooLong)?;
+        let ip_len = udp_len
+            .checked_add(a.ip.header_len())
+            .ok_or(BuildError::TooLong)?;
+        // IPv4 Total Length counts its header; IPv6 Payload Length does not; both are u16.
+        let udp_len = u16::try_from(udp_len).map_err(|_| BuildError::TooLong)?;
+        u16::try_from(ip_len).map_err(|_| BuildError::TooLong)?;
+        let ip_end = l2.checked_add(ip_len).ok_or(BuildError::TooLong)?;
+        Ok(Self {
+            l2,
+            udp_len,
+            ip_end,
+            total: ip_end.max(MIN_FRAME_LEN),
+            pad,
+        })
+    }
+}
+
+/// The ones' complement sum of a header, folded and inverted: the IPv4 header checksum (RFC
+/// 791, RFC 1071) of a header whose checksum field is 0, or 0 for a header whose checksum is
+/// right.
+pub(super) fn ipv4_checksum(header: &[u8; 20]) -> u16 {
+    let (words, _) = header.as_chunks::<2>();
+    let sum = words.iter().fold(0u32, |s, w| {
+        s.wrapping_add(u32::from(u16::from_be_bytes(*w)))
+    });
+    // Ten 16-bit words: at most 0x9FFF6, so two folds suffice.
+    let once = (sum & 0xFFFF).wrapping_add(sum >> 16);
+    let twice = (once & 0xFFFF).wrapping_add(once >> 16);
+    !u16::try_from(twice & 0xFFFF).unwrap_or(0)
+}
+
+/// Writes the frame carrying `transport` and `payload` from `addressing` into the start of
+/// `buf`; returns its length. PadCnt is the builder's (`transport.bth.pad` is ignored); 24-bit
+/// fields and 5-bit syndrome values are masked to their width; extension headers the opcode does
+/// not carry are ignored. `pmtu` is the path MTU: the most payload bytes one packet carries.
+///
+/// Every check is made before the first byte is written: a failed build leaves `buf` as it was.
+///
+/// # Errors
+/// [`BuildError::BufferTooSmall`] with the length needed, [`BuildError::PayloadTooLong`],
+/// [`BuildError::PayloadNotAllowed`], [`BuildError::MissingExtension`],
+/// [`BuildError::Priority`] (above 7), [`BuildError::TooLong`] (past the IP length fields).
+pub fn build(
+    buf: &mut [u8],
+    addressing: &Addressing,
+    transport: &Transport,
+    payload: &[u8],
+    pmtu: usize,
+) -> Result<usize, BuildError> {
+    let a = addressing;
+    let layout = Layout::new(a, transport.bth.opcode, payload.len(), pmtu)?;
+    let mut ib_headers = [0u8; ib::MAX_LEN];
+    let ib_len = ib::encode(transport, layout.pad, &mut ib_headers)?;
+    let too_small = BuildError::BufferTooSmall {
+        needed: layout.total,
+    };
+    let frame = buf.get_mut(..layout.total).ok_or(too_small)?;
+    let mut w = Writer {
+        buf: frame,
+        at: 0,
+        ok: true,
+    };
+
+    w.put(&a.dst_mac);
+    w.put(&a.src_mac);
+    if let Some(pcp) = a.priority {
+        // PCP in the top 3 bits, DEI 0, VLAN 0 (a priority-tagged frame).
+        w.put(&ETHERTYPE_VLAN.to_be_bytes());
+        w.put(&(u16::from(pcp) << 13).to_be_bytes());
+    }
+    let udp_len = layout.udp_len.to_be_bytes();
+    match a.ip {
+        IpAddrs::V4 { src, dst } => {
+            w.put(&ETHERTYPE_IPV4.to_be_bytes());
+            let [l0, l1] = layout
+                .udp_len
+                .saturating_add(20) // fits: checked by the layout
+                .to_be_bytes();
+            let [s0, s1, s2, s3] = src;
+            let [d0, d1, d2, d3] = dst;
+            let mut h = [
+                0x45,
+                a.traffic_class,
+                l0,
+                l1,
+                0,
+                0,
+                0x40, // DF
+                0,
+                HOP_LIMIT,
+                IP_PROTO_UDP,
+                0,
+                0,
+                s0,
+                s1,
+                s2,
+                s3,
+                d0,
+                d1,
+                d2,
+                d3,
+            ];
+            let [c0, c1] = ipv4_checksum(&h).to_be_bytes();
+            h[10] = c0;
+            h[11] = c1;
+            w.put(&h);
+        }
+        IpAddrs::V6 { src, dst } => {
+            w.put(&ETHERTYPE_IPV6.to_be_bytes());
+            let tc = a.traffic_class;
+            w.put(&[0x60 | (tc >> 4), tc << 4, 0, 0]);
+            w.put(&udp_len);
+            w.put(&[IP_PROTO_UDP, HOP_LIMIT]);
+            w.put(&src);
+            w.put(&dst);
+        }
+    }
+    w.put(&a.src_port.to_be_bytes());
+    w.put(&ROCE_UDP_PORT.to_be_bytes());
+    w.put(&udp_len);
+    w.put(&[0, 0]); // checksum: none (module documentation)
+    w.put(ib_headers.get(..ib_len).unwrap_or_default());
+    w.put(payload);
+    w.put([0u8; 3].get(..usize::from(layout.pad)).unwrap_or_default());
+    let icrc_at = w.at;
+    let icrc = w
+        .buf
+        .get(layout.l2..icrc_at)
+        .and_then(icrc::compute)
+        .unwrap_or(0);
+    w.put(&icrc.to_le_bytes());
+    let ethernet_pad = layout.total.saturating_sub(layout.ip_end);
+    w.put([0u8; MIN_FRAME_LEN].get(..ethernet_pad).unwrap_or_default());
+    if w.ok && w.at == layout.total {
+        Ok(layout.total)
+    } else {
+        // The layout sized the frame; a mismatch is a bug here, reported rather than sent.
+        Err(too_small)
+    }
+}
+
+/// Sequential writes into the frame, remembering whether any did not fit.
+struct Writer<'a> {
+    buf: &'a mut [u8],
+    at: usize,
+    ok: bool,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, bytes: &[u8]) {
+        if write_at(self.buf, self.at, bytes) {
+            self.at = self.at.saturating_add(bytes.len());
+        } else {
+            self.ok = false;
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Checked decoding of a received frame ([`parse`]).
+
+use super::build::ipv4_checksum;
+use super::{
+    Addressing, ETH_LEN, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN, IP_PROTO_UDP, IpAddrs,
+    Malformed, Packet, TAG_LEN, ib,
+};
+use crate::roce::ROCE_UDP_PORT;
+use crate::roce::headers::BTH_LEN;
+use crate::roce::icrc::{self, ICRC_LEN, IPV4_HEADER_LEN, IPV6_HEADER_LEN, UDP_HEADER_LEN};
+use crate::wire::bytes::array_at;
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    array_at::<2>(b, at).map(u16::from_be_bytes)
+}
+
+/// The IP layer's facts: addresses, traffic class, and where the IP packet ends.
+struct Ip {
+    addrs: IpAddrs,
+    traffic_class: u8,
+    /// Offset of the UDP header.
+    udp: usize,
+    /// One past the IP packet's last byte.
+    end: usize,
+}
+
+/// IPv4 at `at`: no options, no fragment, checksum right, UDP inside.
+fn ipv4(frame: &[u8], at: usize) -> Result<Ip, Malformed> {
+    let h = array_at::<IPV4_HEADER_LEN>(frame, at).ok_or(Malformed::Truncated)?;
+    let [vihl, tos, l0, l1, _, _, f0, f1, _, protocol, ..] = h;
+    if vihl >> 4 != 4 {
+        return Err(Malformed::IpVersion);
+    }
+    if vihl & 0x0F != 5 {
+        return Err(Malformed::Ipv4Options);
+    }
+    if ipv4_checksum(&h) != 0 {
+        return Err(Malformed::Ipv4Checksum);
+    }
+    if u16::from_be_bytes([f0, f1]) & 0x3FFF != 0 {
+        return Err(Malformed::Fragment);
+    }
+    if protocol != IP_PROTO_UDP {
+        return Err(Malformed::NotUdp { protocol });
+    }
+    let total = usize::from(u16::from_be_bytes([l0, l1]));
+    if total < IPV4_HEADER_LEN {
+        return Err(Malformed::Length);
+    }
+    let [
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        _,
+        s0,
+        s1,
+        s2,
+        s3,
+        d0,
+        d1,
+        d2,
+        d3,
+    ] = h;
+    Ok(Ip {
+        addrs: IpAddrs::V4 {
+            src: [s0, s1, s2, s3],
+            dst: [d0, d1, d2, d3],
+        },
+        traffic_class: tos,
+        udp: at.saturating_add(IPV4_HEADER_LEN),
+        end: at.saturating_add(total),
+    })
+}
+
+/// IPv6 at `at`, with UDP as its next header (no extension headers).
+fn ipv6(frame: &[u8], at: usize) -> Result<Ip, Malformed> {
+    let h = array_at::<IPV6_HEADER_LEN>(frame, at).ok_or(Malformed::Truncated)?;
+    let [v, t, _, _, l0, l1, next, ..] = h;
+    if v >> 4 != 6 {
+        return Err(Malformed::IpVersion);
+    }
+    if next != IP_PROTO_UDP {
+        return Err(Malformed::NotUdp { protocol: next });
+    }
+    let (Some(src), Some(dst)) = (array_at::<16>(&h, 8), array_at::<16>(&h, 24)) else {
+        return Err(Malformed::Truncated);
+    };
+    let udp = at.saturating_add(IPV6_HEADER_LEN);
+    Ok(Ip {
+        addrs: IpAddrs::V6 { src, dst },
+        traffic_class: (v << 4) | (t >> 4),
+        udp,
+        end: udp.saturating_add(usize::from(u16::from_be_bytes([l0, l1]))),
+    })
+}
+
+/// Checks and decodes a received RoCEv2 frame (the module documentation says what is checked,
+/// in which order). The payload is borrowed from `frame`.
+///
+/// # Errors
+/// The first [`Malformed`] reason found, layer by layer: Ethernet, IP, UDP, ICRC, transport.
+pub fn parse(frame: &[u8]) -> Result<Packet<'_>, Malformed> {
+    let (Some(dst_mac), Some(src_mac), Some(mut ethertype)) = (
+        array_at::<6>(frame, 0),
+        array_at::<6>(frame, 6),
+        be16(frame, 12),
+    ) else {
+        return Err(Malformed::Truncated);
+    };
+    let mut l3 = ETH_LEN;
+    let mut priority = None;
+    if ethertype == ETHERTYPE_VLAN {
+        let (Some(tci), Some(inner)) = (be16(frame, ETH_LEN), be16(frame, ETH_LEN + 2)) else {
+            return Err(Malformed::Truncated);
+        };
+        priority = u8::try_from(tci >> 13).ok();
+        ethertype = inner;
+        l3 = ETH_LEN + TAG_LEN;
+    }
+    let ip = match ethertype {
+        ETHERTYPE_IPV4 => ipv4(frame, l3)?,
+        ETHERTYPE_IPV6 => ipv6(frame, l3)?,
+        _ => return Err(Malformed::NotIp { ethertype }),
+    };
+    if ip.end > frame.len() {
+        return Err(Malformed::Truncated);
+    }
+    let udp = array_at::<UDP_HEADER_LEN>(frame, ip.udp).ok_or(Malformed::Length)?;
+    let [s0, s1, d0, d1, l0, l1, _, _] = udp;
+    let port = u16::from_be_bytes([d0, d1]);
+    if port != ROCE_UDP_PORT {
+        return Err(Malformed::NotRoce { port });
+    }
+    let udp_len = usize::from(u16::from_be_bytes([l0, l1]));
+    let min = UDP_HEADER_LEN + BTH_LEN + ICRC_LEN;
+    if ip.udp.checked_add(udp_len) != Some(ip.end) || udp_len < min {
+        return Err(Malformed::Length);
+    }
+    // The IP packet: every byte the ICRC covers, and the ICRC.
+    let packet = frame.get(l3..ip.end).ok_or(Malformed::Truncated)?;
+    let body_len = packet.len().saturating_sub(ICRC_LEN);
+    let (Some(body), Some(trailer)) = (packet.get(..body_len), array_at::<4>(packet, body_len))
+    else {
+        return Err(Malformed::Truncated);
+    };
+    let found = u32::from_le_bytes(trailer);
+    let computed = icrc::compute(body).ok_or(Malformed::Length)?;
+    if found != computed {
+        return Err(Malformed::Icrc { found, computed });
+    }
+    // BTH, extension headers, payload and pad.
+    let ib_bytes = body
+        .get(ip.udp.saturating_sub(l3).saturating_add(UDP_HEADER_LEN)..)
+        .ok_or(Malformed::Length)?;
+    let (transport, headers_len) = ib::decode(ib_bytes)?;
+    let rest = ib_bytes.get(headers_len..).ok_or(Malformed::Length)?;
+    if rest.len() % 4 != 0 {
+        return Err(Malformed::Unaligned);
+    }
+    let pad = transport.bth.pad;
+    let payload_len = rest
+        .len()
+        .checked_sub(usize::from(pad))
+        .ok_or(Malformed::PadTooLong {
+            pad,
+            len: rest.len(),
+        })?;
+    if !rest.is_empty() && !transport.bth.opcode.has_payload() {
+        return Err(Malformed::UnexpectedPayload);
+    }
+    Ok(Packet {
+        addressing: Addressing {
+            dst_mac,
+            src_mac,
+            priority,
+            ip: ip.addrs,
+            traffic_class: ip.traffic_class,
+            src_port: u16::from_be_bytes([s0, s1]),
+        },
+        transport,
+        payload: rest.get(..payload_len).ok_or(Malformed::Length)?,
+    })
+}
