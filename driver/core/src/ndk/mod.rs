@@ -9,6 +9,7 @@
 //! and for the simulator's workload.
 
 pub mod counters;
+pub mod provider;
 pub mod tables;
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
