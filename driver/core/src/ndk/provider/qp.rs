@@ -228,6 +228,45 @@ impl<'a> WorkQueue<'a> {
         self.slots.get_mut(i)
     }
 
+    /// The position from the head of the request in ring slot `slot`, if it is outstanding.
+    fn position(&self, slot: usize) -> Option<usize> {
+        let depth = self.slots.len();
+        if slot >= depth {
+            return None;
+        }
+        let n = slot
+            .checked_add(depth)?
+            .checked_sub(self.head)?
+            .checked_rem(depth)?;
+        (n < self.len).then_some(n)
+    }
+
+    /// The request in ring slot `slot` and its SGEs, if it is outstanding.
+    fn at_slot(&self, slot: usize) -> Option<(&WorkRequest, &[Sge])> {
+        let n = self.position(slot)?;
+        Some((self.get(n)?, self.sges(n)))
+    }
+
+    /// Takes the next request not taken yet: its ring slot, the request and its SGEs.
+    fn take(&mut self) -> Option<(usize, WorkRequest, &[Sge])> {
+        let n = self.taken;
+        let req = *self.get(n)?;
+        let slot = self.index(n)?;
+        self.taken = n.saturating_add(1);
+        Some((slot, req, self.sges(n)))
+    }
+
+    /// Records the outcome of the taken request in ring slot `slot` (the first one recorded
+    /// stands).
+    fn finish(&mut self, slot: usize, outcome: Outcome) {
+        let taken = self.taken;
+        if let Some(n) = self.position(slot).filter(|n| *n < taken)
+            && let Some(req) = self.get_mut(n)
+        {
+            req.outcome.get_or_insert(outcome);
+        }
+    }
+
     fn sges(&self, n: usize) -> &[Sge] {
         let Some(req) = self.get(n) else {
             return &[];
@@ -542,47 +581,48 @@ impl<'a> Qp<'a> {
         self.initiator.push(req, kept).map(|slot| Posted { slot })
     }
 
-    /// The transport takes the next initiator request not taken yet: its position from the
-    /// oldest outstanding one, the request and its SGEs.
+    /// The transport takes the next initiator request not taken yet: its ring slot (which
+    /// names it until it completes), the request and its SGEs. Nothing is taken unless
+    /// connected.
     pub fn take_initiator(&mut self) -> Option<(usize, WorkRequest, &[Sge])> {
         if self.state != QpState::Connected {
             return None;
         }
-        let n = self.initiator.taken;
-        let req = *self.initiator.get(n)?;
-        self.initiator.taken = n.saturating_add(1);
-        Some((n, req, self.initiator.sges(n)))
+        self.initiator.take()
     }
 
-    /// The transport takes the next posted receive for an incoming SEND (§7.5): its position,
+    /// The transport takes the next posted receive for an incoming SEND (§7.5): its ring slot,
     /// the request and its SGEs; `None` when no receive is posted.
     pub fn take_receive(&mut self) -> Option<(usize, WorkRequest, &[Sge])> {
-        if !matches!(self.state, QpState::Connected) {
+        if self.state != QpState::Connected {
             return None;
         }
-        let n = self.receive.taken;
-        let req = *self.receive.get(n)?;
-        self.receive.taken = n.saturating_add(1);
-        Some((n, req, self.receive.sges(n)))
+        self.receive.take()
     }
 
-    /// The transport finished the taken initiator request at position `n`. Its completion comes
-    /// out of [`Qp::poll`] after those of every earlier request.
-    pub fn finish_initiator(&mut self, n: usize, outcome: Outcome) {
-        if n < self.initiator.taken
-            && let Some(req) = self.initiator.get_mut(n)
-        {
-            req.outcome.get_or_insert(outcome);
-        }
+    /// The outstanding initiator request in ring slot `slot` and its SGEs (what the shell
+    /// gathers a packet's payload from).
+    #[must_use]
+    pub fn initiator_request(&self, slot: usize) -> Option<(&WorkRequest, &[Sge])> {
+        self.initiator.at_slot(slot)
     }
 
-    /// The transport finished the taken receive at position `n`.
-    pub fn finish_receive(&mut self, n: usize, outcome: Outcome) {
-        if n < self.receive.taken
-            && let Some(req) = self.receive.get_mut(n)
-        {
-            req.outcome.get_or_insert(outcome);
-        }
+    /// The outstanding receive in ring slot `slot` and its SGEs (what the shell scatters a
+    /// SEND's payload into).
+    #[must_use]
+    pub fn receive_request(&self, slot: usize) -> Option<(&WorkRequest, &[Sge])> {
+        self.receive.at_slot(slot)
+    }
+
+    /// The transport finished the taken initiator request in ring slot `slot`. Its completion
+    /// comes out of [`Qp::poll`] after those of every earlier request.
+    pub fn finish_initiator(&mut self, slot: usize, outcome: Outcome) {
+        self.initiator.finish(slot, outcome);
+    }
+
+    /// The transport finished the taken receive in ring slot `slot`.
+    pub fn finish_receive(&mut self, slot: usize, outcome: Outcome) {
+        self.receive.finish(slot, outcome);
     }
 
     /// Requests outstanding (posted, not yet handed out by [`Qp::poll`]) on each queue:
@@ -901,18 +941,18 @@ mod tests {
             [10, 11, 12],
             "{done:?}"
         );
-        // Positions move with the head: the last one is position 0 now.
-        q.finish_initiator(0, Outcome::status(CompletionStatus::Success));
+        // Slots are stable while the head moves.
+        q.finish_initiator(3, Outcome::status(CompletionStatus::Success));
         assert_eq!(all(&mut q).len(), 1);
-        // A ring that wrapped still hands out in order.
+        // A ring that wrapped still hands out in order: slots 0, 1, 2, 3 hold 20..24.
         for ctx in 20..24 {
             q.post(ctx, WRITE, &[sge(4)], 0).unwrap();
         }
-        for _ in 0..4 {
-            q.take_initiator();
-        }
-        for n in (0..4).rev() {
-            q.finish_initiator(n, Outcome::status(CompletionStatus::Success));
+        let slots: Vec<usize> = (0..4).map(|_| q.take_initiator().unwrap().0).collect();
+        assert_eq!(slots, [0, 1, 2, 3]);
+        assert_eq!(q.initiator_request(2).unwrap().0.context, 22);
+        for slot in [3, 1, 2, 0] {
+            q.finish_initiator(slot, Outcome::status(CompletionStatus::Success));
         }
         assert_eq!(
             all(&mut q).iter().map(|d| d.1).collect::<Vec<_>>(),
