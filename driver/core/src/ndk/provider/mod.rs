@@ -32,6 +32,7 @@
 pub mod cq;
 pub mod mr;
 pub mod qp;
+pub mod rc;
 
 /// The status a work request completes with (`NDK_RESULT.Status`), by name; the shell maps
 /// each to its `NTSTATUS`. Which event gives which status is ndkpi.md §3.1's table.

@@ -117,6 +117,9 @@ pub struct PdId(usize);
 pub struct MrId(usize);
 
 impl MrId {
+    /// No region (a placeholder in blank storage; no table has that slot).
+    pub const NONE: MrId = MrId(usize::MAX);
+
     /// The slot, for the shell's own per-region storage (MDL, page list).
     #[must_use]
     pub const fn index(self) -> usize {

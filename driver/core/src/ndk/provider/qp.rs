@@ -591,6 +591,16 @@ impl<'a> Qp<'a> {
         self.initiator.take()
     }
 
+    /// The next initiator request [`Qp::take_initiator`] would take, left in place (the
+    /// transport holds a READ back while the outbound read limit is reached, rule 43).
+    #[must_use]
+    pub fn peek_initiator(&self) -> Option<&WorkRequest> {
+        if self.state != QpState::Connected {
+            return None;
+        }
+        self.initiator.get(self.initiator.taken)
+    }
+
     /// The transport takes the next posted receive for an incoming SEND (§7.5): its ring slot,
     /// the request and its SGEs; `None` when no receive is posted.
     pub fn take_receive(&mut self) -> Option<(usize, WorkRequest, &[Sge])> {
