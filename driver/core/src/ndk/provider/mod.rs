@@ -34,6 +34,9 @@ pub mod mr;
 pub mod qp;
 pub mod rc;
 
+#[cfg(test)]
+mod harness;
+
 /// The status a work request completes with (`NDK_RESULT.Status`), by name; the shell maps
 /// each to its `NTSTATUS`. Which event gives which status is ndkpi.md §3.1's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

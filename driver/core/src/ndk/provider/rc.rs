@@ -1070,3 +1070,179 @@ fn sges_ok(mem: &mut MemoryTable<'_>, pd: super::mr::PdId, sges: &[Sge], write: 
             .is_ok()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::harness::{Link, TICK, config};
+    use super::super::mr::mr_flags;
+    use super::super::qp::Queue;
+    use super::*;
+    use std::boxed::Box;
+    use std::vec::Vec;
+
+    const SEND: Operation = Operation::Send { invalidate: None };
+    const REMOTE: u32 = mr_flags::ALLOW_REMOTE_READ | mr_flags::ALLOW_REMOTE_WRITE;
+
+    fn pattern(seed: usize) -> impl Fn(usize) -> u8 {
+        move |i| (i.wrapping_mul(31).wrapping_add(seed * 7) % 251) as u8
+    }
+
+    fn sge(token: u32, va: u64, len: usize) -> Sge {
+        Sge {
+            va,
+            len: len as u32,
+            token,
+        }
+    }
+
+    fn ok(ctxs: impl IntoIterator<Item = usize>) -> Vec<(usize, CompletionStatus)> {
+        ctxs.into_iter()
+            .map(|c| (c, CompletionStatus::Success))
+            .collect()
+    }
+
+    #[test]
+    fn psn_arithmetic_wraps_at_24_bits() {
+        assert_eq!(psn::add(MASK_24, 1), 0);
+        assert_eq!(psn::add(MASK_24 - 1, 5), 3);
+        assert_eq!(psn::diff(2, MASK_24), 3);
+        assert_eq!(psn::diff(MASK_24, 2), -3);
+        assert_eq!(psn::diff(7, 7), 0);
+        assert_eq!(psn::diff(0x80_0000, 0), 0x80_0000);
+        assert_eq!(psn::diff(0x80_0001, 0), -0x7F_FFFF);
+    }
+
+    #[test]
+    fn send_receive_of_every_size_around_the_pmtu() {
+        // §7.4, §7.5, rule 42: 1, PMTU-1, PMTU, PMTU+1 and a large message; the PSNs run on
+        // across messages and wrap at 2^24.
+        let pmtu = 256usize;
+        let sizes = [1, pmtu - 1, pmtu, pmtu + 1, 10 * pmtu + 3, 0];
+        let (ca, cb) = config(pmtu as u32, MASK_24 - 3, 100);
+        let mut l = Link::new(ca, cb);
+        let (src, src_va) = l.a.register(4096, 0, pattern(1));
+        let (dst, dst_va) = l.b.sink(16 * 4096);
+        for (i, _) in sizes.iter().enumerate() {
+            let va = dst_va + (i as u64) * 4096;
+            // Two SGEs per receive, to scatter across them.
+            let sges = [sge(dst, va, 100), sge(dst, va + 100, 3996)];
+            l.b.qp.post_receive(i, &sges).unwrap();
+        }
+        for (i, len) in sizes.iter().enumerate() {
+            l.a.qp
+                .post(10 + i, SEND, &[sge(src, src_va, *len)], 0)
+                .unwrap();
+        }
+        l.run(1000);
+        assert_eq!(l.a.completed(Queue::Initiator), ok(10..16));
+        assert_eq!(l.b.completed(Queue::Receive), ok(0..6));
+        for (i, len) in sizes.iter().enumerate() {
+            let c = l.b.done[i].1;
+            assert_eq!(c.bytes_transferred as usize, *len, "size {len}");
+            let got = l.b.bytes(dst_va + (i as u64) * 4096, *len);
+            assert_eq!(got, l.a.bytes(src_va, *len), "size {len}");
+        }
+        // The request packets: one PSN each, consecutive from the initial PSN, wrapping.
+        let requests: Vec<Transport> = l
+            .trace
+            .iter()
+            .filter(|(ab, t)| *ab && t.bth.opcode.is_request())
+            .map(|(_, t)| *t)
+            .collect();
+        let expected: u32 = sizes.iter().map(|s| s.div_ceil(pmtu).max(1) as u32).sum();
+        assert_eq!(requests.len() as u32, expected, "no retransmission without loss");
+        for (k, t) in requests.iter().enumerate() {
+            assert_eq!(t.bth.psn, psn::add(MASK_24 - 3, k as u32));
+        }
+        let ops: Vec<Opcode> = requests.iter().take(6).map(|t| t.bth.opcode).collect();
+        use Opcode::*;
+        assert_eq!(
+            ops,
+            [SendOnly, SendOnly, SendOnly, SendFirst, SendLast, SendFirst]
+        );
+        assert!(requests.iter().all(|t| t.bth.ack_req
+            == matches!(t.bth.opcode, SendOnly | SendLast)));
+        assert!(requests.iter().all(|t| t.bth.dest_qp == 0x12));
+    }
+
+    #[test]
+    fn write_and_read_land_in_the_right_bytes_and_a_read_consumes_its_psns() {
+        // §7.4, §7.5, rule 42.
+        let pmtu = 512usize;
+        let (ca, cb) = config(pmtu as u32, 1000, 5000);
+        let mut l = Link::new(ca, cb);
+        let (src, src_va) = l.a.register(8192, 0, pattern(2));
+        let (sink, sink_va) = l.a.sink(8192);
+        let (remote, remote_va) = l.b.register(16384, REMOTE, pattern(3));
+        let lens = [1usize, pmtu - 1, pmtu, pmtu + 1, 5 * pmtu + 17];
+        let mut at = 0u64;
+        for (i, len) in lens.iter().enumerate() {
+            let op = Operation::Write {
+                remote_va: remote_va + at,
+                remote_token: remote,
+            };
+            l.a.qp.post(i, op, &[sge(src, src_va, *len)], 0).unwrap();
+            at += *len as u64 + 3;
+        }
+        // Reads of a region the writes did not touch, into two SGEs each.
+        let mut sink_at = 0u64;
+        for (i, len) in lens.iter().enumerate() {
+            let half = len / 2;
+            let op = Operation::Read {
+                remote_va: remote_va + 8192 + i as u64 * 11,
+                remote_token: remote,
+            };
+            let sges = [
+                sge(sink, sink_va + sink_at, half),
+                sge(sink, sink_va + sink_at + half as u64 + 1, len - half),
+            ];
+            l.a.qp.post(100 + i, op, &sges, 0).unwrap();
+            sink_at += *len as u64 + 2;
+        }
+        l.run(1000);
+        let mut want = ok(0..5);
+        want.extend(ok(100..105));
+        assert_eq!(l.a.completed(Queue::Initiator), want);
+        let mut at = 0u64;
+        for len in lens {
+            assert_eq!(l.b.bytes(remote_va + at, len), l.a.bytes(src_va, len), "write {len}");
+            let end = (at as usize) + len;
+            let untouched: Vec<u8> = (end..end + 3).map(pattern(3)).collect();
+            assert_eq!(l.b.bytes(remote_va + end as u64, 3), untouched, "past {len}");
+            at += len as u64 + 3;
+        }
+        let mut sink_at = 0u64;
+        for (i, len) in lens.iter().enumerate() {
+            let half = len / 2;
+            let from = l.b.bytes(remote_va + 8192 + i as u64 * 11, *len).to_vec();
+            assert_eq!(l.a.bytes(sink_va + sink_at, half), &from[..half], "read {len}");
+            assert_eq!(l.a.bytes(sink_va + sink_at + half as u64, 1), [0], "the gap");
+            assert_eq!(
+                l.a.bytes(sink_va + sink_at + half as u64 + 1, len - half),
+                &from[half..],
+                "read {len}"
+            );
+            sink_at += *len as u64 + 2;
+        }
+        // READ Requests: each takes ceil(len / PMTU) PSNs, so the next starts after them.
+        let reads: Vec<Transport> = l
+            .trace
+            .iter()
+            .filter(|(ab, t)| *ab && t.bth.opcode == Opcode::ReadRequest)
+            .map(|(_, t)| *t)
+            .collect();
+        assert_eq!(reads.len(), 5);
+        for w in 0..4 {
+            let n = lens[w].div_ceil(pmtu) as u32;
+            assert_eq!(reads[w + 1].bth.psn, psn::add(reads[w].bth.psn, n));
+            assert_eq!(reads[w].reth.unwrap().len as usize, lens[w]);
+        }
+        let responses = l
+            .trace
+            .iter()
+            .filter(|(ab, t)| !*ab && !matches!(t.bth.opcode, Opcode::Acknowledge))
+            .count();
+        let expected: usize = lens.iter().map(|n| n.div_ceil(pmtu)).sum();
+        assert_eq!(responses, expected);
+    }
+}
