@@ -46,9 +46,13 @@ pub(crate) const LIMITS: QpLimits = QpLimits {
 impl Node {
     pub fn new(cfg: RcConfig, seed: u8) -> Node {
         let profile = Profile::ROCE_V2_100G;
-        let mut mem =
-            MemoryTable::new(leak(PdSlot::FREE, 2), leak(MrSlot::FREE, 16), seed, &profile)
-                .unwrap();
+        let mut mem = MemoryTable::new(
+            leak(PdSlot::FREE, 2),
+            leak(MrSlot::FREE, 16),
+            seed,
+            &profile,
+        )
+        .unwrap();
         let pd = mem.create_pd().unwrap();
         let sizes = LIMITS.check(&profile).unwrap();
         let mut qp = Qp::new(
@@ -326,11 +330,11 @@ impl Link {
             let quiet = ab.is_empty() && ba.is_empty();
             self.receive(true, ab);
             self.receive(false, ba);
-            self.a.collect();
-            self.b.collect();
             self.now += TICK;
             self.a.rc.handle_timeout(self.now, &mut self.a.qp);
             self.b.rc.handle_timeout(self.now, &mut self.b.qp);
+            self.a.collect();
+            self.b.collect();
             if quiet && self.a.rc.timeout().is_none() && self.b.rc.timeout().is_none() {
                 return round;
             }

@@ -409,6 +409,11 @@ impl<'a> Rc<'a> {
 
     fn fail(&mut self, qp: &mut Qp<'_>) {
         qp.fail();
+        self.stop();
+    }
+
+    /// Forgets the requests in flight (the QP cancels them) and stops the timer.
+    fn stop(&mut self) {
         self.flights.clear();
         self.tx_flight = 0;
         self.tx_packet = 0;
@@ -679,6 +684,11 @@ impl<'a> Rc<'a> {
         let Some(deadline) = self.deadline else {
             return;
         };
+        if qp.state() != QpState::Connected {
+            // Flushed or disconnected: the QP cancels what was in flight.
+            self.stop();
+            return;
+        }
         if now < deadline {
             return;
         }
@@ -903,6 +913,7 @@ impl<'a> Rc<'a> {
                     }
                     let Some((slot, req, sges)) = qp.take_receive() else {
                         self.answer = Some(Answer::Rnr(p));
+                        self.gap_naked = true;
                         return None;
                     };
                     if !sges_ok(mem, pd, sges, true) {
@@ -1022,8 +1033,11 @@ impl<'a> Rc<'a> {
         deliver
     }
 
+    /// NAKs packet `p`; the packets behind it are not NAKed again until `p` comes back in
+    /// order (the requester resends from `p` or gives up).
     fn nak(&mut self, p: u32, code: NakCode) -> Option<Deliver> {
         self.answer = Some(Answer::Nak(p, code));
+        self.gap_naked = true;
         None
     }
 
@@ -1078,6 +1092,7 @@ mod tests {
     use super::super::qp::Queue;
     use super::*;
     use std::boxed::Box;
+    use std::vec;
     use std::vec::Vec;
 
     const SEND: Operation = Operation::Send { invalidate: None };
@@ -1150,7 +1165,11 @@ mod tests {
             .map(|(_, t)| *t)
             .collect();
         let expected: u32 = sizes.iter().map(|s| s.div_ceil(pmtu).max(1) as u32).sum();
-        assert_eq!(requests.len() as u32, expected, "no retransmission without loss");
+        assert_eq!(
+            requests.len() as u32,
+            expected,
+            "no retransmission without loss"
+        );
         for (k, t) in requests.iter().enumerate() {
             assert_eq!(t.bth.psn, psn::add(MASK_24 - 3, k as u32));
         }
@@ -1160,8 +1179,11 @@ mod tests {
             ops,
             [SendOnly, SendOnly, SendOnly, SendFirst, SendLast, SendFirst]
         );
-        assert!(requests.iter().all(|t| t.bth.ack_req
-            == matches!(t.bth.opcode, SendOnly | SendLast)));
+        assert!(
+            requests
+                .iter()
+                .all(|t| t.bth.ack_req == matches!(t.bth.opcode, SendOnly | SendLast))
+        );
         assert!(requests.iter().all(|t| t.bth.dest_qp == 0x12));
     }
 
@@ -1205,18 +1227,34 @@ mod tests {
         assert_eq!(l.a.completed(Queue::Initiator), want);
         let mut at = 0u64;
         for len in lens {
-            assert_eq!(l.b.bytes(remote_va + at, len), l.a.bytes(src_va, len), "write {len}");
+            assert_eq!(
+                l.b.bytes(remote_va + at, len),
+                l.a.bytes(src_va, len),
+                "write {len}"
+            );
             let end = (at as usize) + len;
             let untouched: Vec<u8> = (end..end + 3).map(pattern(3)).collect();
-            assert_eq!(l.b.bytes(remote_va + end as u64, 3), untouched, "past {len}");
+            assert_eq!(
+                l.b.bytes(remote_va + end as u64, 3),
+                untouched,
+                "past {len}"
+            );
             at += len as u64 + 3;
         }
         let mut sink_at = 0u64;
         for (i, len) in lens.iter().enumerate() {
             let half = len / 2;
             let from = l.b.bytes(remote_va + 8192 + i as u64 * 11, *len).to_vec();
-            assert_eq!(l.a.bytes(sink_va + sink_at, half), &from[..half], "read {len}");
-            assert_eq!(l.a.bytes(sink_va + sink_at + half as u64, 1), [0], "the gap");
+            assert_eq!(
+                l.a.bytes(sink_va + sink_at, half),
+                &from[..half],
+                "read {len}"
+            );
+            assert_eq!(
+                l.a.bytes(sink_va + sink_at + half as u64, 1),
+                [0],
+                "the gap"
+            );
             assert_eq!(
                 l.a.bytes(sink_va + sink_at + half as u64 + 1, len - half),
                 &from[half..],
@@ -1244,5 +1282,362 @@ mod tests {
             .count();
         let expected: usize = lens.iter().map(|n| n.div_ceil(pmtu)).sum();
         assert_eq!(responses, expected);
+    }
+
+    /// Posts `n` sends of `len` bytes from a to b (with `extra` spare receives at b), and one
+    /// WRITE; returns the receive buffer base and the source base.
+    fn traffic(l: &mut Link, n: usize, len: usize, extra: usize) -> (u64, u64, u32, u64) {
+        let (src, src_va) = l.a.register(8192, 0, pattern(5));
+        let (dst, dst_va) = l.b.sink(64 * 1024);
+        let (remote, remote_va) = l.b.register(8192, REMOTE, |_| 0);
+        for i in 0..n + extra {
+            let va = dst_va + (i as u64) * 2048;
+            l.b.qp.post_receive(i, &[sge(dst, va, 2048)]).unwrap();
+        }
+        for i in 0..n {
+            let at = src_va + i as u64;
+            l.a.qp.post(10 + i, SEND, &[sge(src, at, len)], 0).unwrap();
+        }
+        let write = Operation::Write {
+            remote_va,
+            remote_token: remote,
+        };
+        l.a.qp
+            .post(99, write, &[sge(src, src_va, 3000)], 0)
+            .unwrap();
+        (dst_va, src_va, remote, remote_va)
+    }
+
+    fn check_traffic(l: &Link, n: usize, len: usize, extra: usize, bases: (u64, u64, u32, u64)) {
+        let (dst_va, src_va, _, remote_va) = bases;
+        let mut want = ok(10..10 + n);
+        want.push((99, CompletionStatus::Success));
+        assert_eq!(l.a.completed(Queue::Initiator), want);
+        assert_eq!(
+            l.b.completed(Queue::Receive),
+            ok(0..n),
+            "each SEND executed once"
+        );
+        assert_eq!(l.b.qp.outstanding().0, extra, "no receive consumed twice");
+        for i in 0..n {
+            let got = l.b.bytes(dst_va + (i as u64) * 2048, len);
+            assert_eq!(got, l.a.bytes(src_va + i as u64, len), "message {i}");
+        }
+        assert_eq!(l.b.bytes(remote_va, 3000), l.a.bytes(src_va, 3000));
+    }
+
+    #[test]
+    fn lost_packets_are_resent_and_nothing_executes_twice() {
+        // §7.5, rule 48: every 3rd of the first 60 packets a sends and every 4th of the first
+        // 30 b sends are lost (NAK-sequence recovers some, the timeout the rest, e.g. lost ACKs
+        // and tails). A loss that never ends is the retry budget's case, below.
+        let (ca, cb) = config(256, 0, 0);
+        let mut l = Link::new(ca, cb);
+        l.loss = Box::new(|a_to_b, n, _| {
+            if a_to_b {
+                n < 60 && n % 3 == 1
+            } else {
+                n < 30 && n % 4 == 2
+            }
+        });
+        let bases = traffic(&mut l, 8, 700, 3);
+        let rounds = l.run(10_000);
+        assert!(rounds < 10_000, "settled");
+        assert!(l.dropped > 5, "the loss happened: {}", l.dropped);
+        check_traffic(&l, 8, 700, 3, bases);
+        let naks = l.trace.iter().filter(|(ab, t)| {
+            !*ab && matches!(
+                t.aeth.map(|a| a.syndrome),
+                Some(Syndrome::Nak(NakCode::PsnSequence))
+            )
+        });
+        assert!(naks.count() > 0, "a gap was NAKed");
+    }
+
+    #[test]
+    fn reordering_and_random_loss_recover_too() {
+        for (seed_loss, reorder) in [(7u64, 64u8), (11, 128), (13, 200)] {
+            let (ca, cb) = config(256, 77, 0xFF_FFF0);
+            let mut l = Link::new(ca, cb);
+            let mut state = seed_loss;
+            l.loss = Box::new(move |_, _, _| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % 5 == 0
+            });
+            l.reorder = reorder;
+            let bases = traffic(&mut l, 10, 600, 2);
+            assert!(l.run(20_000) < 20_000);
+            check_traffic(&l, 10, 600, 2, bases);
+        }
+    }
+
+    #[test]
+    fn a_dead_link_exhausts_the_retries_and_flushes_in_order() {
+        // §3.4, §7.5: the oldest completes STATUS_IO_TIMEOUT, the rest STATUS_CANCELLED.
+        let (ca, cb) = config(256, 0, 0);
+        let mut l = Link::new(ca, cb);
+        l.loss = Box::new(|_, _, _| true);
+        traffic(&mut l, 3, 100, 0);
+        l.run(10_000);
+        let mut want = vec![(10, CompletionStatus::IoTimeout)];
+        want.extend([11, 12, 99].map(|c| (c, CompletionStatus::Cancelled)));
+        assert_eq!(l.a.completed(Queue::Initiator), want);
+        assert_eq!(l.a.qp.state(), QpState::Error);
+        // retry_count 7: the first transmission and 7 resends of the oldest.
+        let firsts = l
+            .trace
+            .iter()
+            .filter(|(ab, t)| *ab && t.bth.psn == 0)
+            .count();
+        assert_eq!(firsts, 8);
+    }
+
+    #[test]
+    fn a_bad_token_ends_in_an_access_error_and_the_qp_error_state() {
+        // §5, §7.3, rules 17-18: a WRITE with a wrong token, one beyond the region, one into a
+        // read-only region and a READ with the privileged token.
+        type Case = (&'static str, fn(u32, u64, u32, u64) -> Operation);
+        let cases: [Case; 4] = [
+            ("token", |t, va, _, _| Operation::Write {
+                remote_va: va,
+                remote_token: t ^ 0x100,
+            }),
+            ("bounds", |t, va, _, _| Operation::Write {
+                remote_va: va + 4000,
+                remote_token: t,
+            }),
+            ("permission", |_, _, ro, ro_va| Operation::Write {
+                remote_va: ro_va,
+                remote_token: ro,
+            }),
+            ("privileged", |_, va, _, _| Operation::Read {
+                remote_va: va,
+                remote_token: super::super::mr::PRIVILEGED_TOKEN,
+            }),
+        ];
+        for (why, op) in cases {
+            let (ca, cb) = config(256, 0, 0);
+            let mut l = Link::new(ca, cb);
+            let (src, src_va) = l.a.register(4096, mr_flags::ALLOW_LOCAL_WRITE, pattern(1));
+            let (t, va) = l.b.register(4096, REMOTE, |_| 0xEE);
+            let (ro, ro_va) = l.b.register(4096, mr_flags::ALLOW_REMOTE_READ, |_| 0xEE);
+            l.a.qp.post(1, SEND, &[], 0).unwrap();
+            let (rdst, rdst_va) = l.b.sink(64);
+            l.b.qp.post_receive(0, &[sge(rdst, rdst_va, 64)]).unwrap();
+            l.a.qp
+                .post(2, op(t, va, ro, ro_va), &[sge(src, src_va, 200)], 0)
+                .unwrap();
+            l.a.qp.post(3, SEND, &[sge(src, src_va, 10)], 0).unwrap();
+            l.run(1000);
+            assert_eq!(
+                l.a.completed(Queue::Initiator),
+                [
+                    (1, CompletionStatus::Success),
+                    (2, CompletionStatus::AccessViolation),
+                    (3, CompletionStatus::Cancelled),
+                ],
+                "{why}"
+            );
+            assert_eq!(l.a.qp.state(), QpState::Error, "{why}");
+            assert_eq!(
+                l.b.qp.state(),
+                QpState::Connected,
+                "{why}: the responder goes on"
+            );
+            assert!(
+                l.b.bytes(va, 4096).iter().all(|b| *b == 0xEE),
+                "{why}: nothing written"
+            );
+            assert!(l.b.bytes(ro_va, 4096).iter().all(|b| *b == 0xEE), "{why}");
+            let nak = l.trace.iter().find_map(|(ab, t)| match t.aeth?.syndrome {
+                Syndrome::Nak(code) if !*ab => Some(code),
+                _ => None,
+            });
+            assert_eq!(nak, Some(NakCode::RemoteAccess), "{why}");
+        }
+    }
+
+    #[test]
+    fn a_send_with_no_receive_posted_waits_through_rnr_naks() {
+        // The choice documented above: RNR NAK, retried after a delay, until a receive comes.
+        let (ca, cb) = config(256, 0, 0);
+        let mut l = Link::new(ca, cb);
+        let (src, src_va) = l.a.register(512, 0, pattern(9));
+        let (dst, dst_va) = l.b.sink(512);
+        l.a.qp.post(1, SEND, &[sge(src, src_va, 300)], 0).unwrap();
+        for _ in 0..20 {
+            l.run(1);
+        }
+        assert!(l.a.done.is_empty());
+        let rnrs = l
+            .trace
+            .iter()
+            .filter(|(_, t)| matches!(t.aeth.map(|a| a.syndrome), Some(Syndrome::RnrNak { .. })));
+        let n = rnrs.count();
+        assert!((1..=4).contains(&n), "one per retry: {n}");
+        l.b.qp.post_receive(7, &[sge(dst, dst_va, 512)]).unwrap();
+        l.run(1000);
+        assert_eq!(l.a.completed(Queue::Initiator), ok([1]));
+        assert_eq!(l.b.completed(Queue::Receive), ok([7]));
+        assert_eq!(l.b.bytes(dst_va, 300), l.a.bytes(src_va, 300));
+        // And with no receive ever, the RNR budget ends it.
+        let (ca, cb) = config(256, 0, 0);
+        let mut l = Link::new(ca, cb);
+        let (src, src_va) = l.a.register(512, 0, pattern(9));
+        l.a.qp.post(1, SEND, &[sge(src, src_va, 300)], 0).unwrap();
+        l.run(10_000);
+        assert_eq!(
+            l.a.completed(Queue::Initiator),
+            [(1, CompletionStatus::IoTimeout)]
+        );
+    }
+
+    #[test]
+    fn a_send_larger_than_the_receive_overflows_it() {
+        let (ca, cb) = config(256, 0, 0);
+        let mut l = Link::new(ca, cb);
+        let (src, src_va) = l.a.register(1024, 0, pattern(9));
+        let (dst, dst_va) = l.b.sink(1024);
+        l.b.qp.post_receive(0, &[sge(dst, dst_va, 500)]).unwrap();
+        l.b.qp.post_receive(1, &[sge(dst, dst_va, 500)]).unwrap();
+        l.a.qp.post(1, SEND, &[sge(src, src_va, 600)], 0).unwrap();
+        l.run(1000);
+        assert_eq!(
+            l.b.completed(Queue::Receive),
+            [
+                (0, CompletionStatus::BufferOverflow),
+                (1, CompletionStatus::Cancelled)
+            ]
+        );
+        assert_eq!(
+            l.a.completed(Queue::Initiator),
+            [(1, CompletionStatus::InvalidParameter)]
+        );
+    }
+
+    #[test]
+    fn flush_cancels_what_is_on_the_wire_in_posting_order() {
+        // §1.4, §3.4, rule 24: requests in flight when the consumer flushes.
+        let (ca, cb) = config(256, 0, 0);
+        let mut l = Link::new(ca, cb);
+        l.loss = Box::new(|_, _, _| true);
+        traffic(&mut l, 4, 100, 0);
+        l.run(3);
+        l.a.qp.flush();
+        l.b.qp.flush();
+        l.run(100);
+        assert_eq!(
+            l.a.completed(Queue::Initiator),
+            [10, 11, 12, 13, 99].map(|c| (c, CompletionStatus::Cancelled))
+        );
+        assert_eq!(
+            l.b.completed(Queue::Receive),
+            [0, 1, 2, 3].map(|c| (c, CompletionStatus::Cancelled))
+        );
+        assert_eq!(l.a.rc.timeout(), None, "the flush stopped the timer");
+        let before = l.trace.len();
+        l.run(100);
+        assert_eq!(l.trace.len(), before, "nothing more is sent");
+    }
+
+    #[test]
+    fn send_with_invalidate_and_solicited_events_reach_the_receive_completion() {
+        // §5, §3.1, rules 26, 29, 45.
+        use super::super::mr::FastRegistration;
+        let (ca, cb) = config(256, 0, 0);
+        let mut l = Link::new(ca, cb);
+        let (src, src_va) = l.a.register(512, 0, pattern(4));
+        let (dst, dst_va) = l.b.sink(512);
+        let pd = l.b.pd;
+        let fr = l.b.mem.create_mr(pd, true).unwrap();
+        l.b.mem.init_fast_register(fr, 1, true).unwrap();
+        let reg = FastRegistration {
+            page_count: 1,
+            fbo: 0,
+            len: 4096,
+            base_va: 0x5000_0000,
+            flags: op_flags::ALLOW_REMOTE_WRITE,
+        };
+        l.b.mem.fast_register(pd, fr, &reg).unwrap();
+        let token = l.b.mem.remote_token(fr);
+        l.b.qp.post_receive(0, &[sge(dst, dst_va, 512)]).unwrap();
+        l.b.qp.post_receive(1, &[sge(dst, dst_va, 512)]).unwrap();
+        let inv = Operation::Send {
+            invalidate: Some(token),
+        };
+        l.a.qp.post(1, inv, &[sge(src, src_va, 300)], 0).unwrap();
+        let solicit = op_flags::SEND_AND_SOLICIT_EVENT;
+        l.a.qp
+            .post(2, SEND, &[sge(src, src_va, 20)], solicit)
+            .unwrap();
+        l.run(1000);
+        assert_eq!(l.a.completed(Queue::Initiator), ok([1, 2]));
+        let (_, first) = l.b.done[0];
+        assert_eq!(
+            first.operation,
+            super::super::OperationType::ReceiveAndInvalidate
+        );
+        assert_eq!(first.type_specific, token as usize);
+        assert!(!first.solicited);
+        let (_, second) = l.b.done[1];
+        assert_eq!(second.operation, super::super::OperationType::Receive);
+        assert!(second.solicited);
+        assert_eq!(
+            l.b.mem.invalidate(pd, fr),
+            Err(CompletionStatus::InvalidParameter),
+            "rule 45: already invalid"
+        );
+        let opcodes: Vec<Opcode> = l
+            .trace
+            .iter()
+            .filter(|(ab, _)| *ab)
+            .map(|(_, t)| t.bth.opcode)
+            .collect();
+        assert_eq!(
+            opcodes,
+            [
+                Opcode::SendFirst,
+                Opcode::SendLastInvalidate,
+                Opcode::SendOnly
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_beyond_the_outbound_limit_wait_their_turn() {
+        // §4.3, rule 43.
+        let (mut ca, cb) = config(256, 0, 0);
+        ca.outbound_reads = 1;
+        let mut l = Link::new(ca, cb);
+        let (sink, sink_va) = l.a.sink(4096);
+        let (remote, remote_va) = l.b.register(4096, REMOTE, pattern(6));
+        for i in 0..3u64 {
+            let op = Operation::Read {
+                remote_va: remote_va + i * 1000,
+                remote_token: remote,
+            };
+            let sges = [sge(sink, sink_va + i * 1000, 600)];
+            l.a.qp.post(i as usize, op, &sges, 0).unwrap();
+        }
+        l.run(1);
+        let requests = |l: &Link| {
+            l.trace
+                .iter()
+                .filter(|(_, t)| t.bth.opcode == Opcode::ReadRequest)
+                .count()
+        };
+        assert_eq!(requests(&l), 1, "one READ at a time");
+        l.run(1000);
+        assert_eq!(requests(&l), 3);
+        assert_eq!(l.a.completed(Queue::Initiator), ok(0..3));
+        for i in 0..3u64 {
+            assert_eq!(
+                l.a.bytes(sink_va + i * 1000, 600),
+                l.b.bytes(remote_va + i * 1000, 600)
+            );
+        }
+        let _ = TICK;
     }
 }
