@@ -1,7 +1,21 @@
-//! Test only: two queue pairs joined in memory. Each [`Node`] is one adapter's provider state
-//! (a memory table, a QP, its transport) plus byte arrays standing in for registered memory;
-//! [`Link`] moves [`Packet`]s between them as header values and payload bytes, with the loss
-//! and reordering a test injects, and advances time.
+//! Two queue pairs joined in memory, for the provider's tests and the `rc` fuzz property. Each
+//! [`Node`] is one adapter's provider state (a memory table, a QP, its transport) plus byte
+//! arrays standing in for registered memory; [`Link`] moves [`Packet`](super::rc::Packet)s
+//! between them as header values and payload bytes, with the loss and reordering a test
+//! injects, and advances time.
+//!
+//! Test code (built for tests and behind the `fuzzing` feature, never in the driver): it uses
+//! std, allocates, and panics when the transport names bytes it must not (a payload of a
+//! request that is not outstanding, a placement outside the SGEs or the region).
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::arithmetic_side_effects,
+    clippy::cast_possible_truncation,
+    missing_docs
+)]
 
 use std::boxed::Box;
 use std::vec;
@@ -14,28 +28,58 @@ use super::rc::{Deliver, Flight, Payload, Rc, RcConfig, RcStorage, ReadResponse,
 use crate::ndk::Profile;
 use crate::roce::headers::Transport;
 
-fn leak<T: Clone>(value: T, n: usize) -> &'static mut [T] {
-    Box::leak(vec![value; n].into_boxed_slice())
+/// What one node's tables and rings live in (what the shell allocates from pool).
+pub struct NodeStorage {
+    pds: Vec<PdSlot>,
+    mrs: Vec<MrSlot>,
+    receive: Vec<WorkRequest>,
+    receive_sges: Vec<Sge>,
+    initiator: Vec<WorkRequest>,
+    initiator_sges: Vec<Sge>,
+    flights: Vec<Flight>,
+    reads: Vec<ReadResponse>,
+}
+
+impl NodeStorage {
+    pub fn new() -> Self {
+        let sizes = LIMITS.check(&Profile::ROCE_V2_100G).unwrap();
+        Self {
+            pds: vec![PdSlot::FREE; 2],
+            mrs: vec![MrSlot::FREE; 16],
+            receive: vec![WorkRequest::EMPTY; sizes.receive],
+            receive_sges: vec![Sge::EMPTY; sizes.receive_sges],
+            initiator: vec![WorkRequest::EMPTY; sizes.initiator],
+            initiator_sges: vec![Sge::EMPTY; sizes.initiator_sges],
+            flights: vec![Flight::EMPTY; sizes.initiator],
+            reads: vec![ReadResponse::EMPTY; 4],
+        }
+    }
+}
+
+impl Default for NodeStorage {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// Registered memory: a region and its bytes.
-pub(crate) struct Buffer {
+pub struct Buffer {
     pub mr: MrId,
     pub base: u64,
     pub bytes: Vec<u8>,
 }
 
 /// One side.
-pub(crate) struct Node {
-    pub mem: MemoryTable<'static>,
+pub struct Node<'s> {
+    pub mem: MemoryTable<'s>,
     pub pd: PdId,
-    pub qp: Qp<'static>,
-    pub rc: Rc<'static>,
+    pub qp: Qp<'s>,
+    pub rc: Rc<'s>,
     pub buffers: Vec<Buffer>,
     pub done: Vec<(Queue, Completion)>,
 }
 
-pub(crate) const LIMITS: QpLimits = QpLimits {
+pub const LIMITS: QpLimits = QpLimits {
     receive_depth: 16,
     initiator_depth: 16,
     max_receive_sge: 4,
@@ -43,40 +87,37 @@ pub(crate) const LIMITS: QpLimits = QpLimits {
     inline_data: 0,
 };
 
-impl Node {
-    pub fn new(cfg: RcConfig, seed: u8) -> Node {
+impl<'s> Node<'s> {
+    pub fn new(storage: &'s mut NodeStorage, cfg: RcConfig, seed: u8) -> Node<'s> {
         let profile = Profile::ROCE_V2_100G;
-        let mut mem = MemoryTable::new(
-            leak(PdSlot::FREE, 2),
-            leak(MrSlot::FREE, 16),
-            seed,
-            &profile,
-        )
-        .unwrap();
+        let NodeStorage {
+            pds,
+            mrs,
+            receive,
+            receive_sges,
+            initiator,
+            initiator_sges,
+            flights,
+            reads,
+        } = storage;
+        let mut mem = MemoryTable::new(pds, mrs, seed, &profile).unwrap();
         let pd = mem.create_pd().unwrap();
-        let sizes = LIMITS.check(&profile).unwrap();
         let mut qp = Qp::new(
             0x0A00 + usize::from(seed),
             pd,
             &LIMITS,
             &profile,
             QpStorage {
-                receive: leak(WorkRequest::EMPTY, sizes.receive),
-                receive_sges: leak(Sge::EMPTY, sizes.receive_sges),
-                initiator: leak(WorkRequest::EMPTY, sizes.initiator),
-                initiator_sges: leak(Sge::EMPTY, sizes.initiator_sges),
+                receive,
+                receive_sges,
+                initiator,
+                initiator_sges,
             },
         )
         .unwrap();
         qp.connecting();
         qp.connected();
-        let rc = Rc::new(
-            cfg,
-            RcStorage {
-                flights: leak(Flight::EMPTY, sizes.initiator),
-                reads: leak(ReadResponse::EMPTY, 4),
-            },
-        );
+        let rc = Rc::new(cfg, RcStorage { flights, reads });
         Node {
             mem,
             pd,
@@ -194,7 +235,7 @@ impl Node {
         }
     }
 
-    fn collect(&mut self) {
+    pub fn collect(&mut self) {
         while let Some(c) = self.qp.poll() {
             self.done.push(c);
         }
@@ -212,12 +253,12 @@ impl Node {
 
 /// Whether a packet is lost: given the direction (true: a to b), its index in that direction
 /// and its headers.
-pub(crate) type Loss = Box<dyn FnMut(bool, usize, &Transport) -> bool>;
+pub type Loss = Box<dyn FnMut(bool, usize, &Transport) -> bool>;
 
 /// Two nodes and the wire between them.
-pub(crate) struct Link {
-    pub a: Node,
-    pub b: Node,
+pub struct Link<'s> {
+    pub a: Node<'s>,
+    pub b: Node<'s>,
     pub now: u64,
     pub loss: Loss,
     /// Swap neighbouring packets in flight with this chance in 256 (from a fixed seed).
@@ -230,9 +271,9 @@ pub(crate) struct Link {
 }
 
 /// The step of time per round (ns).
-pub(crate) const TICK: u64 = 1_000;
+pub const TICK: u64 = 1_000;
 
-pub(crate) fn config(pmtu: u32, a_psn: u32, b_psn: u32) -> (RcConfig, RcConfig) {
+pub fn config(pmtu: u32, a_psn: u32, b_psn: u32) -> (RcConfig, RcConfig) {
     let base = RcConfig {
         pmtu,
         dest_qp: 0,
@@ -260,11 +301,16 @@ pub(crate) fn config(pmtu: u32, a_psn: u32, b_psn: u32) -> (RcConfig, RcConfig) 
     )
 }
 
-impl Link {
-    pub fn new(a: RcConfig, b: RcConfig) -> Link {
+impl<'s> Link<'s> {
+    pub fn new(
+        sa: &'s mut NodeStorage,
+        sb: &'s mut NodeStorage,
+        a: RcConfig,
+        b: RcConfig,
+    ) -> Link<'s> {
         Link {
-            a: Node::new(a, 1),
-            b: Node::new(b, 2),
+            a: Node::new(sa, a, 1),
+            b: Node::new(sb, b, 2),
             now: 0,
             loss: Box::new(|_, _, _| false),
             reorder: 0,

@@ -34,8 +34,8 @@ pub mod mr;
 pub mod qp;
 pub mod rc;
 
-#[cfg(test)]
-mod harness;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod harness;
 
 /// The status a work request completes with (`NDK_RESULT.Status`), by name; the shell maps
 /// each to its `NTSTATUS`. Which event gives which status is ndkpi.md §3.1's table.

@@ -1087,7 +1087,7 @@ fn sges_ok(mem: &mut MemoryTable<'_>, pd: super::mr::PdId, sges: &[Sge], write: 
 
 #[cfg(test)]
 mod tests {
-    use super::super::harness::{Link, TICK, config};
+    use super::super::harness::{Link, NodeStorage, TICK, config};
     use super::super::mr::mr_flags;
     use super::super::qp::Queue;
     use super::*;
@@ -1134,7 +1134,8 @@ mod tests {
         let pmtu = 256usize;
         let sizes = [1, pmtu - 1, pmtu, pmtu + 1, 10 * pmtu + 3, 0];
         let (ca, cb) = config(pmtu as u32, MASK_24 - 3, 100);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         let (src, src_va) = l.a.register(4096, 0, pattern(1));
         let (dst, dst_va) = l.b.sink(16 * 4096);
         for (i, _) in sizes.iter().enumerate() {
@@ -1192,7 +1193,8 @@ mod tests {
         // §7.4, §7.5, rule 42.
         let pmtu = 512usize;
         let (ca, cb) = config(pmtu as u32, 1000, 5000);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         let (src, src_va) = l.a.register(8192, 0, pattern(2));
         let (sink, sink_va) = l.a.sink(8192);
         let (remote, remote_va) = l.b.register(16384, REMOTE, pattern(3));
@@ -1286,7 +1288,7 @@ mod tests {
 
     /// Posts `n` sends of `len` bytes from a to b (with `extra` spare receives at b), and one
     /// WRITE; returns the receive buffer base and the source base.
-    fn traffic(l: &mut Link, n: usize, len: usize, extra: usize) -> (u64, u64, u32, u64) {
+    fn traffic(l: &mut Link<'_>, n: usize, len: usize, extra: usize) -> (u64, u64, u32, u64) {
         let (src, src_va) = l.a.register(8192, 0, pattern(5));
         let (dst, dst_va) = l.b.sink(64 * 1024);
         let (remote, remote_va) = l.b.register(8192, REMOTE, |_| 0);
@@ -1308,7 +1310,13 @@ mod tests {
         (dst_va, src_va, remote, remote_va)
     }
 
-    fn check_traffic(l: &Link, n: usize, len: usize, extra: usize, bases: (u64, u64, u32, u64)) {
+    fn check_traffic(
+        l: &Link<'_>,
+        n: usize,
+        len: usize,
+        extra: usize,
+        bases: (u64, u64, u32, u64),
+    ) {
         let (dst_va, src_va, _, remote_va) = bases;
         let mut want = ok(10..10 + n);
         want.push((99, CompletionStatus::Success));
@@ -1332,7 +1340,8 @@ mod tests {
         // 30 b sends are lost (NAK-sequence recovers some, the timeout the rest, e.g. lost ACKs
         // and tails). A loss that never ends is the retry budget's case, below.
         let (ca, cb) = config(256, 0, 0);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         l.loss = Box::new(|a_to_b, n, _| {
             if a_to_b {
                 n < 60 && n % 3 == 1
@@ -1358,7 +1367,8 @@ mod tests {
     fn reordering_and_random_loss_recover_too() {
         for (seed_loss, reorder) in [(7u64, 64u8), (11, 128), (13, 200)] {
             let (ca, cb) = config(256, 77, 0xFF_FFF0);
-            let mut l = Link::new(ca, cb);
+            let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+            let mut l = Link::new(&mut sa, &mut sb, ca, cb);
             let mut state = seed_loss;
             l.loss = Box::new(move |_, _, _| {
                 state ^= state << 13;
@@ -1377,7 +1387,8 @@ mod tests {
     fn a_dead_link_exhausts_the_retries_and_flushes_in_order() {
         // §3.4, §7.5: the oldest completes STATUS_IO_TIMEOUT, the rest STATUS_CANCELLED.
         let (ca, cb) = config(256, 0, 0);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         l.loss = Box::new(|_, _, _| true);
         traffic(&mut l, 3, 100, 0);
         l.run(10_000);
@@ -1419,7 +1430,8 @@ mod tests {
         ];
         for (why, op) in cases {
             let (ca, cb) = config(256, 0, 0);
-            let mut l = Link::new(ca, cb);
+            let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+            let mut l = Link::new(&mut sa, &mut sb, ca, cb);
             let (src, src_va) = l.a.register(4096, mr_flags::ALLOW_LOCAL_WRITE, pattern(1));
             let (t, va) = l.b.register(4096, REMOTE, |_| 0xEE);
             let (ro, ro_va) = l.b.register(4096, mr_flags::ALLOW_REMOTE_READ, |_| 0xEE);
@@ -1463,7 +1475,8 @@ mod tests {
     fn a_send_with_no_receive_posted_waits_through_rnr_naks() {
         // The choice documented above: RNR NAK, retried after a delay, until a receive comes.
         let (ca, cb) = config(256, 0, 0);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         let (src, src_va) = l.a.register(512, 0, pattern(9));
         let (dst, dst_va) = l.b.sink(512);
         l.a.qp.post(1, SEND, &[sge(src, src_va, 300)], 0).unwrap();
@@ -1484,7 +1497,8 @@ mod tests {
         assert_eq!(l.b.bytes(dst_va, 300), l.a.bytes(src_va, 300));
         // And with no receive ever, the RNR budget ends it.
         let (ca, cb) = config(256, 0, 0);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         let (src, src_va) = l.a.register(512, 0, pattern(9));
         l.a.qp.post(1, SEND, &[sge(src, src_va, 300)], 0).unwrap();
         l.run(10_000);
@@ -1497,7 +1511,8 @@ mod tests {
     #[test]
     fn a_send_larger_than_the_receive_overflows_it() {
         let (ca, cb) = config(256, 0, 0);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         let (src, src_va) = l.a.register(1024, 0, pattern(9));
         let (dst, dst_va) = l.b.sink(1024);
         l.b.qp.post_receive(0, &[sge(dst, dst_va, 500)]).unwrap();
@@ -1521,7 +1536,8 @@ mod tests {
     fn flush_cancels_what_is_on_the_wire_in_posting_order() {
         // §1.4, §3.4, rule 24: requests in flight when the consumer flushes.
         let (ca, cb) = config(256, 0, 0);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         l.loss = Box::new(|_, _, _| true);
         traffic(&mut l, 4, 100, 0);
         l.run(3);
@@ -1547,7 +1563,8 @@ mod tests {
         // §5, §3.1, rules 26, 29, 45.
         use super::super::mr::FastRegistration;
         let (ca, cb) = config(256, 0, 0);
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         let (src, src_va) = l.a.register(512, 0, pattern(4));
         let (dst, dst_va) = l.b.sink(512);
         let pd = l.b.pd;
@@ -1610,7 +1627,8 @@ mod tests {
         // §4.3, rule 43.
         let (mut ca, cb) = config(256, 0, 0);
         ca.outbound_reads = 1;
-        let mut l = Link::new(ca, cb);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
         let (sink, sink_va) = l.a.sink(4096);
         let (remote, remote_va) = l.b.register(4096, REMOTE, pattern(6));
         for i in 0..3u64 {
@@ -1622,7 +1640,7 @@ mod tests {
             l.a.qp.post(i as usize, op, &sges, 0).unwrap();
         }
         l.run(1);
-        let requests = |l: &Link| {
+        let requests = |l: &Link<'_>| {
             l.trace
                 .iter()
                 .filter(|(_, t)| t.bth.opcode == Opcode::ReadRequest)
