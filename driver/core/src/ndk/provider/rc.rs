@@ -257,8 +257,17 @@ enum Answer {
 /// The message the responder is in the middle of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Incoming {
-    Send { slot: usize, offset: u64, room: u64 },
-    Write { mr: MrId, offset: u64, left: u64 },
+    Send {
+        slot: usize,
+        offset: u64,
+        room: u64,
+    },
+    /// The R_Key, the VA of the next byte and the bytes still to come.
+    Write {
+        rkey: u32,
+        va: u64,
+        left: u64,
+    },
 }
 
 /// A fixed-capacity ring of `T`.
@@ -866,6 +875,12 @@ impl<'a> Rc<'a> {
         qp: &mut Qp<'_>,
         mem: &mut MemoryTable<'_>,
     ) -> Option<Deliver> {
+        if qp.state() != QpState::Connected {
+            // Flushed or closed: its receives are cancelled, so a message in progress can land
+            // nowhere.
+            self.incoming = None;
+            return None;
+        }
         let p = t.bth.psn;
         let d = psn::diff(p, self.epsn);
         if d > 0 {
@@ -981,25 +996,20 @@ impl<'a> Rc<'a> {
                     let Some(reth) = t.reth else {
                         return self.nak(p, NakCode::InvalidRequest);
                     };
-                    let checked = mem.check_remote(
-                        pd,
-                        reth.rkey,
-                        reth.va,
-                        u64::from(reth.len),
-                        RemoteOp::Write,
-                    );
-                    let (mr, offset) = match checked {
-                        Ok(Placement::Region { mr, offset }) => (mr, offset),
-                        Ok(Placement::Logical) => return self.nak(p, NakCode::RemoteAccess),
-                        Err(e) => return self.nak(p, e.nak()),
-                    };
+                    // The whole range is checked once here, and each packet's part again
+                    // below: the region may be invalidated while the message is under way.
+                    let whole = u64::from(reth.len);
+                    if let Err(e) = mem.check_remote(pd, reth.rkey, reth.va, whole, RemoteOp::Write)
+                    {
+                        return self.nak(p, e.nak());
+                    }
                     self.incoming = Some(Incoming::Write {
-                        mr,
-                        offset,
-                        left: u64::from(reth.len),
+                        rkey: reth.rkey,
+                        va: reth.va,
+                        left: whole,
                     });
                 }
-                let Some(Incoming::Write { mr, offset, left }) = self.incoming else {
+                let Some(Incoming::Write { rkey, va, left }) = self.incoming else {
                     return self.nak(p, NakCode::InvalidRequest);
                 };
                 let n = u64::from(payload_len);
@@ -1008,15 +1018,22 @@ impl<'a> Rc<'a> {
                     self.incoming = None;
                     return self.nak(p, NakCode::InvalidRequest);
                 }
-                if payload_len > 0 {
-                    deliver = Some(Deliver {
-                        target: Target::Region { mr, offset },
-                        len: payload_len,
-                    });
+                match mem.check_remote(pd, rkey, va, n, RemoteOp::Write) {
+                    Ok(Placement::Region { mr, offset }) if n > 0 => {
+                        deliver = Some(Deliver {
+                            target: Target::Region { mr, offset },
+                            len: payload_len,
+                        });
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        self.incoming = None;
+                        return self.nak(p, e.nak());
+                    }
                 }
                 self.incoming = Some(Incoming::Write {
-                    mr,
-                    offset: offset.saturating_add(n),
+                    rkey,
+                    va: va.saturating_add(n),
                     left: left.saturating_sub(n),
                 });
                 if last {
