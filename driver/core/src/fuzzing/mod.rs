@@ -24,6 +24,7 @@ mod lldp;
 mod object_header;
 mod oid_request;
 mod qos_parameters;
+mod rc;
 
 pub use crate::support::{NET_LUID, running_adapter_with_inf_defaults};
 pub use classify::classify;
@@ -31,6 +32,7 @@ pub use lldp::lldp;
 pub use object_header::object_header;
 pub use oid_request::{MAX_BUFFER, MAX_REQUESTS, oid_request};
 pub use qos_parameters::qos_parameters;
+pub use rc::rc;
 
 /// The fuzz target names, which are also the corpus folder names.
 pub const TARGETS: &[&str] = &[
@@ -39,6 +41,7 @@ pub const TARGETS: &[&str] = &[
     "oid_request",
     "qos_parameters",
     "classify",
+    "rc",
 ];
 
 /// Runs the check of `target` on one input.
@@ -52,6 +55,7 @@ pub fn run(target: &str, data: &[u8]) {
         "qos_parameters" => qos_parameters(data),
         "lldp" => lldp(data),
         "classify" => classify(data),
+        "rc" => rc(data),
         other => panic!("no fuzz target named {other:?}"),
     }
 }
