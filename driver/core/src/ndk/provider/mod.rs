@@ -15,19 +15,29 @@
 //!   READ or WRITE need, answering with the NAK code the responder sends (ndkpi.md §5, §7.3).
 //! - [`qp`]: a queue pair's state and its initiator and receive queues as bounded rings, the
 //!   posting rules and the flush (ndkpi.md §2.4, §3.4, §8 rules 19-24).
+//! - [`rc`]: the reliable-connected transport between two QPs as `roce::headers::Transport`
+//!   values and payload descriptors: segmentation, PSNs, ACK/NAK, RNR, retransmission with
+//!   retry budgets, READ responses, the remote access checks (ndkpi.md §7.4, §7.5).
+//! - `harness` (tests and the `fuzzing` feature only): two QPs joined in memory, with loss and
+//!   reordering, which the transport's tests and the `rc` fuzz property drive.
 //!
 //! What the shell does with it: it owns one lock per object, allocates every table and ring from
 //! pool at create time (sizes from the profile and the create arguments, so nothing is
-//! allocated later), maps [`CompletionStatus`] to its `NTSTATUS` (the numbers live in the FFI
-//! layer, as `crate::status::Status`'s do), copies [`cq::Completion`]s into the consumer's
-//! `NDK_RESULT(_EX)` array, calls `NdkCqNotificationCallback` when told to and reports back when
-//! it returned.
+//! allocated later), maps [`CompletionStatus`] and [`CallStatus`] to their `NTSTATUS` (the
+//! numbers live in the FFI layer, as `crate::status::Status`'s do). After each call into a QP
+//! or its transport it drains [`qp::Qp::poll`] into the right [`cq::Cq`] (making the
+//! notification callback when [`cq::Cq::push`] says so, and failing the QP when the CQ
+//! overflowed), drains [`rc::Rc::poll_transmit`] into frames (the encoder of `roce` frames the
+//! headers; the shell gathers the payload a [`rc::Payload`] names from the request's SGEs or
+//! the region's MDL / page list), places the bytes a [`rc::Deliver`] names, and arms a timer
+//! for [`rc::Rc::timeout`]. `NdkBind` and `NdkCreateMw` fail `STATUS_NOT_SUPPORTED`.
 //!
-//! Not done yet: the reliable-connected transport (segmentation, PSNs, ACK/NAK, retransmission,
-//! READ responses: `roce::headers` values in and out) that would consume the initiator queue
-//! and fill the receive queue; shared receive queues; memory windows (absent: the adapter info
-//! must not advertise them, `NdkBind` fails); CQ resize and interrupt moderation; the
-//! connection handshake; DEFER batching (a shell-side doorbell hint with no state here).
+//! Not done yet: shared receive queues; memory windows (absent: the adapter info must say
+//! `MaxMwCount` 0); CQ resize and interrupt moderation; the connection handshake (the shell
+//! calls [`qp::Qp::connected`] and builds an [`rc::RcConfig`] from what the two sides
+//! agreed); DEFER batching (a doorbell hint with no state here); READ_FENCE;
+//! `RDMA_READ_LOCAL_INVALIDATE`; LAMs (`NdkBuildLAM`, the shell's); inline data is accepted
+//! and sized by [`qp::QpLimits`] but kept by the shell, and the harness does not exercise it.
 
 pub mod cq;
 pub mod mr;
@@ -89,11 +99,11 @@ pub enum CallStatus {
     /// `STATUS_CONNECTION_INVALID`: an initiator request on a QP that is not connected (§2.4,
     /// rule 19).
     ConnectionInvalid,
-    /// `STATUS_INSUFFICIENT_RESOURCES`: a full queue or table [INFER: the DDI pages name no
-    /// status for a full work queue; this is the resource-exhaustion status they use].
+    /// `STATUS_INSUFFICIENT_RESOURCES`: a full queue or table \[INFER: the DDI pages name no
+    /// status for a full work queue; this is the resource-exhaustion status they use\].
     InsufficientResources,
     /// `STATUS_INVALID_DEVICE_STATE`: the object is not in a state that allows the call
-    /// (e.g. registering an MR that is registered) [INFER].
+    /// (e.g. registering an MR that is registered) \[INFER\].
     InvalidDeviceState,
     /// `STATUS_NOT_SUPPORTED`: a feature the adapter does not offer (memory windows).
     NotSupported,

@@ -584,7 +584,7 @@ impl<'a> MemoryTable<'a> {
         Ok(MrId(index))
     }
 
-    /// `NdkCloseMr`: a registered region is deregistered first [INFER, §5]. Returns true when
+    /// `NdkCloseMr`: a registered region is deregistered first \[INFER, §5\]. Returns true when
     /// that completes a pending `NdkClosePd`.
     pub fn close_mr(&mut self, mr: MrId) -> bool {
         let Some(slot) = self.mrs.get_mut(mr.0) else {

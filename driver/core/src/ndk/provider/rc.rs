@@ -39,6 +39,11 @@ use crate::roce::headers::{
     Aeth, Bth, DEFAULT_PKEY, MASK_24, NakCode, Opcode, Reth, Syndrome, Transport,
 };
 
+/// The most PSNs the requester has in flight (unacknowledged) at once: a quarter of the PSN
+/// space, so that [`psn::diff`] never mistakes an old PSN for a new one. One request may hold
+/// them all (1 GiB at a 256-byte PMTU is 2^22 packets).
+const MAX_PSNS_IN_FLIGHT: i64 = 1 << 22;
+
 /// PSN arithmetic modulo 2^24 (§7.5).
 pub mod psn {
     use super::MASK_24;
@@ -445,6 +450,14 @@ impl<'a> Rc<'a> {
                 if reads >= usize::try_from(self.cfg.outbound_reads).unwrap_or(usize::MAX) {
                     return; // Rule 43: held, not failed.
                 }
+            }
+            // PSN distances are only meaningful below 2^23: the PSNs in flight stay under 2^22.
+            let span = self.flights.get(0).map_or(0, |oldest| {
+                psn::diff(self.next_psn, oldest.first_psn)
+                    .saturating_add(i64::from(self.packets(next.len)))
+            });
+            if span > MAX_PSNS_IN_FLIGHT {
+                return;
             }
             let Some((slot, req, sges)) = qp.take_initiator() else {
                 return;
@@ -1674,5 +1687,32 @@ mod tests {
             );
         }
         let _ = TICK;
+    }
+
+    #[test]
+    fn the_psns_in_flight_stay_under_a_quarter_of_the_space() {
+        // 1 GiB at a 256-byte PMTU is 2^22 PSNs: a second one waits for the first.
+        use super::super::harness::Node;
+        let (ca, _) = config(256, 0, 0);
+        let mut storage = NodeStorage::new();
+        let mut a = Node::new(&mut storage, ca, 1);
+        let gib = 1u64 << 30;
+        let mr = a.mem.create_mr(a.pd, false).unwrap();
+        a.mem.register(mr, 0x1000, gib, 0).unwrap();
+        let token = a.mem.local_token(mr);
+        let write = Operation::Write {
+            remote_va: 0x9000,
+            remote_token: 7,
+        };
+        let whole = [sge(token, 0x1000, gib as usize)];
+        a.qp.post(1, write, &whole, 0).unwrap();
+        a.qp.post(2, write, &whole, 0).unwrap();
+        let first = a.rc.poll_transmit(0, &mut a.qp, &mut a.mem).unwrap();
+        assert_eq!(first.transport.bth.opcode, Opcode::WriteFirst);
+        assert_eq!(
+            a.qp.peek_initiator().map(|r| r.context),
+            Some(2),
+            "held back"
+        );
     }
 }
