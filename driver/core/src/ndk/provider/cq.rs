@@ -14,6 +14,7 @@
 //! 0) is the `k`-th ever queued, the queued ones are the last `len`, and the ones new since the
 //! last callback are those numbered from `seen` on.
 
+use super::ring::Ring;
 use super::{CallStatus, CompletionStatus, OperationType};
 use crate::ndk::Profile;
 
@@ -137,11 +138,7 @@ enum Overflow {
 /// A completion queue over the ring `'a` the shell allocated.
 #[derive(Debug)]
 pub struct Cq<'a> {
-    ring: &'a mut [Completion],
-    /// Index of the oldest queued completion.
-    head: usize,
-    /// Queued completions.
-    len: usize,
+    ring: Ring<'a, Completion>,
     /// Completions ever queued: the sequence number of the next.
     pushed: u64,
     /// `pushed` when the last callback was made: completions numbered from here on are new.
@@ -177,9 +174,7 @@ impl<'a> Cq<'a> {
             return Err(CallStatus::InvalidParameter);
         }
         Ok(Self {
-            ring,
-            head: 0,
-            len: 0,
+            ring: Ring::new(ring),
             pushed: 0,
             seen: 0,
             last_solicited: None,
@@ -193,19 +188,19 @@ impl<'a> Cq<'a> {
     /// The depth.
     #[must_use]
     pub fn depth(&self) -> usize {
-        self.ring.len()
+        self.ring.capacity()
     }
 
     /// Completions queued.
     #[must_use]
     pub const fn len(&self) -> usize {
-        self.len
+        self.ring.len()
     }
 
     /// No completion queued.
     #[must_use]
     pub const fn is_empty(&self) -> bool {
-        self.len == 0
+        self.ring.is_empty()
     }
 
     /// Whether the CQ is unusable after an overflow (§3.3).
@@ -222,24 +217,13 @@ impl<'a> Cq<'a> {
                 notify: None,
             };
         }
-        let depth = self.ring.len();
-        if self.len >= depth {
+        if self.ring.push(completion).is_none() {
             self.overflow = Overflow::Pending;
             return Pushed {
                 queued: false,
                 notify: self.evaluate(),
             };
         }
-        // head < depth and len < depth, so the sum fits; the modulo keeps it in the ring.
-        let tail = self
-            .head
-            .wrapping_add(self.len)
-            .checked_rem(depth)
-            .unwrap_or(0);
-        if let Some(slot) = self.ring.get_mut(tail) {
-            *slot = completion;
-        }
-        self.len = self.len.saturating_add(1);
         if completion.matches_solicited() {
             self.last_solicited = Some(self.pushed);
         }
@@ -253,17 +237,12 @@ impl<'a> Cq<'a> {
     /// `NdkGetCqResults(Ex)` (§3.2): moves up to `out.len()` completions, oldest first, into
     /// `out` and returns how many; 0 when the CQ is empty.
     pub fn get_results(&mut self, out: &mut [Completion]) -> usize {
-        let depth = self.ring.len();
         let mut n = 0usize;
         for dst in out.iter_mut() {
-            if self.len == 0 {
+            let Some(c) = self.ring.pop() else {
                 break;
-            }
-            if let Some(src) = self.ring.get(self.head) {
-                *dst = *src;
-            }
-            self.head = self.head.wrapping_add(1).checked_rem(depth).unwrap_or(0);
-            self.len = self.len.saturating_sub(1);
+            };
+            *dst = c;
             n = n.saturating_add(1);
         }
         n
@@ -312,7 +291,7 @@ impl<'a> Cq<'a> {
             Overflow::Pending => Notify::BufferOverflow,
             Overflow::No => {
                 // The queued completions are numbered from `pushed - len`; new ones from `seen`.
-                let queued_from = self.pushed.saturating_sub(self.len as u64);
+                let queued_from = self.pushed.saturating_sub(self.ring.len() as u64);
                 let new_from = queued_from.max(self.seen);
                 let due = match arm {
                     ArmType::Errors => false,

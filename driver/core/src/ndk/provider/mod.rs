@@ -43,6 +43,7 @@ pub mod cq;
 pub mod mr;
 pub mod qp;
 pub mod rc;
+mod ring;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod harness;

@@ -16,6 +16,7 @@
 
 use super::cq::Completion;
 use super::mr::{FastRegistration, MrId, PdId};
+use super::ring::Ring;
 use super::{CallStatus, CompletionStatus, OperationType, op_flags};
 use crate::ndk::Profile;
 
@@ -184,15 +185,14 @@ pub enum Queue {
     Initiator,
 }
 
-/// A bounded ring of work requests with `max_sge` SGE slots each.
+/// A bounded ring of work requests; the SGEs of the request in ring slot `i` are kept at
+/// `sges[i * max_sge..]`.
 #[derive(Debug)]
 struct WorkQueue<'a> {
-    slots: &'a mut [WorkRequest],
+    ring: Ring<'a, WorkRequest>,
     sges: &'a mut [Sge],
     max_sge: usize,
-    head: usize,
-    len: usize,
-    /// Requests from the head the transport has taken (started, or consumed by a message).
+    /// Requests from the oldest the transport has taken (started, or consumed by a message).
     taken: usize,
 }
 
@@ -202,120 +202,77 @@ impl<'a> WorkQueue<'a> {
             return None;
         }
         Some(Self {
-            slots,
+            ring: Ring::new(slots),
             sges,
             max_sge,
-            head: 0,
-            len: 0,
             taken: 0,
         })
     }
 
-    /// The ring index of the `n`-th request from the head.
-    fn index(&self, n: usize) -> Option<usize> {
-        if n >= self.len {
-            return None;
-        }
-        self.head.checked_add(n)?.checked_rem(self.slots.len())
+    const fn len(&self) -> usize {
+        self.ring.len()
     }
 
-    fn get(&self, n: usize) -> Option<&WorkRequest> {
-        self.slots.get(self.index(n)?)
+    fn get(&self, n: usize) -> Option<WorkRequest> {
+        self.ring.get(n)
     }
 
-    fn get_mut(&mut self, n: usize) -> Option<&mut WorkRequest> {
-        let i = self.index(n)?;
-        self.slots.get_mut(i)
-    }
-
-    /// The position from the head of the request in ring slot `slot`, if it is outstanding.
-    fn position(&self, slot: usize) -> Option<usize> {
-        let depth = self.slots.len();
-        if slot >= depth {
-            return None;
-        }
-        let n = slot
-            .checked_add(depth)?
-            .checked_sub(self.head)?
-            .checked_rem(depth)?;
-        (n < self.len).then_some(n)
+    /// The SGEs of the request in ring slot `slot`.
+    fn sges_at(&self, slot: usize, count: usize) -> &[Sge] {
+        slot.checked_mul(self.max_sge)
+            .and_then(|s| self.sges.get(s..s.checked_add(count)?))
+            .unwrap_or(&[])
     }
 
     /// The request in ring slot `slot` and its SGEs, if it is outstanding.
-    fn at_slot(&self, slot: usize) -> Option<(&WorkRequest, &[Sge])> {
-        let n = self.position(slot)?;
-        Some((self.get(n)?, self.sges(n)))
+    fn at_slot(&self, slot: usize) -> Option<(WorkRequest, &[Sge])> {
+        let req = self.ring.get(self.ring.position(slot)?)?;
+        Some((req, self.sges_at(slot, req.sge_count)))
     }
 
     /// Takes the next request not taken yet: its ring slot, the request and its SGEs.
     fn take(&mut self) -> Option<(usize, WorkRequest, &[Sge])> {
         let n = self.taken;
-        let req = *self.get(n)?;
-        let slot = self.index(n)?;
+        let req = self.ring.get(n)?;
+        let slot = self.ring.slot(n)?;
         self.taken = n.saturating_add(1);
-        Some((slot, req, self.sges(n)))
+        Some((slot, req, self.sges_at(slot, req.sge_count)))
     }
 
     /// Records the outcome of the taken request in ring slot `slot` (the first one recorded
     /// stands).
     fn finish(&mut self, slot: usize, outcome: Outcome) {
         let taken = self.taken;
-        if let Some(n) = self.position(slot).filter(|n| *n < taken)
-            && let Some(req) = self.get_mut(n)
+        if let Some(n) = self.ring.position(slot).filter(|n| *n < taken)
+            && let Some(req) = self.ring.get_mut(n)
         {
             req.outcome.get_or_insert(outcome);
         }
     }
 
-    fn sges(&self, n: usize) -> &[Sge] {
-        let Some(req) = self.get(n) else {
-            return &[];
-        };
-        let start = self.index(n).and_then(|i| i.checked_mul(self.max_sge));
-        start
-            .and_then(|s| self.sges.get(s..s.checked_add(req.sge_count)?))
-            .unwrap_or(&[])
-    }
-
-    /// Appends a request; returns its ring index (for the shell's inline buffer).
+    /// Appends a request; returns its ring slot (for the shell's inline buffer).
     fn push(&mut self, req: WorkRequest, sges: &[Sge]) -> Result<usize, CallStatus> {
-        let depth = self.slots.len();
-        if self.len >= depth || sges.len() > self.max_sge {
+        if self.ring.is_full() || sges.len() > self.max_sge {
             return Err(CallStatus::InsufficientResources);
         }
-        let i = self
-            .head
-            .checked_add(self.len)
-            .and_then(|t| t.checked_rem(depth))
-            .ok_or(CallStatus::InsufficientResources)?;
-        let start = i
-            .checked_mul(self.max_sge)
-            .ok_or(CallStatus::InsufficientResources)?;
-        let dst = start
-            .checked_add(sges.len())
-            .and_then(|end| self.sges.get_mut(start..end))
-            .ok_or(CallStatus::InsufficientResources)?;
-        dst.copy_from_slice(sges);
         let slot = self
-            .slots
-            .get_mut(i)
+            .ring
+            .push(WorkRequest {
+                sge_count: sges.len(),
+                ..req
+            })
             .ok_or(CallStatus::InsufficientResources)?;
-        *slot = WorkRequest {
-            sge_count: sges.len(),
-            ..req
-        };
-        self.len = self.len.saturating_add(1);
-        Ok(i)
+        let dst = slot
+            .checked_mul(self.max_sge)
+            .and_then(|start| self.sges.get_mut(start..start.checked_add(sges.len())?));
+        if let Some(dst) = dst {
+            dst.copy_from_slice(sges);
+        }
+        Ok(slot)
     }
 
     fn pop(&mut self) -> Option<WorkRequest> {
-        let req = *self.get(0)?;
-        self.head = self
-            .head
-            .checked_add(1)
-            .and_then(|h| h.checked_rem(self.slots.len()))
-            .unwrap_or(0);
-        self.len = self.len.saturating_sub(1);
+        let req = self.ring.pop()?;
         self.taken = self.taken.saturating_sub(1);
         Some(req)
     }
@@ -594,7 +551,7 @@ impl<'a> Qp<'a> {
     /// The next initiator request [`Qp::take_initiator`] would take, left in place (the
     /// transport holds a READ back while the outbound read limit is reached, rule 43).
     #[must_use]
-    pub fn peek_initiator(&self) -> Option<&WorkRequest> {
+    pub fn peek_initiator(&self) -> Option<WorkRequest> {
         if self.state != QpState::Connected {
             return None;
         }
@@ -613,14 +570,14 @@ impl<'a> Qp<'a> {
     /// The outstanding initiator request in ring slot `slot` and its SGEs (what the shell
     /// gathers a packet's payload from).
     #[must_use]
-    pub fn initiator_request(&self, slot: usize) -> Option<(&WorkRequest, &[Sge])> {
+    pub fn initiator_request(&self, slot: usize) -> Option<(WorkRequest, &[Sge])> {
         self.initiator.at_slot(slot)
     }
 
     /// The outstanding receive in ring slot `slot` and its SGEs (what the shell scatters a
     /// SEND's payload into).
     #[must_use]
-    pub fn receive_request(&self, slot: usize) -> Option<(&WorkRequest, &[Sge])> {
+    pub fn receive_request(&self, slot: usize) -> Option<(WorkRequest, &[Sge])> {
         self.receive.at_slot(slot)
     }
 
@@ -639,7 +596,7 @@ impl<'a> Qp<'a> {
     /// (receive, initiator).
     #[must_use]
     pub const fn outstanding(&self) -> (usize, usize) {
-        (self.receive.len, self.initiator.len)
+        (self.receive.len(), self.initiator.len())
     }
 
     /// The next completion to queue, and on which queue's CQ; `None` when the oldest request of

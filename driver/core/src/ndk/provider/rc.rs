@@ -34,6 +34,7 @@
 
 use super::mr::{MemoryTable, MrId, Placement, RemoteOp};
 use super::qp::{Operation, Outcome, Qp, QpState, Sge};
+use super::ring::Ring;
 use super::{CompletionStatus, op_flags};
 use crate::roce::headers::{
     Aeth, Bth, DEFAULT_PKEY, MASK_24, NakCode, Opcode, Reth, Syndrome, Transport,
@@ -275,78 +276,6 @@ enum Incoming {
     },
 }
 
-/// A fixed-capacity ring of `T`.
-#[derive(Debug)]
-struct Ring<'a, T> {
-    slots: &'a mut [T],
-    head: usize,
-    len: usize,
-}
-
-impl<'a, T: Copy> Ring<'a, T> {
-    fn new(slots: &'a mut [T]) -> Self {
-        Self {
-            slots,
-            head: 0,
-            len: 0,
-        }
-    }
-
-    fn index(&self, n: usize) -> Option<usize> {
-        if n >= self.len {
-            return None;
-        }
-        self.head.checked_add(n)?.checked_rem(self.slots.len())
-    }
-
-    fn get(&self, n: usize) -> Option<T> {
-        self.slots.get(self.index(n)?).copied()
-    }
-
-    fn get_mut(&mut self, n: usize) -> Option<&mut T> {
-        let i = self.index(n)?;
-        self.slots.get_mut(i)
-    }
-
-    fn is_full(&self) -> bool {
-        self.len >= self.slots.len()
-    }
-
-    fn push(&mut self, value: T) -> bool {
-        let depth = self.slots.len();
-        let Some(i) = self
-            .head
-            .checked_add(self.len)
-            .and_then(|t| t.checked_rem(depth))
-        else {
-            return false;
-        };
-        match self.slots.get_mut(i) {
-            Some(slot) if self.len < depth => {
-                *slot = value;
-                self.len = self.len.saturating_add(1);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn pop(&mut self) -> Option<T> {
-        let v = self.get(0)?;
-        self.head = self
-            .head
-            .checked_add(1)
-            .and_then(|h| h.checked_rem(self.slots.len()))
-            .unwrap_or(0);
-        self.len = self.len.saturating_sub(1);
-        Some(v)
-    }
-
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-}
-
 /// One side of a reliable connection: requester and responder state.
 #[derive(Debug)]
 pub struct Rc<'a> {
@@ -443,10 +372,7 @@ impl<'a> Rc<'a> {
                 return;
             };
             if matches!(next.operation, Operation::Read { .. }) {
-                let reads = (0..self.flights.len)
-                    .filter_map(|i| self.flights.get(i))
-                    .filter(|f| f.kind == Kind::Read)
-                    .count();
+                let reads = self.flights.iter().filter(|f| f.kind == Kind::Read).count();
                 if reads >= usize::try_from(self.cfg.outbound_reads).unwrap_or(usize::MAX) {
                     return; // Rule 43: held, not failed.
                 }
@@ -512,7 +438,7 @@ impl<'a> Rc<'a> {
                 responses: 0,
             };
             self.next_psn = psn::add(self.next_psn, npsn);
-            self.flights.push(flight);
+            let _ = self.flights.push(flight); // Not full: checked above.
         }
     }
 
@@ -714,7 +640,7 @@ impl<'a> Rc<'a> {
         if now < deadline {
             return;
         }
-        if self.flights.len == 0 {
+        if self.flights.is_empty() {
             self.deadline = None;
             return;
         }
@@ -744,10 +670,7 @@ impl<'a> Rc<'a> {
 
     /// Resend from PSN `p`.
     fn rewind_to(&mut self, p: u32) {
-        for i in 0..self.flights.len {
-            let Some(f) = self.flights.get(i) else {
-                break;
-            };
+        for (i, f) in self.flights.iter().enumerate() {
             if f.contains(p) {
                 self.tx_flight = i;
                 let k = u32::try_from(psn::diff(p, f.first_psn)).unwrap_or(0);
@@ -793,7 +716,8 @@ impl<'a> Rc<'a> {
     fn progress(&mut self, now: u64) {
         self.retries = 0;
         self.rnr_retries = 0;
-        self.deadline = (self.flights.len > 0).then_some(now.saturating_add(self.cfg.timeout_ns));
+        self.deadline =
+            (!self.flights.is_empty()).then_some(now.saturating_add(self.cfg.timeout_ns));
     }
 
     fn on_response(
@@ -830,9 +754,7 @@ impl<'a> Rc<'a> {
                 }
                 Syndrome::Nak(code) => {
                     self.acknowledge(now, psn::add(p, MASK_24), qp);
-                    let named = (0..self.flights.len)
-                        .filter_map(|i| self.flights.get(i))
-                        .find(|f| f.contains(p));
+                    let named = self.flights.iter().find(|f| f.contains(p));
                     if let Some(f) = named {
                         qp.finish_initiator(f.slot, Outcome::status(nak_status(code)));
                     }
@@ -1091,14 +1013,17 @@ impl<'a> Rc<'a> {
                 return false;
             }
         };
-        let queued = self.reads.push(ReadResponse {
-            first_psn: p,
-            npsn: self.packets(len),
-            sent: 0,
-            mr,
-            offset,
-            len,
-        });
+        let queued = self
+            .reads
+            .push(ReadResponse {
+                first_psn: p,
+                npsn: self.packets(len),
+                sent: 0,
+                mr,
+                offset,
+                len,
+            })
+            .is_some();
         if !queued {
             // More READs than the inbound read limit (§4.3).
             self.nak(p, NakCode::InvalidRequest);
