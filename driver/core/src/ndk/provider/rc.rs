@@ -284,6 +284,9 @@ pub struct Rc<'a> {
     flights: Ring<'a, Flight>,
     /// The PSN the next new request gets.
     next_psn: u32,
+    /// The newest PSN the responder acknowledged: an ACK that arrives while a READ before it
+    /// waits for its responses takes effect when the READ completes.
+    acked: u32,
     /// The next packet to (re)send: flight position from the oldest, packet within it.
     tx_flight: usize,
     tx_packet: u32,
@@ -309,6 +312,7 @@ impl<'a> Rc<'a> {
             cfg,
             flights: Ring::new(storage.flights),
             next_psn: cfg.send_psn & MASK_24,
+            acked: psn::add(cfg.send_psn, MASK_24),
             tx_flight: 0,
             tx_packet: 0,
             deadline: None,
@@ -687,6 +691,10 @@ impl<'a> Rc<'a> {
     /// Completes the SENDs and WRITEs whose last PSN is at or before `p` (cumulative ACK),
     /// stopping at a READ that has not had all its responses. Returns whether any completed.
     fn acknowledge(&mut self, now: u64, p: u32, qp: &mut Qp<'_>) -> bool {
+        if psn::diff(p, self.acked) > 0 {
+            self.acked = p;
+        }
+        let p = self.acked;
         let mut progress = false;
         while let Some(f) = self.flights.get(0) {
             if f.kind == Kind::Read || psn::diff(f.last_psn(), p) > 0 {
@@ -792,6 +800,8 @@ impl<'a> Rc<'a> {
         if responses >= f.npsn {
             self.pop_flight();
             qp.finish_initiator(f.slot, Outcome::status(CompletionStatus::Success));
+            // The responder may have acknowledged what followed the READ already.
+            self.acknowledge(now, self.acked, qp);
         }
         self.progress(now);
         Some(Deliver {
@@ -1639,5 +1649,32 @@ mod tests {
             Some(2),
             "held back"
         );
+    }
+
+    #[test]
+    fn an_ack_that_overtakes_a_read_completes_what_follows_the_read() {
+        // The responder answers a READ and a SEND received together with the SEND's ACK
+        // before the READ's responses; the SEND must not wait for a timeout.
+        let (ca, cb) = config(256, 0, 0);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
+        let (sink, sink_va) = l.a.sink(4096);
+        let (src, src_va) = l.a.register(64, 0, pattern(1));
+        let (remote, remote_va) = l.b.register(4096, REMOTE, pattern(2));
+        let (dst, dst_va) = l.b.sink(64);
+        l.b.qp.post_receive(0, &[sge(dst, dst_va, 64)]).unwrap();
+        let read = Operation::Read {
+            remote_va,
+            remote_token: remote,
+        };
+        l.a.qp
+            .post(1, read, &[sge(sink, sink_va, 1000)], 0)
+            .unwrap();
+        l.a.qp.post(2, SEND, &[sge(src, src_va, 64)], 0).unwrap();
+        let rounds = l.run(1000);
+        assert_eq!(l.a.completed(Queue::Initiator), ok([1, 2]));
+        assert!(rounds < 10, "no timeout was needed: {rounds} rounds");
+        let sent = l.trace.iter().filter(|(ab, _)| *ab).count();
+        assert_eq!(sent, 2, "nothing resent");
     }
 }
