@@ -84,7 +84,7 @@ pub const LIMITS: QpLimits = QpLimits {
     initiator_depth: 16,
     max_receive_sge: 4,
     max_initiator_sge: 4,
-    inline_data: 0,
+    inline_data: 64,
 };
 
 impl<'s> Node<'s> {
@@ -205,6 +205,7 @@ impl<'s> Node<'s> {
                 }
                 data
             }
+            Payload::Inline { .. } => panic!("the harness keeps no inline data"),
             Payload::Region { mr, offset, len } => {
                 let at = offset as usize;
                 self.buffer(mr).bytes[at..at + len as usize].to_vec()

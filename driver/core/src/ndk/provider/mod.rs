@@ -36,8 +36,9 @@
 //! `MaxMwCount` 0); CQ resize and interrupt moderation; the connection handshake (the shell
 //! calls [`qp::Qp::connected`] and builds an [`rc::RcConfig`] from what the two sides
 //! agreed); DEFER batching (a doorbell hint with no state here); READ_FENCE;
-//! `RDMA_READ_LOCAL_INVALIDATE`; LAMs (`NdkBuildLAM`, the shell's); inline data is accepted
-//! and sized by [`qp::QpLimits`] but kept by the shell, and the harness does not exercise it.
+//! `RDMA_READ_LOCAL_INVALIDATE`; LAMs (`NdkBuildLAM`, the shell's). Inline data is accepted,
+//! sized by [`qp::QpLimits`] and named by [`rc::Payload::Inline`], but kept by the shell: the
+//! harness keeps none, so it is tested only up to the packet that names it.
 
 pub mod cq;
 pub mod mr;

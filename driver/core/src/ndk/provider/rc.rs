@@ -105,6 +105,16 @@ pub enum Payload {
         /// Bytes.
         len: u32,
     },
+    /// Bytes `offset..offset + len` of the inline data the shell copied at post time for the
+    /// initiator request in ring slot `slot` (`NDK_OP_FLAG_INLINE`).
+    Inline {
+        /// The request's ring slot.
+        slot: usize,
+        /// Offset in the message.
+        offset: u64,
+        /// Bytes.
+        len: u32,
+    },
     /// Bytes of a registered region (a READ response).
     Region {
         /// The region.
@@ -190,6 +200,8 @@ pub struct Flight {
     remote_token: u32,
     invalidate: Option<u32>,
     solicited: bool,
+    /// The data is inline (copied by the shell at post time).
+    inline: bool,
     /// READ: responses received in order.
     responses: u32,
 }
@@ -206,6 +218,7 @@ impl Flight {
         remote_token: 0,
         invalidate: None,
         solicited: false,
+        inline: false,
         responses: 0,
     };
 
@@ -439,6 +452,7 @@ impl<'a> Rc<'a> {
                 remote_token,
                 invalidate,
                 solicited: req.flags & op_flags::SEND_AND_SOLICIT_EVENT != 0,
+                inline,
                 responses: 0,
             };
             self.next_psn = psn::add(self.next_psn, npsn);
@@ -604,14 +618,13 @@ impl<'a> Rc<'a> {
         } else {
             self.tx_packet = k.saturating_add(1);
         }
-        Some(Packet {
-            transport,
-            payload: Payload::Request {
-                slot: f.slot,
-                offset,
-                len: u32::try_from(len).unwrap_or(0),
-            },
-        })
+        let (slot, len) = (f.slot, u32::try_from(len).unwrap_or(0));
+        let payload = if f.inline {
+            Payload::Inline { slot, offset, len }
+        } else {
+            Payload::Request { slot, offset, len }
+        };
+        Some(Packet { transport, payload })
     }
 
     /// A packet arrived for this QP with `payload_len` bytes of payload (after the headers, pad
@@ -1676,5 +1689,31 @@ mod tests {
         assert!(rounds < 10, "no timeout was needed: {rounds} rounds");
         let sent = l.trace.iter().filter(|(ab, _)| *ab).count();
         assert_eq!(sent, 2, "nothing resent");
+    }
+
+    #[test]
+    fn inline_data_is_named_by_its_slot_and_needs_no_token() {
+        // §2.11 INLINE: the SGEs' tokens may be invalid; the shell copied the bytes.
+        use super::super::harness::Node;
+        let (ca, _) = config(256, 0, 0);
+        let mut storage = NodeStorage::new();
+        let mut a = Node::new(&mut storage, ca, 1);
+        let sges = [sge(0xBAD, 0x10, 20), sge(0, 0x99, 20)];
+        let posted = a.qp.post(5, SEND, &sges, op_flags::INLINE).unwrap();
+        let p = a.rc.poll_transmit(0, &mut a.qp, &mut a.mem).unwrap();
+        assert_eq!(p.transport.bth.opcode, Opcode::SendOnly);
+        assert_eq!(
+            p.payload,
+            Payload::Inline {
+                slot: posted.slot,
+                offset: 0,
+                len: 40
+            }
+        );
+        assert_eq!(
+            a.qp.state(),
+            QpState::Connected,
+            "the bad tokens were not checked"
+        );
     }
 }
