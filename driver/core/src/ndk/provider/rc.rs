@@ -1716,4 +1716,41 @@ mod tests {
             "the bad tokens were not checked"
         );
     }
+
+    #[test]
+    fn a_solicited_arm_on_the_receive_cq_fires_for_the_solicited_send_only() {
+        // §3.3, rule 29, end to end: the receive completions of three SENDs, one with
+        // SEND_AND_SOLICIT_EVENT, go to a CQ armed SOLICITED as the shell would queue them.
+        use super::super::cq::{ArmType, Completion, Cq, Notify};
+        let (ca, cb) = config(256, 0, 0);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
+        let (src, src_va) = l.a.register(64, 0, pattern(1));
+        let (dst, dst_va) = l.b.sink(64);
+        for i in 0..3 {
+            l.b.qp.post_receive(i, &[sge(dst, dst_va, 64)]).unwrap();
+        }
+        let solicit = [0, op_flags::SEND_AND_SOLICIT_EVENT, 0];
+        for (i, flags) in solicit.iter().enumerate() {
+            l.a.qp
+                .post(10 + i, SEND, &[sge(src, src_va, 8)], *flags)
+                .unwrap();
+        }
+        l.run(1000);
+        let mut ring = [Completion::EMPTY; 4];
+        let mut cq = Cq::new(&mut ring).unwrap();
+        assert_eq!(cq.arm(ArmType::Solicited), None);
+        let notes: Vec<Option<Notify>> =
+            l.b.done
+                .iter()
+                .map(|(q, c)| {
+                    assert_eq!(*q, Queue::Receive);
+                    cq.push(*c).notify
+                })
+                .collect();
+        assert_eq!(notes, [None, Some(Notify::Success), None]);
+        let mut out = [Completion::EMPTY; 4];
+        assert_eq!(cq.get_results(&mut out), 3);
+        assert_eq!(out.map(|c| c.request_context)[..3], [0, 1, 2]);
+    }
 }
