@@ -859,6 +859,14 @@ impl<'a> Rc<'a> {
         self.gap_naked = false;
         let pd = qp.pd();
         let op = t.bth.opcode;
+        // Every packet of a message but the last carries exactly a PMTU; none carries more.
+        let full = matches!(
+            op,
+            Opcode::SendFirst | Opcode::SendMiddle | Opcode::WriteFirst | Opcode::WriteMiddle
+        );
+        if payload_len > self.cfg.pmtu || (full && payload_len != self.cfg.pmtu) {
+            return self.nak(p, NakCode::InvalidRequest);
+        }
         let mut deliver = None;
         match op {
             Opcode::ReadRequest => {
@@ -951,6 +959,10 @@ impl<'a> Rc<'a> {
             }
             Opcode::WriteFirst | Opcode::WriteOnly | Opcode::WriteMiddle | Opcode::WriteLast => {
                 if matches!(op, Opcode::WriteFirst | Opcode::WriteOnly) {
+                    if self.incoming.is_some() {
+                        // A new message before the last one's Last: out of opcode sequence.
+                        return self.nak(p, NakCode::InvalidRequest);
+                    }
                     let Some(reth) = t.reth else {
                         return self.nak(p, NakCode::InvalidRequest);
                     };
@@ -1752,5 +1764,97 @@ mod tests {
         let mut out = [Completion::EMPTY; 4];
         assert_eq!(cq.get_results(&mut out), 3);
         assert_eq!(out.map(|c| c.request_context)[..3], [0, 1, 2]);
+    }
+
+    /// A request packet as the peer would send it.
+    fn request(opcode: Opcode, psn: u32, ack_req: bool, reth: Option<Reth>) -> Transport {
+        Transport {
+            bth: Bth {
+                opcode,
+                solicited: false,
+                migreq: true,
+                pad: 0,
+                pkey: DEFAULT_PKEY,
+                dest_qp: 0x11,
+                ack_req,
+                psn,
+            },
+            reth,
+            aeth: None,
+            imm: None,
+            ieth: None,
+        }
+    }
+
+    #[test]
+    fn the_responder_executes_in_order_reacks_duplicates_and_naks_a_gap_once() {
+        // §7.5, one packet at a time.
+        use super::super::harness::Node;
+        let (_, cb) = config(256, 100, 0);
+        let mut storage = NodeStorage::new();
+        let mut b = Node::new(&mut storage, cb, 2);
+        let (dst, dst_va) = b.sink(4096);
+        for i in 0..4 {
+            b.qp.post_receive(i, &[sge(dst, dst_va, 1024)]).unwrap();
+        }
+        let answers = |b: &mut Node<'_>, t: Transport, len: u32| {
+            let d = b.rc.handle(0, &t, len, &mut b.qp, &mut b.mem);
+            let mut out = Vec::new();
+            while let Some(p) = b.rc.poll_transmit(0, &mut b.qp, &mut b.mem) {
+                let a = p.transport.aeth.unwrap();
+                out.push((p.transport.bth.psn, a.syndrome, a.msn));
+            }
+            (d, out)
+        };
+        let ack = Syndrome::Ack { credits: 31 };
+        let seq = Syndrome::Nak(NakCode::PsnSequence);
+        let invalid = Syndrome::Nak(NakCode::InvalidRequest);
+        // In order: executed, ACKed when asked.
+        let (d, out) = answers(&mut b, request(Opcode::SendFirst, 100, false, None), 256);
+        assert_eq!(
+            d.map(|d| d.target),
+            Some(Target::Receive { slot: 0, offset: 0 })
+        );
+        assert!(out.is_empty(), "no ACK requested");
+        let (d, out) = answers(&mut b, request(Opcode::SendLast, 101, true, None), 10);
+        assert_eq!(
+            d.map(|d| d.target),
+            Some(Target::Receive {
+                slot: 0,
+                offset: 256
+            })
+        );
+        assert_eq!(out, [(101, ack, 1)]);
+        // A duplicate: not executed again, re-ACKed with the newest PSN executed.
+        let (d, out) = answers(&mut b, request(Opcode::SendFirst, 100, false, None), 256);
+        assert_eq!((d, out), (None, std::vec![(101, ack, 1)]));
+        // A gap: one NAK naming the expected PSN, however many packets are ahead.
+        let (d, out) = answers(&mut b, request(Opcode::SendOnly, 104, true, None), 1);
+        assert_eq!((d, out), (None, std::vec![(102, seq, 1)]));
+        let (_, out) = answers(&mut b, request(Opcode::SendOnly, 105, true, None), 1);
+        assert!(out.is_empty(), "NAKed once");
+        // Out of opcode sequence, a WRITE with no RETH, immediate data: invalid requests.
+        let (_, out) = answers(&mut b, request(Opcode::SendMiddle, 102, true, None), 256);
+        assert_eq!(out, [(102, invalid, 1)]);
+        let (_, out) = answers(&mut b, request(Opcode::WriteOnly, 102, true, None), 0);
+        assert_eq!(out, [(102, invalid, 1)]);
+        let (_, out) = answers(&mut b, request(Opcode::SendOnlyImm, 102, true, None), 0);
+        assert_eq!(out, [(102, invalid, 1)]);
+        // A First shorter than the PMTU, an Only longer.
+        let (_, out) = answers(&mut b, request(Opcode::SendFirst, 102, true, None), 255);
+        assert_eq!(out, [(102, invalid, 1)]);
+        let (_, out) = answers(&mut b, request(Opcode::SendOnly, 102, true, None), 257);
+        assert_eq!(out, [(102, invalid, 1)]);
+        assert_eq!(
+            b.qp.outstanding().0,
+            4,
+            "no receive consumed by a refused packet"
+        );
+        let (d, out) = answers(&mut b, request(Opcode::SendOnly, 102, true, None), 256);
+        assert_eq!(
+            d.map(|d| d.target),
+            Some(Target::Receive { slot: 1, offset: 0 })
+        );
+        assert_eq!(out, [(102, ack, 2)]);
     }
 }
