@@ -372,7 +372,9 @@ pub struct Qp<'a> {
 
 impl<'a> Qp<'a> {
     /// A QP in [`QpState::Init`] on `pd`, with `QPContext` `context`, over `storage` of the
-    /// sizes `limits.check(profile)` gave.
+    /// sizes `limits.check(profile)` gave. The shell also counts it as a child of its PD
+    /// ([`MemoryTable::retain_pd`](super::mr::MemoryTable::retain_pd)) and of its CQs until it
+    /// closes (§1.3).
     ///
     /// # Errors
     /// `STATUS_INVALID_PARAMETER` when the limits fail their check or the storage does not
