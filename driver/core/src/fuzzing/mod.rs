@@ -24,6 +24,7 @@ mod lldp;
 mod object_header;
 mod oid_request;
 mod qos_parameters;
+mod rc;
 mod roce;
 
 pub use crate::support::{NET_LUID, running_adapter_with_inf_defaults};
@@ -32,6 +33,7 @@ pub use lldp::lldp;
 pub use object_header::object_header;
 pub use oid_request::{MAX_BUFFER, MAX_REQUESTS, oid_request};
 pub use qos_parameters::qos_parameters;
+pub use rc::rc;
 pub use roce::roce;
 
 /// The fuzz target names, which are also the corpus folder names.
@@ -42,6 +44,7 @@ pub const TARGETS: &[&str] = &[
     "qos_parameters",
     "classify",
     "roce",
+    "rc",
 ];
 
 /// Runs the check of `target` on one input.
@@ -56,6 +59,7 @@ pub fn run(target: &str, data: &[u8]) {
         "lldp" => lldp(data),
         "classify" => classify(data),
         "roce" => roce(data),
+        "rc" => rc(data),
         other => panic!("no fuzz target named {other:?}"),
     }
 }

@@ -4,11 +4,13 @@
 //! (the per-CPU counters of [`counters`], the connection and endpoint tables of [`tables`]).
 //!
 //! The adapter has no NDKPI queue-pair engine yet (`OpenNDKAdapterHandler` fails with
-//! `STATUS_NOT_SUPPORTED`, driver/src/miniport.rs); its NDK activity comes through
+//! `STATUS_NOT_SUPPORTED`, driver/src/miniport.rs; the engine's sans-IO state, which the shell
+//! does not use yet, is [`provider`]); its NDK activity comes through
 //! [`NdkState::apply`], which the shell exposes as `dcbndk::ndk::activity` for the future engine
 //! and for the simulator's workload.
 
 pub mod counters;
+pub mod provider;
 pub mod tables;
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -1,0 +1,1067 @@
+//! Protection domains and memory regions (ndkpi.md §5): the tables, registration and fast
+//! registration, invalidation (local, and by a peer's SEND with Invalidate), the tokens, the
+//! privileged token, and the access checks a local SGE and a remote READ or WRITE need.
+//!
+//! The core never touches the memory: a check answers with a [`Placement`] (which region, at
+//! which offset), and the shell, which kept the MDL or the fast-register page list of that
+//! region, moves the bytes. The VA a region is registered at is an index only, never
+//! dereferenced (§5, `NdkRegisterMr`).
+//!
+//! # Token encoding
+//!
+//! A token is `((index + 1) << 8) | key`: the region's slot in the table, plus one, in the top
+//! 24 bits, and an 8-bit key in the low byte. The `+ 1` means no region's token is ever 0 or
+//! has a zero top part. The key starts from a seed the shell gives the table (e.g. from a
+//! timestamp) and advances by an odd stride every time a registration ends (deregister,
+//! invalidate, close), so a token of an ended registration stops working for the next 255 that
+//! reuse the slot: unguessable only in that weak sense, as on most RoCE adapters. The local and
+//! the remote token of a region are the same value (as rxe's lkey and rkey are); what a token
+//! allows is decided by the region's access flags and by the check (local or remote).
+//!
+//! The privileged token ([`PRIVILEGED_TOKEN`]) has a zero top part, which no region's token
+//! has: it lets an SGE carry an adapter logical address (from `NdkBuildLAM`) with local read
+//! and write, and never grants remote access (§5, rule 17).
+//!
+//! A region belongs to one protection domain and is usable only by QPs of that domain (§5).
+//! A PD closed while regions (or QPs, through [`MemoryTable::retain_pd`]) still refer to it
+//! closes when the last one goes (§1.3, rule 9).
+
+use super::{CallStatus, CompletionStatus, op_flags};
+use crate::ndk::Profile;
+use crate::roce::headers::NakCode;
+
+/// The page size of a fast-register page list (`PAGE_SIZE` on x64 and ARM64, §5
+/// `FRMRPageCount`).
+pub const PAGE_SIZE: u64 = 4096;
+
+/// The privileged token: local access to adapter logical addresses, never remote (§5). Its top
+/// 24 bits are zero, which no region's token has.
+pub const PRIVILEGED_TOKEN: u32 = 0x0000_00A5;
+
+/// The largest table: indices plus one must fit in the token's 24 bits.
+const MAX_SLOTS: usize = 0x00FF_FFFF;
+
+/// The key's step when a registration ends: odd, so a slot's key visits all 256 values.
+const KEY_STRIDE: u8 = 0x9D;
+
+/// `NDK_MR_FLAG_*` (§2.11).
+pub mod mr_flags {
+    /// Local read (always allowed).
+    pub const ALLOW_LOCAL_READ: u32 = 0x0;
+    /// Local write.
+    pub const ALLOW_LOCAL_WRITE: u32 = 0x1;
+    /// Remote READ.
+    pub const ALLOW_REMOTE_READ: u32 = 0x2;
+    /// Remote WRITE (includes local write).
+    pub const ALLOW_REMOTE_WRITE: u32 = 0x5;
+    /// RDMA read sink (iWARP).
+    pub const RDMA_READ_SINK: u32 = 0x8;
+}
+
+/// What a registration allows beyond local read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Access {
+    /// Local write (receives and READ sinks land here).
+    pub local_write: bool,
+    /// Remote READ.
+    pub remote_read: bool,
+    /// Remote WRITE.
+    pub remote_write: bool,
+}
+
+impl Access {
+    /// The access `NdkRegisterMr`'s `Flags` give. `RDMA_READ_SINK` is accepted and means
+    /// nothing more on RoCE (§5: a provider must not fail because of it).
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for an unknown bit.
+    pub const fn from_mr_flags(flags: u32) -> Result<Access, CallStatus> {
+        let known = mr_flags::ALLOW_LOCAL_WRITE
+            | mr_flags::ALLOW_REMOTE_READ
+            | mr_flags::ALLOW_REMOTE_WRITE
+            | mr_flags::RDMA_READ_SINK;
+        if flags & !known != 0 {
+            return Err(CallStatus::InvalidParameter);
+        }
+        // ALLOW_REMOTE_WRITE is 0x5: its own bit 0x4 plus local write.
+        Ok(Access {
+            local_write: flags & (mr_flags::ALLOW_LOCAL_WRITE | 0x4) != 0,
+            remote_read: flags & mr_flags::ALLOW_REMOTE_READ != 0,
+            remote_write: flags & 0x4 != 0,
+        })
+    }
+
+    /// The access an `NdkFastRegister`'s `Flags` give (`NDK_OP_FLAG_ALLOW_*`); other op flags
+    /// are ignored here.
+    #[must_use]
+    pub const fn from_op_flags(flags: u32) -> Access {
+        // ALLOW_REMOTE_WRITE is 0x30: its own bit 0x20 plus local write 0x10.
+        Access {
+            local_write: flags & op_flags::ALLOW_REMOTE_WRITE != 0,
+            remote_read: flags & op_flags::ALLOW_REMOTE_READ != 0,
+            remote_write: flags & 0x20 != 0,
+        }
+    }
+
+    const fn is_remote(self) -> bool {
+        self.remote_read || self.remote_write
+    }
+}
+
+/// A protection domain: its slot in the PD table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PdId(usize);
+
+/// A memory region object (`NDK_MR`): its slot in the MR table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MrId(usize);
+
+impl MrId {
+    /// No region (a placeholder in blank storage; no table has that slot).
+    pub const NONE: MrId = MrId(usize::MAX);
+
+    /// The slot, for the shell's own per-region storage (MDL, page list).
+    #[must_use]
+    pub const fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// One PD slot; the shell allocates `MaxPdCount` of them ([`PdSlot::FREE`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PdSlot {
+    live: bool,
+    /// `NdkClosePd` was called; the slot frees when `children` reaches 0.
+    closing: bool,
+    /// Regions and QPs that refer to it.
+    children: u32,
+}
+
+impl PdSlot {
+    /// An unused slot.
+    pub const FREE: PdSlot = PdSlot {
+        live: false,
+        closing: false,
+        children: 0,
+    };
+}
+
+/// Where a region's registration stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Free,
+    /// Created, or deregistered / invalidated: no token works.
+    Idle,
+    /// Registered (`NdkRegisterMr`) or fast-registered: its token works.
+    Valid,
+}
+
+/// One MR slot; the shell allocates `MaxMrCount` of them ([`MrSlot::FREE`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MrSlot {
+    state: State,
+    pd: usize,
+    key: u8,
+    /// Created with `FastRegister = TRUE`.
+    fast: bool,
+    /// `NdkInitializeFastRegisterMr`'s page count (0: not initialized).
+    frmr_pages: u32,
+    /// `NdkInitializeFastRegisterMr`'s `RemoteAccess`.
+    frmr_remote: bool,
+    base: u64,
+    len: u64,
+    access: Access,
+}
+
+impl MrSlot {
+    /// An unused slot.
+    pub const FREE: MrSlot = MrSlot {
+        state: State::Free,
+        pd: 0,
+        key: 0,
+        fast: false,
+        frmr_pages: 0,
+        frmr_remote: false,
+        base: 0,
+        len: 0,
+        access: Access {
+            local_write: false,
+            remote_read: false,
+            remote_write: false,
+        },
+    };
+}
+
+/// The arguments of an `NdkFastRegister` (§2.4, §5) the core checks; the page array itself
+/// stays with the shell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FastRegistration {
+    /// `AdapterPageCount`.
+    pub page_count: u32,
+    /// `FBO`: where the region starts in the first page.
+    pub fbo: u32,
+    /// `Length`.
+    pub len: u64,
+    /// `BaseVirtualAddress`.
+    pub base_va: u64,
+    /// `Flags` (`NDK_OP_FLAG_ALLOW_*`).
+    pub flags: u32,
+}
+
+/// Which remote operation an access check is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteOp {
+    /// An incoming RDMA READ Request.
+    Read,
+    /// An incoming RDMA WRITE.
+    Write,
+}
+
+/// Why an access check failed; all of them are a protection error (§5, §7.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessError {
+    /// No valid registration has this token (unknown, ended, or the privileged token remotely).
+    Token,
+    /// The region belongs to another protection domain.
+    Domain,
+    /// The range is not inside the region (or its end overflows).
+    Bounds,
+    /// The region does not allow the operation.
+    Permission,
+}
+
+impl AccessError {
+    /// The NAK the responder sends (§7.3: code 2, remote access error, for every R_Key,
+    /// range and permission violation).
+    #[must_use]
+    pub const fn nak(self) -> NakCode {
+        NakCode::RemoteAccess
+    }
+
+    /// The status the local request completes with (§3.1: a protection error).
+    #[must_use]
+    pub const fn status(self) -> CompletionStatus {
+        CompletionStatus::AccessViolation
+    }
+}
+
+/// Where a checked range is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// In region `mr`, `offset` bytes from its base.
+    Region {
+        /// The region.
+        mr: MrId,
+        /// The offset from the registered base VA.
+        offset: u64,
+    },
+    /// The SGE's address is an adapter logical address (privileged token, local only).
+    Logical,
+}
+
+/// Closing a PD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PdClose {
+    /// Closed now (`STATUS_SUCCESS`).
+    Now,
+    /// Regions or QPs still refer to it: `STATUS_PENDING`, completed when
+    /// [`MemoryTable::release_pd`] or [`MemoryTable::close_mr`] says so (§1.3).
+    Pending,
+}
+
+/// The PD and MR tables of one adapter, over slots the shell allocated at open.
+#[derive(Debug)]
+pub struct MemoryTable<'a> {
+    pds: &'a mut [PdSlot],
+    mrs: &'a mut [MrSlot],
+    max_registration_size: u64,
+    frmr_page_count: u32,
+}
+
+fn token(index: usize, key: u8) -> Option<u32> {
+    let top = u32::try_from(index.checked_add(1)?).ok()?;
+    if top > 0x00FF_FFFF {
+        return None;
+    }
+    Some(top.checked_shl(8)? | u32::from(key))
+}
+
+/// The slot and key of a region token; `None` for a zero top part (0, the privileged token).
+fn decode(token: u32) -> Option<(usize, u8)> {
+    let top = token.checked_shr(8)?;
+    let index = usize::try_from(top.checked_sub(1)?).ok()?;
+    Some((index, u8::try_from(token & 0xFF).ok()?))
+}
+
+impl<'a> MemoryTable<'a> {
+    /// The tables over the shell's slots (all [`PdSlot::FREE`] / [`MrSlot::FREE`]); every slot's
+    /// key starts from `seed`, spread by the slot index.
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for an MR table longer than tokens can number.
+    pub fn new(
+        pds: &'a mut [PdSlot],
+        mrs: &'a mut [MrSlot],
+        seed: u8,
+        profile: &Profile,
+    ) -> Result<Self, CallStatus> {
+        if mrs.len() > MAX_SLOTS {
+            return Err(CallStatus::InvalidParameter);
+        }
+        for (i, slot) in mrs.iter_mut().enumerate() {
+            *slot = MrSlot::FREE;
+            // The low byte of the index, spread: neighbours get unrelated keys.
+            slot.key = seed
+                .wrapping_add(u8::try_from(i & 0xFF).unwrap_or(0))
+                .wrapping_mul(KEY_STRIDE);
+        }
+        for slot in pds.iter_mut() {
+            *slot = PdSlot::FREE;
+        }
+        Ok(Self {
+            pds,
+            mrs,
+            max_registration_size: profile.max_registration_size,
+            frmr_page_count: profile.frmr_page_count,
+        })
+    }
+
+    /// `NdkCreatePd`.
+    ///
+    /// # Errors
+    /// `STATUS_INSUFFICIENT_RESOURCES` when the table is full.
+    pub fn create_pd(&mut self) -> Result<PdId, CallStatus> {
+        let (i, slot) = self
+            .pds
+            .iter_mut()
+            .enumerate()
+            .find(|(_, s)| !s.live)
+            .ok_or(CallStatus::InsufficientResources)?;
+        *slot = PdSlot {
+            live: true,
+            closing: false,
+            children: 0,
+        };
+        Ok(PdId(i))
+    }
+
+    fn pd_mut(&mut self, pd: PdId) -> Result<&mut PdSlot, CallStatus> {
+        match self.pds.get_mut(pd.0) {
+            Some(slot) if slot.live && !slot.closing => Ok(slot),
+            _ => Err(CallStatus::InvalidParameter),
+        }
+    }
+
+    /// A QP (or SRQ) created on `pd` refers to it until [`MemoryTable::release_pd`].
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for a PD that is not open.
+    pub fn retain_pd(&mut self, pd: PdId) -> Result<(), CallStatus> {
+        let slot = self.pd_mut(pd)?;
+        slot.children = slot
+            .children
+            .checked_add(1)
+            .ok_or(CallStatus::InsufficientResources)?;
+        Ok(())
+    }
+
+    /// A child of `pd` closed. Returns true when that completes a pending `NdkClosePd`.
+    pub fn release_pd(&mut self, pd: PdId) -> bool {
+        let Some(slot) = self.pds.get_mut(pd.0) else {
+            return false;
+        };
+        slot.children = slot.children.saturating_sub(1);
+        if slot.live && slot.closing && slot.children == 0 {
+            *slot = PdSlot::FREE;
+            return true;
+        }
+        false
+    }
+
+    /// `NdkClosePd` (§1.3).
+    pub fn close_pd(&mut self, pd: PdId) -> PdClose {
+        let Some(slot) = self.pds.get_mut(pd.0) else {
+            return PdClose::Now;
+        };
+        if slot.children == 0 {
+            *slot = PdSlot::FREE;
+            PdClose::Now
+        } else {
+            slot.closing = true;
+            PdClose::Pending
+        }
+    }
+
+    /// `NdkCreateMr` on `pd`; `fast` is its `FastRegister` argument.
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for a PD that is not open, `STATUS_INSUFFICIENT_RESOURCES`
+    /// when the table is full.
+    pub fn create_mr(&mut self, pd: PdId, fast: bool) -> Result<MrId, CallStatus> {
+        self.pd_mut(pd)?;
+        let i = self
+            .mrs
+            .iter()
+            .position(|s| s.state == State::Free)
+            .ok_or(CallStatus::InsufficientResources)?;
+        self.retain_pd(pd)?;
+        if let Some(slot) = self.mrs.get_mut(i) {
+            *slot = MrSlot {
+                state: State::Idle,
+                pd: pd.0,
+                fast,
+                ..MrSlot::FREE
+            }
+            .with_key(slot.key);
+        }
+        Ok(MrId(i))
+    }
+
+    fn mr_mut(&mut self, mr: MrId) -> Result<&mut MrSlot, CallStatus> {
+        match self.mrs.get_mut(mr.0) {
+            Some(slot) if slot.state != State::Free => Ok(slot),
+            _ => Err(CallStatus::InvalidParameter),
+        }
+    }
+
+    /// `NdkRegisterMr`: the region `[base_va, base_va + len)` with `NDK_MR_FLAG_*` `flags` (§5).
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for a fast-register MR, a zero base VA (zero-based VAs are not
+    /// supported), an empty region, a length above `MaxRegistrationSize`, a range that wraps, or
+    /// unknown flags; `STATUS_INVALID_DEVICE_STATE` for an MR already registered.
+    pub fn register(
+        &mut self,
+        mr: MrId,
+        base_va: u64,
+        len: u64,
+        flags: u32,
+    ) -> Result<(), CallStatus> {
+        let access = Access::from_mr_flags(flags)?;
+        let max = self.max_registration_size;
+        let slot = self.mr_mut(mr)?;
+        if slot.fast || base_va == 0 || len == 0 || len > max || base_va.checked_add(len).is_none()
+        {
+            return Err(CallStatus::InvalidParameter);
+        }
+        if slot.state == State::Valid {
+            return Err(CallStatus::InvalidDeviceState);
+        }
+        slot.state = State::Valid;
+        slot.base = base_va;
+        slot.len = len;
+        slot.access = access;
+        Ok(())
+    }
+
+    /// `NdkDeregisterMr`: the region's token stops working.
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_DEVICE_STATE` for an MR that is not registered with `NdkRegisterMr`.
+    pub fn deregister(&mut self, mr: MrId) -> Result<(), CallStatus> {
+        let slot = self.mr_mut(mr)?;
+        if slot.fast || slot.state != State::Valid {
+            return Err(CallStatus::InvalidDeviceState);
+        }
+        slot.end_registration();
+        Ok(())
+    }
+
+    /// `NdkInitializeFastRegisterMr`: reserves `page_count` pages; `remote_access` allows later
+    /// fast registrations with remote flags.
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for a normal MR or a page count of 0 or above
+    /// `FRMRPageCount`; `STATUS_INVALID_DEVICE_STATE` while fast-registered.
+    pub fn init_fast_register(
+        &mut self,
+        mr: MrId,
+        page_count: u32,
+        remote_access: bool,
+    ) -> Result<(), CallStatus> {
+        let max = self.frmr_page_count;
+        let slot = self.mr_mut(mr)?;
+        if !slot.fast || page_count == 0 || page_count > max {
+            return Err(CallStatus::InvalidParameter);
+        }
+        if slot.state == State::Valid {
+            return Err(CallStatus::InvalidDeviceState);
+        }
+        slot.frmr_pages = page_count;
+        slot.frmr_remote = remote_access;
+        Ok(())
+    }
+
+    /// Executes an `NdkFastRegister` work request on a QP of `pd` (§5). The token it makes valid
+    /// is the MR's current one, so the consumer may read it before the request runs.
+    ///
+    /// # Errors
+    /// The completion status: `STATUS_INVALID_PARAMETER` for an MR not initialized for fast
+    /// registration, more pages than reserved, an offset not inside the first page, a length
+    /// the pages cannot hold, a zero base VA or an empty region; `STATUS_ACCESS_VIOLATION` for
+    /// another PD's MR, an MR already valid, or remote flags the initialization did not allow.
+    pub fn fast_register(
+        &mut self,
+        pd: PdId,
+        mr: MrId,
+        fr: &FastRegistration,
+    ) -> Result<(), CompletionStatus> {
+        let FastRegistration {
+            page_count,
+            fbo,
+            len,
+            base_va,
+            flags,
+        } = *fr;
+        let access = Access::from_op_flags(flags);
+        let slot = self
+            .mr_mut(mr)
+            .map_err(|_| CompletionStatus::InvalidParameter)?;
+        if !slot.fast || slot.frmr_pages == 0 {
+            return Err(CompletionStatus::InvalidParameter);
+        }
+        if slot.pd != pd.0
+            || slot.state == State::Valid
+            || (access.is_remote() && !slot.frmr_remote)
+        {
+            return Err(CompletionStatus::AccessViolation);
+        }
+        let capacity = u64::from(page_count)
+            .checked_mul(PAGE_SIZE)
+            .and_then(|bytes| bytes.checked_sub(u64::from(fbo)));
+        let fits = capacity.is_some_and(|c| len <= c);
+        if page_count == 0
+            || page_count > slot.frmr_pages
+            || u64::from(fbo) >= PAGE_SIZE
+            || !fits
+            || len == 0
+            || base_va == 0
+            || base_va.checked_add(len).is_none()
+        {
+            return Err(CompletionStatus::InvalidParameter);
+        }
+        slot.state = State::Valid;
+        slot.base = base_va;
+        slot.len = len;
+        slot.access = access;
+        Ok(())
+    }
+
+    /// Executes an `NdkInvalidate` work request for `mr` on a QP of `pd` (§5).
+    ///
+    /// # Errors
+    /// The completion status: `STATUS_INVALID_PARAMETER` for an MR that is not fast-registered
+    /// (a normal MR, or one already invalid: rule 45), `STATUS_ACCESS_VIOLATION` for another PD's.
+    pub fn invalidate(&mut self, pd: PdId, mr: MrId) -> Result<(), CompletionStatus> {
+        let slot = self
+            .mr_mut(mr)
+            .map_err(|_| CompletionStatus::InvalidParameter)?;
+        if slot.pd != pd.0 {
+            return Err(CompletionStatus::AccessViolation);
+        }
+        if !slot.fast || slot.state != State::Valid {
+            return Err(CompletionStatus::InvalidParameter);
+        }
+        slot.end_registration();
+        Ok(())
+    }
+
+    /// A SEND with Invalidate arrived on a QP of `pd` carrying `token` (IETH, §5, §7.3):
+    /// invalidates that fast-registered region. Returns the region, whose token the receive's
+    /// completion reports (`ReceiveAndInvalidate`).
+    ///
+    /// # Errors
+    /// Why not: the responder NAKs with [`AccessError::nak`].
+    pub fn invalidate_remote(&mut self, pd: PdId, token: u32) -> Result<MrId, AccessError> {
+        let (index, slot) = self.valid_slot(token)?;
+        if slot.pd != pd.0 {
+            return Err(AccessError::Domain);
+        }
+        if !slot.fast {
+            return Err(AccessError::Permission);
+        }
+        slot.end_registration();
+        Ok(MrId(index))
+    }
+
+    /// `NdkCloseMr`: a registered region is deregistered first \[INFER, §5\]. Returns true when
+    /// that completes a pending `NdkClosePd`.
+    pub fn close_mr(&mut self, mr: MrId) -> bool {
+        let Some(slot) = self.mrs.get_mut(mr.0) else {
+            return false;
+        };
+        if slot.state == State::Free {
+            return false;
+        }
+        let pd = PdId(slot.pd);
+        slot.end_registration();
+        *slot = MrSlot::FREE.with_key(slot.key);
+        self.release_pd(pd)
+    }
+
+    /// `NdkGetLocalTokenFromMr` (§5); 0 only for an MR that is not open (the shell never asks).
+    #[must_use]
+    pub fn local_token(&self, mr: MrId) -> u32 {
+        match self.mrs.get(mr.0) {
+            Some(slot) if slot.state != State::Free => token(mr.0, slot.key).unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// `NdkGetRemoteTokenFromMr` (§5): the same value as the local token (see the module doc).
+    #[must_use]
+    pub fn remote_token(&self, mr: MrId) -> u32 {
+        self.local_token(mr)
+    }
+
+    /// `NdkGetPrivilegedMemoryRegionToken` (§5): the same for every PD.
+    #[must_use]
+    pub const fn privileged_token(&self) -> u32 {
+        PRIVILEGED_TOKEN
+    }
+
+    fn valid_slot(&mut self, token: u32) -> Result<(usize, &mut MrSlot), AccessError> {
+        let (index, key) = decode(token).ok_or(AccessError::Token)?;
+        match self.mrs.get_mut(index) {
+            Some(slot) if slot.state == State::Valid && slot.key == key => Ok((index, slot)),
+            _ => Err(AccessError::Token),
+        }
+    }
+
+    fn check(
+        &mut self,
+        pd: PdId,
+        token: u32,
+        va: u64,
+        len: u64,
+        allowed: impl Fn(Access) -> bool,
+    ) -> Result<Placement, AccessError> {
+        let (index, slot) = self.valid_slot(token)?;
+        if slot.pd != pd.0 {
+            return Err(AccessError::Domain);
+        }
+        let offset = va.checked_sub(slot.base).ok_or(AccessError::Bounds)?;
+        let end = offset.checked_add(len).ok_or(AccessError::Bounds)?;
+        if end > slot.len {
+            return Err(AccessError::Bounds);
+        }
+        if !allowed(slot.access) {
+            return Err(AccessError::Permission);
+        }
+        Ok(Placement::Region {
+            mr: MrId(index),
+            offset,
+        })
+    }
+
+    /// The check of a local SGE `(va, len, token)` of a request on a QP of `pd`; `write` when
+    /// the adapter writes into it (a receive, a READ sink). The privileged token passes with
+    /// [`Placement::Logical`] (the address is then a logical address, §5).
+    ///
+    /// # Errors
+    /// Why not; the request completes with [`AccessError::status`].
+    pub fn check_local(
+        &mut self,
+        pd: PdId,
+        token: u32,
+        va: u64,
+        len: u64,
+        write: bool,
+    ) -> Result<Placement, AccessError> {
+        if token == PRIVILEGED_TOKEN {
+            return Ok(Placement::Logical);
+        }
+        self.check(pd, token, va, len, |a| !write || a.local_write)
+    }
+
+    /// The check a responder makes for an incoming READ or WRITE of `[va, va + len)` with
+    /// R_Key `token` on a QP of `pd` (§5, §7.3, rules 17-18). The privileged token never passes.
+    ///
+    /// # Errors
+    /// Why not; the responder NAKs with [`AccessError::nak`].
+    pub fn check_remote(
+        &mut self,
+        pd: PdId,
+        token: u32,
+        va: u64,
+        len: u64,
+        op: RemoteOp,
+    ) -> Result<Placement, AccessError> {
+        self.check(pd, token, va, len, |a| match op {
+            RemoteOp::Read => a.remote_read,
+            RemoteOp::Write => a.remote_write,
+        })
+    }
+}
+
+impl MrSlot {
+    const fn with_key(mut self, key: u8) -> Self {
+        self.key = key;
+        self
+    }
+
+    /// The registration ends: its token must stop working, so the key moves on.
+    fn end_registration(&mut self) {
+        if self.state == State::Valid {
+            self.state = State::Idle;
+            self.key = self.key.wrapping_add(KEY_STRIDE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    struct Slots {
+        pds: Vec<PdSlot>,
+        mrs: Vec<MrSlot>,
+    }
+
+    fn slots(n: usize) -> Slots {
+        Slots {
+            pds: vec![PdSlot::FREE; n],
+            mrs: vec![MrSlot::FREE; n],
+        }
+    }
+
+    fn table(s: &mut Slots) -> MemoryTable<'_> {
+        MemoryTable::new(&mut s.pds, &mut s.mrs, 0x5A, &Profile::ROCE_V2_100G).unwrap()
+    }
+
+    const BASE: u64 = 0x7FF0_0000_1000;
+
+    fn fr(page_count: u32, fbo: u32, len: u64, base_va: u64, flags: u32) -> FastRegistration {
+        FastRegistration {
+            page_count,
+            fbo,
+            len,
+            base_va,
+            flags,
+        }
+    }
+    const ALL: u32 = mr_flags::ALLOW_REMOTE_READ | mr_flags::ALLOW_REMOTE_WRITE;
+
+    #[test]
+    fn tokens_are_never_zero_nor_privileged_and_decode_back() {
+        for index in [0usize, 1, 255, 256, 524_287, MAX_SLOTS - 1] {
+            for key in [0u8, 1, 0xA5, 0xFF] {
+                let t = token(index, key).unwrap();
+                assert_ne!(t, 0);
+                assert_ne!(t, PRIVILEGED_TOKEN);
+                assert_eq!(decode(t), Some((index, key)));
+            }
+        }
+        assert_eq!(token(MAX_SLOTS, 0), None, "would not fit 24 bits");
+        assert_eq!(decode(0), None);
+        assert_eq!(decode(PRIVILEGED_TOKEN), None);
+    }
+
+    #[test]
+    fn register_checks_length_base_and_state() {
+        let mut s = slots(4);
+        let mut t = table(&mut s);
+        let pd = t.create_pd().unwrap();
+        let mr = t.create_mr(pd, false).unwrap();
+        let max = Profile::ROCE_V2_100G.max_registration_size;
+        assert_eq!(
+            t.register(mr, BASE, max + 1, 0),
+            Err(CallStatus::InvalidParameter)
+        );
+        assert_eq!(
+            t.register(mr, 0, 4096, 0),
+            Err(CallStatus::InvalidParameter)
+        );
+        assert_eq!(
+            t.register(mr, BASE, 0, 0),
+            Err(CallStatus::InvalidParameter)
+        );
+        assert_eq!(
+            t.register(mr, u64::MAX - 10, 4096, 0),
+            Err(CallStatus::InvalidParameter)
+        );
+        assert_eq!(
+            t.register(mr, BASE, 4096, 0x40),
+            Err(CallStatus::InvalidParameter)
+        );
+        t.register(mr, BASE, max, mr_flags::RDMA_READ_SINK).unwrap();
+        assert_eq!(
+            t.register(mr, BASE, 1, 0),
+            Err(CallStatus::InvalidDeviceState)
+        );
+        t.deregister(mr).unwrap();
+        assert_eq!(t.deregister(mr), Err(CallStatus::InvalidDeviceState));
+        let fast = t.create_mr(pd, true).unwrap();
+        assert_eq!(
+            t.register(fast, BASE, 1, 0),
+            Err(CallStatus::InvalidParameter)
+        );
+    }
+
+    #[test]
+    fn access_flags_decode_as_the_header_defines_them() {
+        // §2.11: REMOTE_WRITE 0x5 includes local write; op flag 0x30 includes 0x10.
+        let w = Access::from_mr_flags(mr_flags::ALLOW_REMOTE_WRITE).unwrap();
+        assert!(w.remote_write && w.local_write && !w.remote_read);
+        let r = Access::from_mr_flags(mr_flags::ALLOW_REMOTE_READ).unwrap();
+        assert!(r.remote_read && !r.local_write && !r.remote_write);
+        assert_eq!(Access::from_mr_flags(0).unwrap(), Access::default());
+        let f = Access::from_op_flags(op_flags::ALLOW_REMOTE_WRITE);
+        assert!(f.remote_write && f.local_write && !f.remote_read);
+        let l = Access::from_op_flags(op_flags::ALLOW_LOCAL_WRITE | op_flags::SILENT_SUCCESS);
+        assert!(l.local_write && !l.remote_write);
+    }
+
+    #[test]
+    fn the_remote_check_gives_the_access_nak_for_token_domain_bounds_and_permission() {
+        let mut s = slots(4);
+        let mut t = table(&mut s);
+        let pd = t.create_pd().unwrap();
+        let other = t.create_pd().unwrap();
+        let rw = t.create_mr(pd, false).unwrap();
+        let ro = t.create_mr(pd, false).unwrap();
+        t.register(rw, BASE, 8192, ALL).unwrap();
+        t.register(ro, BASE, 8192, mr_flags::ALLOW_REMOTE_READ)
+            .unwrap();
+        let tok = t.remote_token(rw);
+        let w = RemoteOp::Write;
+        assert_eq!(
+            t.check_remote(pd, tok, BASE + 100, 50, w),
+            Ok(Placement::Region {
+                mr: rw,
+                offset: 100
+            })
+        );
+        assert!(
+            t.check_remote(pd, tok, BASE, 8192, w).is_ok(),
+            "the whole region"
+        );
+        let cases = [
+            (pd, tok ^ 1, BASE, 1, w, AccessError::Token),
+            (pd, tok + 0x100, BASE, 1, w, AccessError::Token),
+            (
+                pd,
+                PRIVILEGED_TOKEN,
+                BASE,
+                1,
+                RemoteOp::Read,
+                AccessError::Token,
+            ),
+            (pd, 0, BASE, 1, w, AccessError::Token),
+            (other, tok, BASE, 1, w, AccessError::Domain),
+            (pd, tok, BASE - 1, 1, w, AccessError::Bounds),
+            (pd, tok, BASE + 8000, 193, w, AccessError::Bounds),
+            (pd, tok, BASE + 1, u64::MAX, w, AccessError::Bounds),
+            (pd, t.remote_token(ro), BASE, 1, w, AccessError::Permission),
+        ];
+        for (case_pd, token, va, len, op, why) in cases {
+            let got = t.check_remote(case_pd, token, va, len, op);
+            assert_eq!(got, Err(why), "{token:#x} {va:#x} {len}");
+            assert_eq!(why.nak(), NakCode::RemoteAccess);
+        }
+        assert!(
+            t.check_remote(pd, t.remote_token(ro), BASE, 1, RemoteOp::Read)
+                .is_ok()
+        );
+        // Deregistered: the token is dead, and stays dead when the slot is registered again.
+        t.deregister(rw).unwrap();
+        assert_eq!(t.check_remote(pd, tok, BASE, 1, w), Err(AccessError::Token));
+        t.register(rw, BASE, 8192, ALL).unwrap();
+        assert_eq!(t.check_remote(pd, tok, BASE, 1, w), Err(AccessError::Token));
+        assert!(t.check_remote(pd, t.remote_token(rw), BASE, 1, w).is_ok());
+    }
+
+    #[test]
+    fn the_privileged_token_is_local_only_and_local_writes_need_local_write() {
+        // §5, rule 17.
+        let mut s = slots(2);
+        let mut t = table(&mut s);
+        let pd = t.create_pd().unwrap();
+        assert_eq!(t.privileged_token(), PRIVILEGED_TOKEN);
+        assert_eq!(
+            t.check_local(pd, PRIVILEGED_TOKEN, 0x1234_5000, 100, true),
+            Ok(Placement::Logical)
+        );
+        let mr = t.create_mr(pd, false).unwrap();
+        t.register(mr, BASE, 4096, mr_flags::ALLOW_REMOTE_READ)
+            .unwrap();
+        let tok = t.local_token(mr);
+        assert!(t.check_local(pd, tok, BASE, 4096, false).is_ok());
+        assert_eq!(
+            t.check_local(pd, tok, BASE, 4096, true),
+            Err(AccessError::Permission)
+        );
+        assert_eq!(
+            AccessError::Permission.status(),
+            CompletionStatus::AccessViolation
+        );
+    }
+
+    #[test]
+    fn fast_register_and_invalidate_cycle_the_token() {
+        // §5, rules 44-45.
+        let mut s = slots(4);
+        let mut t = table(&mut s);
+        let pd = t.create_pd().unwrap();
+        let other = t.create_pd().unwrap();
+        let mr = t.create_mr(pd, true).unwrap();
+        let f = op_flags::ALLOW_REMOTE_WRITE | op_flags::ALLOW_REMOTE_READ;
+        let pages = Profile::ROCE_V2_100G.frmr_page_count;
+        assert_eq!(
+            t.fast_register(pd, mr, &fr(1, 0, 4096, BASE, f)),
+            Err(CompletionStatus::InvalidParameter),
+            "not initialized"
+        );
+        assert_eq!(
+            t.init_fast_register(mr, pages + 1, true),
+            Err(CallStatus::InvalidParameter)
+        );
+        assert_eq!(
+            t.init_fast_register(mr, 0, true),
+            Err(CallStatus::InvalidParameter)
+        );
+        t.init_fast_register(mr, 4, true).unwrap();
+        let bad = [
+            (pd, 5, 0, 4096, BASE, CompletionStatus::InvalidParameter),
+            (pd, 2, 4096, 10, BASE, CompletionStatus::InvalidParameter),
+            (
+                pd,
+                2,
+                100,
+                8192 - 99,
+                BASE,
+                CompletionStatus::InvalidParameter,
+            ),
+            (pd, 2, 0, 4096, 0, CompletionStatus::InvalidParameter),
+            (pd, 0, 0, 0, BASE, CompletionStatus::InvalidParameter),
+            (other, 2, 0, 4096, BASE, CompletionStatus::AccessViolation),
+        ];
+        for (p, n, fbo, len, va, why) in bad {
+            assert_eq!(
+                t.fast_register(p, mr, &fr(n, fbo, len, va, f)),
+                Err(why),
+                "{n} {fbo} {len}"
+            );
+        }
+        let tok = t.remote_token(mr);
+        assert_eq!(
+            t.check_remote(pd, tok, BASE, 1, RemoteOp::Read),
+            Err(AccessError::Token)
+        );
+        t.fast_register(pd, mr, &fr(2, 100, 8192 - 100, BASE, f))
+            .unwrap();
+        assert_eq!(
+            t.remote_token(mr),
+            tok,
+            "the token is known before the registration runs"
+        );
+        assert!(t.check_remote(pd, tok, BASE, 8092, RemoteOp::Write).is_ok());
+        assert_eq!(
+            t.fast_register(pd, mr, &fr(2, 0, 10, BASE, f)),
+            Err(CompletionStatus::AccessViolation),
+            "already valid"
+        );
+        t.invalidate(pd, mr).unwrap();
+        assert_eq!(
+            t.check_remote(pd, tok, BASE, 1, RemoteOp::Read),
+            Err(AccessError::Token)
+        );
+        assert_eq!(
+            t.invalidate(pd, mr),
+            Err(CompletionStatus::InvalidParameter)
+        );
+        assert_ne!(t.remote_token(mr), tok);
+        // A local-only initialization refuses remote flags.
+        let local = t.create_mr(pd, true).unwrap();
+        t.init_fast_register(local, 1, false).unwrap();
+        assert_eq!(
+            t.fast_register(pd, local, &fr(1, 0, 10, BASE, op_flags::ALLOW_REMOTE_READ)),
+            Err(CompletionStatus::AccessViolation)
+        );
+        t.fast_register(pd, local, &fr(1, 0, 10, BASE, op_flags::ALLOW_LOCAL_WRITE))
+            .unwrap();
+        let normal = t.create_mr(pd, false).unwrap();
+        t.register(normal, BASE, 10, 0).unwrap();
+        assert_eq!(
+            t.invalidate(pd, normal),
+            Err(CompletionStatus::InvalidParameter)
+        );
+    }
+
+    #[test]
+    fn send_with_invalidate_invalidates_a_fast_registered_region_of_the_same_pd() {
+        let mut s = slots(4);
+        let mut t = table(&mut s);
+        let pd = t.create_pd().unwrap();
+        let other = t.create_pd().unwrap();
+        let mr = t.create_mr(pd, true).unwrap();
+        t.init_fast_register(mr, 1, true).unwrap();
+        t.fast_register(pd, mr, &fr(1, 0, 64, BASE, op_flags::ALLOW_REMOTE_READ))
+            .unwrap();
+        let tok = t.remote_token(mr);
+        assert_eq!(t.invalidate_remote(other, tok), Err(AccessError::Domain));
+        assert_eq!(t.invalidate_remote(pd, tok), Ok(mr));
+        assert_eq!(t.invalidate_remote(pd, tok), Err(AccessError::Token));
+        // Rule 45: a later local invalidate of that token fails.
+        assert_eq!(
+            t.invalidate(pd, mr),
+            Err(CompletionStatus::InvalidParameter)
+        );
+        let normal = t.create_mr(pd, false).unwrap();
+        t.register(normal, BASE, 10, ALL).unwrap();
+        assert_eq!(
+            t.invalidate_remote(pd, t.remote_token(normal)),
+            Err(AccessError::Permission)
+        );
+    }
+
+    #[test]
+    fn tables_fill_and_a_pd_with_children_closes_when_the_last_goes() {
+        // §1.3, rule 9.
+        let mut s = slots(2);
+        let mut t = table(&mut s);
+        let a = t.create_pd().unwrap();
+        let b = t.create_pd().unwrap();
+        assert_eq!(t.create_pd(), Err(CallStatus::InsufficientResources));
+        let m1 = t.create_mr(a, false).unwrap();
+        let m2 = t.create_mr(a, false).unwrap();
+        assert_eq!(
+            t.create_mr(b, false),
+            Err(CallStatus::InsufficientResources)
+        );
+        t.register(m1, BASE, 10, ALL).unwrap();
+        let tok = t.remote_token(m1);
+        t.retain_pd(a).unwrap(); // a QP
+        assert_eq!(t.close_pd(b), PdClose::Now);
+        assert_eq!(t.close_pd(a), PdClose::Pending);
+        assert_eq!(
+            t.create_mr(a, false),
+            Err(CallStatus::InvalidParameter),
+            "closing"
+        );
+        assert!(!t.close_mr(m1));
+        assert_eq!(
+            t.check_remote(a, tok, BASE, 1, RemoteOp::Read),
+            Err(AccessError::Token),
+            "closed while registered: deregistered"
+        );
+        assert!(!t.release_pd(a), "the QP goes; one MR left");
+        assert!(t.close_mr(m2), "the last child completes the PD's close");
+        assert!(t.create_pd().is_ok() && t.create_pd().is_ok());
+    }
+
+    #[test]
+    fn keys_differ_between_neighbouring_slots() {
+        let mut s = slots(8);
+        let mut t = table(&mut s);
+        let pd = t.create_pd().unwrap();
+        let mrs: Vec<MrId> = (0..8).map(|_| t.create_mr(pd, false).unwrap()).collect();
+        let keys: Vec<u32> = mrs.iter().map(|mr| t.local_token(*mr) & 0xFF).collect();
+        let mut unique = keys.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), keys.len(), "{keys:x?}");
+    }
+}
