@@ -168,7 +168,7 @@ fn dispatch(context: &AdapterContext, request: &mut Request<'_>, fx: &mut Effect
     context
         .control
         .lock()
-        .oid_request(&context.core, request, now_ms(), fx)
+        .oid_request(&context.core, request, now_ms, fx)
 }
 
 /// `MiniportCancelOidRequest`: every request completes before `MiniportOidRequest` returns, so

@@ -145,21 +145,24 @@ impl Control {
 
     /// A regular OID request at `now_ms` (`MiniportOidRequest`; spec §3): its outcome, and the
     /// indications, DCBX re-advertisement and NDK work it calls for. Nothing ever pends.
+    ///
+    /// The time is read only when the request changed what the LLDPDU advertises: `now_ms` is
+    /// the clock, not a reading (most requests change nothing, and a reading costs an NDIS call).
     pub fn oid_request(
         &mut self,
         adapter: &Adapter,
         request: &mut Request<'_>,
-        now_ms: u64,
+        now_ms: impl FnOnce() -> u64,
         fx: &mut Effects,
     ) -> Outcome {
         let willing = self.settings.qos.willing();
         let outcome = oid::dispatch(adapter, &mut self.settings, request);
         let operational = self.settings.pending.operational.is_some();
-        self.owe(Indications::NONE, now_ms, fx);
+        self.list_owed(fx);
         // The LLDPDU advertises the operational set and Willing (issue 8): fast transmission
         // again when either changed.
         if operational || self.settings.qos.willing() != willing {
-            self.agent.local_changed(now_ms);
+            self.agent.local_changed(now_ms());
             self.arm(fx);
         }
         // An NDK state change is announced from a work item, never inside the OID (issue 5).
@@ -290,8 +293,14 @@ impl Control {
         if new.operational.is_some() {
             self.agent.local_changed(now_ms);
         }
-        let pending = &mut self.settings.pending;
-        pending.merge(new);
+        self.settings.pending.merge(new);
+        self.list_owed(fx);
+    }
+
+    /// Lists the effects of what is owed (what an OID request decided is already recorded by
+    /// `oid::dispatch`).
+    fn list_owed(&self, fx: &mut Effects) {
+        let pending = &self.settings.pending;
         let operational = pending.operational.is_some();
         let remote = pending.remote.is_some();
         if operational {

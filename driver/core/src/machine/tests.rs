@@ -154,7 +154,7 @@ fn an_accepted_qos_set_owes_reconfiguration_indication_drain_and_fast_dcbx() {
             input_len: len,
             output_len: len,
         },
-        100_000,
+        || 100_000,
         &mut fx,
     );
     assert_eq!(outcome.status, Status::Success, "{outcome:?}");
@@ -181,7 +181,7 @@ fn an_accepted_qos_set_owes_reconfiguration_indication_drain_and_fast_dcbx() {
             input_len: 3,
             output_len: len,
         },
-        100_001,
+        || 100_001,
         &mut fx,
     );
     assert_ne!(outcome.status, Status::Success);
@@ -203,7 +203,7 @@ fn a_regular_oid_without_qos_effect_owes_nothing() {
             input_len: 4,
             output_len: 4,
         },
-        5,
+        || 5,
         &mut fx,
     );
     assert_eq!(outcome.status, Status::Success);
@@ -318,7 +318,7 @@ fn what_is_owed_merges_so_no_indication_is_lost() {
             input_len: len,
             output_len: len,
         },
-        2,
+        || 2,
         &mut fx,
     );
     // Both are owed: whoever takes them makes both indications.
