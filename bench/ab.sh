@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Before/after medians in one run: each bench filter runs in the "before" tree, then in "after".
+# Usage: bench/ab.sh BEFORE_DIR AFTER_DIR (two checkouts, e.g. `git worktree add ../before <commit>`);
+# criterion medians of each, one bench after the other, so both see the same machine.
+set -u
+before=$1; after=$2
+run() { # dir bench filter
+  (cd "$1" && cargo bench -q -p dcbndk-bench --bench "$2" -- "$3" --noplot 2>/dev/null) \
+    | awk '/time:/ && !/%/ {print prev, $0} {prev=$1}' | sed 's/ *time: */ /'
+}
+for spec in "send_path send_path/whole" "classify classify/classify$" "classify classify/classify_tag$" \
+            "link link/" "qos qos_parameters/driver/8$" "lifecycle lifecycle/initialize_halt"; do
+  set -- $spec
+  echo "== $1 $2"
+  echo "before: $(run "$before" "$1" "$2" | tr '\n' ';')"
+  echo "after:  $(run "$after" "$1" "$2" | tr '\n' ';')"
+done
