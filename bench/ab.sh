@@ -3,6 +3,10 @@
 # Usage: bench/ab.sh BEFORE_DIR AFTER_DIR (two checkouts, e.g. `git worktree add ../before <commit>`);
 # criterion medians of each, one bench after the other, so both see the same machine.
 set -u
+if [ $# -ne 2 ] || [ ! -f "$1/bench/Cargo.toml" ] || [ ! -f "$2/bench/Cargo.toml" ]; then
+    echo "usage: bench/ab.sh BEFORE_DIR AFTER_DIR: two checkouts of this repository (each with bench/Cargo.toml)" >&2
+    exit 2
+fi
 before=$1; after=$2
 run() { # dir bench filter
   (cd "$1" && cargo bench -q -p dcbndk-bench --bench "$2" -- "$3" --noplot 2>/dev/null) \
