@@ -129,9 +129,34 @@ fn surprise_removal_stops_dcbx_without_a_farewell() {
     assert!(!c.agent.running());
 }
 
-/// An `OID_QOS_PARAMETERS` method request buffer for `params`.
-fn qos_request(params: &QosParameters, buffer: &mut [u8]) -> usize {
-    params.emit(buffer).unwrap()
+/// `OID_QOS_PARAMETERS` with the factory set, PFC on `pfc_enable`, at `now`: its outcome and
+/// effects. `input_len`: the bytes given (`None`: the whole set).
+fn qos_method(
+    c: &mut Control,
+    a: &Adapter,
+    pfc_enable: u32,
+    input_len: Option<usize>,
+    now: u64,
+) -> (crate::oid::Outcome, Effects) {
+    let mut params: QosParameters = factory(c.settings.qos.caps());
+    params.flags = flags::ALL_CONFIGURED;
+    params.pfc_enable = pfc_enable;
+    let mut buffer = [0u8; 1024];
+    let len = params.emit(&mut buffer).unwrap();
+    let mut fx = Effects::new();
+    let outcome = c.oid_request(
+        a,
+        &mut Request {
+            kind: RequestKind::Method,
+            oid: OID_QOS_PARAMETERS,
+            buffer: &mut buffer,
+            input_len: input_len.unwrap_or(len),
+            output_len: len,
+        },
+        || now,
+        &mut fx,
+    );
+    (outcome, fx)
 }
 
 #[test]
@@ -139,24 +164,7 @@ fn an_accepted_qos_set_owes_reconfiguration_indication_drain_and_fast_dcbx() {
     let a = adapter(1);
     let mut c = running(&a, 0);
     // Past the fast transmissions: a change re-arms DCBX for now.
-    let mut params = factory(c.settings.qos.caps());
-    params.flags = flags::ALL_CONFIGURED;
-    params.pfc_enable = 1 << 3;
-    let mut buffer = [0u8; 1024];
-    let len = qos_request(&params, &mut buffer);
-    let mut fx = Effects::new();
-    let outcome = c.oid_request(
-        &a,
-        &mut Request {
-            kind: RequestKind::Method,
-            oid: OID_QOS_PARAMETERS,
-            buffer: &mut buffer,
-            input_len: len,
-            output_len: len,
-        },
-        || 100_000,
-        &mut fx,
-    );
+    let (outcome, fx) = qos_method(&mut c, &a, 1 << 3, None, 100_000);
     assert_eq!(outcome.status, Status::Success, "{outcome:?}");
     assert_eq!(
         list(&fx),
@@ -171,19 +179,7 @@ fn an_accepted_qos_set_owes_reconfiguration_indication_drain_and_fast_dcbx() {
     assert_eq!(owed.operational.map(|o| o.pfc_enable), Some(1 << 3));
 
     // A refused request changes nothing and owes nothing.
-    let mut fx = Effects::new();
-    let outcome = c.oid_request(
-        &a,
-        &mut Request {
-            kind: RequestKind::Method,
-            oid: OID_QOS_PARAMETERS,
-            buffer: &mut buffer,
-            input_len: 3,
-            output_len: len,
-        },
-        || 100_001,
-        &mut fx,
-    );
+    let (outcome, fx) = qos_method(&mut c, &a, 1 << 3, Some(3), 100_001);
     assert_ne!(outcome.status, Status::Success);
     assert!(fx.is_empty(), "{:?}", list(&fx));
 }
@@ -303,24 +299,7 @@ fn what_is_owed_merges_so_no_indication_is_lost() {
     // A remote change is decided on one CPU...
     ca.frame_received(&a, &frame, 1, &mut Effects::new());
     // ... and before its indications are made, an OID changes the operational set.
-    let mut params = factory(ca.settings.qos.caps());
-    params.flags = flags::ALL_CONFIGURED;
-    params.pfc_enable = 1 << 4;
-    let mut buffer = [0u8; 1024];
-    let len = qos_request(&params, &mut buffer);
-    let mut fx = Effects::new();
-    ca.oid_request(
-        &a,
-        &mut Request {
-            kind: RequestKind::Method,
-            oid: OID_QOS_PARAMETERS,
-            buffer: &mut buffer,
-            input_len: len,
-            output_len: len,
-        },
-        || 2,
-        &mut fx,
-    );
+    let (_, fx) = qos_method(&mut ca, &a, 1 << 4, None, 2);
     // Both are owed: whoever takes them makes both indications.
     assert!(list(&fx).contains(&Effect::IndicateRemote));
     let owed = ca.take_qos();
