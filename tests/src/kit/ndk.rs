@@ -334,7 +334,7 @@ fn open_ndk_adapter() -> CaseResult {
     })?;
     let a = started(crate::sim::Registry::inf_defaults())?;
     let before = allocations_of(&a);
-    let sentinel = 0x5A5A_usize as *mut std::ffi::c_void;
+    let sentinel = 0x5A5A_usize as *mut ndis_sys::ndkpi::NDK_ADAPTER;
     let mut out = sentinel;
     let context = a.shared().context();
     let status = crate::sim::call_handler(
