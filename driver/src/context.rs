@@ -187,7 +187,7 @@ fn fill_ndk_info(info: &mut NDK_ADAPTER_INFO, p: &Profile, technology: u32) {
     info.VendorId = p.vendor_id;
     info.DeviceId = p.device_id;
     info.MaxRegistrationSize = usize::try_from(p.max_registration_size).unwrap_or(usize::MAX);
-    info.MaxWindowSize = info.MaxRegistrationSize;
+    info.MaxWindowSize = usize::try_from(p.max_window_size()).unwrap_or(usize::MAX);
     info.FRMRPageCount = p.frmr_page_count;
     info.MaxInitiatorRequestSge = p.max_sge;
     info.MaxReceiveRequestSge = p.max_sge;
@@ -218,6 +218,10 @@ fn ndk_capabilities(p: &Profile) -> NDIS_NDK_CAPABILITIES {
     caps.MaxCqCount = p.max_cq;
     caps.MaxMrCount = p.max_mr;
     caps.MaxPdCount = p.max_pd;
+    // The per-QP read limits are NDK_ADAPTER_INFO's too (fill_ndk_info): both structures speak
+    // of them, and Get-NetAdapterRdma shows both (issue 21: they disagreed, 0 against 16).
+    caps.MaxInboundReadLimit = p.max_read_limit;
+    caps.MaxOutboundReadLimit = p.max_read_limit;
     caps.MaxMwCount = p.max_mw;
     caps.MaxSrqCount = p.max_srq;
     // Every counter of NDIS_NDK_PERFORMANCE_COUNTERS is supported.

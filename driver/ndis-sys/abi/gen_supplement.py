@@ -2,8 +2,8 @@
 """Regenerates supplement.tsv: the layout facts this project adds to ndis-x64.tsv.
 
 Every number is read from x86_64-w64-mingw32-gcc's own assembly output (Microsoft x64 layout
-rules) for the declarations of mingw-w64's headers and of ndis630_extra.h, the way the reference
-table was made. Run from this folder: python3 gen_supplement.py > supplement.tsv
+rules) for the declarations of mingw-w64's headers, of ndis630_extra.h and of ndkpi_decl.h (the
+NDKPI 1.2 ndkpi.h, which mingw-w64 lacks), the way the reference table was made. Run from this folder: python3 gen_supplement.py > supplement.tsv
 """
 import os
 import re
@@ -32,7 +32,61 @@ STRUCTS = [
      ["Header", "AllocationTag", "TimerFunction", "FunctionContext"]),
     ("NET_DEVICE_PNP_EVENT", "ndis.h (ndis630_extra.h)",
      ["Header", "PortNumber", "DevicePnPEvent", "InformationBuffer", "InformationBufferLength", "NdisReserved"]),
-]
+    ("SOCKADDR", "ws2def.h (mingw-w64)", ["sa_family", "sa_data"]),
+    ("GROUP_AFFINITY", "winnt.h (mingw-w64)", ["Mask", "Group", "Reserved"]),
+] + [(name, f"ndkpi.h (ndkpi_decl.h); {source}", fields) for name, source, fields in [
+    # ndkpi.h, NDKPI 1.2. The source says where ndkpi.md (sections 0 and 2) has the layout from:
+    # [TD] a type dump of ndis.sys (the size is also checked by tests/abi_table.rs), [INFER] the
+    # declaration order and natural alignment only, which is all these rows are for those types.
+    ("NDK_OBJECT_HEADER_RESERVED_BLOCK", "ndkpi.md 0: size 0x20 [TD]", ["rf"]),
+    ("NDK_OBJECT_HEADER", "ndkpi.md 0: size 0x28 [TD]", ["Version", "ObjectType", "NdkReserved"]),
+    ("NDK_RESULT", "ndkpi.md 0: order [H], offsets [INFER]",
+     ["Status", "BytesTransferred", "QPContext", "RequestContext"]),
+    ("NDK_RESULT_EX", "ndkpi.md 0: order [H], offsets [INFER]",
+     ["Status", "BytesTransferred", "QPContext", "RequestContext", "Type", "TypeSpecificCompletionOutput"]),
+    ("NDK_LOGICAL_ADDRESS_MAPPING", "ndkpi.md 0: [H], offsets [INFER]",
+     ["AdapterContext", "AdapterPageCount", "AdapterPageArray"]),
+    ("NDK_SGE", "ndkpi.md 0: order [H], offsets [INFER]",
+     ["VirtualAddress", "LogicalAddress", "Length", "MemoryRegionToken"]),
+    ("NDK_EXTENSION_INTERFACE", "ndkpi.md 0: [H]", ["Dispatch"]),
+    ("NDK_ADAPTER_DISPATCH", "ndkpi.md 2.1: size 0x48 [TD]",
+     ["NdkQueryExtension", "NdkQueryAdapterInfo", "NdkCreateCq", "NdkCreatePd", "NdkCreateSharedEndpoint",
+      "NdkCreateConnector", "NdkCreateListener", "NdkBuildLAM", "NdkReleaseLAM"]),
+    ("NDK_CQ_DISPATCH", "ndkpi.md 2.2: size 0x38 [TD]",
+     ["NdkCloseCq", "NdkQueryExtension", "NdkResizeCq", "NdkArmCq", "NdkGetCqResults",
+      "NdkControlCqInterruptModeration", "NdkGetCqResultsEx"]),
+    ("NDK_PD_DISPATCH", "ndkpi.md 2.3: size 0x40 [TD]",
+     ["NdkClosePd", "NdkQueryExtension", "NdkCreateMr", "NdkCreateMw", "NdkCreateSrq", "NdkCreateQp",
+      "NdkCreateQpWithSrq", "NdkGetPrivilegedMemoryRegionToken"]),
+    ("NDK_QP_DISPATCH", "ndkpi.md 2.4: size 0x58 [TD]",
+     ["NdkCloseQp", "NdkQueryExtension", "NdkFlush", "NdkSend", "NdkReceive", "NdkBind", "NdkFastRegister",
+      "NdkInvalidate", "NdkRead", "NdkWrite", "NdkSendAndInvalidate"]),
+    ("NDK_SRQ_DISPATCH", "ndkpi.md 2.5: order [H], size [INFER]",
+     ["NdkCloseSrq", "NdkQueryExtension", "NdkModifySrq", "NdkSrqReceive"]),
+    ("NDK_MR_DISPATCH", "ndkpi.md 2.6: order [H], size [INFER]",
+     ["NdkCloseMr", "NdkQueryExtension", "NdkRegisterMr", "NdkDeregisterMr", "NdkInitializeFastRegisterMr",
+      "NdkGetRemoteTokenFromMr", "NdkGetLocalTokenFromMr"]),
+    ("NDK_MW_DISPATCH", "ndkpi.md 2.7: order [H], size [INFER]",
+     ["NdkCloseMw", "NdkQueryExtension", "NdkGetRemoteTokenFromMw"]),
+    ("NDK_CONNECTOR_DISPATCH", "ndkpi.md 2.8: size 0x58 [TD]",
+     ["NdkCloseConnector", "NdkQueryExtension", "NdkConnect", "NdkConnectWithSharedEndpoint",
+      "NdkCompleteConnect", "NdkAccept", "NdkReject", "NdkGetConnectionData", "NdkGetLocalAddress",
+      "NdkGetPeerAddress", "NdkDisconnect"]),
+    ("NDK_LISTENER_DISPATCH", "ndkpi.md 2.9: order [H], size [INFER]",
+     ["NdkCloseListener", "NdkQueryExtension", "NdkListen", "NdkGetLocalAddress", "NdkControlConnectEvents"]),
+    ("NDK_SHARED_ENDPOINT_DISPATCH", "ndkpi.md 2.10: order [H], size [INFER]",
+     ["NdkCloseSharedEndpoint", "NdkQueryExtension", "NdkGetLocalAddress"]),
+    ("NDK_ADAPTER", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+    ("NDK_CQ", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+    ("NDK_PD", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+    ("NDK_MR", "ndkpi.md 0: size 0x30 [TD]", ["Header", "Dispatch"]),
+    ("NDK_MW", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+    ("NDK_QP", "ndkpi.md 0: size 0x30 [TD]", ["Header", "Dispatch"]),
+    ("NDK_SRQ", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+    ("NDK_CONNECTOR", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+    ("NDK_LISTENER", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+    ("NDK_SHARED_ENDPOINT", "ndkpi.md 0: [H], size [INFER] (declared as NDK_QP)", ["Header", "Dispatch"]),
+]]
 # (C type, note starting with "override:" and saying why) for a struct whose reference row this
 # project replaces with mingw-w64's layout. None at present: NDK_ADAPTER_INFO used to be overridden
 # with mingw-w64's 96-byte NDKPI 1.1 layout; the driver reports NDKPI 1.2 and declares the 104-byte
@@ -57,7 +111,15 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     ("IF_TYPE_ETHERNET_CSMACD", "ipifcons.h (mingw-w64)"),
     ("AF_INET", "ws2def.h (mingw-w64)"), ("AF_INET6", "ws2def.h (mingw-w64)"),
     ("ALL_PROCESSOR_GROUPS", "winnt.h (mingw-w64)"),
-]
+] + [(n, "ndkpi.h (ndkpi_decl.h); ndkpi.md 0 [H]") for n in [
+    # The NDK_OBJECT_TYPE and NDK_OPERATION_TYPE enumerators. NDK_CQ_NOTIFY_*, NDK_OP_FLAG_* and
+    # NDK_MR_FLAG_* are rows of the reference table (the WDK's ndkpi.h), not of this one.
+    "NdkObjectTypeUndefined", "NdkObjectTypeAdapter", "NdkObjectTypeQp", "NdkObjectTypeCq", "NdkObjectTypeMr",
+    "NdkObjectTypeMw", "NdkObjectTypePd", "NdkObjectTypeSharedEndpoint", "NdkObjectTypeConnector",
+    "NdkObjectTypeListener", "NdkObjectTypeSrq", "NdkObjectTypeMax",
+    "NdkOperationTypeReceive", "NdkOperationTypeReceiveAndInvalidate", "NdkOperationTypeSend",
+    "NdkOperationTypeFastRegister", "NdkOperationTypeBind", "NdkOperationTypeInvalidate", "NdkOperationTypeRead",
+    "NdkOperationTypeWrite"]]
 
 
 def main():

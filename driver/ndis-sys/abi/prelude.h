@@ -9,3 +9,4 @@
 #include <ndkinfo.h>
 #include <stddef.h>
 #include "ndis630_extra.h"
+#include "ndkpi_decl.h"

@@ -106,7 +106,8 @@ unsafe impl<T: ?Sized> Zeroable for *const T where *const T: Sized {}
 unsafe impl<T: Zeroable, const N: usize> Zeroable for [T; N] {}
 
 /// `None` of an `Option` of a function pointer is guaranteed to be the all-zero pattern (the
-/// null-pointer niche), whatever the signature.
+/// null-pointer niche), whatever the signature. Up to twelve parameters: the longest NDKPI
+/// dispatch function, `NDK_FN_CONNECT` / `NDK_FN_CREATE_QP`, has twelve.
 macro_rules! zeroable_fn_pointers {
     ($(($($arg:ident),*)),* $(,)?) => {
         $(
@@ -122,7 +123,13 @@ zeroable_fn_pointers!(
     (A, B, C),
     (A, B, C, D),
     (A, B, C, D, E),
-    (A, B, C, D, E, F)
+    (A, B, C, D, E, F),
+    (A, B, C, D, E, F, G),
+    (A, B, C, D, E, F, G, H),
+    (A, B, C, D, E, F, G, H, I),
+    (A, B, C, D, E, F, G, H, I, J),
+    (A, B, C, D, E, F, G, H, I, J, K),
+    (A, B, C, D, E, F, G, H, I, J, K, L)
 );
 
 /// Picks the [`Nesting`] of a member from its optional `#[abi(..)]` marker.

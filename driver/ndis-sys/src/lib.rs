@@ -31,6 +31,7 @@ pub mod imports;
 pub mod miniport;
 pub mod nbl;
 pub mod ndkinfo;
+pub mod ndkpi;
 pub mod netpnp;
 pub mod ntddndis;
 pub mod ntdef;
@@ -88,6 +89,12 @@ pub const MODULES: &[ModuleAbi] = &[
         header: "ndkinfo.h",
         structs: ndkinfo::STRUCTS,
         consts: ndkinfo::CONSTS,
+    },
+    ModuleAbi {
+        module: "ndkpi",
+        header: "ndkpi.h",
+        structs: ndkpi::STRUCTS,
+        consts: ndkpi::CONSTS,
     },
     ModuleAbi {
         module: "netpnp",

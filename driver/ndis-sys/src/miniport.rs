@@ -6,6 +6,7 @@
 use super::abi::{ndis_consts, ndis_structs};
 use super::nbl::NET_BUFFER_LIST;
 use super::ndkinfo::NDK_VERSION;
+use super::ndkpi::NDK_ADAPTER;
 use super::netpnp::NET_DEVICE_PNP_EVENT;
 use super::ntddndis::{NDIS_NDK_CAPABILITIES, NDIS_PM_CAPABILITIES, NDIS_QOS_CAPABILITIES};
 use super::objectheader::NDIS_OBJECT_HEADER;
@@ -15,7 +16,7 @@ use super::types::{
     BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_INTERFACE_TYPE, NDIS_MEDIA_CONNECT_STATE,
     NDIS_MEDIA_DUPLEX_STATE, NDIS_MEDIUM, NDIS_OID, NDIS_PHYSICAL_MEDIUM, NDIS_PORT_NUMBER,
     NDIS_SHUTDOWN_ACTION, NDIS_STATUS, NDIS_SUPPORTED_PAUSE_FUNCTIONS, NET_IF_ACCESS_TYPE,
-    NET_IF_CONNECTION_TYPE, NET_IF_DIRECTION_TYPE, NET_IFINDEX, NET_IFTYPE, NET_LUID, NTSTATUS,
+    NET_IF_CONNECTION_TYPE, NET_IF_DIRECTION_TYPE, NET_IFINDEX, NET_IFTYPE, NET_LUID,
     PDRIVER_OBJECT, PVOID, UCHAR, UINT, ULONG, ULONG64, USHORT,
 };
 
@@ -111,18 +112,20 @@ pub type MINIPORT_SHUTDOWN_HANDLER = Option<
         ShutdownAction: NDIS_SHUTDOWN_ACTION,
     ),
 >;
-/// `OPEN_NDK_ADAPTER_HANDLER` (`OpenNDKAdapterHandler`, ndisndk.h). The last argument is an
-/// `NDK_ADAPTER **`; this driver has no NDKPI object model, so it stays untyped.
+/// `OPEN_NDK_ADAPTER_HANDLER` (`OpenNDKAdapterHandler`, ndisndk.h; ndkpi.md §6.1): returns
+/// `NDIS_STATUS` and, on success, the provider's `NDK_ADAPTER` in `*ppNdkAdapter`.
 pub type OPEN_NDK_ADAPTER_HANDLER = Option<
     unsafe extern "system" fn(
         MiniportAdapterContext: NDIS_HANDLE,
         Parameters: *mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
-        pNdkAdapter: *mut PVOID,
-    ) -> NTSTATUS,
+        ppNdkAdapter: *mut *mut NDK_ADAPTER,
+    ) -> NDIS_STATUS,
 >;
-/// `CLOSE_NDK_ADAPTER_HANDLER` (`CloseNDKAdapterHandler`, ndisndk.h)
-pub type CLOSE_NDK_ADAPTER_HANDLER =
-    Option<unsafe extern "system" fn(MiniportAdapterContext: NDIS_HANDLE, NdkAdapter: PVOID)>;
+/// `CLOSE_NDK_ADAPTER_HANDLER` (`CloseNDKAdapterHandler`, ndisndk.h; ndkpi.md §6.1): blocking;
+/// returns once every callback on the adapter's descendants has returned.
+pub type CLOSE_NDK_ADAPTER_HANDLER = Option<
+    unsafe extern "system" fn(MiniportAdapterContext: NDIS_HANDLE, pNdkAdapter: *mut NDK_ADAPTER),
+>;
 
 ndis_structs! {
     /// `NDIS_MINIPORT_DRIVER_CHARACTERISTICS`, revision 2 (NDIS 6.30): 152 bytes.

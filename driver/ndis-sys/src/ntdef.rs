@@ -1,7 +1,7 @@
 //! Kernel base structures that NDIS structures embed (ntdef.h, guiddef.h, winnt.h).
 
 use super::abi::ndis_structs;
-use super::types::{UCHAR, ULONG, ULONG64, USHORT, WCHAR};
+use super::types::{UCHAR, ULONG, ULONG_PTR, ULONG64, USHORT, WCHAR};
 
 ndis_structs! {
     /// `GUID`: 16 bytes, 4-byte aligned.
@@ -34,6 +34,17 @@ ndis_structs! {
         pub Alignment: ULONG64,
         /// High 64 bits.
         pub Region: ULONG64,
+    }
+
+    /// `GROUP_AFFINITY` (winnt.h, wdm.h): a set of processors of one group, the optional
+    /// `Affinity` of `NdkCreateCq` and `NdkCreateSrq` (ndkpi.md §2.1, §3.3); 16 bytes.
+    pub struct GROUP_AFFINITY {
+        /// `KAFFINITY`: one bit per processor of the group.
+        pub Mask: ULONG_PTR,
+        /// The processor group.
+        pub Group: USHORT,
+        /// Reserved: 0.
+        pub Reserved: [USHORT; 3],
     }
 
     /// `PROCESSOR_NUMBER` (winnt.h): a processor as its group and its number in the group (the

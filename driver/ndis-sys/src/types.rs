@@ -14,6 +14,8 @@ pub type ULONG = u32;
 pub type UINT = u32;
 /// `UINT32`
 pub type UINT32 = u32;
+/// `UINT64`
+pub type UINT64 = u64;
 /// `LONG`: 32 bits on Windows (LLP64).
 pub type LONG = i32;
 /// `ULONG64`
@@ -95,3 +97,7 @@ pub type NDIS_PARAMETER_TYPE = i32;
 pub type EX_POOL_PRIORITY = i32;
 /// `NDK_RDMA_TECHNOLOGY` (enum, post-6.30 headers)
 pub type NDK_RDMA_TECHNOLOGY = i32;
+/// `NDK_OBJECT_TYPE` (enum, ndkpi.h)
+pub type NDK_OBJECT_TYPE = i32;
+/// `NDK_OPERATION_TYPE` (enum, ndkpi.h)
+pub type NDK_OPERATION_TYPE = i32;

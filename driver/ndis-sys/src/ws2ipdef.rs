@@ -1,10 +1,20 @@
 //! `SOCKADDR_INET` and its members (ws2ipdef.h, ws2def.h), used by the NDK connection and
-//! endpoint entries (spec §1.6). Ports and addresses are in network byte order.
+//! endpoint entries (spec §1.6), and the generic `SOCKADDR` of the NDKPI functions. Ports and addresses are in network byte order.
 
 use super::abi::{ndis_consts, ndis_structs};
 use super::types::{UCHAR, ULONG, USHORT};
 
 ndis_structs! {
+    /// `SOCKADDR` (ws2def.h): the generic socket address the NDKPI connector, listener and shared
+    /// endpoint functions take (`PSOCKADDR`, ndkpi.md §2.8-§2.10); 16 bytes, 2-byte aligned. The
+    /// real address behind it is a `SOCKADDR_IN` or `SOCKADDR_IN6`, told by `sa_family`.
+    pub struct SOCKADDR {
+        /// `AF_INET` or `AF_INET6`.
+        pub sa_family: USHORT,
+        /// The address bytes (`CHAR sa_data[14]`).
+        pub sa_data: [UCHAR; 14],
+    }
+
     /// `SOCKADDR_IN`: 16 bytes.
     pub struct SOCKADDR_IN {
         /// `AF_INET`

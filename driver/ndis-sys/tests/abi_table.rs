@@ -195,6 +195,60 @@ fn ndk_adapter_info_is_the_ndkpi_1_2_layout() {
     }
 }
 
+/// The NDKPI layouts that ndkpi.md (§0, §2) takes from type dumps of ndis.sys ([TD], [TD2]), a
+/// source independent of the ndkpi.h transcription the supplement rows are compiled from
+/// (`abi/ndkpi_decl.h`): the sizes of the object header, the QP and MR objects and the five
+/// dumped dispatch tables, and the header's offsets. The rows must carry them, and so must the
+/// declarations. (The other ndkpi sizes are [INFER] in ndkpi.md: declaration order only.)
+#[test]
+fn ndkpi_sizes_match_the_type_dumps() {
+    let table = table();
+    let dumped: [(&str, usize, StructAbi); 9] = [
+        (
+            "NDK_OBJECT_HEADER",
+            0x28,
+            ffi::ndkpi::NDK_OBJECT_HEADER::ABI,
+        ),
+        (
+            "NDK_OBJECT_HEADER_RESERVED_BLOCK",
+            0x20,
+            ffi::ndkpi::NDK_OBJECT_HEADER_RESERVED_BLOCK::ABI,
+        ),
+        ("NDK_QP", 0x30, ffi::ndkpi::NDK_QP::ABI),
+        ("NDK_MR", 0x30, ffi::ndkpi::NDK_MR::ABI),
+        (
+            "NDK_ADAPTER_DISPATCH",
+            0x48,
+            ffi::ndkpi::NDK_ADAPTER_DISPATCH::ABI,
+        ),
+        ("NDK_CQ_DISPATCH", 0x38, ffi::ndkpi::NDK_CQ_DISPATCH::ABI),
+        ("NDK_PD_DISPATCH", 0x40, ffi::ndkpi::NDK_PD_DISPATCH::ABI),
+        ("NDK_QP_DISPATCH", 0x58, ffi::ndkpi::NDK_QP_DISPATCH::ABI),
+        (
+            "NDK_CONNECTOR_DISPATCH",
+            0x58,
+            ffi::ndkpi::NDK_CONNECTOR_DISPATCH::ABI,
+        ),
+    ];
+    for (name, size, abi) in dumped {
+        let row = table
+            .get(Kind::Struct, name)
+            .unwrap_or_else(|| panic!("no row for {name}"));
+        assert_eq!(row.size, Some(size), "{name}: row {}", row.origin);
+        assert_eq!((abi.name, abi.size), (name, size));
+    }
+    for (field, offset) in [
+        ("NDK_OBJECT_HEADER.Version", 0),
+        ("NDK_OBJECT_HEADER.ObjectType", 4),
+        ("NDK_OBJECT_HEADER.NdkReserved", 8),
+        ("NDK_QP.Dispatch", 0x28),
+        ("NDK_MR.Dispatch", 0x28),
+    ] {
+        let row = table.get(Kind::Field, field).unwrap();
+        assert_eq!(row.value, Some(offset), "{field}: row {}", row.origin);
+    }
+}
+
 #[test]
 fn ndk_array_size_macros_match_the_table() {
     let table = table();

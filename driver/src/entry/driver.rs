@@ -20,14 +20,13 @@ use ndis_sys::miniport::{
     NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
     NDIS_SIZEOF_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
 };
+use ndis_sys::ndkpi::NDK_ADAPTER;
 use ndis_sys::objectheader::{
     NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS,
     NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
 };
 use ndis_sys::status::{NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_SUCCESS};
-use ndis_sys::types::{
-    NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT, PVOID,
-};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT};
 
 /// The driver's own version, reported in the characteristics.
 pub const DRIVER_VERSION: (u8, u8) = dcbndk_core::DRIVER_VERSION;
@@ -138,8 +137,8 @@ unsafe extern "system" fn miniport_set_options(
 unsafe extern "system" fn open_ndk_adapter(
     _miniport_adapter_context: NDIS_HANDLE,
     _parameters: *mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
-    _ndk_adapter: *mut PVOID,
-) -> NTSTATUS {
+    _ndk_adapter: *mut *mut NDK_ADAPTER,
+) -> NDIS_STATUS {
     NDIS_STATUS_NOT_SUPPORTED
 }
 
@@ -149,7 +148,7 @@ unsafe extern "system" fn open_ndk_adapter(
 /// Called by NDIS at PASSIVE_LEVEL; no argument is dereferenced.
 unsafe extern "system" fn close_ndk_adapter(
     _miniport_adapter_context: NDIS_HANDLE,
-    _ndk_adapter: PVOID,
+    _ndk_adapter: *mut NDK_ADAPTER,
 ) {
 }
 

@@ -1,7 +1,8 @@
 //! ABI test (b): the driver's declarations against mingw-w64's own headers.
 //!
 //! A C file is generated that includes mingw-w64's `ntddndis.h`, `ndkinfo.h`, `ws2ipdef.h` and
-//! `winternl.h` (plus `driver/ndis-sys/abi/ndis630_extra.h` for the few ndis.h/netpnp.h items mingw-w64 lacks)
+//! `winternl.h` (plus `driver/ndis-sys/abi/ndis630_extra.h` for the few ndis.h/netpnp.h items mingw-w64 lacks
+//! and `driver/ndis-sys/abi/ndkpi_decl.h` for ndkpi.h, which it does not ship)
 //! and `_Static_assert`s, for every item the driver declares in those modules, the size, alignment
 //! and every field offset and size that the Rust compiler produced, and every constant's value. It
 //! is compiled with `x86_64-w64-mingw32-gcc -fsyntax-only`, which lays structures out by the
@@ -31,6 +32,7 @@ const CHECKED_MODULES: &[(&str, &str)] = &[
     ("netpnp", "ndis630_extra.h"),
     ("sync", "ndis630_extra.h"),
     ("timer", "ndis630_extra.h"),
+    ("ndkpi", "ndkpi_decl.h"),
 ];
 
 /// Items of the checked modules that mingw-w64 10's headers do not declare, with the reason.

@@ -246,6 +246,29 @@ fn attributes_profile() -> CaseResult {
         u64_at(info, 16),
         p.max_registration_size,
     )?;
+    // Where NDIS_NDK_CAPABILITIES and NDK_ADAPTER_INFO both speak, they agree (issue 21:
+    // Get-NetAdapterRdma showed MaxInboundReadLimit 0 beside the adapter info's 16).
+    expect_eq("MaxInboundReadLimit", u32_at(caps, 24), p.max_read_limit)?;
+    expect_eq("MaxOutboundReadLimit", u32_at(caps, 28), p.max_read_limit)?;
+    expect_eq(
+        "info MaxInboundReadLimit = capabilities'",
+        u32_at(info, 56),
+        u32_at(caps, 24),
+    )?;
+    expect_eq(
+        "info MaxOutboundReadLimit = capabilities'",
+        u32_at(info, 60),
+        u32_at(caps, 28),
+    )?;
+    // No memory windows (ndk::provider): no window count, and no window size either.
+    expect_eq("MaxWindowSize", u64_at(info, 24), p.max_window_size())?;
+    ensure((u32_at(caps, 32) == 0) == (u64_at(info, 24) == 0), || {
+        format!(
+            "MaxMwCount {} but MaxWindowSize {}",
+            u32_at(caps, 32),
+            u64_at(info, 24)
+        )
+    })?;
     ensure(u32_at(info, 76) > 0 && u32_at(info, 64) > 0, || {
         "queue depths".into()
     })?;
@@ -334,7 +357,7 @@ fn open_ndk_adapter() -> CaseResult {
     })?;
     let a = started(crate::sim::Registry::inf_defaults())?;
     let before = allocations_of(&a);
-    let sentinel = 0x5A5A_usize as *mut std::ffi::c_void;
+    let sentinel = 0x5A5A_usize as *mut ndis_sys::ndkpi::NDK_ADAPTER;
     let mut out = sentinel;
     let context = a.shared().context();
     let status = crate::sim::call_handler(

@@ -33,7 +33,8 @@ pub struct Profile {
     pub max_mr: u32,
     /// `MaxPdCount`
     pub max_pd: u32,
-    /// `MaxMwCount`
+    /// `MaxMwCount`: 0, the provider has no memory windows (`NdkCreateMw` and `NdkBind` fail,
+    /// [`provider`]); [`Profile::max_window_size`] follows it.
     pub max_mw: u32,
     /// `MaxSrqCount`
     pub max_srq: u32,
@@ -41,7 +42,7 @@ pub struct Profile {
     pub vendor_id: u32,
     /// `NDK_ADAPTER_INFO.DeviceId`
     pub device_id: u32,
-    /// `MaxRegistrationSize` and `MaxWindowSize` in bytes.
+    /// `MaxRegistrationSize` in bytes (and the bound of `MaxWindowSize`).
     pub max_registration_size: u64,
     /// `FRMRPageCount` (at least 16).
     pub frmr_page_count: u32,
@@ -68,13 +69,25 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// `NDK_ADAPTER_INFO.MaxWindowSize`: a memory window is bound to part of a registered
+    /// region, so it is at most `max_registration_size`; an adapter with no memory windows
+    /// (`max_mw` 0) reports 0, so that the capabilities and the adapter info say the same thing.
+    #[must_use]
+    pub const fn max_window_size(&self) -> u64 {
+        if self.max_mw == 0 {
+            0
+        } else {
+            self.max_registration_size
+        }
+    }
+
     /// The default profile (values of the order of a current 100 GbE RoCEv2 NIC).
     pub const ROCE_V2_100G: Self = Self {
         max_qp: 131_072,
         max_cq: 65_536,
         max_mr: 524_288,
         max_pd: 32_768,
-        max_mw: 65_536,
+        max_mw: 0,
         max_srq: 8_192,
         vendor_id: 0x00FF_FFFF,
         device_id: 0xDCB0,
@@ -482,6 +495,18 @@ pub(crate) mod tests {
         assert_eq!(NDKPI_VERSION, (1, 2));
         assert!(p.frmr_page_count >= 16);
         assert!(p.max_qp > 0 && p.max_cq > 0 && p.max_sge > 0);
+    }
+
+    #[test]
+    fn memory_windows_are_absent_and_the_window_size_says_so() {
+        let p = Profile::ROCE_V2_100G;
+        assert_eq!(p.max_mw, 0, "the provider has no memory windows");
+        assert_eq!(p.max_window_size(), 0);
+        let with_windows = Profile { max_mw: 1, ..p };
+        assert_eq!(
+            with_windows.max_window_size(),
+            with_windows.max_registration_size
+        );
     }
 
     #[test]
