@@ -40,6 +40,7 @@
 //! sized by [`qp::QpLimits`] and named by [`rc::Payload::Inline`], but kept by the shell: the
 //! harness keeps none, so it is tested only up to the packet that names it.
 
+pub mod cm;
 pub mod cq;
 pub mod mr;
 pub mod qp;
