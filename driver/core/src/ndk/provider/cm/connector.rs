@@ -290,17 +290,20 @@ impl Cm<'_> {
             _ => None,
         };
         if let Some((kind, reason)) = said {
-            self.push_stateless(kind, reason, remote_id, local, remote);
+            self.push_stateless(kind, reason, connector.wire(), remote_id, local, remote);
         }
         // Only a connected QP has anything the close must flush.
         let connected = matches!(state, State::Established | State::DreqSent | State::RepSent);
         Ok(qp.filter(|_| connected))
     }
 
+    /// Queues a message no slot will resend: `local_id` names the connector it came from
+    /// (0: none), `remote_id` the peer's.
     pub(super) fn push_stateless(
         &mut self,
         kind: Kind,
         reason: RejectReason,
+        local_id: u32,
         remote_id: u32,
         src: SockAddr,
         dst: SockAddr,
@@ -309,6 +312,7 @@ impl Cm<'_> {
             *free = Some(Stateless {
                 kind,
                 reason,
+                local_id,
                 remote_id,
                 src,
                 dst,
@@ -344,7 +348,7 @@ impl Cm<'_> {
                 _ => None,
             };
             if let Some((kind, reason)) = reply {
-                self.push_stateless(kind, reason, msg.local_id, msg.dst, msg.src);
+                self.push_stateless(kind, reason, 0, msg.local_id, msg.dst, msg.src);
             }
             return;
         };
@@ -421,6 +425,11 @@ impl Cm<'_> {
         c.events |= EV_DISCONNECT | EV_FLUSH;
     }
 
+    /// A REJ to a request no connector takes.
+    fn refuse(&mut self, msg: &Msg<'_>, reason: RejectReason) {
+        self.push_stateless(Kind::Rej, reason, 0, msg.local_id, msg.dst, msg.src);
+    }
+
     fn handle_req(&mut self, msg: &Msg<'_>) {
         // A REQ sent again: answer it again if the answer is known, else it is in hand.
         let dup = self.conns.iter_mut().find(|c| {
@@ -442,13 +451,7 @@ impl Cm<'_> {
                 && same_endpoint(&on_wire(b.local), &msg.dst)
         });
         let Some((index, b)) = listener else {
-            self.push_stateless(
-                Kind::Rej,
-                RejectReason::NoListener,
-                msg.local_id,
-                msg.dst,
-                msg.src,
-            );
+            self.refuse(msg, RejectReason::NoListener);
             return;
         };
         let paused = matches!(b.state, BindState::Listening { paused: true });
@@ -460,23 +463,11 @@ impl Cm<'_> {
             b.local,
         );
         if msg.private_data.len() > self.cfg.max_caller_data {
-            self.push_stateless(
-                Kind::Rej,
-                RejectReason::Invalid,
-                msg.local_id,
-                msg.dst,
-                msg.src,
-            );
+            self.refuse(msg, RejectReason::Invalid);
             return;
         }
         let Some(id) = self.alloc_conn() else {
-            self.push_stateless(
-                Kind::Rej,
-                RejectReason::Busy,
-                msg.local_id,
-                msg.dst,
-                msg.src,
-            );
+            self.refuse(msg, RejectReason::Busy);
             return;
         };
         let seq = self.next_seq;
@@ -511,7 +502,7 @@ impl Cm<'_> {
         if let Some(s) = self.stateless.iter_mut().find_map(Option::take) {
             return Some(Msg {
                 kind: s.kind,
-                local_id: 0,
+                local_id: s.local_id,
                 remote_id: s.remote_id,
                 local_qpn: 0,
                 local_psn: 0,

@@ -432,6 +432,7 @@ impl BindSlot {
 struct Stateless {
     kind: Kind,
     reason: RejectReason,
+    local_id: u32,
     remote_id: u32,
     src: SockAddr,
     dst: SockAddr,
@@ -681,8 +682,14 @@ impl<'s> Cm<'s> {
                 || (c.state == State::Indicated && c.events & EV_CONNECT != 0);
             if c.listener == Some(listener) && unindicated {
                 let (remote_id, src, dst) = (c.remote_id, c.local, c.remote);
+                let local_id = ConnId {
+                    index: u16::try_from(i).unwrap_or(0),
+                    generation: c.generation,
+                }
+                .wire();
                 c.reset();
-                self.push_stateless(Kind::Rej, RejectReason::Busy, remote_id, src, dst);
+                let reason = RejectReason::Busy;
+                self.push_stateless(Kind::Rej, reason, local_id, remote_id, src, dst);
             } else if c.listener == Some(listener) {
                 c.listener = None;
             }

@@ -1,1 +1,750 @@
+//! Two CMs against each other in memory: every message goes through `wire::encode` and
+//! `wire::decode`, with the loss and delay a test asks for.
 
+use std::boxed::Box;
+use std::vec;
+use std::vec::Vec;
+
+use super::wire::{Kind, MAX_MSG_LEN, decode, encode};
+use super::*;
+use crate::ndk::tables::{Connection, Endpoint};
+
+const A: [u8; 4] = [10, 0, 0, 1];
+const B: [u8; 4] = [10, 0, 0, 2];
+const PORT: u16 = 445;
+const STEP: u64 = 1_000_000;
+
+fn qp(handle: usize) -> QpInfo {
+    QpInfo {
+        handle,
+        qpn: 0x100 + handle as u32,
+        psn: 0x00FF_FF00 + handle as u32,
+    }
+}
+
+fn new_cm(addrs: &[SockAddr], conns: usize, cfg: CmConfig) -> Cm<'static> {
+    let storage = CmStorage {
+        conns: Box::leak(vec![ConnSlot::FREE; conns].into_boxed_slice()),
+        binds: Box::leak(vec![BindSlot::FREE; 4].into_boxed_slice()),
+    };
+    let mut cm = Cm::new(cfg, storage);
+    cm.set_addresses(addrs);
+    cm
+}
+
+fn config() -> CmConfig {
+    CmConfig {
+        timeout_ns: 10 * STEP,
+        ..CmConfig::new(&Profile::ROCE_V2_100G)
+    }
+}
+
+/// Whether a message is lost: its direction (true: a to b), its index among that direction's
+/// messages, its kind.
+type Loss = Box<dyn FnMut(bool, usize, Kind) -> bool>;
+
+struct Net {
+    a: Cm<'static>,
+    b: Cm<'static>,
+    now: u64,
+    loss: Loss,
+    /// Steps each message spends in flight.
+    delay: u64,
+    flight: Vec<(u64, bool, Vec<u8>)>,
+    sent: [usize; 2],
+    /// Every message sent: direction and kind.
+    trace: Vec<(bool, Kind)>,
+    ev_a: Vec<Event>,
+    ev_b: Vec<Event>,
+}
+
+impl Net {
+    fn new() -> Self {
+        Self::with(config())
+    }
+
+    fn with(cfg: CmConfig) -> Self {
+        Self {
+            a: new_cm(&[SockAddr::v4(A, 0), SockAddr::v6([0xA; 16], 0, 0)], 8, cfg),
+            b: new_cm(&[SockAddr::v4(B, 0), SockAddr::v6([0xB; 16], 0, 0)], 8, cfg),
+            now: 0,
+            loss: Box::new(|_, _, _| false),
+            delay: 0,
+            flight: Vec::new(),
+            sent: [0, 0],
+            trace: Vec::new(),
+            ev_a: Vec::new(),
+            ev_b: Vec::new(),
+        }
+    }
+
+    fn send_all(&mut self, a_to_b: bool) {
+        let cm = if a_to_b { &mut self.a } else { &mut self.b };
+        while let Some(m) = cm.poll_transmit() {
+            let mut buf = [0u8; MAX_MSG_LEN];
+            let n = encode(&m, &mut buf).unwrap();
+            self.trace.push((a_to_b, m.kind));
+            let i = self.sent[usize::from(a_to_b)];
+            self.sent[usize::from(a_to_b)] += 1;
+            if !(self.loss)(a_to_b, i, m.kind) {
+                self.flight
+                    .push((self.now + self.delay * STEP, a_to_b, buf[..n].to_vec()));
+            }
+        }
+    }
+
+    /// Runs `steps` steps of `STEP` ns: send, deliver what is due, advance, fire timers,
+    /// collect events.
+    fn run(&mut self, steps: usize) {
+        for _ in 0..steps {
+            self.send_all(true);
+            self.send_all(false);
+            let now = self.now;
+            let (due, later): (Vec<_>, Vec<_>) =
+                self.flight.drain(..).partition(|(t, _, _)| *t <= now);
+            self.flight = later;
+            for (_, a_to_b, bytes) in due {
+                let m = decode(&bytes).unwrap();
+                let to = if a_to_b { &mut self.b } else { &mut self.a };
+                to.handle(now, &m);
+            }
+            self.now += STEP;
+            self.a.handle_timeout(self.now);
+            self.b.handle_timeout(self.now);
+            self.collect();
+        }
+    }
+
+    fn collect(&mut self) {
+        while let Some(e) = self.a.poll_event() {
+            self.ev_a.push(e);
+        }
+        while let Some(e) = self.b.poll_event() {
+            self.ev_b.push(e);
+        }
+    }
+
+    fn kinds(&self, a_to_b: bool, kind: Kind) -> usize {
+        self.trace
+            .iter()
+            .filter(|&&(d, k)| d == a_to_b && k == kind)
+            .count()
+    }
+
+    /// B listens on B:445; A connects from an ephemeral port with `pd`.
+    fn start(&mut self, pd: &[u8], irl: u32, orl: u32) -> (BindId, ConnId) {
+        let l = self.b.create_listener().unwrap();
+        self.b.listen(l, SockAddr::v4(B, PORT)).unwrap();
+        let c = self.connect(pd, irl, orl);
+        (l, c)
+    }
+
+    fn connect(&mut self, pd: &[u8], irl: u32, orl: u32) -> ConnId {
+        let c = self.a.create_connector().unwrap();
+        let src = Source::Address(SockAddr::v4(A, 0));
+        self.a
+            .connect(self.now, c, qp(1), src, SockAddr::v4(B, PORT), irl, orl, pd)
+            .unwrap();
+        c
+    }
+
+    /// The connector of B's one connect event.
+    fn indicated(&mut self) -> ConnId {
+        let got: Vec<ConnId> = self
+            .ev_b
+            .iter()
+            .filter_map(|e| match e {
+                Event::ConnectEvent { connector, .. } => Some(*connector),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(got.len(), 1, "{:?}", self.ev_b);
+        got[0]
+    }
+}
+
+fn completions(events: &[Event], want: Request) -> Vec<CmStatus> {
+    events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::Complete {
+                request, status, ..
+            } if request == want => Some(status),
+            _ => None,
+        })
+        .collect()
+}
+
+fn count(events: &[Event], f: impl Fn(&Event) -> bool) -> usize {
+    events.iter().filter(|e| f(e)).count()
+}
+
+fn qp_params(events: &[Event]) -> Vec<QpParams> {
+    events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::QpConnect { params, .. } => Some(params),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Connects A to B through the whole handshake; returns (A's connector, B's connector).
+fn established(net: &mut Net) -> (ConnId, ConnId) {
+    let (_, ca) = net.start(b"hi", 4, 4);
+    net.run(2);
+    let cb = net.indicated();
+    net.b.accept(net.now, cb, qp(2), 4, 4, b"yo").unwrap();
+    net.run(2);
+    net.a.complete_connect(ca).unwrap();
+    net.run(2);
+    assert_eq!(completions(&net.ev_b, Request::Accept), [CmStatus::Success]);
+    (ca, cb)
+}
+
+/// ndkpi.md §4.1, §4.2, §4.3: connect, accept, complete with private data both ways; the read
+/// limits agreed as min(own, the peer's opposite) and capped by the profile; the QP parameters
+/// of both sides mirror each other.
+#[test]
+fn connect_accept_complete_with_private_data_and_read_limits() {
+    let mut net = Net::new();
+    let caller = [0x5A; 56]; // MaxCallerData of the profile
+    let (_, ca) = net.start(&caller, 100, 2);
+    net.run(2);
+    assert_eq!(net.kinds(true, Kind::Req), 1);
+    let cb = net.indicated();
+    // Before accept: the caller's offer, its IRL capped to the profile's 16.
+    let mut buf = [0u8; 256];
+    let d = net.b.get_connection_data(cb, &mut buf).unwrap();
+    assert_eq!((d.irl, d.orl, d.len), (16, 2, 56));
+    assert_eq!(&buf[..56], &caller);
+    assert_eq!(net.b.peer_address(cb).unwrap().addr[..4], A);
+    assert_eq!(net.b.local_address(cb).unwrap(), SockAddr::v4(B, PORT));
+
+    let callee = [0xC3; 196]; // MaxCalleeData
+    net.b.accept(net.now, cb, qp(2), 8, 12, &callee).unwrap();
+    net.run(2);
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::Success]
+    );
+    assert!(
+        completions(&net.ev_b, Request::Accept).is_empty(),
+        "before the RTU"
+    );
+    let d = net.a.get_connection_data(ca, &mut buf).unwrap();
+    assert_eq!(d.len, 196);
+    assert_eq!(&buf[..196], &callee);
+    // A: IRL min(16, B's ORL min(12, 16)) = 12; ORL min(2, B's IRL min(8, 2)) = 2.
+    assert_eq!((d.irl, d.orl), (12, 2));
+    let d = net.b.get_connection_data(cb, &mut buf).unwrap();
+    assert_eq!((d.irl, d.orl), (2, 12));
+
+    net.a.complete_connect(ca).unwrap();
+    net.run(2);
+    assert_eq!(
+        completions(&net.ev_a, Request::CompleteConnect),
+        [CmStatus::Success]
+    );
+    assert_eq!(completions(&net.ev_b, Request::Accept), [CmStatus::Success]);
+    let (pa, pb) = (qp_params(&net.ev_a), qp_params(&net.ev_b));
+    assert_eq!((pa.len(), pb.len()), (1, 1));
+    let (pa, pb) = (pa[0], pb[0]);
+    assert_eq!((pa.dest_qp, pb.dest_qp), (qp(2).qpn, qp(1).qpn));
+    assert_eq!((pa.send_psn, pa.recv_psn), (qp(1).psn, qp(2).psn));
+    assert_eq!((pb.send_psn, pb.recv_psn), (qp(2).psn, qp(1).psn));
+    assert_eq!((pa.outbound_reads, pb.inbound_reads), (2, 2));
+    assert_eq!((pa.inbound_reads, pb.outbound_reads), (12, 12));
+    assert_eq!(net.kinds(true, Kind::Rtu), 1);
+    assert_eq!(net.trace.len(), 3, "REQ, REP, RTU: {:?}", net.trace);
+}
+
+/// ndkpi.md §4.3: oversize private data fails inline; a short buffer gets BUFFER_TOO_SMALL and
+/// the length needed.
+#[test]
+fn private_data_limits_and_a_short_buffer() {
+    let mut net = Net::new();
+    let c = net.a.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, 0));
+    let dst = SockAddr::v4(B, PORT);
+    assert_eq!(
+        net.a.connect(0, c, qp(1), src, dst, 1, 1, &[0; 57]),
+        Err(CmStatus::InvalidBufferSize)
+    );
+    let (_, _) = net.start(&[1; 30], 1, 1);
+    net.run(2);
+    let cb = net.indicated();
+    let mut short = [0u8; 29];
+    assert_eq!(
+        net.b.get_connection_data(cb, &mut short),
+        Err(CmStatus::BufferTooSmall { needed: 30 })
+    );
+    assert_eq!(
+        net.b.accept(net.now, cb, qp(2), 1, 1, &[0; 197]),
+        Err(CmStatus::InvalidBufferSize)
+    );
+    assert_eq!(
+        net.b.reject(cb, &[0; 197]),
+        Err(CmStatus::InvalidBufferSize)
+    );
+    // Neither failed call changed the state: the request can still be accepted.
+    net.b.accept(net.now, cb, qp(2), 1, 1, &[]).unwrap();
+}
+
+/// ndkpi.md §4.2 step 3, §4.1: a reject with private data fails the connect with
+/// CONNECTION_REFUSED, and the caller reads the reject's private data.
+#[test]
+fn reject_with_private_data() {
+    let mut net = Net::new();
+    let (_, ca) = net.start(b"please", 1, 1);
+    net.run(2);
+    let cb = net.indicated();
+    net.b.reject(cb, b"busy today").unwrap();
+    net.run(2);
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::ConnectionRefused]
+    );
+    let mut buf = [0u8; 64];
+    let d = net.a.get_connection_data(ca, &mut buf).unwrap();
+    assert_eq!(&buf[..d.len as usize], b"busy today");
+    assert_eq!(net.a.complete_connect(ca), Err(CmStatus::ConnectionInvalid));
+    assert!(qp_params(&net.ev_b).is_empty());
+}
+
+/// ndkpi.md §4.1: no listener on the peer's address and port: CONNECTION_REFUSED.
+#[test]
+fn no_listener_is_refused() {
+    let mut net = Net::new();
+    net.connect(b"", 1, 1);
+    net.run(3);
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::ConnectionRefused]
+    );
+    assert!(net.ev_b.is_empty());
+}
+
+/// ndkpi.md §4.1: a peer that never answers: the REQ is resent `retries` times, then
+/// IO_TIMEOUT; a lost first REQ only delays the connection.
+#[test]
+fn connect_times_out_and_survives_one_loss() {
+    let mut net = Net::new();
+    net.loss = Box::new(|a_to_b, _, _| a_to_b);
+    net.start(b"", 1, 1);
+    net.run(60);
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::IoTimeout]
+    );
+    assert_eq!(
+        net.kinds(true, Kind::Req),
+        1 + usize::from(config().retries)
+    );
+    assert!(net.a.timeout().is_none());
+
+    let mut net = Net::new();
+    net.loss = Box::new(|a_to_b, i, _| a_to_b && i == 0);
+    net.delay = 2;
+    net.start(b"", 1, 1);
+    net.run(15);
+    let cb = net.indicated();
+    net.b.accept(net.now, cb, qp(2), 1, 1, b"").unwrap();
+    net.run(5);
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::Success]
+    );
+}
+
+/// ndkpi.md §4.2 step 4: the caller never calls CompleteConnect: Accept completes IO_TIMEOUT,
+/// the QP is flushed, and the caller's late CompleteConnect fails CONNECTION_ABORTED.
+#[test]
+fn accept_times_out_without_complete_connect() {
+    let mut net = Net::new();
+    let (_, ca) = net.start(b"", 1, 1);
+    net.run(2);
+    let cb = net.indicated();
+    net.b.accept(net.now, cb, qp(2), 1, 1, b"").unwrap();
+    net.run(60);
+    assert_eq!(
+        completions(&net.ev_b, Request::Accept),
+        [CmStatus::IoTimeout]
+    );
+    assert_eq!(
+        count(&net.ev_b, |e| matches!(e, Event::FlushQp { qp: 2, .. })),
+        1
+    );
+    assert_eq!(
+        net.kinds(false, Kind::Rep),
+        1 + usize::from(config().retries)
+    );
+    assert_eq!(net.a.complete_connect(ca), Err(CmStatus::ConnectionAborted));
+}
+
+/// A lost RTU: the REP is resent, the active side says RTU again, the accept completes once.
+#[test]
+fn a_lost_rtu_is_recovered() {
+    let mut net = Net::new();
+    let mut lost = false;
+    net.loss = Box::new(move |a_to_b, _, k| {
+        let drop = a_to_b && k == Kind::Rtu && !lost;
+        lost |= drop;
+        drop
+    });
+    let (_, ca) = net.start(b"", 1, 1);
+    net.run(2);
+    let cb = net.indicated();
+    net.b.accept(net.now, cb, qp(2), 1, 1, b"").unwrap();
+    net.run(2);
+    net.a.complete_connect(ca).unwrap();
+    net.run(5);
+    assert!(completions(&net.ev_b, Request::Accept).is_empty());
+    net.run(30);
+    assert_eq!(net.kinds(true, Kind::Rtu), 2);
+    assert_eq!(net.kinds(false, Kind::Rep), 2);
+    assert_eq!(completions(&net.ev_b, Request::Accept), [CmStatus::Success]);
+    assert_eq!(
+        completions(&net.ev_a, Request::CompleteConnect),
+        [CmStatus::Success]
+    );
+}
+
+fn disconnect_from(a_side: bool, lose_drep: bool) {
+    let mut net = Net::new();
+    if lose_drep {
+        let mut lost = false;
+        net.loss = Box::new(move |_, _, k| {
+            let drop = k == Kind::Drep && !lost;
+            lost |= drop;
+            drop
+        });
+    }
+    let (ca, cb) = established(&mut net);
+    let (me, peer) = if a_side { (ca, cb) } else { (cb, ca) };
+    let cm = if a_side { &mut net.a } else { &mut net.b };
+    cm.disconnect(net.now, me).unwrap();
+    net.run(40);
+    let (mine, theirs) = if a_side {
+        (&net.ev_a, &net.ev_b)
+    } else {
+        (&net.ev_b, &net.ev_a)
+    };
+    assert_eq!(completions(mine, Request::Disconnect), [CmStatus::Success]);
+    let disc =
+        |e: &Event, c: ConnId| matches!(e, Event::DisconnectEvent { connector } if *connector == c);
+    assert_eq!(count(theirs, |e| disc(e, peer)), 1, "{theirs:?}");
+    assert_eq!(
+        count(mine, |e| matches!(e, Event::DisconnectEvent { .. })),
+        0
+    );
+    for events in [mine, theirs] {
+        assert_eq!(count(events, |e| matches!(e, Event::FlushQp { .. })), 1);
+    }
+    let want = if lose_drep { 2 } else { 1 };
+    assert_eq!(net.kinds(a_side, Kind::Dreq), want);
+    // The peer's consumer disconnects in turn: it completes, nothing goes on the wire.
+    let before = net.trace.len();
+    let cm = if a_side { &mut net.b } else { &mut net.a };
+    cm.disconnect(net.now, peer).unwrap();
+    net.run(2);
+    assert_eq!(net.trace.len(), before);
+}
+
+/// ndkpi.md §4.4: a graceful disconnect from either side: the peer gets exactly one
+/// DisconnectEvent, both QPs are flushed, the disconnect completes; a lost DREP is resent
+/// for without a second event.
+#[test]
+fn disconnect_from_either_side() {
+    disconnect_from(true, false);
+    disconnect_from(false, false);
+    disconnect_from(true, true);
+    disconnect_from(false, true);
+}
+
+/// ndkpi.md §4.4: closing a connected connector without disconnecting is abortive: the close
+/// names the QP to flush, and the peer gets its DisconnectEvent.
+#[test]
+fn abortive_close() {
+    let mut net = Net::new();
+    let (ca, cb) = established(&mut net);
+    assert_eq!(net.a.close_connector(ca), Ok(Some(1)));
+    assert_eq!(net.a.close_connector(ca), Err(CmStatus::InvalidHandle));
+    net.run(3);
+    assert_eq!(
+        count(&net.ev_b, |e| *e
+            == Event::DisconnectEvent { connector: cb }),
+        1
+    );
+    // No event of the closed connector comes after the close.
+    let n = net.ev_a.len();
+    net.run(20);
+    assert_eq!(net.ev_a.len(), n);
+    assert_eq!(net.a.visit_connections(|_| {}), 0);
+}
+
+/// ndkpi.md §4.2 step 5: while paused, requests are queued and indicated on resume in
+/// arrival order; step 6: a listener close rejects what is still queued and makes no
+/// connect event.
+#[test]
+fn paused_connect_events_queue_then_close_rejects() {
+    let mut net = Net::new();
+    let l = net.b.create_listener().unwrap();
+    net.b.listen(l, SockAddr::v4(B, PORT)).unwrap();
+    net.b.control_connect_events(l, true).unwrap();
+    let first = net.connect(b"1", 1, 1);
+    net.run(1);
+    let second = net.connect(b"2", 1, 1);
+    net.run(3);
+    assert!(net.ev_b.is_empty());
+    assert!(net.ev_a.is_empty());
+    net.b.control_connect_events(l, false).unwrap();
+    net.run(1);
+    let order: Vec<u8> = net
+        .ev_b
+        .iter()
+        .map(|e| {
+            let Event::ConnectEvent {
+                connector,
+                listener,
+            } = *e
+            else {
+                panic!("{e:?}")
+            };
+            assert_eq!(listener, l);
+            let mut b = [0u8; 1];
+            net.b.get_connection_data(connector, &mut b).unwrap();
+            b[0]
+        })
+        .collect();
+    assert_eq!(order, b"12");
+    let _ = (first, second);
+
+    // Paused again, one more request, then the listener closes.
+    net.b.control_connect_events(l, true).unwrap();
+    net.connect(b"3", 1, 1);
+    net.run(2);
+    net.b.close_listener(l).unwrap();
+    net.run(3);
+    assert_eq!(net.ev_b.len(), 2, "no connect event after the close");
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::ConnectionRefused]
+    );
+    assert_eq!(
+        net.b.control_connect_events(l, false),
+        Err(CmStatus::InvalidHandle)
+    );
+}
+
+/// ndkpi.md §4.2 step 6: a request whose connect event was not yet made when the listener
+/// closes is rejected, and the event is never made.
+#[test]
+fn no_connect_event_after_listener_close() {
+    let mut net = Net::new();
+    let (l, _) = net.start(b"", 1, 1);
+    net.send_all(true);
+    // Delivered by hand, so that the connect event waits in B, not yet made.
+    for (_, _, bytes) in net.flight.drain(..) {
+        net.b.handle(0, &decode(&bytes).unwrap());
+    }
+    net.b.close_listener(l).unwrap();
+    assert_eq!(net.b.poll_event(), None);
+    net.run(3);
+    assert!(net.ev_b.is_empty(), "{:?}", net.ev_b);
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::ConnectionRefused]
+    );
+}
+
+/// ndkpi.md §4.1: port 0 takes the next free ephemeral port; none free: TOO_MANY_ADDRESSES.
+#[test]
+fn ephemeral_ports_and_exhaustion() {
+    let mut cm = new_cm(&[SockAddr::v4(A, 0)], 8, config());
+    let l = cm.create_listener().unwrap();
+    let got = cm.listen(l, SockAddr::v4(A, 0)).unwrap();
+    assert_eq!(got.port, EPHEMERAL_PORTS.0);
+    assert_eq!(EPHEMERAL_PORTS, (49152, 65535));
+
+    let cfg = CmConfig {
+        ephemeral: (50000, 50002),
+        ..config()
+    };
+    let mut cm = new_cm(&[SockAddr::v4(A, 0)], 8, cfg);
+    let l = cm.create_listener().unwrap();
+    cm.listen(l, SockAddr::v4(A, 50001)).unwrap();
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let c = cm.create_connector().unwrap();
+        let src = Source::Address(SockAddr::v4(A, 0));
+        cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b"")
+            .unwrap();
+        ports.push(cm.local_address(c).unwrap().port);
+    }
+    assert_eq!(ports, [50000, 50002], "the listener's 50001 is skipped");
+    let c = cm.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, 0));
+    assert_eq!(
+        cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b""),
+        Err(CmStatus::TooManyAddresses)
+    );
+    // Closing one frees its port.
+    let first = ConnId {
+        index: 0,
+        generation: 1,
+    };
+    assert_eq!(cm.local_address(first).unwrap().port, 50000);
+    cm.close_connector(first).unwrap();
+    cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b"")
+        .unwrap();
+    assert_eq!(cm.local_address(c).unwrap().port, 50000);
+}
+
+/// ndkpi.md §4.1: a bound address: SHARING_VIOLATION; not the adapter's: INVALID_ADDRESS; the
+/// same 4-tuple through a shared endpoint: ADDRESS_ALREADY_EXISTS.
+#[test]
+fn binding_statuses() {
+    let mut cm = new_cm(
+        &[SockAddr::v4(A, 0), SockAddr::v6([0xA; 16], 0, 0)],
+        8,
+        config(),
+    );
+    let l = cm.create_listener().unwrap();
+    assert_eq!(
+        cm.listen(l, SockAddr::v4(B, PORT)),
+        Err(CmStatus::InvalidAddress)
+    );
+    cm.listen(l, SockAddr::v4(A, PORT)).unwrap();
+    assert_eq!(
+        cm.listen(l, SockAddr::v4(A, 1)),
+        Err(CmStatus::InvalidDeviceState)
+    );
+    let l2 = cm.create_listener().unwrap();
+    assert_eq!(
+        cm.listen(l2, SockAddr::v4(A, PORT)),
+        Err(CmStatus::SharingViolation)
+    );
+    // The same port on the IPv6 address is another endpoint.
+    cm.listen(l2, SockAddr::v6([0xA; 16], PORT, 0)).unwrap();
+    let c = cm.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, PORT));
+    assert_eq!(
+        cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b""),
+        Err(CmStatus::SharingViolation)
+    );
+    let v6 = Source::Address(SockAddr::v6([0xA; 16], 7, 0));
+    assert_eq!(
+        cm.connect(0, c, qp(1), v6, SockAddr::v4(B, 1), 1, 1, b""),
+        Err(CmStatus::InvalidAddress),
+        "families differ"
+    );
+
+    let ep = cm.create_shared_endpoint(SockAddr::v4(A, 0)).unwrap();
+    let c1 = cm.create_connector().unwrap();
+    cm.connect(
+        0,
+        c1,
+        qp(1),
+        Source::Shared(ep),
+        SockAddr::v4(B, 1),
+        1,
+        1,
+        b"",
+    )
+    .unwrap();
+    let c2 = cm.create_connector().unwrap();
+    assert_eq!(
+        cm.connect(
+            0,
+            c2,
+            qp(2),
+            Source::Shared(ep),
+            SockAddr::v4(B, 1),
+            1,
+            1,
+            b""
+        ),
+        Err(CmStatus::AddressAlreadyExists)
+    );
+    cm.connect(
+        0,
+        c2,
+        qp(2),
+        Source::Shared(ep),
+        SockAddr::v4(B, 2),
+        1,
+        1,
+        b"",
+    )
+    .unwrap();
+    assert_eq!(
+        cm.local_address(c1),
+        cm.local_address(c2),
+        "one shared port"
+    );
+    assert_eq!(
+        cm.close_shared_endpoint(ep),
+        Err(CmStatus::InvalidDeviceState)
+    );
+    assert_eq!(
+        cm.connect(0, c1, qp(1), src, SockAddr::v4(B, 3), 1, 1, b""),
+        Err(CmStatus::InvalidDeviceState),
+        "a connector connects once"
+    );
+}
+
+/// The live state as the connection tables hold it (`tables::Connection` / `Endpoint`, what
+/// OID_NDK_CONNECTIONS and OID_NDK_LOCAL_ENDPOINTS list).
+#[test]
+fn the_tables_list_live_connections_and_endpoints() {
+    let mut net = Net::new();
+    let ep = net.a.create_shared_endpoint(SockAddr::v4(A, 9000)).unwrap();
+    let (ca, cb) = established(&mut net);
+    let mut conns: Vec<Connection> = Vec::new();
+    assert_eq!(net.a.visit_connections(|c| conns.push(*c)), 1);
+    assert_eq!(net.b.visit_connections(|c| conns.push(*c)), 1);
+    let a_port = net.a.local_address(ca).unwrap().port;
+    assert_eq!(conns[0].local, SockAddr::v4(A, a_port));
+    assert_eq!(conns[0].remote, SockAddr::v4(B, PORT));
+    assert_eq!(
+        (conns[1].local, conns[1].remote),
+        (conns[0].remote, conns[0].local)
+    );
+    let mut eps: Vec<Endpoint> = Vec::new();
+    net.a.visit_endpoints(|e| eps.push(*e));
+    net.b.visit_endpoints(|e| eps.push(*e));
+    assert_eq!(eps.len(), 2);
+    assert_eq!(
+        (eps[0].local, eps[0].listener),
+        (SockAddr::v4(A, 9000), false)
+    );
+    assert_eq!(
+        (eps[1].local, eps[1].listener),
+        (SockAddr::v4(B, PORT), true)
+    );
+    net.b.close_connector(cb).unwrap();
+    net.a.close_shared_endpoint(ep).unwrap();
+    assert_eq!(net.b.visit_connections(|_| {}), 0);
+    assert_eq!(net.a.visit_endpoints(|_| {}), 0);
+}
+
+/// IPv6 end to end (§4.1: AF_INET6 with an ND port).
+#[test]
+fn ipv6_connects() {
+    let mut net = Net::new();
+    let l = net.b.create_listener().unwrap();
+    let at = SockAddr::v6([0xB; 16], PORT, 0);
+    net.b.listen(l, at).unwrap();
+    let c = net.a.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v6([0xA; 16], 0, 0));
+    net.a.connect(0, c, qp(1), src, at, 1, 1, b"6").unwrap();
+    net.run(2);
+    let cb = net.indicated();
+    assert!(net.b.peer_address(cb).unwrap().v6);
+    net.b.accept(net.now, cb, qp(2), 1, 1, b"").unwrap();
+    net.run(2);
+    net.a.complete_connect(c).unwrap();
+    net.run(2);
+    assert_eq!(completions(&net.ev_b, Request::Accept), [CmStatus::Success]);
+}
