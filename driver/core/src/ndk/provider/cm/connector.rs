@@ -326,7 +326,11 @@ impl Cm<'_> {
     /// Messages for no connection of this side are answered statelessly or ignored. `_now`:
     /// no input starts a timer today; the shell passes the time all the same, so that one
     /// can without changing the call.
+    /// A message [`Msg::check`] refuses (which `decode` never returns) is ignored.
     pub fn handle(&mut self, _now: u64, msg: &Msg<'_>) {
+        if msg.check().is_err() {
+            return;
+        }
         if msg.kind == Kind::Req {
             self.handle_req(msg);
             return;
