@@ -766,7 +766,7 @@ fn an_invalid_message_is_ignored() {
         remote_psn: 0,
         irl: 1,
         orl: 1,
-        reason: wire::RejectReason::None,
+        reason: RejectReason::None,
         src: SockAddr::v6([0xA; 16], 9, 0),
         dst: SockAddr::v4(B, PORT),
         private_data: b"",
