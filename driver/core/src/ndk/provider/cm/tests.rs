@@ -787,3 +787,91 @@ fn an_invalid_message_is_ignored() {
         Some(Event::ConnectEvent { .. })
     ));
 }
+
+/// End to end (ndkpi.md §4.1 - §4.2, §7.5): two harness QPs joined through the CM, their RC
+/// transports built from the handshake's QP parameters alone, move a SEND; A's packets carry
+/// B's QP number and start at A's PSN.
+#[test]
+fn two_harness_qps_connect_through_the_cm_and_move_a_send() {
+    use crate::ndk::provider::CompletionStatus;
+    use crate::ndk::provider::harness::{Link, NodeStorage, config as rc_config};
+    use crate::ndk::provider::qp::{Operation, Queue, Sge};
+    use crate::ndk::provider::rc::RcConfig;
+
+    let a_qp = QpInfo {
+        handle: 1,
+        qpn: 0x11,
+        psn: 0x00FF_FFFE, // wraps after two packets
+    };
+    let b_qp = QpInfo {
+        handle: 2,
+        qpn: 0x12,
+        psn: 42,
+    };
+    let mut net = Net::new();
+    let l = net.b.create_listener().unwrap();
+    net.b.listen(l, SockAddr::v4(B, PORT)).unwrap();
+    let ca = net.a.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, 0));
+    net.a
+        .connect(0, ca, a_qp, src, SockAddr::v4(B, PORT), 4, 4, b"")
+        .unwrap();
+    net.run(2);
+    let cb = net.indicated();
+    net.b.accept(net.now, cb, b_qp, 4, 4, b"").unwrap();
+    net.run(2);
+    net.a.complete_connect(ca).unwrap();
+    net.run(2);
+    let (pa, pb) = (qp_params(&net.ev_a)[0], qp_params(&net.ev_b)[0]);
+    let base = rc_config(1024, 0, 0).0;
+    let rc = |p: QpParams| RcConfig {
+        dest_qp: p.dest_qp,
+        send_psn: p.send_psn,
+        recv_psn: p.recv_psn,
+        outbound_reads: p.outbound_reads,
+        ..base
+    };
+    let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+    let mut link = Link::new(&mut sa, &mut sb, rc(pa), rc(pb));
+    let (src, va) = link.a.register(3000, 0, |i| (i % 251) as u8);
+    let (dst, dva) = link.b.sink(4096);
+    link.b
+        .qp
+        .post_receive(
+            7,
+            &[Sge {
+                va: dva,
+                len: 4096,
+                token: dst,
+            }],
+        )
+        .unwrap();
+    let send = Operation::Send { invalidate: None };
+    let sge = Sge {
+        va,
+        len: 3000,
+        token: src,
+    };
+    link.a.qp.post(8, send, &[sge], 0).unwrap();
+    link.run(100);
+    assert_eq!(
+        link.a.completed(Queue::Initiator),
+        [(8, CompletionStatus::Success)]
+    );
+    assert_eq!(
+        link.b.completed(Queue::Receive),
+        [(7, CompletionStatus::Success)]
+    );
+    assert_eq!(link.b.bytes(dva, 3000), link.a.bytes(va, 3000));
+    let a_to_b: Vec<_> = link.trace.iter().filter(|(ab, _)| *ab).collect();
+    assert_eq!(a_to_b.len(), 3);
+    assert!(a_to_b.iter().all(|(_, t)| t.bth.dest_qp == b_qp.qpn));
+    let psns: Vec<u32> = a_to_b.iter().map(|(_, t)| t.bth.psn).collect();
+    assert_eq!(psns, [0x00FF_FFFE, 0x00FF_FFFF, 0]);
+    assert!(
+        link.trace
+            .iter()
+            .filter(|(ab, _)| !*ab)
+            .all(|(_, t)| t.bth.dest_qp == a_qp.qpn)
+    );
+}
