@@ -335,14 +335,25 @@ impl Cm<'_> {
             self.handle_req(msg);
             return;
         }
-        let index = usize::from(u16::try_from(msg.remote_id & 0xFFFF).unwrap_or(0));
-        let generation = u16::try_from(msg.remote_id >> 16).unwrap_or(0);
-        let found = self.conns.get_mut(index).filter(|c| {
-            c.state != State::Free
-                && c.generation == generation
-                && same_endpoint(&on_wire(c.remote), &msg.src)
-                && (c.remote_id == msg.local_id || c.state == State::ReqSent)
-        });
+        let found = if msg.remote_id == 0 {
+            // From a caller that never learnt our id (it gave up before our REP reached it):
+            // its request's id and address name our connector, as for a REQ sent again.
+            self.conns.iter_mut().find(|c| {
+                c.passive
+                    && c.state != State::Free
+                    && c.remote_id == msg.local_id
+                    && same_endpoint(&on_wire(c.remote), &msg.src)
+            })
+        } else {
+            let index = usize::from(u16::try_from(msg.remote_id & 0xFFFF).unwrap_or(0));
+            let generation = u16::try_from(msg.remote_id >> 16).unwrap_or(0);
+            self.conns.get_mut(index).filter(|c| {
+                c.state != State::Free
+                    && c.generation == generation
+                    && same_endpoint(&on_wire(c.remote), &msg.src)
+                    && (c.remote_id == msg.local_id || c.state == State::ReqSent)
+            })
+        };
         let Some(c) = found else {
             // A connection this side no longer has: let the peer's DREQ finish, and its REP
             // fail rather than time out.
@@ -402,7 +413,10 @@ impl Cm<'_> {
                 c.events |= EV_FLUSH;
                 c.complete(Request::Accept, CmStatus::ConnectionAborted);
             }
-            (State::Indicated | State::Queued, Kind::Rej) => {
+            (State::Queued, Kind::Rej) => c.reset(),
+            // Not handed to the consumer yet: nobody owns it, so nobody would close it.
+            (State::Indicated, Kind::Rej) if c.events & EV_CONNECT != 0 => c.reset(),
+            (State::Indicated, Kind::Rej) => {
                 c.state = State::Failed;
                 c.reason = RejectReason::Abandoned;
             }
@@ -410,7 +424,6 @@ impl Cm<'_> {
             (State::DreqSent, Kind::Dreq) => {
                 // Both sides disconnect at once: answer; ours completes with its DREP.
                 c.tx = Some(Kind::Drep);
-                c.reason = RejectReason::None;
             }
             (State::Disconnected, Kind::Dreq) => c.tx = Some(Kind::Drep),
             (State::DreqSent, Kind::Drep) => {

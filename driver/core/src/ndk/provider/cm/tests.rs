@@ -875,3 +875,36 @@ fn two_harness_qps_connect_through_the_cm_and_move_a_send() {
             .all(|(_, t)| t.bth.dest_qp == a_qp.qpn)
     );
 }
+
+/// ndkpi.md §4.2 step 2 (the consumer owns, and closes, only the connectors it was handed): a
+/// caller that gives up while its request is queued, or before its connect event is made,
+/// frees the slot; an indicated one stays for the consumer, whose accept then fails
+/// CONNECTION_ABORTED.
+#[test]
+fn a_caller_that_gives_up_frees_what_nobody_owns() {
+    let mut net = Net::new();
+    let l = net.b.create_listener().unwrap();
+    net.b.listen(l, SockAddr::v4(B, PORT)).unwrap();
+    net.b.control_connect_events(l, true).unwrap();
+    let c = net.connect(b"", 1, 1);
+    net.run(2);
+    let used = |cm: &Cm<'_>| cm.conns.iter().filter(|c| c.state != State::Free).count();
+    assert_eq!(used(&net.b), 1);
+    net.a.close_connector(c).unwrap();
+    net.run(2);
+    assert_eq!(used(&net.b), 0);
+    net.b.control_connect_events(l, false).unwrap();
+    net.run(2);
+    assert!(net.ev_b.is_empty(), "{:?}", net.ev_b);
+
+    let c = net.connect(b"", 1, 1);
+    net.run(2);
+    let cb = net.indicated();
+    net.a.close_connector(c).unwrap();
+    net.run(2);
+    assert_eq!(
+        net.b.accept(net.now, cb, qp(2), 1, 1, b""),
+        Err(CmStatus::ConnectionAborted)
+    );
+    net.b.close_connector(cb).unwrap();
+}
