@@ -19,6 +19,12 @@
 //!   IRL and ORL (§4.2 step 3); once the limits are agreed it reports the effective ones.
 //! - A connector whose handshake failed or ended keeps its slot (and its data) until closed.
 //! - No wildcard listen address: `NdkListen` takes one of the adapter's addresses.
+//! - No MRA (IB CM's "message received, wait"): the caller's REQ timer and the acceptor's REP
+//!   timer run while the other side's consumer thinks, so a request held (paused, or not
+//!   accepted) longer than `timeout_ns` × (`retries` + 1) times out at the caller, and a REP
+//!   not completed in that time fails the accept `IO_TIMEOUT` and the late `NdkCompleteConnect`
+//!   `CONNECTION_ABORTED`. A repeated REQ for a request still held is ignored.
+//! - No time-wait: once a passive connector is closed, a REQ repeated after it is a new request.
 
 mod connector;
 mod handshake;

@@ -633,3 +633,74 @@ fn two_harness_qps_connect_through_the_cm_and_move_a_send() {
             .all(|(_, t)| t.bth.dest_qp == a_qp.qpn)
     );
 }
+
+/// ndkpi.md §4.1 - §4.4 under 20% loss and a delay, for many loss patterns: every request
+/// completes exactly once (connect, accept, disconnect), the peer gets at most one
+/// DisconnectEvent and exactly one when both sides agree the connection was up, and most
+/// runs connect.
+#[test]
+fn every_request_completes_once_under_loss() {
+    let mut connected = 0;
+    for seed in 1..=60u64 {
+        let mut net = Net::new();
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        net.loss = Box::new(move |_, _, _| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % 5 == 0
+        });
+        net.delay = 1;
+        let (_, ca) = net.start(b"req", 4, 4);
+        // The consumer accepts as soon as it is told (the caller's timer runs meanwhile).
+        for _ in 0..60 {
+            net.run(1);
+            if !net.ev_b.is_empty() {
+                break;
+            }
+        }
+        let Some(cb) = net.ev_b.iter().find_map(|e| match e {
+            Event::ConnectEvent { connector, .. } => Some(*connector),
+            _ => None,
+        }) else {
+            assert_eq!(
+                completions(&net.ev_a, Request::Connect),
+                [CmStatus::IoTimeout]
+            );
+            continue;
+        };
+        net.b.accept(net.now, cb, qp(2), 4, 4, b"rep").unwrap();
+        for _ in 0..60 {
+            net.run(1);
+            if !completions(&net.ev_a, Request::Connect).is_empty() {
+                break;
+            }
+        }
+        let connect = completions(&net.ev_a, Request::Connect);
+        assert_eq!(connect.len(), 1, "seed {seed}: {:?}", net.ev_a);
+        if connect[0] == CmStatus::Success {
+            net.a.complete_connect(ca).unwrap();
+        }
+        net.run(60);
+        let accept = completions(&net.ev_b, Request::Accept);
+        assert_eq!(accept.len(), 1, "seed {seed}: {:?}", net.ev_b);
+        let both_up = connect[0] == CmStatus::Success && accept[0] == CmStatus::Success;
+        if !both_up {
+            continue;
+        }
+        connected += 1;
+        net.a.disconnect(net.now, ca).unwrap();
+        net.run(60);
+        assert_eq!(
+            completions(&net.ev_a, Request::Disconnect),
+            [CmStatus::Success],
+            "seed {seed}"
+        );
+        let events = count(&net.ev_b, |e| matches!(e, Event::DisconnectEvent { .. }));
+        let dreqs_lost =
+            net.kinds(true, Kind::Dreq) == 1 + usize::from(config().retries) && events == 0;
+        assert!(events == 1 || dreqs_lost, "seed {seed}: {events} events");
+        assert!(net.a.timeout().is_none() && net.b.timeout().is_none());
+    }
+    assert!(connected >= 40, "{connected} of 60 connected");
+}
