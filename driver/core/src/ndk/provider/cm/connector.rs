@@ -33,7 +33,8 @@ impl Cm<'_> {
     ///
     /// # Errors
     /// `INVALID_BUFFER_SIZE` (private data above `MaxCallerData`), `INVALID_DEVICE_STATE`
-    /// (connected before), `INVALID_ADDRESS` (not the adapter's address, or families differ),
+    /// (connected before), `INVALID_ADDRESS` (not the adapter's address, families differ, or
+    /// destination port 0),
     /// `SHARING_VIOLATION`, `TOO_MANY_ADDRESSES`, `ADDRESS_ALREADY_EXISTS`.
     #[allow(clippy::too_many_arguments)] // NdkConnect's own arguments
     pub fn connect(
@@ -52,6 +53,10 @@ impl Cm<'_> {
         }
         if private_data.len() > self.cfg.max_caller_data {
             return Err(CmStatus::InvalidBufferSize);
+        }
+        // Port 0 means "any" only on the local side; a peer listens on a real port.
+        if dest.port == 0 {
+            return Err(CmStatus::InvalidAddress);
         }
         let (local, shared) = match source {
             Source::Address(a) => {

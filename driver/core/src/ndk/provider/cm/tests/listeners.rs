@@ -161,6 +161,12 @@ fn binding_statuses() {
         Err(CmStatus::InvalidAddress),
         "families differ"
     );
+    let any = Source::Address(SockAddr::v4(A, 0));
+    assert_eq!(
+        cm.connect(0, c, qp(1), any, SockAddr::v4(B, 0), 1, 1, b""),
+        Err(CmStatus::InvalidAddress),
+        "no destination port"
+    );
 
     let ep = cm.create_shared_endpoint(SockAddr::v4(A, 0)).unwrap();
     let c1 = cm.create_connector().unwrap();
