@@ -20,6 +20,7 @@
 )]
 
 mod classify;
+mod cm;
 mod lldp;
 mod object_header;
 mod oid_request;
@@ -29,6 +30,7 @@ mod roce;
 
 pub use crate::support::{NET_LUID, running_adapter_with_inf_defaults};
 pub use classify::classify;
+pub use cm::cm;
 pub use lldp::lldp;
 pub use object_header::object_header;
 pub use oid_request::{MAX_BUFFER, MAX_REQUESTS, oid_request};
@@ -45,6 +47,7 @@ pub const TARGETS: &[&str] = &[
     "classify",
     "roce",
     "rc",
+    "cm",
 ];
 
 /// Runs the check of `target` on one input.
@@ -60,6 +63,7 @@ pub fn run(target: &str, data: &[u8]) {
         "classify" => classify(data),
         "roce" => roce(data),
         "rc" => rc(data),
+        "cm" => cm(data),
         other => panic!("no fuzz target named {other:?}"),
     }
 }

@@ -18,6 +18,16 @@
 //! - [`rc`]: the reliable-connected transport between two QPs as `roce::headers::Transport`
 //!   values and payload descriptors: segmentation, PSNs, ACK/NAK, RNR, retransmission with
 //!   retry budgets, READ responses, the remote access checks (ndkpi.md §7.4, §7.5).
+//! - [`cm`]: connection management (ndkpi.md §4): listeners, connectors and shared endpoints,
+//!   local address binding (the adapter's IPv4 / IPv6 addresses and an ND port, ephemeral ports
+//!   49152-65535 for port 0, `SHARING_VIOLATION`, `TOO_MANY_ADDRESSES`,
+//!   `ADDRESS_ALREADY_EXISTS`, `INVALID_ADDRESS`), both sides' state machines (connect, accept,
+//!   reject, complete-connect, disconnect graceful and abortive, `NdkControlConnectEvents`
+//!   pause queues requests), private data up to `MaxCallerData` / `MaxCalleeData`, IRL/ORL
+//!   agreement, resends and timeouts, and views of the live connections and endpoints as
+//!   [`tables`](super::tables) entries. Its handshake ([`cm::wire`]) is this provider's own,
+//!   modelled on IB CM's REQ/REP/RTU/REJ/DREQ/DREP, one message per SEND Only to QP 1,
+//!   with a checked encoding (fuzzed: `fuzzing::cm`).
 //! - `harness` (tests and the `fuzzing` feature only): two QPs joined in memory, with loss and
 //!   reordering, which the transport's tests and the `rc` fuzz property drive.
 //!
@@ -32,14 +42,33 @@
 //! the region's MDL / page list), places the bytes a [`rc::Deliver`] names, and arms a timer
 //! for [`rc::Rc::timeout`]. `NdkBind` and `NdkCreateMw` fail `STATUS_NOT_SUPPORTED`.
 //!
+//! For [`cm`] the shell keeps one [`cm::Cm`] per adapter under one lock, its connector and
+//! listener tables allocated at open, and tells it the adapter's addresses. Each connector and
+//! listener dispatch call becomes a `Cm` call (inline statuses map through
+//! [`cm::CmStatus::name`]); every received SEND Only to QP 1 goes to [`cm::wire::decode`] and
+//! then [`cm::Cm::handle`] (a packet that does not decode is dropped), never to a QP. After each
+//! call it drains [`cm::Cm::poll_transmit`] (each message [`cm::wire::encode`]d as the payload
+//! of a SEND Only to QP 1 between the message's addresses, BTH PSN its own counter, no ACK
+//! asked), then [`cm::Cm::poll_event`]: `QpConnect` calls [`qp::Qp::connected`] and builds the
+//! [`rc::RcConfig`] from [`cm::QpParams`]; `FlushQp` calls [`qp::Qp::disconnected`];
+//! `Complete`, `ConnectEvent` and `DisconnectEvent` are the consumer's callbacks, made outside
+//! the lock. It arms one timer for [`cm::Cm::timeout`]. `NdkCloseConnector`'s return names a
+//! QP to flush. `OID_NDK_CONNECTIONS` / `OID_NDK_LOCAL_ENDPOINTS` can list
+//! [`cm::Cm::visit_connections`] / [`cm::Cm::visit_endpoints`] instead of the synthetic model
+//! (not rewired yet).
+//!
 //! Not done yet: shared receive queues; memory windows (absent: the adapter info must say
-//! `MaxMwCount` 0); CQ resize and interrupt moderation; the connection handshake (the shell
-//! calls [`qp::Qp::connected`] and builds an [`rc::RcConfig`] from what the two sides
-//! agreed); DEFER batching (a doorbell hint with no state here); READ_FENCE;
+//! `MaxMwCount` 0); CQ resize and interrupt moderation; in [`cm`]: wildcard listen
+//! addresses, the owner (user-mode ND) of a connection in the tables (all are listed as
+//! kernel), address resolution (`NETWORK_UNREACHABLE` / `HOST_UNREACHABLE` are the shell's,
+//! from its neighbour state), a backlog limit per listener (a paused listener queues as many
+//! requests as there are free connector slots), and an ephemeral-port search that is linear in
+//! the tables (fine for a thousand connectors, not for 65535); DEFER batching (a doorbell hint with no state here); READ_FENCE;
 //! `RDMA_READ_LOCAL_INVALIDATE`; LAMs (`NdkBuildLAM`, the shell's). Inline data is accepted,
 //! sized by [`qp::QpLimits`] and named by [`rc::Payload::Inline`], but kept by the shell: the
 //! harness keeps none, so it is tested only up to the packet that names it.
 
+pub mod cm;
 pub mod cq;
 pub mod mr;
 pub mod qp;

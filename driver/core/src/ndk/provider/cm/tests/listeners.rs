@@ -1,0 +1,291 @@
+//! The listeners' side and the bindings: pause and resume, listener close, ports, the binding
+//! statuses, and the tables' views (ndkpi.md §4.1, §4.2).
+
+use std::vec::Vec;
+
+use super::*;
+
+/// ndkpi.md §4.2 step 5: while paused, requests are queued and indicated on resume in
+/// arrival order; step 6: a listener close rejects what is still queued and makes no
+/// connect event.
+#[test]
+fn paused_connect_events_queue_then_close_rejects() {
+    let mut net = Net::new();
+    let l = net.b.create_listener().unwrap();
+    net.b.listen(l, SockAddr::v4(B, PORT)).unwrap();
+    net.b.control_connect_events(l, true).unwrap();
+    let first = net.connect(b"1", 1, 1);
+    net.run(1);
+    let second = net.connect(b"2", 1, 1);
+    net.run(3);
+    assert!(net.ev_b.is_empty());
+    assert!(net.ev_a.is_empty());
+    net.b.control_connect_events(l, false).unwrap();
+    net.run(1);
+    let order: Vec<u8> = net
+        .ev_b
+        .iter()
+        .map(|e| {
+            let Event::ConnectEvent {
+                connector,
+                listener,
+            } = *e
+            else {
+                panic!("{e:?}")
+            };
+            assert_eq!(listener, l);
+            let mut b = [0u8; 1];
+            net.b.get_connection_data(connector, &mut b).unwrap();
+            b[0]
+        })
+        .collect();
+    assert_eq!(order, b"12");
+    let _ = (first, second);
+
+    // Paused again, one more request, then the listener closes.
+    net.b.control_connect_events(l, true).unwrap();
+    net.connect(b"3", 1, 1);
+    net.run(2);
+    net.b.close_listener(l).unwrap();
+    net.run(3);
+    assert_eq!(net.ev_b.len(), 2, "no connect event after the close");
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::ConnectionRefused]
+    );
+    assert_eq!(
+        net.b.control_connect_events(l, false),
+        Err(CmStatus::InvalidHandle)
+    );
+}
+
+/// ndkpi.md §4.2 step 6: a request whose connect event was not yet made when the listener
+/// closes is rejected, and the event is never made.
+#[test]
+fn no_connect_event_after_listener_close() {
+    let mut net = Net::new();
+    let (l, _) = net.start(b"", 1, 1);
+    net.send_all(true);
+    // Delivered by hand, so that the connect event waits in B, not yet made.
+    for (_, _, bytes) in net.flight.drain(..) {
+        net.b.handle(0, &decode(&bytes).unwrap());
+    }
+    net.b.close_listener(l).unwrap();
+    assert_eq!(net.b.poll_event(), None);
+    net.run(3);
+    assert!(net.ev_b.is_empty(), "{:?}", net.ev_b);
+    assert_eq!(
+        completions(&net.ev_a, Request::Connect),
+        [CmStatus::ConnectionRefused]
+    );
+}
+
+/// ndkpi.md §4.1: port 0 takes the next free ephemeral port; none free: TOO_MANY_ADDRESSES.
+#[test]
+fn ephemeral_ports_and_exhaustion() {
+    let mut cm = new_cm(&[SockAddr::v4(A, 0)], 8, config());
+    let l = cm.create_listener().unwrap();
+    let got = cm.listen(l, SockAddr::v4(A, 0)).unwrap();
+    assert_eq!(got.port, EPHEMERAL_PORTS.0);
+    assert_eq!(EPHEMERAL_PORTS, (49152, 65535));
+
+    let cfg = CmConfig {
+        ephemeral: (50000, 50002),
+        ..config()
+    };
+    let mut cm = new_cm(&[SockAddr::v4(A, 0)], 8, cfg);
+    let l = cm.create_listener().unwrap();
+    cm.listen(l, SockAddr::v4(A, 50001)).unwrap();
+    let mut ports = Vec::new();
+    for _ in 0..2 {
+        let c = cm.create_connector().unwrap();
+        let src = Source::Address(SockAddr::v4(A, 0));
+        cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b"")
+            .unwrap();
+        ports.push(cm.local_address(c).unwrap().port);
+    }
+    assert_eq!(ports, [50000, 50002], "the listener's 50001 is skipped");
+    let c = cm.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, 0));
+    assert_eq!(
+        cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b""),
+        Err(CmStatus::TooManyAddresses)
+    );
+    // Closing one frees its port.
+    let first = ConnId {
+        index: 0,
+        generation: 1,
+    };
+    assert_eq!(cm.local_address(first).unwrap().port, 50000);
+    cm.close_connector(first).unwrap();
+    cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b"")
+        .unwrap();
+    assert_eq!(cm.local_address(c).unwrap().port, 50000);
+}
+
+/// ndkpi.md §4.1: a bound address: SHARING_VIOLATION; not the adapter's: INVALID_ADDRESS; the
+/// same 4-tuple through a shared endpoint: ADDRESS_ALREADY_EXISTS.
+#[test]
+fn binding_statuses() {
+    let mut cm = new_cm(
+        &[SockAddr::v4(A, 0), SockAddr::v6([0xA; 16], 0, 0)],
+        8,
+        config(),
+    );
+    let l = cm.create_listener().unwrap();
+    assert_eq!(
+        cm.listen(l, SockAddr::v4(B, PORT)),
+        Err(CmStatus::InvalidAddress)
+    );
+    cm.listen(l, SockAddr::v4(A, PORT)).unwrap();
+    assert_eq!(
+        cm.listen(l, SockAddr::v4(A, 1)),
+        Err(CmStatus::InvalidDeviceState)
+    );
+    let l2 = cm.create_listener().unwrap();
+    assert_eq!(
+        cm.listen(l2, SockAddr::v4(A, PORT)),
+        Err(CmStatus::SharingViolation)
+    );
+    // The same port on the IPv6 address is another endpoint.
+    cm.listen(l2, SockAddr::v6([0xA; 16], PORT, 0)).unwrap();
+    let c = cm.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, PORT));
+    assert_eq!(
+        cm.connect(0, c, qp(1), src, SockAddr::v4(B, 1), 1, 1, b""),
+        Err(CmStatus::SharingViolation)
+    );
+    let v6 = Source::Address(SockAddr::v6([0xA; 16], 7, 0));
+    assert_eq!(
+        cm.connect(0, c, qp(1), v6, SockAddr::v4(B, 1), 1, 1, b""),
+        Err(CmStatus::InvalidAddress),
+        "families differ"
+    );
+    let any = Source::Address(SockAddr::v4(A, 0));
+    assert_eq!(
+        cm.connect(0, c, qp(1), any, SockAddr::v4(B, 0), 1, 1, b""),
+        Err(CmStatus::InvalidAddress),
+        "no destination port"
+    );
+
+    let ep = cm.create_shared_endpoint(SockAddr::v4(A, 0)).unwrap();
+    let c1 = cm.create_connector().unwrap();
+    cm.connect(
+        0,
+        c1,
+        qp(1),
+        Source::Shared(ep),
+        SockAddr::v4(B, 1),
+        1,
+        1,
+        b"",
+    )
+    .unwrap();
+    let c2 = cm.create_connector().unwrap();
+    assert_eq!(
+        cm.connect(
+            0,
+            c2,
+            qp(2),
+            Source::Shared(ep),
+            SockAddr::v4(B, 1),
+            1,
+            1,
+            b""
+        ),
+        Err(CmStatus::AddressAlreadyExists)
+    );
+    cm.connect(
+        0,
+        c2,
+        qp(2),
+        Source::Shared(ep),
+        SockAddr::v4(B, 2),
+        1,
+        1,
+        b"",
+    )
+    .unwrap();
+    assert_eq!(
+        cm.local_address(c1),
+        cm.local_address(c2),
+        "one shared port"
+    );
+    assert_eq!(
+        cm.close_shared_endpoint(ep),
+        Err(CmStatus::InvalidDeviceState)
+    );
+    assert_eq!(
+        cm.connect(0, c1, qp(1), src, SockAddr::v4(B, 3), 1, 1, b""),
+        Err(CmStatus::InvalidDeviceState),
+        "a connector connects once"
+    );
+}
+
+/// The live state as the connection tables hold it (`tables::Connection` / `Endpoint`, what
+/// OID_NDK_CONNECTIONS and OID_NDK_LOCAL_ENDPOINTS list).
+#[test]
+fn the_tables_list_live_connections_and_endpoints() {
+    let mut net = Net::new();
+    let ep = net.a.create_shared_endpoint(SockAddr::v4(A, 9000)).unwrap();
+    let (ca, cb) = established(&mut net);
+    let mut conns: Vec<Connection> = Vec::new();
+    assert_eq!(net.a.visit_connections(|c| conns.push(*c)), 1);
+    assert_eq!(net.b.visit_connections(|c| conns.push(*c)), 1);
+    let a_port = net.a.local_address(ca).unwrap().port;
+    assert_eq!(conns[0].local, SockAddr::v4(A, a_port));
+    assert_eq!(conns[0].remote, SockAddr::v4(B, PORT));
+    assert_eq!(
+        (conns[1].local, conns[1].remote),
+        (conns[0].remote, conns[0].local)
+    );
+    let mut eps: Vec<Endpoint> = Vec::new();
+    net.a.visit_endpoints(|e| eps.push(*e));
+    net.b.visit_endpoints(|e| eps.push(*e));
+    assert_eq!(eps.len(), 2);
+    assert_eq!(
+        (eps[0].local, eps[0].listener),
+        (SockAddr::v4(A, 9000), false)
+    );
+    assert_eq!(
+        (eps[1].local, eps[1].listener),
+        (SockAddr::v4(B, PORT), true)
+    );
+    net.b.close_connector(cb).unwrap();
+    net.a.close_shared_endpoint(ep).unwrap();
+    assert_eq!(net.b.visit_connections(|_| {}), 0);
+    assert_eq!(net.a.visit_endpoints(|_| {}), 0);
+}
+
+/// ndkpi.md §4.2 step 2 (the consumer owns, and closes, only the connectors it was handed): a
+/// caller that gives up while its request is queued, or before its connect event is made,
+/// frees the slot; an indicated one stays for the consumer, whose accept then fails
+/// CONNECTION_ABORTED.
+#[test]
+fn a_caller_that_gives_up_frees_what_nobody_owns() {
+    let mut net = Net::new();
+    let l = net.b.create_listener().unwrap();
+    net.b.listen(l, SockAddr::v4(B, PORT)).unwrap();
+    net.b.control_connect_events(l, true).unwrap();
+    let c = net.connect(b"", 1, 1);
+    net.run(2);
+    let used = |cm: &Cm<'_>| cm.conns.iter().filter(|c| c.state != State::Free).count();
+    assert_eq!(used(&net.b), 1);
+    net.a.close_connector(c).unwrap();
+    net.run(2);
+    assert_eq!(used(&net.b), 0);
+    net.b.control_connect_events(l, false).unwrap();
+    net.run(2);
+    assert!(net.ev_b.is_empty(), "{:?}", net.ev_b);
+
+    let c = net.connect(b"", 1, 1);
+    net.run(2);
+    let cb = net.indicated();
+    net.a.close_connector(c).unwrap();
+    net.run(2);
+    assert_eq!(
+        net.b.accept(net.now, cb, qp(2), 1, 1, b""),
+        Err(CmStatus::ConnectionAborted)
+    );
+    net.b.close_connector(cb).unwrap();
+}
