@@ -359,9 +359,10 @@ fn every_frame_decodes_in_tshark_as_built_without_warnings() {
     }
     let built = frames();
     let frames: Vec<Vec<u8>> = built.iter().map(|b| b.frame.clone()).collect();
-    // IPv6 frames carry a zero UDP checksum (roce::frame's documentation: rxe's choice, allowed
-    // for tunnels by RFC 6935/6936); Wireshark calls that an error unless told to ignore it.
-    let mut args = vec!["-o", "udp.ignore_ipv6_zero_checksum:TRUE"];
+    // Wireshark's default preferences, and its UDP checksum check on: IPv6 frames carry a
+    // computed checksum (roce::frame's documentation), IPv4 frames none (0, which Wireshark
+    // reads as "not present").
+    let mut args = vec!["-o", "udp.check_checksum:TRUE"];
     args.extend(TSHARK);
     args.push("-r");
     let pdml = decode(&frames, "tshark", &args);
@@ -389,22 +390,13 @@ fn every_frame_decodes_in_tshark_as_built_without_warnings() {
             b.addressing.ip
         );
     }
-    // With Wireshark's default preferences, the zero IPv6 UDP checksum is the only complaint.
-    let mut args: Vec<&str> = TSHARK.to_vec();
-    args.push("-r");
-    let default = expert_above_note(&decode(&frames, "tshark", &args));
-    for (i, message) in &default {
-        assert!(
-            matches!(built[*i].addressing.ip, IpAddrs::V6 { .. })
-                && message.contains("checksum value (0)"),
-            "packet {}: {message}",
-            i + 1
-        );
-    }
+    let v6 = built
+        .iter()
+        .filter(|b| matches!(b.addressing.ip, IpAddrs::V6 { .. }))
+        .count();
     println!(
-        "{} RoCEv2 frames decode in tshark as built; with default preferences, {} IPv6 frames \
-         show the zero UDP checksum",
-        built.len(),
-        default.len()
+        "{} RoCEv2 frames decode in tshark as built, with no expert info above Note ({v6} over \
+         IPv6, their UDP checksums verified)",
+        built.len()
     );
 }

@@ -100,18 +100,52 @@ impl Layout {
     }
 }
 
-/// The ones' complement sum of a header, folded and inverted: the IPv4 header checksum (RFC
-/// 791, RFC 1071) of a header whose checksum field is 0, or 0 for a header whose checksum is
-/// right.
-pub(super) fn ipv4_checksum(header: &[u8; 20]) -> u16 {
-    let (words, _) = header.as_chunks::<2>();
-    let sum = words.iter().fold(0u32, |s, w| {
-        s.wrapping_add(u32::from(u16::from_be_bytes(*w)))
+/// The 16-bit ones' complement sum (RFC 1071) of `bytes`, added to `sum`, unfolded: big-endian
+/// words, an odd last byte padded with zero. A u64 cannot overflow below 2^48 words.
+fn ones_sum(sum: u64, bytes: &[u8]) -> u64 {
+    let (words, rest) = bytes.as_chunks::<2>();
+    let sum = words.iter().fold(sum, |s, w| {
+        s.wrapping_add(u64::from(u16::from_be_bytes(*w)))
     });
-    // Ten 16-bit words: at most 0x9FFF6, so two folds suffice.
-    let once = (sum & 0xFFFF).wrapping_add(sum >> 16);
-    let twice = (once & 0xFFFF).wrapping_add(once >> 16);
-    !u16::try_from(twice & 0xFFFF).unwrap_or(0)
+    match rest {
+        [last] => sum.wrapping_add(u64::from(*last) << 8),
+        _ => sum,
+    }
+}
+
+/// A ones' complement sum folded to 16 bits and inverted.
+fn fold(sum: u64) -> u16 {
+    let mut s = sum;
+    while s > 0xFFFF {
+        s = (s & 0xFFFF).wrapping_add(s >> 16);
+    }
+    !u16::try_from(s).unwrap_or(0)
+}
+
+/// The IPv4 header checksum (RFC 791, RFC 1071) of a header whose checksum field is 0, or 0 for
+/// a header whose checksum is right.
+pub(super) fn ipv4_checksum(header: &[u8; 20]) -> u16 {
+    fold(ones_sum(0, header))
+}
+
+/// The UDP checksum over IPv6 (RFC 8200 §8.1) of `datagram` (UDP header, checksum field 0, and
+/// everything after it) between `src` and `dst`; never 0 (a computed 0 is sent as 0xFFFF).
+pub(super) fn udp6_checksum(src: &[u8; 16], dst: &[u8; 16], datagram: &[u8]) -> u16 {
+    let len = u32::try_from(datagram.len()).unwrap_or(u32::MAX);
+    let mut pseudo = [0u8; 8];
+    if let Some(l) = pseudo.get_mut(..4) {
+        l.copy_from_slice(&len.to_be_bytes());
+    }
+    if let Some(nh) = pseudo.get_mut(7) {
+        *nh = IP_PROTO_UDP;
+    }
+    let sum = [src.as_slice(), dst.as_slice(), &pseudo, datagram]
+        .into_iter()
+        .fold(0, ones_sum);
+    match fold(sum) {
+        0 => 0xFFFF,
+        c => c,
+    }
 }
 
 /// Writes the frame carrying `transport` and `payload` from `addressing` into the start of
@@ -203,7 +237,9 @@ pub fn build(
     w.put(&a.src_port.to_be_bytes());
     w.put(&ROCE_UDP_PORT.to_be_bytes());
     w.put(&udp_len);
-    w.put(&[0, 0]); // checksum: none (module documentation)
+    // Checksum: 0 over IPv4; over IPv6 computed once the datagram is whole, below (module
+    // documentation). The ICRC masks the field either way.
+    w.put(&[0, 0]);
     w.put(ib_headers.get(..ib_len).unwrap_or_default());
     w.put(payload);
     w.put([0u8; 3].get(..usize::from(layout.pad)).unwrap_or_default());
@@ -214,6 +250,16 @@ pub fn build(
         .and_then(icrc::compute)
         .unwrap_or(0);
     w.put(&icrc.to_le_bytes());
+    if let IpAddrs::V6 { src, dst } = a.ip {
+        let udp_at = layout.l2.saturating_add(a.ip.header_len());
+        let checksum = w
+            .buf
+            .get(udp_at..layout.ip_end)
+            .map(|datagram| udp6_checksum(&src, &dst, datagram));
+        if let Some(checksum) = checksum {
+            w.ok &= write_at(w.buf, udp_at.saturating_add(6), &checksum.to_be_bytes());
+        }
+    }
     let ethernet_pad = layout.total.saturating_sub(layout.ip_end);
     w.put([0u8; MIN_FRAME_LEN].get(..ethernet_pad).unwrap_or_default());
     if w.ok && w.at == layout.total {

@@ -12,14 +12,12 @@
 //!   meaning), TTL 64, the TOS byte the caller gives (DSCP and ECN), header checksum computed.
 //!   IPv6: no extension headers, flow label 0, hop limit 64, the traffic class the caller gives.
 //! - UDP: destination port 4791, the source port the caller gives (a per-QP entropy value, spec
-//!   §7.1), **checksum 0 for IPv4 and IPv6 alike**. rxe's `prepare_udp_hdr` writes `check = 0`
-//!   for both families, and its UDP tunnel sockets accept zero checksums on IPv6 receive. RFC
-//!   8200 §8.1 forbids a zero UDP checksum over IPv6 except where RFC 6935/6936 allow it: a tunnel
-//!   protocol whose payload has its own integrity check, which the ICRC is (it covers every UDP
-//!   payload byte and the UDP ports and length). Computing a real IPv6 UDP checksum would cost a
-//!   second pass over every payload byte for no protection the ICRC does not already give.
-//!   Wireshark flags the zero IPv6 checksum unless `udp.ignore_ipv6_zero_checksum` is set (the
-//!   kit's tshark check sets it and says so).
+//!   §7.1). Checksum 0 over IPv4 (RFC 768: no checksum; RoCEv2 senders leave it 0, the ICRC
+//!   covers the datagram). Over IPv6 the checksum is computed (RFC 8200 §8.1 requires it; RFC
+//!   6935/6936 allow a zero one only for tunnels, and Wireshark's defaults flag it as an error,
+//!   which issue 21 rules out: every frame must decode with no expert info above Note). Linux
+//!   rxe writes 0 for both families; a receiver of RoCEv2 (rxe, this parser) ignores the field
+//!   either way, since the ICRC masks it. The cost is a second pass over an IPv6 frame's bytes.
 //! - An 802.1Q tag with the caller's priority (the one the adapter's classification assigned to
 //!   UDP 4791), VLAN 0 and DEI 0, or no tag at all.
 //! - Zeros after the ICRC up to the Ethernet minimum of 60 bytes ([`MIN_FRAME_LEN`]), which only

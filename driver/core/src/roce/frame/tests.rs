@@ -521,3 +521,46 @@ fn received_fields_the_icrc_masks_are_reported_not_rejected() {
     assert_eq!(p.addressing.priority, Some(7));
     assert_eq!(p.transport, t);
 }
+
+#[test]
+fn the_udp_checksum_is_zero_over_ipv4_and_verifies_over_ipv6() {
+    for payload_len in [0usize, 1, 63, 64, 1000] {
+        let payload: Vec<u8> = (0..payload_len).map(|i| (i * 7 + 3) as u8).collect();
+        let t = transport(Opcode::SendOnly, payload_len);
+        for priority in [None, Some(3)] {
+            let l2 = if priority.is_some() { 18 } else { 14 };
+            let v4 = frame(&addressing(false, priority), &t, &payload);
+            assert_eq!(&v4[l2 + 20 + 6..l2 + 20 + 8], &[0, 0], "IPv4: no checksum");
+            let a = addressing(true, priority);
+            let v6 = frame(&a, &t, &payload);
+            let IpAddrs::V6 { src, dst } = a.ip else {
+                unreachable!()
+            };
+            let udp_len = usize::from(u16::from_be_bytes([v6[l2 + 4], v6[l2 + 5]]));
+            let datagram = &v6[l2 + 40..l2 + 40 + udp_len];
+            assert_ne!(&datagram[6..8], &[0, 0], "IPv6: a checksum is never 0");
+            // Verifying: the sum over the pseudo-header and the datagram, checksum included, is
+            // all ones (RFC 1071), computed here word by word, apart from the builder's code.
+            let mut words: Vec<u16> = Vec::new();
+            let mut bytes = Vec::new();
+            bytes.extend_from_slice(&src);
+            bytes.extend_from_slice(&dst);
+            bytes.extend_from_slice(&(udp_len as u32).to_be_bytes());
+            bytes.extend_from_slice(&[0, 0, 0, 17]);
+            bytes.extend_from_slice(datagram);
+            if bytes.len() % 2 == 1 {
+                bytes.push(0);
+            }
+            for w in bytes.chunks(2) {
+                words.push(u16::from_be_bytes([w[0], w[1]]));
+            }
+            let mut sum: u32 = words.iter().map(|&w| u32::from(w)).sum();
+            while sum > 0xFFFF {
+                sum = (sum & 0xFFFF) + (sum >> 16);
+            }
+            assert_eq!(sum, 0xFFFF, "payload {payload_len}, priority {priority:?}");
+            // The checksum does not change what parses.
+            assert!(parse(&v6).is_ok());
+        }
+    }
+}
