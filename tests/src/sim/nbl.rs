@@ -5,7 +5,6 @@
 //! `NdisGetDataBuffer`), so the simulator's MDL is its own simple structure: a data block and the
 //! next MDL. A frame can be split across several MDLs to exercise headers that span them.
 
-use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
 use ndis_sys::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS};
@@ -43,8 +42,8 @@ impl SimMdl {
 
 /// Every MDL the simulator has handed out and not freed, so that `NdisGetDataBuffer` walks only
 /// MDLs that exist (a corrupted NB is a verifier finding, not a crash of the test process).
-pub(crate) static LIVE_MDLS: LazyLock<Mutex<HashMap<usize, usize>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+pub(crate) static LIVE_MDLS: LazyLock<Mutex<super::AddressMap<usize>>> =
+    LazyLock::new(|| Mutex::new(super::AddressMap::default()));
 
 /// The NBLs of one send, with their NBs and MDLs, owned by the simulator.
 pub struct SendBatch {
