@@ -4,7 +4,7 @@
 //! [`complete_held`] (pause and halt). The send entry point (`crate::entry::send`) and the
 //! link's drain (`super::drain`) share this.
 
-use dcbndk_core::adapter::stats::Destination;
+use dcbndk_core::adapter::stats::{Destination, SentTally};
 use dcbndk_core::adapter::traffic::Way;
 use dcbndk_core::datapath::classify::TAG_ROOM;
 use dcbndk_core::datapath::frame::HEADER_BYTES;
@@ -35,6 +35,7 @@ use ndis_sys::nbl::NET_BUFFER_LIST;
 /// `chain` is a chain of valid NBLs NDIS handed to this miniport, owned by it until completed.
 pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> Chain {
     let mut done = Chain::default();
+    let mut sent = SentTally::default();
     let mut s = context.link.state().lock();
     // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released.
     let cpu = current_processor();
@@ -47,7 +48,7 @@ pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) 
         // SAFETY: as above; a fresh NBL starts at its first NB.
         unsafe { set_progress(nbl, 0) };
         // SAFETY: as above; its Next is NULL.
-        if let Some(status) = unsafe { send_or_hold(context, &mut s, cpu, nbl, false) } {
+        if let Some(status) = unsafe { send_or_hold(context, &mut s, cpu, &mut sent, nbl, false) } {
             // SAFETY: as above; the status member is the miniport's to set before completion.
             unsafe { set_status(nbl, ndis_status(status)) };
             // SAFETY: as above.
@@ -55,11 +56,13 @@ pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) 
         }
         nbl = next;
     }
+    drop(s);
+    context.core.stats.sent_tally(&sent);
     done
 }
 
 /// Sends the NBL's frames from its saved progress on, under the link's lock `s`, on processor
-/// `cpu`; `Some(status)` when it is done, `None` when it is held (a lossless queue is full, or
+/// `cpu`, counting what it sent in `sent`; `Some(status)` when it is done, `None` when it is held (a lossless queue is full, or
 /// older NBLs are held). `retry`: the NBL is the oldest of the held ring.
 ///
 /// # Safety
@@ -68,6 +71,7 @@ unsafe fn send_or_hold(
     context: &AdapterContext,
     s: &mut State,
     cpu: usize,
+    sent: &mut SentTally,
     nbl: *mut NET_BUFFER_LIST,
     retry: bool,
 ) -> Option<Status> {
@@ -121,7 +125,7 @@ unsafe fn send_or_hold(
                             if d.is_rdma {
                                 count_rdma(&context.core.ndk, false, len);
                             }
-                            context.core.stats.sent(to, u64::from(length));
+                            sent.count(to, u64::from(length));
                             None
                         }
                         Queued::Full => Some(priority),
@@ -191,6 +195,7 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
     // after the lock is released.
     loop {
         let mut done = Chain::default();
+        let mut sent = SentTally::default();
         {
             let mut s = context.link.state().lock();
             let cpu = current_processor();
@@ -204,7 +209,8 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
                 };
                 let nbl = first as *mut NET_BUFFER_LIST;
                 // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
-                let Some(status) = (unsafe { send_or_hold(context, &mut s, cpu, nbl, true) })
+                let Some(status) =
+                    (unsafe { send_or_hold(context, &mut s, cpu, &mut sent, nbl, true) })
                 else {
                     stuck |= 1 << priority;
                     continue;
@@ -216,6 +222,7 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
                 unsafe { done.push(nbl) };
             }
         }
+        context.core.stats.sent_tally(&sent);
         // SAFETY: completed once, now that they left the held ring.
         unsafe { done.complete(context.handle, at_dispatch) };
         if !context.link.end_retry() {
