@@ -13,6 +13,8 @@
 //! - a create that returns anything but `STATUS_PENDING` never calls its `CreateCompletion`
 //!   and leaves `*ppObject` alone (§1.2, rule 6);
 //! - after the close, no pool memory under the adapter object's tag is left (the leak check).
+//!
+//! An open adapter is closed when its [`NdkConsumer`] is dropped.
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -320,8 +322,15 @@ impl<'a> NdkConsumer<'a> {
         results
     }
 
-    /// `CloseNDKAdapterHandler` at PASSIVE_LEVEL, then the leak check of the object's tag.
+    /// `CloseNDKAdapterHandler` at PASSIVE_LEVEL, then the leak check of the object's tag
+    /// (dropping the consumer does the same: a case that fails half-way still closes).
     pub fn close(self) {
+        drop(self);
+    }
+}
+
+impl Drop for NdkConsumer<'_> {
+    fn drop(&mut self) {
         let Ok(driver) = Sim::dcbndk() else { return };
         let Some(close) = (*lock(&driver.ndk)).and_then(|n| n.CloseNDKAdapterHandler) else {
             return;
