@@ -41,7 +41,7 @@ pub const NDK_OIDS: [u32; 4] = [
 pub fn group() -> Group {
     Group {
         name: "Ndk",
-        description: "NDK attributes, provider, OID_NDK_SET_STATE and its PnP events, statistics on both paths, connections and endpoints, per-CPU counters under load",
+        description: "NDK attributes, OID_NDK_SET_STATE and its PnP events, statistics on both paths, connections and endpoints, per-CPU counters under load",
         cases,
     }
 }
