@@ -436,9 +436,10 @@ fn stored_code_addresses(
     Ok(stored)
 }
 
-/// DriverEntry and every function whose address the driver takes: the only ways into the
-/// driver are the entry point and the callbacks it hands NDIS and the kernel (miniport, NDK,
-/// timer, DPC and work-item routines).
+/// DriverEntry, every function whose address the driver takes, and the entry layer's functions
+/// stored in its data: the only ways into the driver are the entry point, the callbacks it
+/// hands NDIS and the kernel (miniport, NDK, timer, DPC and work-item routines) and the NDKPI
+/// dispatch tables it hands the NDK consumer.
 fn entry_points(graph: &Graph, entry: u32, symbols: &Symbols) -> Vec<(u32, String)> {
     let mut entries = vec![(entry, "DriverEntry".to_owned())];
     for &rva in &graph.address_taken {
@@ -448,6 +449,19 @@ fn entry_points(graph: &Graph, entry: u32, symbols: &Symbols) -> Vec<(u32, Strin
         // never called: the panic handler does not format.
         if rva != entry
             && name.starts_with("dcbndk::")
+            && graph.nodes.get(&rva).is_some_and(|n| n.thunk_of.is_none())
+        {
+            entries.push((rva, name));
+        }
+    }
+    // The functions of a table in the driver's data that the driver hands out whole: the NDKPI
+    // dispatch tables (`entry::ndk`), whose functions the NDK consumer calls. Only the entry
+    // layer's: the other stored functions (the OID table's) are the driver's own callees.
+    for &rva in &graph.stored {
+        let name = symbols.name(rva);
+        if rva != entry
+            && name.starts_with("dcbndk::entry::")
+            && !entries.iter().any(|(r, _)| *r == rva)
             && graph.nodes.get(&rva).is_some_and(|n| n.thunk_of.is_none())
         {
             entries.push((rva, name));

@@ -41,6 +41,12 @@ ndis_consts! {
     pub const NDIS_STATUS_RESOURCES: NDIS_STATUS = status(0xC000_009A);
     /// `STATUS_NOT_SUPPORTED`: recognized but not supported.
     pub const NDIS_STATUS_NOT_SUPPORTED: NDIS_STATUS = status(0xC000_00BB);
+    /// `STATUS_NOT_IMPLEMENTED` (ntstatus.h): an NDKPI function this provider does not
+    /// implement yet (ndkpi.md §2; the list is in the driver's `entry::ndk::unimplemented`).
+    pub const STATUS_NOT_IMPLEMENTED: NDIS_STATUS = status(0xC000_0002);
+    /// `STATUS_BUFFER_TOO_SMALL` (ntstatus.h): `NdkQueryAdapterInfo`'s buffer is short; the
+    /// required size is written back (ndkpi.md §6.3, §8 rule 3).
+    pub const STATUS_BUFFER_TOO_SMALL: NDIS_STATUS = status(0xC000_0023);
     /// `STATUS_INVALID_DEVICE_STATE`
     pub const NDIS_STATUS_INVALID_STATE: NDIS_STATUS = status(0xC000_0184);
     /// ndis.h literal.

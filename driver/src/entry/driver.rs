@@ -8,7 +8,7 @@ use core::ffi::c_void;
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
-use super::{initialize, lifecycle, oid, receive, send};
+use super::{initialize, lifecycle, ndk, oid, receive, send};
 use crate::resources::log;
 use ndis_sys::imports::{
     NdisMDeregisterMiniportDriver, NdisMRegisterMiniportDriver, NdisSetOptionalHandlers,
@@ -16,16 +16,15 @@ use ndis_sys::imports::{
 use ndis_sys::miniport::{
     NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
     NDIS_MINIPORT_MAJOR_VERSION, NDIS_MINIPORT_MINOR_VERSION, NDIS_NDK_PROVIDER_CHARACTERISTICS,
-    NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1, NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
+    NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
     NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
     NDIS_SIZEOF_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
 };
-use ndis_sys::ndkpi::NDK_ADAPTER;
 use ndis_sys::objectheader::{
     NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS,
     NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
 };
-use ndis_sys::status::{NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_SUCCESS};
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT};
 
 /// The driver's own version, reported in the characteristics.
@@ -116,8 +115,8 @@ unsafe extern "system" fn miniport_set_options(
         NDIS_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
         NDIS_SIZEOF_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
     );
-    ndk.OpenNDKAdapterHandler = Some(open_ndk_adapter);
-    ndk.CloseNDKAdapterHandler = Some(close_ndk_adapter);
+    ndk.OpenNDKAdapterHandler = Some(ndk::adapter::open);
+    ndk.CloseNDKAdapterHandler = Some(ndk::adapter::close);
     // SAFETY: `ndis_driver_handle` is the handle NDIS passed to this SetOptions call; `ndk` is a
     // live local that starts with its NDIS_OBJECT_HEADER, and NDIS copies it before returning.
     unsafe {
@@ -126,30 +125,6 @@ unsafe extern "system" fn miniport_set_options(
             (&raw mut ndk).cast::<NDIS_OBJECT_HEADER>(),
         )
     }
-}
-
-/// `OpenNDKAdapterHandler`. This adapter has no NDKPI queue-pair engine: it advertises NDK
-/// capabilities and keeps NDK counters, but cannot hand out an `NDK_ADAPTER` object. The open
-/// fails with `STATUS_NOT_SUPPORTED` and allocates nothing; `*pNdkAdapter` is left untouched.
-///
-/// # Safety
-/// Called by NDIS at PASSIVE_LEVEL; no argument is dereferenced.
-unsafe extern "system" fn open_ndk_adapter(
-    _miniport_adapter_context: NDIS_HANDLE,
-    _parameters: *mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
-    _ndk_adapter: *mut *mut NDK_ADAPTER,
-) -> NDIS_STATUS {
-    NDIS_STATUS_NOT_SUPPORTED
-}
-
-/// `CloseNDKAdapterHandler`: no NDK adapter is ever opened, so there is nothing to close.
-///
-/// # Safety
-/// Called by NDIS at PASSIVE_LEVEL; no argument is dereferenced.
-unsafe extern "system" fn close_ndk_adapter(
-    _miniport_adapter_context: NDIS_HANDLE,
-    _ndk_adapter: *mut NDK_ADAPTER,
-) {
 }
 
 /// `MiniportDriverUnload`: deregisters the driver.

@@ -10,6 +10,7 @@ pub mod log;
 pub mod memory;
 pub mod nbl;
 pub mod ndk;
+pub mod ndkobject;
 pub mod rxpool;
 pub mod status;
 pub mod sync;

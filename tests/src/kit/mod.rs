@@ -9,6 +9,7 @@ pub mod dcbx_interop;
 pub mod lifecycle;
 pub mod low_resources;
 pub mod ndk;
+pub mod ndk_conformance;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
@@ -74,6 +75,7 @@ pub fn groups() -> Vec<Group> {
     let mut groups = vec![lifecycle::group()];
     groups.extend(qos::groups());
     groups.push(ndk::group());
+    groups.push(ndk_conformance::group());
     groups.push(dcbx::group());
     groups.push(dcbx_interop::group());
     groups.extend(qos_link::groups());

@@ -1,6 +1,6 @@
 //! Group "Ndk": NetworkDirect Kernel (spec §1.6, §2.1-2.2, §3.6-3.9, §4.5; §10 items 6-9): the
-//! NDK attributes under every `*NetworkDirect` value and the `SimNdk*` keywords, the NDK provider
-//! that opens no NDK adapter, `OID_NDK_SET_STATE` and its PnP events from a work item,
+//! NDK attributes under every `*NetworkDirect` value and the `SimNdk*` keywords (the NDKPI
+//! provider itself is group NdkConformance's), `OID_NDK_SET_STATE` and its PnP events from a work item,
 //! `OID_NDK_STATISTICS` on both paths, the connection and endpoint lists (IPv4, IPv6, iWARP
 //! pairing, `Header.Size` saturation), disable with live connections, and the per-CPU counters
 //! under a concurrent workload queried on the direct path.
@@ -25,7 +25,7 @@ use ndis_sys::status::{
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::adapter::OidResult;
 use crate::sim::ndk::{Workload, decode_statistics};
-use crate::sim::{Adapter, RegValue, Sim};
+use crate::sim::{Adapter, RegValue};
 
 /// The NDK OIDs the driver lists in `OID_GEN_SUPPORTED_LIST` (spec §0.1: mandatory for an NDK
 /// provider).
@@ -41,7 +41,7 @@ pub const NDK_OIDS: [u32; 4] = [
 pub fn group() -> Group {
     Group {
         name: "Ndk",
-        description: "NDK attributes, provider, OID_NDK_SET_STATE and its PnP events, statistics on both paths, connections and endpoints, per-CPU counters under load",
+        description: "NDK attributes, OID_NDK_SET_STATE and its PnP events, statistics on both paths, connections and endpoints, per-CPU counters under load",
         cases,
     }
 }
@@ -67,10 +67,6 @@ fn cases() -> Vec<Case> {
         Case::new(
             "OID_GEN_SUPPORTED_LIST lists the four NDK OIDs",
             supported_list,
-        ),
-        Case::new(
-            "provider: OpenNDKAdapterHandler fails with STATUS_NOT_SUPPORTED and allocates nothing",
-            open_ndk_adapter,
         ),
         Case::new(
             "OID_NDK_SET_STATE: lengths 0/1/4, never pended (§10.7)",
@@ -345,45 +341,6 @@ fn attributes_keywords() -> CaseResult {
     Ok(None)
 }
 
-fn open_ndk_adapter() -> CaseResult {
-    let d = Sim::dcbndk()?;
-    let ndk = (*crate::sim::lock(&d.ndk)).ok_or("no NDK provider characteristics registered")?;
-    expect_eq("provider header type", ndk.Header.Type, 0xB2)?;
-    let open = ndk
-        .OpenNDKAdapterHandler
-        .ok_or("no OpenNDKAdapterHandler")?;
-    ensure(ndk.CloseNDKAdapterHandler.is_some(), || {
-        "no CloseNDKAdapterHandler".into()
-    })?;
-    let a = started(crate::sim::Registry::inf_defaults())?;
-    let before = allocations_of(&a);
-    let sentinel = 0x5A5A_usize as *mut ndis_sys::ndkpi::NDK_ADAPTER;
-    let mut out = sentinel;
-    let context = a.shared().context();
-    let status = crate::sim::call_handler(
-        Some(a.shared()),
-        crate::sim::verifier::PASSIVE_LEVEL,
-        "OpenNDKAdapterHandler",
-        |_| {},
-        || {
-            // SAFETY: the registered handler, with our adapter's context; the parameters are not
-            // dereferenced by a provider that opens nothing (documented), and `out` is live.
-            unsafe {
-                open(
-                    crate::sim::as_handle(context),
-                    std::ptr::null_mut(),
-                    &raw mut out,
-                )
-            }
-        },
-    );
-    expect_eq("status", status, NDIS_STATUS_NOT_SUPPORTED)?;
-    ensure(out == sentinel, || "*pNdkAdapter was written".into())?;
-    expect_eq("allocations", allocations_of(&a), before)?;
-    finish(a)?;
-    Ok(None)
-}
-
 fn supported_list() -> CaseResult {
     let a = started(crate::sim::Registry::inf_defaults())?;
     let needed = a
@@ -402,14 +359,6 @@ fn supported_list() -> CaseResult {
     }
     finish(a)?;
     Ok(None)
-}
-
-fn allocations_of(a: &Adapter) -> usize {
-    let handle = a.shared().handle();
-    crate::sim::lock(&crate::sim::exports::ALLOCATIONS)
-        .values()
-        .filter(|x| x.owner == handle)
-        .count()
 }
 
 fn set_state_lengths() -> CaseResult {

@@ -24,6 +24,7 @@
 
 pub mod adapter;
 pub mod clock;
+pub mod consumer;
 pub mod exports;
 pub mod faults;
 pub mod nbl;

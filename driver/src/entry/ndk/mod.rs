@@ -1,6 +1,10 @@
-//! The NDK entry points that are not NDIS handlers: the routine of the work item that raises the
+//! The NDK entry points: the NDKPI provider's objects ([`adapter`], and the functions not
+//! implemented yet, [`unimplemented`]); and, not NDIS handlers, the routine of the work item that raises the
 //! NDK PnP events, and [`activity`], through which the NDKPI engine (issue 21) and the
 //! simulator's workload report what happens on NDK.
+
+pub mod adapter;
+pub mod unimplemented;
 
 use core::sync::atomic::Ordering;
 

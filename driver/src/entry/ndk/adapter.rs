@@ -1,0 +1,169 @@
+//! The NDK adapter (issue 21; ndkpi.md §1.1, §2.1, §6): `OpenNDKAdapterHandler` and
+//! `CloseNDKAdapterHandler`, which NDIS calls at PASSIVE_LEVEL, and the adapter's dispatch
+//! table. Implemented: `NdkQueryAdapterInfo` and `NdkQueryExtension`; the table's other slots
+//! are the stubs of [`super::unimplemented`], so that every slot is a valid pointer (rule 2).
+
+use core::mem::offset_of;
+
+use super::unimplemented;
+use crate::context::context;
+use crate::resources::ndkobject::{adapter, free_adapter, new_adapter};
+use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
+use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
+use ndis_sys::ndkpi::{
+    NDK_ADAPTER, NDK_ADAPTER_DISPATCH, NDK_EXTENSION_INTERFACE, NDK_OBJECT_HEADER,
+};
+use ndis_sys::ntdef::GUID;
+use ndis_sys::status::{
+    NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
+    NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
+};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, ULONG};
+
+/// The adapter's functions (ndkpi.md §2.1, in the header's order). One table for every open
+/// adapter: the provider never reads it back, the consumer may overwrite its pointer to it.
+static ADAPTER_DISPATCH: NDK_ADAPTER_DISPATCH = NDK_ADAPTER_DISPATCH {
+    NdkQueryExtension: Some(query_extension),
+    NdkQueryAdapterInfo: Some(query_adapter_info),
+    NdkCreateCq: Some(unimplemented::create_cq),
+    NdkCreatePd: Some(unimplemented::create_pd),
+    NdkCreateSharedEndpoint: Some(unimplemented::create_shared_endpoint),
+    NdkCreateConnector: Some(unimplemented::create_connector),
+    NdkCreateListener: Some(unimplemented::create_listener),
+    NdkBuildLAM: Some(unimplemented::build_lam),
+    NdkReleaseLAM: Some(unimplemented::release_lam),
+};
+
+/// The NDKPI version an open asks for, if this provider speaks it: 1.1 (NDIS 6.30) and 1.2
+/// (NDIS 6.40) are accepted as asked; any other major or minor is refused (ndkpi.md §6.1,
+/// §6.3; §8 rule 1).
+const fn negotiate(requested: NDK_VERSION) -> Option<NDK_VERSION> {
+    match (requested.Major, requested.Minor) {
+        (1, 1 | 2) => Some(requested),
+        _ => None,
+    }
+}
+
+/// The size of `NDK_ADAPTER_INFO` for a negotiated version (ndkpi.md §6.2): NDKPI 1.1's
+/// structure ends before `RdmaTechnology` (96 bytes on x64), 1.2's is the whole (104).
+fn info_size(version: NDK_VERSION) -> usize {
+    if version.Minor >= 2 {
+        size_of::<NDK_ADAPTER_INFO>()
+    } else {
+        offset_of!(NDK_ADAPTER_INFO, RdmaTechnology)
+    }
+}
+
+/// `OpenNDKAdapterHandler` (PASSIVE_LEVEL; ndkpi.md §6.1): negotiates the version and allocates
+/// the adapter object, whose header carries that version (rules 1-2). Statuses:
+/// `NDIS_STATUS_INVALID_PARAMETER` for a null argument, `NDIS_STATUS_NOT_SUPPORTED` for a
+/// version this provider does not speak, `NDIS_STATUS_RESOURCES` when the pool is exhausted
+/// (nothing stays allocated). `*ppNdkAdapter` is written only on success.
+///
+/// # Safety
+/// Called by NDIS with our live adapter context; `parameters` and `ndk_adapter` are valid or
+/// null.
+pub unsafe extern "system" fn open(
+    miniport_adapter_context: NDIS_HANDLE,
+    parameters: *mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
+    ndk_adapter: *mut *mut NDK_ADAPTER,
+) -> NDIS_STATUS {
+    if parameters.is_null() || ndk_adapter.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: non-null, and valid for reads for the call (NDIS's contract).
+    let requested = unsafe { parameters.read() }.Version;
+    let Some(version) = negotiate(requested) else {
+        return NDIS_STATUS_NOT_SUPPORTED;
+    };
+    // SAFETY: NDIS passes our live context.
+    let shell = unsafe { context(miniport_adapter_context) };
+    // SAFETY: the miniport handle is valid until halt, and NDIS closes every NDK adapter before
+    // it halts the miniport; the table is a static.
+    let made = unsafe {
+        new_adapter(
+            shell.handle,
+            miniport_adapter_context,
+            version,
+            &raw const ADAPTER_DISPATCH,
+        )
+    };
+    let Some(object) = made else {
+        return NDIS_STATUS_RESOURCES;
+    };
+    // SAFETY: non-null and valid for writes (NDIS's contract).
+    unsafe { ndk_adapter.write(object) };
+    NDIS_STATUS_SUCCESS
+}
+
+/// `CloseNDKAdapterHandler` (PASSIVE_LEVEL, blocking; ndkpi.md §1.3, §6.1): frees the adapter
+/// object. No object can be created on it yet, so no callback can be outstanding and nothing
+/// else is left to close.
+///
+/// # Safety
+/// Called by NDIS with our live adapter context and an adapter [`open`] returned for it.
+pub unsafe extern "system" fn close(
+    miniport_adapter_context: NDIS_HANDLE,
+    ndk_adapter: *mut NDK_ADAPTER,
+) {
+    // SAFETY: NDIS passes our live context.
+    let shell = unsafe { context(miniport_adapter_context) };
+    // SAFETY: the object came from `open` on this adapter, with the same miniport handle, and
+    // the consumer uses it no more (NDIS's contract).
+    unsafe { free_adapter(shell.handle, ndk_adapter) };
+}
+
+/// `NdkQueryAdapterInfo` (PASSIVE_LEVEL; ndkpi.md §6.3, §8 rule 3): the context's
+/// `NDK_ADAPTER_INFO` (the one `NDIS_NDK_CAPABILITIES.NdkInfo` points to, so both speak with one
+/// voice), cut to the negotiated version's size, its `Version` the negotiated one. A null or
+/// short buffer gets `STATUS_BUFFER_TOO_SMALL` and the size needed in `*pBufferSize`; on
+/// success `*pBufferSize` is the number of bytes written.
+///
+/// # Safety
+/// Called by the consumer with an adapter [`open`] returned; `info` is valid for
+/// `*buffer_size` bytes of writes or null; `buffer_size` is valid or null.
+unsafe extern "system" fn query_adapter_info(
+    ndk_adapter: *mut NDK_ADAPTER,
+    info: *mut NDK_ADAPTER_INFO,
+    buffer_size: *mut ULONG,
+) -> NTSTATUS {
+    if ndk_adapter.is_null() || buffer_size.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: a live adapter object (caller's contract).
+    let object = unsafe { adapter(ndk_adapter) };
+    // SAFETY: the adapter context outlives its open NDK adapters (see `open`).
+    let shell = unsafe { context(object.adapter_context) };
+    let needed = info_size(object.version);
+    let needed_ulong = ULONG::try_from(needed).unwrap_or(ULONG::MAX);
+    // SAFETY: non-null and valid for reads and writes (caller's contract).
+    let given = unsafe { buffer_size.read() };
+    // SAFETY: as above.
+    unsafe { buffer_size.write(needed_ulong) };
+    if info.is_null() || given < needed_ulong {
+        return STATUS_BUFFER_TOO_SMALL;
+    }
+    let source = (&raw const shell.ndk_info).cast::<u8>();
+    // SAFETY: `source` is the context's whole NDK_ADAPTER_INFO and `needed` is at most its
+    // size; `info` is valid for `given` >= `needed` bytes (caller's contract) and is not the
+    // context's.
+    unsafe { core::ptr::copy_nonoverlapping(source, info.cast::<u8>(), needed) };
+    // `Version` is the structure's first member: the negotiated version, not the context's.
+    // SAFETY: inside the `needed` bytes just written; the consumer's buffer may be unaligned.
+    unsafe { info.cast::<NDK_VERSION>().write_unaligned(object.version) };
+    NDIS_STATUS_SUCCESS
+}
+
+/// `NdkQueryExtension` of every object (ndkpi.md §0): no extension interface is defined and this
+/// provider offers none, so every query fails with `STATUS_NOT_SUPPORTED` and writes nothing.
+///
+/// # Safety
+/// None: no argument is dereferenced.
+pub unsafe extern "system" fn query_extension(
+    _object: *mut NDK_OBJECT_HEADER,
+    _extension_interface_id: *mut GUID,
+    _extension_interface_version: NDK_VERSION,
+    _extension_interface: *mut NDK_EXTENSION_INTERFACE,
+) -> NTSTATUS {
+    NDIS_STATUS_NOT_SUPPORTED
+}
