@@ -103,6 +103,8 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     "NdisDevicePnPEventSurpriseRemoved", "NdisDevicePnPEventQueryStopped", "NdisDevicePnPEventStopped",
     "NdisDevicePnPEventPowerProfileChanged",
     "NDIS_TIMER_CHARACTERISTICS_REVISION_1", "NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1"]] + [
+    ("STATUS_BUFFER_TOO_SMALL", "ntstatus.h (mingw-w64); NdkQueryAdapterInfo (ndkpi.md 6.3)"),
+    ("STATUS_NOT_IMPLEMENTED", "ntstatus.h (mingw-w64); NDKPI functions not implemented yet"),
     ("NetEventNDKEnable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 13)"),
     ("NetEventNDKDisable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 14)"),
     ("LowPoolPriority", "wdm.h (ndis630_extra.h)"), ("NormalPoolPriority", "wdm.h (ndis630_extra.h)"),
