@@ -54,15 +54,19 @@ pub unsafe extern "system" fn miniport_oid_request(
     if request.is_null() {
         return ndis_status(Status::InvalidParameter);
     }
-    // SAFETY: NDIS passes a valid request for the duration of the call; it is copied once and
-    // only the byte counters are written back.
-    let copy = unsafe { request.read() };
+    // SAFETY: NDIS passes a valid request for the duration of the call. Only the two members
+    // the miniport reads are copied (the whole request is 240 bytes of this entry point's
+    // stack, on the OID path's deepest chain: `cargo xtask pe`); only the byte counters are
+    // written back.
+    let request_type = unsafe { (*request).RequestType };
+    // SAFETY: as above.
+    let data_copy = unsafe { (*request).DATA };
     // SAFETY: `request` is valid; only the address of its DATA member is taken.
     let data = unsafe { &raw mut (*request).DATA };
-    let outcome = match copy.RequestType {
+    let outcome = match request_type {
         NdisRequestQueryInformation | NdisRequestQueryStatistics => {
             // SAFETY: a query request's DATA holds QUERY_INFORMATION.
-            let q = unsafe { copy.DATA.QUERY_INFORMATION };
+            let q = unsafe { data_copy.QUERY_INFORMATION };
             // SAFETY: NDIS's contract for the information buffer of a request in progress.
             let buffer =
                 unsafe { information_buffer(q.InformationBuffer, q.InformationBufferLength) };
@@ -88,7 +92,7 @@ pub unsafe extern "system" fn miniport_oid_request(
         }
         NdisRequestSetInformation => {
             // SAFETY: a set request's DATA holds SET_INFORMATION.
-            let set = unsafe { copy.DATA.SET_INFORMATION };
+            let set = unsafe { data_copy.SET_INFORMATION };
             // SAFETY: NDIS's contract for the information buffer of a request in progress.
             let buffer =
                 unsafe { information_buffer(set.InformationBuffer, set.InformationBufferLength) };
@@ -114,7 +118,7 @@ pub unsafe extern "system" fn miniport_oid_request(
         }
         NdisRequestMethod => {
             // SAFETY: a method request's DATA holds METHOD_INFORMATION.
-            let m = unsafe { copy.DATA.METHOD_INFORMATION };
+            let m = unsafe { data_copy.METHOD_INFORMATION };
             // Input and output share the buffer: it is as long as the larger of the two.
             let length = m.InputBufferLength.max(m.OutputBufferLength);
             // SAFETY: NDIS's contract for the information buffer of a request in progress.
@@ -202,17 +206,21 @@ pub unsafe extern "system" fn miniport_direct_oid_request(
     if request.is_null() {
         return ndis_status(Status::InvalidParameter);
     }
-    // SAFETY: NDIS passes a valid request for the duration of the call; it is copied once and
-    // only the byte counters are written back.
-    let copy = unsafe { request.read() };
+    // SAFETY: NDIS passes a valid request for the duration of the call. Only the two members
+    // the miniport reads are copied (the whole request is 240 bytes of this entry point's
+    // stack, on the OID path's deepest chain: `cargo xtask pe`); only the byte counters are
+    // written back.
+    let request_type = unsafe { (*request).RequestType };
+    // SAFETY: as above.
+    let data_copy = unsafe { (*request).DATA };
     if !matches!(
-        copy.RequestType,
+        request_type,
         NdisRequestQueryInformation | NdisRequestQueryStatistics
     ) {
         return ndis_status(Status::NotSupported);
     }
     // SAFETY: a query request's DATA holds QUERY_INFORMATION.
-    let q = unsafe { copy.DATA.QUERY_INFORMATION };
+    let q = unsafe { data_copy.QUERY_INFORMATION };
     // SAFETY: NDIS's contract for the information buffer of a request in progress.
     let buffer = unsafe { information_buffer(q.InformationBuffer, q.InformationBufferLength) };
     let len = buffer.len();
