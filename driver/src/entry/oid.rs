@@ -54,10 +54,10 @@ pub unsafe extern "system" fn miniport_oid_request(
     if request.is_null() {
         return ndis_status(Status::InvalidParameter);
     }
-    // SAFETY: NDIS passes a valid request for the duration of the call. Only the two members
-    // the miniport reads are copied (the whole request is 240 bytes of this entry point's
-    // stack, on the OID path's deepest chain: `cargo xtask pe`); only the byte counters are
-    // written back.
+    // Only the two members the miniport reads are copied (the whole request is 240 bytes of
+    // this entry point's stack, on the OID path's deepest chain: `cargo xtask pe`); only the
+    // byte counters are written back.
+    // SAFETY: NDIS passes a valid request for the duration of the call.
     let request_type = unsafe { (*request).RequestType };
     // SAFETY: as above.
     let data_copy = unsafe { (*request).DATA };
@@ -206,10 +206,10 @@ pub unsafe extern "system" fn miniport_direct_oid_request(
     if request.is_null() {
         return ndis_status(Status::InvalidParameter);
     }
-    // SAFETY: NDIS passes a valid request for the duration of the call. Only the two members
-    // the miniport reads are copied (the whole request is 240 bytes of this entry point's
-    // stack, on the OID path's deepest chain: `cargo xtask pe`); only the byte counters are
-    // written back.
+    // Only the two members the miniport reads are copied (the whole request is 240 bytes of
+    // this entry point's stack, on the OID path's deepest chain: `cargo xtask pe`); only the
+    // byte counters are written back.
+    // SAFETY: NDIS passes a valid request for the duration of the call.
     let request_type = unsafe { (*request).RequestType };
     // SAFETY: as above.
     let data_copy = unsafe { (*request).DATA };

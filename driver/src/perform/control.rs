@@ -2,14 +2,13 @@
 //! the order it listed: the one place its [`Effect`]s become NDIS calls, frames and timers.
 //! Every entry point that feeds the machine an event ends here, with the control lock released.
 
-use core::ops::Range;
-
 use dcbndk_core::machine::{Control, Effect, Effects, TimerId};
 
 use super::drain::{self, Reconfigured};
 use super::post::{Wire, drop_posted};
 use super::{held, indicate, ndk, qos};
 use crate::context::AdapterContext;
+use crate::resources::link::Sent;
 use crate::resources::log;
 use crate::resources::timer::{now_ms, now_ns};
 use crate::resources::wire;
@@ -94,18 +93,18 @@ fn arm_dcbx(context: &AdapterContext, at_ms: u64) {
 
 /// Builds the LLDPDU with TTL `ttl` in a free transmit buffer and sends it.
 fn transmit_lldpdu<W: Wire>(context: &AdapterContext, ttl: u16, at_dispatch: bool) {
-    if let Some((slot, range)) = build_lldpdu(context, ttl) {
-        W::transmit_slot(context, slot, range, at_dispatch, now_ns());
+    if let Some(sent) = build_lldpdu(context, ttl) {
+        W::transmit_sent(context, &[sent], at_dispatch);
     }
 }
 
 /// The LLDPDU with TTL `ttl`, built under the control lock straight into a free transmit
-/// buffer: the buffer and where the frame lies in it, or `None` when none is free. Out of line:
+/// buffer, to be sent now, or `None` when none is free. Out of line:
 /// what it reads (a parameter set, 0.9 KiB) is off the stack by the time the caller sends,
 /// which may run a peer's whole receive path on this thread (issue 18's stack check).
 #[inline(never)]
-fn build_lldpdu(context: &AdapterContext, ttl: u16) -> Option<(u16, Range<usize>)> {
+fn build_lldpdu(context: &AdapterContext, ttl: u16) -> Option<Sent> {
     context
         .link
-        .build_in_slot(|out| context.control.lock().lldpdu(ttl, out))
+        .build_in_slot(now_ns(), |out| context.control.lock().lldpdu(ttl, out))
 }

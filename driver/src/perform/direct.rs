@@ -4,8 +4,6 @@
 //! (`perform::receive::arrived`: a direct call, so that the image's call graph sees the whole
 //! path); then whatever the receivers posted ([`pump`]).
 
-use core::ops::Range;
-
 use super::post::Wire;
 use crate::context::AdapterContext;
 use crate::resources::link::Sent;
@@ -18,21 +16,6 @@ pub enum Direct {}
 impl Wire for Direct {
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
         deliver(from, frame, at_dispatch, at_ns);
-        pump(from, at_dispatch);
-    }
-
-    fn transmit_slot(
-        from: &AdapterContext,
-        slot: u16,
-        range: Range<usize>,
-        at_dispatch: bool,
-        at_ns: u64,
-    ) {
-        // SAFETY: the buffer is the caller's (dequeued, off the free list) until released
-        // below, after the last use of the slice.
-        let frame = unsafe { from.link.frame(slot, range) };
-        deliver(from, frame, at_dispatch, at_ns);
-        from.link.release_slot(slot);
         pump(from, at_dispatch);
     }
 

@@ -4,8 +4,6 @@
 //! `Direct`, delivers at once: it calls the receive path, so it sits above it
 //! (`crate::perform::direct`).
 
-use core::ops::Range;
-
 use crate::context::AdapterContext;
 use crate::resources::link::Sent;
 use crate::resources::wire;
@@ -17,16 +15,8 @@ pub trait Wire {
     /// may lie within the last clock tick; now for control frames). `at_dispatch`: the caller
     /// runs at DISPATCH_LEVEL.
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64);
-    /// Puts the frame at `range` of `from`'s transmit buffer `slot` (off the free list, the
-    /// caller's) on the wire; the buffer is released once the frame has been delivered.
-    fn transmit_slot(
-        from: &AdapterContext,
-        slot: u16,
-        range: Range<usize>,
-        at_dispatch: bool,
-        at_ns: u64,
-    );
-    /// Puts the frames the link dequeued together on the wire, in order; their buffers are
+    /// Puts frames already in `from`'s transmit buffers (off the free list, the caller's: the
+    /// link dequeued them, or the caller built one) on the wire, in order; their buffers are
     /// released once the frames have been delivered.
     fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool);
 }
@@ -45,23 +35,13 @@ impl Wire for Posted {
         }
     }
 
-    fn transmit_slot(
-        from: &AdapterContext,
-        slot: u16,
-        _range: Range<usize>,
-        _at_dispatch: bool,
-        at_ns: u64,
-    ) {
-        if from.link.post(slot, at_ns) {
-            wire::posted(1);
-        } else {
-            from.core.stats.send_error();
-        }
-    }
-
-    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) {
+    fn transmit_sent(from: &AdapterContext, sent: &[Sent], _at_dispatch: bool) {
         for frame in sent {
-            Self::transmit_slot(from, frame.slot, frame.range(), at_dispatch, frame.at_ns);
+            if from.link.post(frame.slot, frame.at_ns) {
+                wire::posted(1);
+            } else {
+                from.core.stats.send_error();
+            }
         }
     }
 }

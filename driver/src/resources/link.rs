@@ -605,20 +605,21 @@ impl LinkShell {
     /// Copies `frame` (a PFC frame, not queued) into a free transmit buffer and posts it;
     /// `false` when no buffer is free or the frame is too long (it is not sent).
     pub fn post_copy(&self, frame: &[u8], at_ns: u64) -> bool {
-        let built = self.build_in_slot(|out| {
+        let built = self.build_in_slot(at_ns, |out| {
             out.get_mut(..frame.len())?.copy_from_slice(frame);
             Some(frame.len())
         });
-        built.is_some_and(|(slot, _)| self.post(slot, at_ns))
+        built.is_some_and(|sent| self.post(sent.slot, at_ns))
     }
 
-    /// Has `build` write a frame into a free transmit buffer, returning its length; the buffer
-    /// (the caller's until [`LinkShell::release_slot`]) and where the frame lies in it, or
-    /// `None` when no buffer is free or `build` gives up.
+    /// Has `build` write a frame into a free transmit buffer, returning its length: the frame,
+    /// to be sent at `at_ns`, its buffer the caller's until released, or `None` when no buffer is
+    /// free or `build` gives up.
     pub fn build_in_slot(
         &self,
+        at_ns: u64,
         build: impl FnOnce(&mut [u8]) -> Option<usize>,
-    ) -> Option<(u16, Range<usize>)> {
+    ) -> Option<Sent> {
         let slot = self.state().lock().take_slot()?;
         let built = self
             .buffers
@@ -633,7 +634,12 @@ impl LinkShell {
         match (built, s.frames.get_mut(usize::from(slot))) {
             (Some(len), Some(recorded)) => {
                 *recorded = (0, len);
-                Some((slot, 0..usize::from(len)))
+                Some(Sent {
+                    slot,
+                    start: 0,
+                    len,
+                    at_ns,
+                })
             }
             _ => {
                 s.put_slot(slot);
