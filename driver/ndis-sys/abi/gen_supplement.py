@@ -105,6 +105,11 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     "NDIS_TIMER_CHARACTERISTICS_REVISION_1", "NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1"]] + [
     ("STATUS_BUFFER_TOO_SMALL", "ntstatus.h (mingw-w64); NdkQueryAdapterInfo (ndkpi.md 6.3)"),
     ("STATUS_NOT_IMPLEMENTED", "ntstatus.h (mingw-w64); NDKPI functions not implemented yet"),
+    ("STATUS_ACCESS_VIOLATION", "ntstatus.h (mingw-w64); NDK completion status (ndkpi.md 3.1)"),
+    ("STATUS_IO_TIMEOUT", "ntstatus.h (mingw-w64); NDK completion status (ndkpi.md 3.1)"),
+    ("STATUS_CANCELLED", "ntstatus.h (mingw-w64); NDK completion status (ndkpi.md 3.1)"),
+    ("STATUS_CONNECTION_INVALID", "ntstatus.h (mingw-w64); NDK post on an unconnected QP (ndkpi.md 2.4)"),
+    ("STATUS_CONNECTION_ABORTED", "ntstatus.h (mingw-w64); NDK completion status (ndkpi.md 3.1)"),
     ("NetEventNDKEnable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 13)"),
     ("NetEventNDKDisable", "netpnp.h (ndis630_extra.h; spec section 0.2: ordinal 14)"),
     ("LowPoolPriority", "wdm.h (ndis630_extra.h)"), ("NormalPoolPriority", "wdm.h (ndis630_extra.h)"),

@@ -44,6 +44,19 @@ ndis_consts! {
     /// `STATUS_NOT_IMPLEMENTED` (ntstatus.h): an NDKPI function this provider does not
     /// implement yet (ndkpi.md §2; the list is in the driver's `entry::ndk::unimplemented`).
     pub const STATUS_NOT_IMPLEMENTED: NDIS_STATUS = status(0xC000_0002);
+    /// `STATUS_ACCESS_VIOLATION` (ntstatus.h): an NDK work request failed a local or remote
+    /// protection check (ndkpi.md §3.1).
+    pub const STATUS_ACCESS_VIOLATION: NDIS_STATUS = status(0xC000_0005);
+    /// `STATUS_IO_TIMEOUT` (ntstatus.h): an NDK request's retries ran out (ndkpi.md §3.1, §4.1).
+    pub const STATUS_IO_TIMEOUT: NDIS_STATUS = status(0xC000_00B5);
+    /// `STATUS_CANCELLED` (ntstatus.h): an NDK work request flushed (ndkpi.md §1.4, §3.4).
+    pub const STATUS_CANCELLED: NDIS_STATUS = status(0xC000_0120);
+    /// `STATUS_CONNECTION_INVALID` (ntstatus.h): an NDK initiator request on a QP that is not
+    /// connected (ndkpi.md §2.4, `NDK_FN_SEND`).
+    pub const STATUS_CONNECTION_INVALID: NDIS_STATUS = status(0xC000_023A);
+    /// `STATUS_CONNECTION_ABORTED` (ntstatus.h): the NDK peer reported a fatal error or
+    /// abandoned the connection (ndkpi.md §3.1, §4.1).
+    pub const STATUS_CONNECTION_ABORTED: NDIS_STATUS = status(0xC000_0241);
     /// `STATUS_BUFFER_TOO_SMALL` (ntstatus.h): `NdkQueryAdapterInfo`'s buffer is short; the
     /// required size is written back (ndkpi.md §6.3, §8 rule 3).
     pub const STATUS_BUFFER_TOO_SMALL: NDIS_STATUS = status(0xC000_0023);

@@ -11,7 +11,8 @@
 //! - [`drain`]: the link's timing (what is due goes on the wire, PFC, reconfiguration);
 //! - [`held`]: NBLs onto the link, and the ones held for room;
 //! - [`post`]: the `Wire` trait and `Posted`, the way of everything under a delivery;
-//! - [`indicate`]: the status indications.
+//! - [`indicate`]: the status indications;
+//! - [`ndkcalls`]: the NDK consumer's callbacks a provider call owes.
 
 pub mod control;
 pub mod direct;
@@ -19,6 +20,7 @@ pub mod drain;
 pub mod held;
 pub mod indicate;
 pub mod ndk;
+pub mod ndkcalls;
 pub mod post;
 pub mod qos;
 pub mod receive;

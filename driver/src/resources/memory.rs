@@ -214,6 +214,14 @@ impl<T> PoolArray<T> {
         unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
+    /// The elements, writable.
+    #[must_use]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: `len` initialized elements start at `ptr`, live as long as `self`, and the
+        // `&mut self` borrow makes this the only access.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
     /// The elements with a lifetime the caller chooses.
     ///
     /// # Safety
@@ -222,6 +230,22 @@ impl<T> PoolArray<T> {
     pub unsafe fn as_unbounded_slice<'a>(&self) -> &'a [T] {
         // SAFETY: as `as_slice`; the lifetime is the caller's contract.
         unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T> PoolArray<T> {
+    /// The elements, writable, with a lifetime the caller chooses: how a core value that
+    /// borrows its storage (a completion queue's ring, a QP's queues) is kept beside the array
+    /// that holds the storage.
+    ///
+    /// # Safety
+    /// The caller must stop using the slice before the array is dropped, and must not make a
+    /// second slice of the same array (with this or [`PoolArray::as_slice`]) while it lives.
+    #[must_use]
+    pub unsafe fn as_unbounded_mut_slice<'a>(&mut self) -> &'a mut [T] {
+        // SAFETY: `len` initialized elements start at `ptr`; exclusivity and the lifetime are
+        // the caller's contract.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 

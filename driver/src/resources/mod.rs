@@ -11,6 +11,7 @@ pub mod memory;
 pub mod nbl;
 pub mod ndk;
 pub mod ndkobject;
+pub mod provider;
 pub mod rxpool;
 pub mod status;
 pub mod sync;

@@ -5,12 +5,18 @@
 //! back to a dispatch function is the block's address; the rest of the block is the provider's.
 //!
 //! Storage: one `NdkAdapterObject` per `OpenNDKAdapterHandler`, allocated at the open (PASSIVE
-//! level) and freed at `CloseNDKAdapterHandler`. The provider's per-adapter state (the PD table
-//! and the CQ rings of `dcbndk_core::ndk::provider`, sized by the Profile) will join it here.
-//! A resource cannot name the adapter context (imports point down): the block keeps the
-//! `MiniportAdapterContext` as an untyped handle, as a wire port keeps its owner.
+//! level) and freed at `CloseNDKAdapterHandler`, with the provider's state
+//! ([`Provider`](crate::resources::provider::Provider)) under its spin lock. Every other object
+//! is an [`NdkObject`]: the consumer's structure, the adapter object it belongs to and its slot
+//! in the provider's tables. A resource cannot name the adapter context (imports point down):
+//! the block keeps the `MiniportAdapterContext` as an untyped handle, as a wire port keeps its
+//! owner.
 
 use crate::resources::memory::{PoolBox, pool_tag};
+use crate::resources::provider::{Left, Provider};
+use crate::resources::sync::SpinLock;
+use dcbndk_core::ndk::Profile;
+use ndis_sys::imports::NdisFreeMemoryWithTagPriority;
 use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_ADAPTER_DISPATCH, NDK_OBJECT_HEADER, NDK_OBJECT_HEADER_RESERVED_BLOCK,
@@ -20,6 +26,14 @@ use ndis_sys::types::{NDIS_HANDLE, ULONG};
 
 /// The pool tag of an NDK adapter object.
 pub const TAG_NDK_ADAPTER: ULONG = pool_tag(b"DcbK");
+/// The pool tag of a completion queue object.
+pub const TAG_NDK_CQ: ULONG = pool_tag(b"DcbQ");
+/// The pool tag of a protection domain object.
+pub const TAG_NDK_PD: ULONG = pool_tag(b"DcbD");
+/// The pool tag of a memory region object.
+pub const TAG_NDK_MR: ULONG = pool_tag(b"DcbM");
+/// The pool tag of a queue pair object.
+pub const TAG_NDK_QP: ULONG = pool_tag(b"DcbP");
 
 /// An open NDK adapter: the `NDK_ADAPTER` the consumer holds, then the provider's state.
 #[repr(C)]
@@ -32,6 +46,78 @@ pub struct NdkAdapterObject {
     /// The NDKPI version negotiated at the open (ndkpi.md §6.3): the header's `Version` is the
     /// consumer's to read, this copy is what the provider trusts.
     pub version: NDK_VERSION,
+    /// The miniport's adapter handle, every allocation of the provider's is made with.
+    pub ndis_handle: NDIS_HANDLE,
+    /// The provider's state: one lock for all its objects (see `resources::provider`).
+    pub provider: SpinLock<Provider>,
+}
+
+/// Any other NDK object: what the consumer holds (`NDK_CQ`, `NDK_PD`, ...), first, so that the
+/// pointer it passes back is the block's address; the adapter object it was created on; its
+/// slot in that adapter's provider tables.
+#[repr(C)]
+pub struct NdkObject<O> {
+    /// The consumer's structure.
+    pub object: O,
+    /// The NDK adapter it belongs to (outlives it: the consumer closes every object before the
+    /// adapter, ndkpi.md §1.3).
+    pub adapter: *const NdkAdapterObject,
+    /// Its slot in the provider's table of its kind.
+    pub slot: usize,
+    /// Its parent's slot where it has one (an MR's PD).
+    pub parent: usize,
+}
+
+/// Allocates an object block holding `object` (<= DISPATCH_LEVEL). `None` when the pool is
+/// exhausted.
+///
+/// # Safety
+/// `ndis_handle` is valid until [`free_object`].
+pub unsafe fn new_object<O>(
+    ndis_handle: NDIS_HANDLE,
+    tag: ULONG,
+    value: NdkObject<O>,
+) -> Option<*mut O> {
+    // SAFETY: the handle is valid for the box's life (function contract).
+    let boxed = unsafe { PoolBox::new(ndis_handle, tag, value) }?;
+    // The object is the block's first member (repr(C)): the same address.
+    Some(boxed.into_raw().cast::<O>())
+}
+
+/// The block behind an object pointer the consumer passes back.
+///
+/// # Safety
+/// `object` came from [`new_object`] with the same `O` and has not been freed; NDKPI's lifetime
+/// rules (ndkpi.md §1.2) guarantee it for every dispatch call on it.
+pub unsafe fn object<'a, O>(object: *mut O) -> &'a NdkObject<O> {
+    // SAFETY: per the contract the pointer is the first member of a live block; only shared
+    // references are made to it.
+    unsafe { &*object.cast::<NdkObject<O>>() }
+}
+
+/// Frees an object block of any kind (<= DISPATCH_LEVEL): the blocks hold no value with a
+/// destructor, so the memory is all there is to free. A null pointer is ignored.
+///
+/// # Safety
+/// `object` came from [`new_object`] with `ndis_handle` and `tag`, and nothing uses it
+/// afterwards.
+unsafe fn free_block(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut ()) {
+    if object.is_null() {
+        return;
+    }
+    // SAFETY: a pool block allocated with this handle and tag (function contract), freed once.
+    unsafe { NdisFreeMemoryWithTagPriority(ndis_handle, object.cast(), tag) };
+}
+
+/// Frees an object block (<= DISPATCH_LEVEL). A null pointer is ignored.
+///
+/// # Safety
+/// `object` came from [`new_object`] with `ndis_handle` and `tag`, and nothing uses it
+/// afterwards.
+pub unsafe fn free_object<O>(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut O) {
+    // SAFETY: the block was released by `into_raw` in new_object with this handle and tag
+    // (function contract); dropping the box frees it once.
+    drop(unsafe { PoolBox::from_raw(object.cast::<NdkObject<O>>(), ndis_handle, tag) });
 }
 
 /// Allocates an adapter object for `adapter_context` (PASSIVE_LEVEL), its header of type
@@ -47,7 +133,11 @@ pub unsafe fn new_adapter(
     adapter_context: NDIS_HANDLE,
     version: NDK_VERSION,
     dispatch: *const NDK_ADAPTER_DISPATCH,
+    profile: &Profile,
+    seed: u8,
 ) -> Option<*mut NDK_ADAPTER> {
+    // SAFETY: the handle is valid for the provider's life (function contract).
+    let provider = unsafe { Provider::new(ndis_handle, profile, seed) }?;
     let value = NdkAdapterObject {
         object: NDK_ADAPTER {
             Header: NDK_OBJECT_HEADER {
@@ -59,9 +149,14 @@ pub unsafe fn new_adapter(
         },
         adapter_context,
         version,
+        ndis_handle,
+        provider: SpinLock::new(provider),
     };
     // SAFETY: the handle is valid for the box's life (function contract).
     let boxed = unsafe { PoolBox::new(ndis_handle, TAG_NDK_ADAPTER, value) }?;
+    // SAFETY: the lock is at its final address (the box's) and initialized once; it is freed
+    // in free_adapter.
+    unsafe { boxed.get().provider.initialize() };
     // The object is the block's first member (repr(C)): the same address.
     Some(boxed.into_raw().cast::<NDK_ADAPTER>())
 }
@@ -77,18 +172,41 @@ pub unsafe fn adapter<'a>(adapter: *mut NDK_ADAPTER) -> &'a NdkAdapterObject {
     unsafe { &*adapter.cast::<NdkAdapterObject>() }
 }
 
-/// Frees an adapter object (PASSIVE_LEVEL). A null pointer is ignored.
+/// Frees an adapter object (PASSIVE_LEVEL) with every object still open on it (a consumer
+/// closes them all first, ndkpi.md §1.3; what it left is torn down here so nothing leaks).
+/// A null pointer is ignored.
 ///
 /// # Safety
-/// `adapter` came from [`new_adapter`] with `ndis_handle`, and nothing uses it afterwards.
+/// `adapter` came from [`new_adapter`] with `ndis_handle`, and nothing uses it or any of its
+/// objects afterwards.
 pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) {
     // SAFETY: the block was released by `into_raw` in new_adapter with this handle and tag
     // (function contract); dropping the box frees it once.
-    drop(unsafe {
+    let Some(boxed) = (unsafe {
         PoolBox::from_raw(
             adapter.cast::<NdkAdapterObject>(),
             ndis_handle,
             TAG_NDK_ADAPTER,
         )
-    });
+    }) else {
+        return;
+    };
+    {
+        let mut provider = boxed.get().provider.lock();
+        provider.teardown(|left| {
+            let (tag, object) = match left {
+                Left::Qp(object) => (TAG_NDK_QP, object.cast::<()>()),
+                Left::Mr(object) => (TAG_NDK_MR, object.cast()),
+                Left::Pd(object) => (TAG_NDK_PD, object.cast()),
+                Left::Cq(object) => (TAG_NDK_CQ, object.cast()),
+            };
+            // SAFETY: a block of this adapter of the kind `tag` names, whose slot teardown just
+            // freed; nothing uses it afterwards (function contract). The block's layout does
+            // not matter to the free (it drops no field with a destructor).
+            unsafe { free_block(ndis_handle, tag, object) };
+        });
+    }
+    // SAFETY: initialized in new_adapter, not held (the guard above is gone), not used again.
+    unsafe { boxed.get().provider.free() };
+    drop(boxed);
 }

@@ -1,10 +1,12 @@
 //! The `NDIS_STATUS` value of each status the core decides on. The one place that maps names to
 //! numbers; the numbers themselves are the FFI constants the ABI tests check.
 
+use dcbndk_core::ndk::provider::cq::Notify;
+use dcbndk_core::ndk::provider::{CallStatus, CompletionStatus};
 use dcbndk_core::status::Status;
 
 use ndis_sys::status as s;
-use ndis_sys::types::NDIS_STATUS;
+use ndis_sys::types::{NDIS_STATUS, NTSTATUS};
 
 /// The `NDIS_STATUS` of `status`.
 #[must_use]
@@ -25,5 +27,40 @@ pub const fn ndis_status(status: Status) -> NDIS_STATUS {
         Status::InvalidState => s::NDIS_STATUS_INVALID_STATE,
         Status::RequestAborted => s::NDIS_STATUS_REQUEST_ABORTED,
         Status::SendAborted => s::NDIS_STATUS_SEND_ABORTED,
+    }
+}
+
+/// The `NTSTATUS` an NDKPI call returns inline for `status` (ndkpi.md §2).
+#[must_use]
+pub const fn call_status(status: CallStatus) -> NTSTATUS {
+    match status {
+        CallStatus::InvalidParameter => s::NDIS_STATUS_INVALID_PARAMETER,
+        CallStatus::ConnectionInvalid => s::STATUS_CONNECTION_INVALID,
+        CallStatus::InsufficientResources => s::NDIS_STATUS_RESOURCES,
+        CallStatus::InvalidDeviceState => s::NDIS_STATUS_INVALID_STATE,
+        CallStatus::NotSupported => s::NDIS_STATUS_NOT_SUPPORTED,
+    }
+}
+
+/// The `NTSTATUS` of an NDK completion (`NDK_RESULT.Status`, ndkpi.md §3.1).
+#[must_use]
+pub const fn completion_status(status: CompletionStatus) -> NTSTATUS {
+    match status {
+        CompletionStatus::Success => s::NDIS_STATUS_SUCCESS,
+        CompletionStatus::Cancelled => s::STATUS_CANCELLED,
+        CompletionStatus::BufferOverflow => s::NDIS_STATUS_BUFFER_OVERFLOW,
+        CompletionStatus::AccessViolation => s::STATUS_ACCESS_VIOLATION,
+        CompletionStatus::InvalidParameter => s::NDIS_STATUS_INVALID_PARAMETER,
+        CompletionStatus::IoTimeout => s::STATUS_IO_TIMEOUT,
+        CompletionStatus::ConnectionAborted => s::STATUS_CONNECTION_ABORTED,
+    }
+}
+
+/// The `CqStatus` of a CQ notification (ndkpi.md §3.3).
+#[must_use]
+pub const fn notify_status(status: Notify) -> NTSTATUS {
+    match status {
+        Notify::Success => s::NDIS_STATUS_SUCCESS,
+        Notify::BufferOverflow => s::NDIS_STATUS_BUFFER_OVERFLOW,
     }
 }

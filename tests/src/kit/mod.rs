@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod low_resources;
 pub mod ndk;
 pub mod ndk_conformance;
+pub mod ndk_objects;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;

@@ -165,6 +165,18 @@ impl<'a> NdkConsumer<'a> {
         unsafe { self.object.read() }
     }
 
+    /// The `NDK_ADAPTER` pointer the provider returned.
+    #[must_use]
+    pub const fn raw(&self) -> *mut NDK_ADAPTER {
+        self.object
+    }
+
+    /// The simulated adapter it was opened on.
+    #[must_use]
+    pub const fn sim_adapter(&self) -> &'a Adapter {
+        self.adapter
+    }
+
     /// The dispatch table the provider returned.
     #[must_use]
     pub const fn dispatch(&self) -> &NDK_ADAPTER_DISPATCH {
@@ -242,8 +254,9 @@ impl<'a> NdkConsumer<'a> {
         (status, out.Dispatch != sentinel)
     }
 
-    /// Calls each of the adapter's create functions once at DISPATCH_LEVEL (CQ of depth 1, PD,
-    /// shared endpoint with no address, connector, listener) and checks rule 6 for each: a
+    /// Calls each of the adapter's create functions not implemented yet once at DISPATCH_LEVEL
+    /// (shared endpoint with no address, connector, listener; CQ and PD have their own helpers,
+    /// `sim::ndk_objects`) and checks rule 6 for each: a
     /// return other than `STATUS_PENDING` calls no `CreateCompletion` and leaves `*ppObject`
     /// alone. Returns each function's name and status. An object a create returns inline
     /// is reported (this consumer does not yet close them).
@@ -289,18 +302,6 @@ impl<'a> NdkConsumer<'a> {
             }
             results.push((name, status));
         };
-        if let Some(f) = d.NdkCreateCq {
-            // SAFETY: a live adapter; the completion's context is a live counter.
-            one("NdkCreateCq", &|c, o| unsafe {
-                f(a, 1, None, null_mut(), null_mut(), completion, c, o.cast())
-            });
-        }
-        if let Some(f) = d.NdkCreatePd {
-            // SAFETY: as above.
-            one("NdkCreatePd", &|c, o| unsafe {
-                f(a, completion, c, o.cast())
-            });
-        }
         if let Some(f) = d.NdkCreateSharedEndpoint {
             // SAFETY: as above; no address (length 0).
             one("NdkCreateSharedEndpoint", &|c, o| unsafe {

@@ -29,6 +29,7 @@ pub mod exports;
 pub mod faults;
 pub mod nbl;
 pub mod ndk;
+pub mod ndk_objects;
 pub mod receive;
 pub mod registry;
 pub mod stack;

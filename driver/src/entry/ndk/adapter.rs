@@ -5,15 +5,14 @@
 
 use core::mem::offset_of;
 
-use super::unimplemented;
+use super::extension::query_extension;
+use super::{cq, pd, unimplemented};
 use crate::context::context;
 use crate::resources::ndkobject::{adapter, free_adapter, new_adapter};
+use crate::resources::timer::now_ns;
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
-use ndis_sys::ndkpi::{
-    NDK_ADAPTER, NDK_ADAPTER_DISPATCH, NDK_EXTENSION_INTERFACE, NDK_OBJECT_HEADER,
-};
-use ndis_sys::ntdef::GUID;
+use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_ADAPTER_DISPATCH};
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
     NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
@@ -25,8 +24,8 @@ use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, ULONG};
 static ADAPTER_DISPATCH: NDK_ADAPTER_DISPATCH = NDK_ADAPTER_DISPATCH {
     NdkQueryExtension: Some(query_extension),
     NdkQueryAdapterInfo: Some(query_adapter_info),
-    NdkCreateCq: Some(unimplemented::create_cq),
-    NdkCreatePd: Some(unimplemented::create_pd),
+    NdkCreateCq: Some(cq::create_cq),
+    NdkCreatePd: Some(pd::create_pd),
     NdkCreateSharedEndpoint: Some(unimplemented::create_shared_endpoint),
     NdkCreateConnector: Some(unimplemented::create_connector),
     NdkCreateListener: Some(unimplemented::create_listener),
@@ -78,6 +77,9 @@ pub unsafe extern "system" fn open(
     };
     // SAFETY: NDIS passes our live context.
     let shell = unsafe { context(miniport_adapter_context) };
+    // The region keys start from the clock's low bits: a token of an earlier open is unlikely
+    // to work on this one (`dcbndk_core::ndk::provider::mr`, "Token encoding").
+    let seed = u8::try_from(now_ns() & 0xFF).unwrap_or(0);
     // SAFETY: the miniport handle is valid until halt, and NDIS closes every NDK adapter before
     // it halts the miniport; the table is a static.
     let made = unsafe {
@@ -86,6 +88,8 @@ pub unsafe extern "system" fn open(
             miniport_adapter_context,
             version,
             &raw const ADAPTER_DISPATCH,
+            &shell.core.config.ndk.profile,
+            seed,
         )
     };
     let Some(object) = made else {
@@ -152,18 +156,4 @@ unsafe extern "system" fn query_adapter_info(
     // SAFETY: inside the `needed` bytes just written; the consumer's buffer may be unaligned.
     unsafe { info.cast::<NDK_VERSION>().write_unaligned(object.version) };
     NDIS_STATUS_SUCCESS
-}
-
-/// `NdkQueryExtension` of every object (ndkpi.md §0): no extension interface is defined and this
-/// provider offers none, so every query fails with `STATUS_NOT_SUPPORTED` and writes nothing.
-///
-/// # Safety
-/// None: no argument is dereferenced.
-pub unsafe extern "system" fn query_extension(
-    _object: *mut NDK_OBJECT_HEADER,
-    _extension_interface_id: *mut GUID,
-    _extension_interface_version: NDK_VERSION,
-    _extension_interface: *mut NDK_EXTENSION_INTERFACE,
-) -> NTSTATUS {
-    NDIS_STATUS_NOT_SUPPORTED
 }

@@ -4,6 +4,12 @@
 //! simulator's workload report what happens on NDK.
 
 pub mod adapter;
+pub mod cq;
+pub mod extension;
+pub mod mr;
+pub mod objects;
+pub mod pd;
+pub mod qp;
 pub mod unimplemented;
 
 use core::sync::atomic::Ordering;

@@ -7,47 +7,18 @@
 //!   `NdkCreateConnector`, `NdkCreateListener`, `NdkBuildLAM`; and `NdkReleaseLAM`, which
 //!   returns nothing and has nothing to release (no LAM is ever built).
 //!
-//! No other object can be created yet, so no other table exists.
+//! - PD (ndkpi.md §2.3): `NdkCreateSrq` and `NdkCreateQpWithSrq` (shared receive queues).
+//! - MR (ndkpi.md §2.6): `NdkRegisterMr` (it needs the MDL access of issue 21's next step).
 
 use ndis_sys::ndkpi::{
-    NDK_ADAPTER, NDK_CONNECTOR, NDK_CQ, NDK_FN_CONNECT_EVENT_CALLBACK,
-    NDK_FN_CQ_NOTIFICATION_CALLBACK, NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION,
-    NDK_LISTENER, NDK_LOGICAL_ADDRESS_MAPPING, NDK_PD, NDK_SHARED_ENDPOINT,
+    NDK_ADAPTER, NDK_CONNECTOR, NDK_CQ, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_CREATE_COMPLETION,
+    NDK_FN_REQUEST_COMPLETION, NDK_FN_SRQ_NOTIFICATION_CALLBACK, NDK_LISTENER,
+    NDK_LOGICAL_ADDRESS_MAPPING, NDK_MR, NDK_PD, NDK_QP, NDK_SHARED_ENDPOINT, NDK_SRQ,
 };
 use ndis_sys::ntdef::GROUP_AFFINITY;
 use ndis_sys::status::STATUS_NOT_IMPLEMENTED;
 use ndis_sys::types::{NTSTATUS, PMDL, PVOID, SIZE_T, ULONG};
 use ndis_sys::ws2ipdef::SOCKADDR;
-
-/// `NdkCreateCq`: not implemented.
-///
-/// # Safety
-/// None: no argument is dereferenced.
-pub unsafe extern "system" fn create_cq(
-    _adapter: *mut NDK_ADAPTER,
-    _cq_depth: ULONG,
-    _notification: NDK_FN_CQ_NOTIFICATION_CALLBACK,
-    _notification_context: PVOID,
-    _affinity: *mut GROUP_AFFINITY,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    _cq: *mut *mut NDK_CQ,
-) -> NTSTATUS {
-    STATUS_NOT_IMPLEMENTED
-}
-
-/// `NdkCreatePd`: not implemented.
-///
-/// # Safety
-/// None: no argument is dereferenced.
-pub unsafe extern "system" fn create_pd(
-    _adapter: *mut NDK_ADAPTER,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    _pd: *mut *mut NDK_PD,
-) -> NTSTATUS {
-    STATUS_NOT_IMPLEMENTED
-}
 
 /// `NdkCreateSharedEndpoint`: not implemented.
 ///
@@ -117,4 +88,60 @@ pub unsafe extern "system" fn release_lam(
     _adapter: *mut NDK_ADAPTER,
     _lam: *mut NDK_LOGICAL_ADDRESS_MAPPING,
 ) {
+}
+
+/// `NdkCreateSrq`: not implemented.
+///
+/// # Safety
+/// None: no argument is dereferenced.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "system" fn create_srq(
+    _pd: *mut NDK_PD,
+    _depth: ULONG,
+    _max_receive_sge: ULONG,
+    _notify_threshold: ULONG,
+    _notification: NDK_FN_SRQ_NOTIFICATION_CALLBACK,
+    _notification_context: PVOID,
+    _affinity: *mut GROUP_AFFINITY,
+    _create_completion: NDK_FN_CREATE_COMPLETION,
+    _request_context: PVOID,
+    _srq: *mut *mut NDK_SRQ,
+) -> NTSTATUS {
+    STATUS_NOT_IMPLEMENTED
+}
+
+/// `NdkCreateQpWithSrq`: not implemented.
+///
+/// # Safety
+/// None: no argument is dereferenced.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "system" fn create_qp_with_srq(
+    _pd: *mut NDK_PD,
+    _receive_cq: *mut NDK_CQ,
+    _initiator_cq: *mut NDK_CQ,
+    _srq: *mut NDK_SRQ,
+    _qp_context: PVOID,
+    _initiator_depth: ULONG,
+    _max_initiator_sge: ULONG,
+    _inline_data_size: ULONG,
+    _create_completion: NDK_FN_CREATE_COMPLETION,
+    _request_context: PVOID,
+    _qp: *mut *mut NDK_QP,
+) -> NTSTATUS {
+    STATUS_NOT_IMPLEMENTED
+}
+
+/// `NdkRegisterMr`: not implemented yet.
+///
+/// # Safety
+/// None: no argument is dereferenced.
+pub unsafe extern "system" fn register_mr(
+    _mr: *mut NDK_MR,
+    _mdl: PMDL,
+    _length: SIZE_T,
+    _flags: ULONG,
+    _completion: NDK_FN_REQUEST_COMPLETION,
+    _context: PVOID,
+) -> NTSTATUS {
+    STATUS_NOT_IMPLEMENTED
 }

@@ -191,6 +191,24 @@ impl<'a> Cq<'a> {
         self.ring.capacity()
     }
 
+    /// `NdkResizeCq` (§2.2) to the depth of `ring`, which [`Cq::check_depth`] sized: the queued
+    /// completions move into it, oldest first, and the old ring comes back for the shell to free.
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER`, with `ring` given back, when more completions are queued
+    /// than the new depth holds \[INFER: the DDI page names INVALID_PARAMETER for a bad depth\].
+    pub fn resize(
+        &mut self,
+        ring: &'a mut [Completion],
+    ) -> Result<&'a mut [Completion], (CallStatus, &'a mut [Completion])> {
+        if ring.is_empty() {
+            return Err((CallStatus::InvalidParameter, ring));
+        }
+        self.ring
+            .move_to(ring)
+            .map_err(|ring| (CallStatus::InvalidParameter, ring))
+    }
+
     /// Completions queued.
     #[must_use]
     pub const fn len(&self) -> usize {
@@ -201,6 +219,12 @@ impl<'a> Cq<'a> {
     #[must_use]
     pub const fn is_empty(&self) -> bool {
         self.ring.is_empty()
+    }
+
+    /// Whether a notification callback is running (made, not yet returned).
+    #[must_use]
+    pub const fn is_notifying(&self) -> bool {
+        self.running
     }
 
     /// Whether the CQ is unusable after an overflow (§3.3).
@@ -560,5 +584,32 @@ mod tests {
         idle.arm(ArmType::Any);
         assert!(!idle.close(), "no callback running: closes at once");
         assert_eq!(idle.push(done(1)).notify, None, "no callback after close");
+    }
+
+    #[test]
+    fn resize_keeps_the_queued_completions_in_order() {
+        let mut small = [Completion::EMPTY; 2];
+        let mut big = [Completion::EMPTY; 4];
+        let mut cq = Cq::new(&mut small).unwrap();
+        for i in 0..2 {
+            cq.push(Completion {
+                request_context: i,
+                ..Completion::EMPTY
+            });
+        }
+        let mut tiny = [Completion::EMPTY; 1];
+        let (status, _) = cq.resize(&mut tiny).unwrap_err();
+        assert_eq!(status, CallStatus::InvalidParameter);
+        let old = cq.resize(&mut big).unwrap();
+        assert_eq!(old.len(), 2);
+        assert_eq!(cq.depth(), 4);
+        cq.push(Completion {
+            request_context: 2,
+            ..Completion::EMPTY
+        });
+        let mut out = [Completion::EMPTY; 4];
+        assert_eq!(cq.get_results(&mut out), 3);
+        let order: Vec<usize> = out.iter().take(3).map(|c| c.request_context).collect();
+        assert_eq!(order, [0, 1, 2]);
     }
 }

@@ -112,6 +112,14 @@ impl Access {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PdId(usize);
 
+impl PdId {
+    /// The slot, for the shell's own per-domain storage (its object, a pending close).
+    #[must_use]
+    pub const fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// A memory region object (`NDK_MR`): its slot in the MR table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MrId(usize);
@@ -597,6 +605,21 @@ impl<'a> MemoryTable<'a> {
         slot.end_registration();
         *slot = MrSlot::FREE.with_key(slot.key);
         self.release_pd(pd)
+    }
+
+    /// The open PD in slot `index`, if any (the shell's teardown walks its slots).
+    #[must_use]
+    pub fn pd_at(&self, index: usize) -> Option<PdId> {
+        self.pds.get(index).filter(|s| s.live).map(|_| PdId(index))
+    }
+
+    /// The open region in slot `index` and its PD, if any.
+    #[must_use]
+    pub fn mr_at(&self, index: usize) -> Option<(MrId, PdId)> {
+        self.mrs
+            .get(index)
+            .filter(|s| s.state != State::Free)
+            .map(|s| (MrId(index), PdId(s.pd)))
     }
 
     /// `NdkGetLocalTokenFromMr` (§5); 0 only for an MR that is not open (the shell never asks).

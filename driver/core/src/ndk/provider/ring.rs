@@ -62,6 +62,21 @@ impl<'a, T: Copy> Ring<'a, T> {
         (n < self.len).then_some(n)
     }
 
+    /// Moves the elements, oldest first, to the start of `slots` and makes that the storage;
+    /// gives back the old storage. `Err(slots)` when they do not fit (nothing changes).
+    pub fn move_to(&mut self, slots: &'a mut [T]) -> Result<&'a mut [T], &'a mut [T]> {
+        if self.len > slots.len() {
+            return Err(slots);
+        }
+        for (n, dst) in slots.iter_mut().enumerate().take(self.len) {
+            if let Some(v) = self.get(n) {
+                *dst = v;
+            }
+        }
+        self.head = 0;
+        Ok(core::mem::replace(&mut self.slots, slots))
+    }
+
     /// The `n`-th element from the oldest.
     pub fn get(&self, n: usize) -> Option<T> {
         self.slots.get(self.slot(n)?).copied()

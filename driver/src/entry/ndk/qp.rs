@@ -1,0 +1,457 @@
+//! The queue pair's functions (ndkpi.md §2.3-§2.4, §3.4): `NdkCreateQp` (in the PD's table) and
+//! the `NDK_QP` dispatch table. Posting checks the request against the QP and queues it; an
+//! inline failure queues nothing and no completion follows, an inline success always ends in a
+//! completion (unless `NDK_OP_FLAG_SILENT_SUCCESS` and successful). A QP that is not connected
+//! takes receives and local requests (fast register, invalidate) and refuses the rest with
+//! `STATUS_CONNECTION_INVALID` (`NDK_FN_SEND`). Memory windows are not offered: `NdkBind` fails
+//! `STATUS_NOT_SUPPORTED`.
+
+use dcbndk_core::ndk::provider::mr::FastRegistration;
+use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
+
+use super::extension::query_extension;
+use super::objects::{cq_slot, mr_parts, pd_parts};
+use crate::perform::ndkcalls;
+use crate::resources::ndkobject::{
+    NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object,
+};
+use crate::resources::provider::Calls;
+use crate::resources::provider::qp::QpCreate;
+use crate::resources::status::call_status;
+use ndis_sys::ndkpi::{
+    NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_LOGICAL_ADDRESS, NDK_MR, NDK_MW,
+    NDK_OBJECT_HEADER, NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE,
+    NdkObjectTypeMr, NdkObjectTypeQp,
+};
+use ndis_sys::status::{
+    NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
+    NDIS_STATUS_SUCCESS,
+};
+use ndis_sys::types::{NTSTATUS, PVOID, SIZE_T, UINT32, UINT64, ULONG};
+
+/// The QP's functions (ndkpi.md §2.4, in the header's order).
+static QP_DISPATCH: NDK_QP_DISPATCH = NDK_QP_DISPATCH {
+    NdkCloseQp: Some(close_qp),
+    NdkQueryExtension: Some(query_extension),
+    NdkFlush: Some(flush),
+    NdkSend: Some(send),
+    NdkReceive: Some(receive),
+    NdkBind: Some(bind),
+    NdkFastRegister: Some(fast_register),
+    NdkInvalidate: Some(invalidate),
+    NdkRead: Some(read),
+    NdkWrite: Some(write),
+    NdkSendAndInvalidate: Some(send_and_invalidate),
+};
+
+/// The most SGEs one request can carry: the profile's `MaxSge` is at most this (checked by the
+/// core against the QP's own limit; a request with more fails `STATUS_INVALID_PARAMETER`).
+const MAX_SGES: usize = 16;
+
+/// `NdkCreateQp` (ndkpi.md §2.3): a QP on `pd` completing into `pReceiveCq` and
+/// `pInitiatorCq`, with the queue depths, SGE counts and inline size asked (each at most the
+/// adapter's limit, else `STATUS_INVALID_PARAMETER`, rule 14). Inline `STATUS_SUCCESS` with
+/// `*ppNdkQp`, or `STATUS_INSUFFICIENT_RESOURCES`.
+///
+/// # Safety
+/// Called by the consumer with a live PD and live CQs of this provider; `qp` valid for a write.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "system" fn create_qp(
+    ndk_pd: *mut NDK_PD,
+    receive_cq: *mut NDK_CQ,
+    initiator_cq: *mut NDK_CQ,
+    qp_context: PVOID,
+    receive_depth: ULONG,
+    initiator_depth: ULONG,
+    max_receive_sge: ULONG,
+    max_initiator_sge: ULONG,
+    inline_data_size: ULONG,
+    _create_completion: NDK_FN_CREATE_COMPLETION,
+    _request_context: PVOID,
+    qp: *mut *mut NDK_QP,
+) -> NTSTATUS {
+    if ndk_pd.is_null() || receive_cq.is_null() || initiator_cq.is_null() || qp.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: a live PD (caller's contract).
+    let (pd, owner) = unsafe { pd_parts(ndk_pd) };
+    let Some(pd) = pd else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    // SAFETY: live CQs (caller's contract).
+    let (receive_slot, receive_owner) = unsafe { cq_slot(receive_cq) };
+    // SAFETY: as above.
+    let (initiator_slot, initiator_owner) = unsafe { cq_slot(initiator_cq) };
+    if !core::ptr::eq(receive_owner, owner) || !core::ptr::eq(initiator_owner, owner) {
+        // A CQ of another NDK adapter \[INFER: objects of one adapter only\].
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let create = QpCreate {
+        pd,
+        receive_cq: receive_slot,
+        initiator_cq: initiator_slot,
+        context: qp_context as usize,
+        limits: QpLimits {
+            receive_depth,
+            initiator_depth,
+            max_receive_sge,
+            max_initiator_sge,
+            inline_data: inline_data_size,
+        },
+    };
+    let mut provider = owner.provider.lock();
+    let slot = match provider.create_qp(create) {
+        Ok(slot) => slot,
+        Err(status) => return call_status(status),
+    };
+    let block = NdkObject {
+        object: NDK_QP {
+            Header: NDK_OBJECT_HEADER {
+                Version: owner.version,
+                ObjectType: NdkObjectTypeQp,
+                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
+            },
+            Dispatch: &raw const QP_DISPATCH,
+        },
+        adapter: owner,
+        slot,
+        parent: pd.index(),
+    };
+    // SAFETY: the miniport handle outlives the NDK adapter and its objects.
+    let Some(made) = (unsafe { new_object(owner.ndis_handle, TAG_NDK_QP, block) }) else {
+        let mut calls = Calls::new();
+        let _ = provider.close_qp(slot, &mut calls);
+        drop(provider);
+        ndkcalls::make(owner, &calls);
+        return NDIS_STATUS_RESOURCES;
+    };
+    provider.set_qp_object(slot, made);
+    drop(provider);
+    // SAFETY: non-null and valid for a write (caller's contract).
+    unsafe { qp.write(made) };
+    NDIS_STATUS_SUCCESS
+}
+
+/// The QP's slot and adapter behind a consumer's pointer.
+///
+/// # Safety
+/// `qp` is a live QP of this provider.
+unsafe fn parts<'a>(qp: *mut NDK_QP) -> (usize, &'a NdkAdapterObject) {
+    // SAFETY: the caller's contract.
+    let block = unsafe { object(qp) };
+    // SAFETY: the adapter outlives its objects (ndkpi.md §1.3).
+    let owner = unsafe { &*block.adapter };
+    (block.slot, owner)
+}
+
+/// `NdkCloseQp` (ndkpi.md §1.3-§1.4): outstanding requests complete `STATUS_CANCELLED` on the
+/// CQs (which outlive the QP), the QP stops being a successor of its CQs and PD (completing
+/// their pending closes), and the close is synchronous.
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider.
+unsafe extern "system" fn close_qp(
+    header: *mut NDK_OBJECT_HEADER,
+    _completion: NDK_FN_CLOSE_COMPLETION,
+    _context: PVOID,
+) -> NTSTATUS {
+    if header.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let qp = header.cast::<NDK_QP>();
+    // SAFETY: the header is the first member of an NDK_QP of ours (caller's contract).
+    let (slot, owner) = unsafe { parts(qp) };
+    let mut calls = Calls::new();
+    let _ = owner.provider.lock().close_qp(slot, &mut calls);
+    // SAFETY: its slot is free; the consumer uses it no more.
+    unsafe { free_object(owner.ndis_handle, TAG_NDK_QP, qp) };
+    ndkcalls::make(owner, &calls);
+    NDIS_STATUS_SUCCESS
+}
+
+/// `NdkFlush` (ndkpi.md §1.4): every outstanding request completes `STATUS_CANCELLED`.
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider.
+unsafe extern "system" fn flush(qp: *mut NDK_QP) {
+    if qp.is_null() {
+        return;
+    }
+    // SAFETY: caller's contract.
+    let (slot, owner) = unsafe { parts(qp) };
+    let mut calls = Calls::new();
+    owner.provider.lock().flush_qp(slot, &mut calls);
+    ndkcalls::make(owner, &calls);
+}
+
+/// Copies the consumer's SGE list into `out`; `None` for a null list with entries or more
+/// than [`MAX_SGES`].
+///
+/// # Safety
+/// `sgl` is valid for `n` reads when non-null.
+unsafe fn sges(sgl: *const NDK_SGE, n: ULONG, out: &mut [Sge; MAX_SGES]) -> Option<&[Sge]> {
+    let n = usize::try_from(n).ok()?;
+    if n > MAX_SGES || (n > 0 && sgl.is_null()) {
+        return None;
+    }
+    for (i, dst) in out.iter_mut().enumerate().take(n) {
+        // `i` < `n` and the list is valid for `n` reads (caller's contract).
+        let at = sgl.wrapping_add(i);
+        // SAFETY: `at` is inside the consumer's list; it may be unaligned.
+        let sge = unsafe { at.read_unaligned() };
+        // SAFETY: both members of the union are 8-byte integers or pointers.
+        let address = unsafe { sge.address.LogicalAddress };
+        *dst = Sge {
+            // The bits of the address: a kernel virtual address has the top bit set.
+            va: u64::from_ne_bytes(address.to_ne_bytes()),
+            len: sge.Length,
+            token: sge.MemoryRegionToken,
+        };
+    }
+    out.get(..n)
+}
+
+/// Posts an initiator request and moves any completion it makes ready (a QP in error
+/// completes it `STATUS_CANCELLED` at once).
+///
+/// # Safety
+/// `qp` is a live QP of this provider; `sgl` valid for `n` reads.
+unsafe fn post(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    operation: Operation,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+    flags: ULONG,
+) -> NTSTATUS {
+    if qp.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let mut staged = [Sge::EMPTY; MAX_SGES];
+    // SAFETY: caller's contract.
+    let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    // SAFETY: caller's contract.
+    let (slot, owner) = unsafe { parts(qp) };
+    let mut calls = Calls::new();
+    let posted = {
+        let mut provider = owner.provider.lock();
+        let posted = provider.post(slot, context as usize, operation, list, flags);
+        provider.drain_qp(slot, &mut calls);
+        posted
+    };
+    ndkcalls::make(owner, &calls);
+    posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS)
+}
+
+/// `NdkSend` (ndkpi.md §2.4).
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
+unsafe extern "system" fn send(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+    flags: ULONG,
+) -> NTSTATUS {
+    // SAFETY: caller's contract.
+    unsafe {
+        post(
+            qp,
+            context,
+            Operation::Send { invalidate: None },
+            sgl,
+            n,
+            flags,
+        )
+    }
+}
+
+/// `NdkSendAndInvalidate` (NDKPI 1.2, ndkpi.md §2.4, §5): the peer's receive invalidates
+/// `RemoteToken`.
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
+unsafe extern "system" fn send_and_invalidate(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+    flags: ULONG,
+    remote_token: UINT32,
+) -> NTSTATUS {
+    let op = Operation::Send {
+        invalidate: Some(remote_token),
+    };
+    // SAFETY: caller's contract.
+    unsafe { post(qp, context, op, sgl, n, flags) }
+}
+
+/// `NdkRead` (ndkpi.md §2.4).
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
+unsafe extern "system" fn read(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+    remote_address: UINT64,
+    remote_token: UINT32,
+    flags: ULONG,
+) -> NTSTATUS {
+    let op = Operation::Read {
+        remote_va: remote_address,
+        remote_token,
+    };
+    // SAFETY: caller's contract.
+    unsafe { post(qp, context, op, sgl, n, flags) }
+}
+
+/// `NdkWrite` (ndkpi.md §2.4).
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
+unsafe extern "system" fn write(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+    remote_address: UINT64,
+    remote_token: UINT32,
+    flags: ULONG,
+) -> NTSTATUS {
+    let op = Operation::Write {
+        remote_va: remote_address,
+        remote_token,
+    };
+    // SAFETY: caller's contract.
+    unsafe { post(qp, context, op, sgl, n, flags) }
+}
+
+/// `NdkReceive` (ndkpi.md §2.4): may be posted before the QP connects.
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
+unsafe extern "system" fn receive(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+) -> NTSTATUS {
+    if qp.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let mut staged = [Sge::EMPTY; MAX_SGES];
+    // SAFETY: caller's contract.
+    let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    // SAFETY: caller's contract.
+    let (slot, owner) = unsafe { parts(qp) };
+    let mut calls = Calls::new();
+    let posted = {
+        let mut provider = owner.provider.lock();
+        let posted = provider.post_receive(slot, context as usize, list);
+        provider.drain_qp(slot, &mut calls);
+        posted
+    };
+    ndkcalls::make(owner, &calls);
+    posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
+}
+
+/// `NdkBind`: no memory windows on this adapter (`MaxMwCount` 0): `STATUS_NOT_SUPPORTED`
+/// inline, no completion (ndkpi.md §5).
+///
+/// # Safety
+/// None: no argument is dereferenced.
+unsafe extern "system" fn bind(
+    _qp: *mut NDK_QP,
+    _context: PVOID,
+    _mr: *mut NDK_MR,
+    _mw: *mut NDK_MW,
+    _va: PVOID,
+    _len: SIZE_T,
+    _flags: ULONG,
+) -> NTSTATUS {
+    NDIS_STATUS_NOT_SUPPORTED
+}
+
+/// `NdkFastRegister` (ndkpi.md §5): a work request on the initiator queue that makes the MR's
+/// token valid over `AdapterPageCount` pages of `AdapterPageArray` from `FBO`. Its checks are
+/// made when it runs (the completion's status); the page array is the consumer's until then.
+///
+/// # Safety
+/// Called by the consumer with a live QP and MR of this provider.
+#[allow(clippy::too_many_arguments)]
+unsafe extern "system" fn fast_register(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    ndk_mr: *mut NDK_MR,
+    page_count: ULONG,
+    _pages: *const NDK_LOGICAL_ADDRESS,
+    fbo: ULONG,
+    length: SIZE_T,
+    base_va: PVOID,
+    flags: ULONG,
+) -> NTSTATUS {
+    if ndk_mr.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: a live MR (caller's contract).
+    let (ids, _) = unsafe { mr_parts(ndk_mr) };
+    let Some((mr, _)) = ids else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let op = Operation::FastRegister {
+        mr,
+        registration: FastRegistration {
+            page_count,
+            fbo,
+            len: u64::try_from(length).unwrap_or(u64::MAX),
+            base_va: base_va as u64,
+            flags,
+        },
+    };
+    // SAFETY: caller's contract; no SGE list.
+    unsafe { post(qp, context, op, core::ptr::null(), 0, flags) }
+}
+
+/// `NdkInvalidate` (ndkpi.md §5): a work request that ends a fast registration. Only regions
+/// exist (no memory windows), so any other object type is `STATUS_INVALID_PARAMETER`.
+///
+/// # Safety
+/// Called by the consumer with a live QP of this provider and the header of a live MR or MW.
+unsafe extern "system" fn invalidate(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    header: *mut NDK_OBJECT_HEADER,
+    flags: ULONG,
+) -> NTSTATUS {
+    if header.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: a live object header (caller's contract).
+    let kind = unsafe { (*header).ObjectType };
+    if kind != NdkObjectTypeMr {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: an MR's header is the first member of its NDK_MR.
+    let (ids, _) = unsafe { mr_parts(header.cast::<NDK_MR>()) };
+    let Some((mr, _)) = ids else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    // SAFETY: caller's contract; no SGE list.
+    unsafe {
+        post(
+            qp,
+            context,
+            Operation::Invalidate { mr },
+            core::ptr::null(),
+            0,
+            flags,
+        )
+    }
+}

@@ -1,0 +1,69 @@
+//! Makes the consumer callbacks an NDKPI call owes ([`Calls`]), after the provider's lock is
+//! released (ndkpi.md §1.2-§1.3): a CQ's notification, and then whatever its return owes (the
+//! next notification, a close that waited for it); a pending close's completion, after the
+//! object's block is freed (no callback after the close completion, and the consumer may free
+//! what the context points to inside it).
+
+use crate::resources::ndkobject::{NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_PD, free_object};
+use crate::resources::provider::{Call, Calls, Closed};
+use crate::resources::status::notify_status;
+
+/// How many rounds of "a callback returned, which owes another" one call follows before it
+/// stops (each round is a notification the consumer's callback made due by arming again).
+/// The CQ keeps what is still owed: the next arm or completion makes it.
+const MAX_ROUNDS: usize = 64;
+
+/// Makes `calls`, in order, and what their returns owe (a loop, not recursion: the image's call
+/// graph has no cycle, `cargo xtask pe`).
+///
+/// IRQL: <= DISPATCH_LEVEL, the caller's; never with the provider's lock held.
+pub fn make(adapter: &NdkAdapterObject, calls: &Calls) {
+    for call in calls.iter() {
+        let mut current = Calls::new();
+        current.push(call);
+        for _ in 0..MAX_ROUNDS {
+            let mut next = Calls::new();
+            for c in current.iter() {
+                make_one(adapter, c, &mut next);
+            }
+            if next.is_empty() {
+                break;
+            }
+            current = next;
+        }
+    }
+}
+
+/// Makes one call; what its return owes goes to `next`.
+fn make_one(adapter: &NdkAdapterObject, call: Call, next: &mut Calls) {
+    match call {
+        Call::Notify {
+            cq,
+            callback,
+            context,
+            status,
+        } => {
+            if let Some(callback) = callback {
+                // SAFETY: the consumer's callback with the context it gave NdkCreateCq; the CQ
+                // is open and stays so until the callback returns (its close pends meanwhile,
+                // `Cq::close`).
+                unsafe { callback(context, notify_status(status)) };
+            }
+            adapter.provider.lock().cq_callback_returned(cq, next);
+        }
+        Call::Closed { close, object } => {
+            let handle = adapter.ndis_handle;
+            match object {
+                // SAFETY: the block of a CQ of this adapter whose slot was freed under the
+                // lock; the consumer does not use it after closing it.
+                Closed::Cq(p) => unsafe { free_object(handle, TAG_NDK_CQ, p) },
+                // SAFETY: as above, a PD block.
+                Closed::Pd(p) => unsafe { free_object(handle, TAG_NDK_PD, p) },
+            }
+            if let Some(completion) = close.completion {
+                // SAFETY: the consumer's close completion with its context (ndkpi.md §1.2).
+                unsafe { completion(close.context) };
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The consumer callbacks a provider call owes, collected under the provider's lock and made
+//! after it is released (ndkpi.md §1.2-§1.3: a callback may close the object it is about, or
+//! call back into the provider, so none is ever made with the lock held).
+
+use dcbndk_core::ndk::provider::cq::Notify;
+
+use ndis_sys::ndkpi::{NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CQ_NOTIFICATION_CALLBACK, NDK_PD};
+use ndis_sys::types::PVOID;
+
+/// An `NDK_FN_CLOSE_OBJECT` that returned `STATUS_PENDING`: the completion to call later.
+#[derive(Clone, Copy)]
+pub struct CloseCall {
+    /// `CloseCompletion`.
+    pub completion: NDK_FN_CLOSE_COMPLETION,
+    /// `RequestContext`.
+    pub context: PVOID,
+}
+
+/// One callback to make.
+#[derive(Clone, Copy)]
+pub enum Call {
+    /// `NdkCqNotificationCallback` of the CQ in slot `cq`; afterwards the caller tells the CQ it
+    /// returned (`Cq::callback_returned`), which may owe another.
+    Notify {
+        /// The CQ's slot.
+        cq: usize,
+        /// The consumer's callback.
+        callback: NDK_FN_CQ_NOTIFICATION_CALLBACK,
+        /// Its context.
+        context: PVOID,
+        /// `CqStatus`.
+        status: Notify,
+    },
+    /// A pending close completes: the object's slot was freed under the lock; its block is
+    /// freed, then the completion called.
+    Closed {
+        /// The completion.
+        close: CloseCall,
+        /// The object whose block to free.
+        object: Closed,
+    },
+}
+
+/// An object whose pending close completes.
+#[derive(Clone, Copy)]
+pub enum Closed {
+    /// A completion queue.
+    Cq(*mut NDK_CQ),
+    /// A protection domain.
+    Pd(*mut NDK_PD),
+}
+
+/// The most callbacks one call owes: a QP's close notifies its two CQs and completes the
+/// pending closes of both and of its PD.
+pub const MAX_CALLS: usize = 8;
+
+/// Callbacks owed, in the order they must be made.
+pub struct Calls {
+    calls: [Option<Call>; MAX_CALLS],
+    len: usize,
+}
+
+impl Calls {
+    /// None owed.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            calls: [None; MAX_CALLS],
+            len: 0,
+        }
+    }
+
+    /// Owes `call`. More than [`MAX_CALLS`] would be a bug of the provider's bookkeeping
+    /// (`tests` counts the most any call owes); the call is then dropped, never a panic.
+    pub fn push(&mut self, call: Call) {
+        if let Some(slot) = self.calls.get_mut(self.len) {
+            *slot = Some(call);
+            self.len = self.len.saturating_add(1);
+        }
+    }
+
+    /// None owed.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The calls, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Call> + '_ {
+        self.calls.iter().take(self.len).filter_map(|c| *c)
+    }
+}
+
+impl Default for Calls {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,260 @@
+//! The NDKPI provider's state for one open NDK adapter (issue 21; ndkpi.md §1-§5): the core's
+//! protection-domain and memory-region tables (`dcbndk_core::ndk::provider::mr`), the completion
+//! queues ([`cq`]) and queue pairs ([`qp`]), each over pool memory this file allocates, and the
+//! shell's own per-slot data the core does not keep (the object the consumer holds, the MDL of a
+//! region, a close waiting for its successors).
+//!
+//! One [`Provider`] per `OpenNDKAdapterHandler`, allocated at the open (its tables) and at each
+//! create (a CQ's ring, a QP's queues), so that nothing is allocated on the data path. It lives
+//! under one spin lock, the NDK adapter's (`crate::resources::ndkobject::NdkAdapterObject`):
+//! every dispatch call on any of its objects takes it once, decides, and leaves it before it
+//! makes a consumer callback ([`Calls`]). One lock for the whole provider is the simple choice
+//! (no lock order between a QP, its CQs and its PD to get wrong); a consumer that drives many QPs
+//! from many processors at once would want one per CQ and QP.
+//!
+//! The tables are provisioned, not the profile's maxima: [`PROVISIONED`] says how many objects
+//! of each kind one open NDK adapter holds. A create beyond them fails
+//! `STATUS_INSUFFICIENT_RESOURCES`, which every create may return (ndkpi.md §1.2,
+//! `NDK_FN_CREATE_CQ`); the profile's maxima (e.g. 524,288 regions) are what the adapter
+//! advertises as the largest it could hold, and allocating tables that large at every open would
+//! cost tens of megabytes of non-paged pool for nothing.
+//!
+//! Lifetimes: the core's values borrow their storage (`Cq<'a>` its ring, `Qp<'a>` its queues,
+//! `MemoryTable<'a>` its slots). Here each borrowing value sits beside the [`PoolArray`] it
+//! borrows, declared before it (so it is dropped first), and borrows it for `'static` through
+//! [`PoolArray::as_unbounded_mut_slice`]: the array never moves (it is a pointer to pool memory)
+//! and nothing else touches it while the value lives.
+
+pub mod calls;
+pub mod cq;
+pub mod memory;
+pub mod qp;
+
+use dcbndk_core::ndk::Profile;
+use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
+
+use crate::resources::memory::{PoolArray, pool_tag};
+use cq::CqSlot;
+use ndis_sys::ndkpi::{NDK_CQ, NDK_MR, NDK_PD, NDK_QP};
+use ndis_sys::types::{NDIS_HANDLE, PMDL, ULONG};
+use qp::QpSlot;
+
+pub use calls::{Call, Calls, CloseCall, Closed};
+
+/// The pool tag of a provider's tables.
+pub const TAG_NDK_TABLES: ULONG = pool_tag(b"DcbV");
+
+/// How many objects of each kind one open NDK adapter holds (see the module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provisioned {
+    /// Protection domains.
+    pub pds: usize,
+    /// Memory regions.
+    pub mrs: usize,
+    /// Completion queues.
+    pub cqs: usize,
+    /// Queue pairs.
+    pub qps: usize,
+}
+
+/// The tables of every open NDK adapter.
+pub const PROVISIONED: Provisioned = Provisioned {
+    pds: 64,
+    mrs: 4096,
+    cqs: 256,
+    qps: 256,
+};
+
+/// The shell's side of a PD slot.
+pub struct Domain {
+    /// The `NDK_PD` the consumer holds (null when the slot is free).
+    pub object: *mut NDK_PD,
+    /// An `NdkClosePd` waiting for the PD's regions and QPs to close (§1.3).
+    pub close: Option<CloseCall>,
+}
+
+impl Domain {
+    const FREE: Domain = Domain {
+        object: core::ptr::null_mut(),
+        close: None,
+    };
+}
+
+/// The shell's side of an MR slot.
+pub struct Region {
+    /// The `NDK_MR` the consumer holds (null when the slot is free).
+    pub object: *mut NDK_MR,
+    /// The MDL chain `NdkRegisterMr` registered (null when not registered): what the bytes of
+    /// the region are read from and written to. The VA the region is registered at is an index
+    /// only (§5).
+    pub mdl: PMDL,
+}
+
+impl Region {
+    const FREE: Region = Region {
+        object: core::ptr::null_mut(),
+        mdl: core::ptr::null_mut(),
+    };
+}
+
+/// One open NDK adapter's provider state (see the module comment).
+pub struct Provider {
+    /// The PD and MR tables (borrows `pd_slots` and `mr_slots`: declared before them).
+    pub mem: MemoryTable<'static>,
+    /// Completion queues, by slot.
+    pub cqs: PoolArray<CqSlot>,
+    /// Queue pairs, by slot.
+    pub qps: PoolArray<QpSlot>,
+    /// The shell's side of each PD slot (same index as the core's).
+    pub domains: PoolArray<Domain>,
+    /// The shell's side of each MR slot (same index as the core's).
+    pub regions: PoolArray<Region>,
+    /// The NDIS handle every allocation of this provider is made with.
+    pub ndis_handle: NDIS_HANDLE,
+    /// The adapter's NDK profile (the limits creates are checked against).
+    pub profile: Profile,
+    /// Owned for `mem`, which borrows it (never read by name).
+    _pd_slots: PoolArray<PdSlot>,
+    /// Owned for `mem`, which borrows it (never read by name).
+    _mr_slots: PoolArray<MrSlot>,
+}
+
+impl Provider {
+    /// The tables of [`PROVISIONED`] for an adapter of `profile`, region keys from `seed`.
+    /// `None` when the pool is exhausted (everything allocated so far is freed).
+    ///
+    /// IRQL: <= DISPATCH_LEVEL.
+    ///
+    /// # Safety
+    /// `ndis_handle` is the miniport's adapter handle, valid for the provider's life.
+    pub unsafe fn new(ndis_handle: NDIS_HANDLE, profile: &Profile, seed: u8) -> Option<Provider> {
+        let n = PROVISIONED;
+        // SAFETY: the handle is valid for the provider's life (function contract), and so for
+        // each array below.
+        let mut pd_slots =
+            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.pds, || PdSlot::FREE) }?;
+        // SAFETY: as above.
+        let mut mr_slots =
+            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.mrs, || MrSlot::FREE) }?;
+        // SAFETY: as above.
+        let cqs = unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.cqs, || CqSlot::FREE) }?;
+        // SAFETY: as above.
+        let qps = unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.qps, QpSlot::free) }?;
+        // SAFETY: as above.
+        let domains =
+            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.pds, || Domain::FREE) }?;
+        // SAFETY: as above.
+        let regions =
+            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.mrs, || Region::FREE) }?;
+        // SAFETY: `mem` is stored beside the arrays it borrows and declared before them, so it
+        // is dropped first; nothing else makes a slice of them.
+        let pds = unsafe { pd_slots.as_unbounded_mut_slice() };
+        // SAFETY: as above.
+        let mrs = unsafe { mr_slots.as_unbounded_mut_slice() };
+        let mem = MemoryTable::new(pds, mrs, seed, profile).ok()?;
+        Some(Provider {
+            mem,
+            cqs,
+            qps,
+            domains,
+            regions,
+            ndis_handle,
+            profile: *profile,
+            _pd_slots: pd_slots,
+            _mr_slots: mr_slots,
+        })
+    }
+}
+
+/// An object left open when its NDK adapter closes.
+#[derive(Clone, Copy)]
+pub enum Left {
+    /// A queue pair.
+    Qp(*mut NDK_QP),
+    /// A memory region.
+    Mr(*mut NDK_MR),
+    /// A protection domain.
+    Pd(*mut NDK_PD),
+    /// A completion queue.
+    Cq(*mut NDK_CQ),
+}
+
+impl Provider {
+    /// Closes every object still open, successors first (QPs, regions, PDs, CQs), handing each
+    /// object to `free` once its slot is free, a PD or CQ whose close was pending included. No
+    /// callback is made: the adapter's close is blocking and the consumer closed (or abandoned)
+    /// everything before it (ndkpi.md §1.3).
+    pub fn teardown(&mut self, mut free: impl FnMut(Left)) {
+        let mut calls = Calls::new();
+        let settle = |calls: &mut Calls, free: &mut dyn FnMut(Left)| {
+            for call in calls.iter() {
+                match call {
+                    Call::Closed {
+                        object: Closed::Cq(p),
+                        ..
+                    } => free(Left::Cq(p)),
+                    Call::Closed {
+                        object: Closed::Pd(p),
+                        ..
+                    } => free(Left::Pd(p)),
+                    Call::Notify { .. } => {}
+                }
+            }
+            *calls = Calls::new();
+        };
+        for slot in 0..self.qps.as_slice().len() {
+            let object = self.close_qp(slot, &mut calls);
+            if !object.is_null() {
+                free(Left::Qp(object));
+            }
+            settle(&mut calls, &mut free);
+        }
+        for i in 0..self.regions.as_slice().len() {
+            let Some((mr, pd)) = self.mem.mr_at(i) else {
+                continue;
+            };
+            let object = self
+                .regions
+                .as_slice()
+                .get(i)
+                .map_or(core::ptr::null_mut(), |r| r.object);
+            self.close_mr(pd, mr, &mut calls);
+            if !object.is_null() {
+                free(Left::Mr(object));
+            }
+            settle(&mut calls, &mut free);
+        }
+        for i in 0..self.domains.as_slice().len() {
+            let Some(pd) = self.mem.pd_at(i) else {
+                continue;
+            };
+            let object = self
+                .domains
+                .as_slice()
+                .get(i)
+                .map_or(core::ptr::null_mut(), |d| d.object);
+            let _ = self.mem.close_pd(pd);
+            if let Some(d) = self.domains.as_mut_slice().get_mut(i) {
+                d.object = core::ptr::null_mut();
+                d.close = None;
+            }
+            if !object.is_null() {
+                free(Left::Pd(object));
+            }
+        }
+        for slot in 0..self.cqs.as_slice().len() {
+            let object = self
+                .cqs
+                .as_slice()
+                .get(slot)
+                .filter(|s| s.cq.is_some())
+                .map(|s| s.object);
+            if let Some(object) = object {
+                self.discard_cq(slot);
+                if !object.is_null() {
+                    free(Left::Cq(object));
+                }
+            }
+        }
+    }
+}

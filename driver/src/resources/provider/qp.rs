@@ -1,0 +1,282 @@
+//! Queue pairs in the provider (ndkpi.md §2.3-§2.4, §3.4): a slot per QP holding the core's
+//! [`Qp`] over queues allocated at `NdkCreateQp`, its CQs and PD (a QP is their successor until
+//! it closes, §1.3), and the transport state a connection adds.
+
+use dcbndk_core::ndk::provider::CallStatus;
+use dcbndk_core::ndk::provider::mr::PdId;
+use dcbndk_core::ndk::provider::qp::{
+    Operation, Qp, QpLimits, QpStorage, QpStorageSizes, Queue, Sge, WorkRequest,
+};
+use dcbndk_core::ndk::provider::rc::{Flight, ReadResponse};
+
+use super::calls::Calls;
+use super::{Provider, TAG_NDK_TABLES};
+use crate::resources::memory::PoolArray;
+use ndis_sys::ndkpi::NDK_QP;
+use ndis_sys::types::NDIS_HANDLE;
+
+/// The pool memory of one QP's queues: owned here, used through the slices the QP and its
+/// transport borrow (so never read by name).
+#[allow(dead_code)]
+struct QpArrays {
+    receive: PoolArray<WorkRequest>,
+    receive_sges: PoolArray<Sge>,
+    initiator: PoolArray<WorkRequest>,
+    initiator_sges: PoolArray<Sge>,
+    /// One per initiator slot: the transport's requests in flight.
+    flights: PoolArray<Flight>,
+    /// `MaxInboundReadLimit` of them: the READs the responder answers.
+    reads: PoolArray<ReadResponse>,
+    /// `InlineDataSize` bytes per initiator slot (`NDK_OP_FLAG_INLINE`, §2.11).
+    inline: PoolArray<u8>,
+}
+
+/// The arguments of `NdkCreateQp` the provider keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct QpCreate {
+    /// The PD.
+    pub pd: PdId,
+    /// The receive CQ's slot.
+    pub receive_cq: usize,
+    /// The initiator CQ's slot.
+    pub initiator_cq: usize,
+    /// `QPContext`.
+    pub context: usize,
+    /// The sizes.
+    pub limits: QpLimits,
+}
+
+/// One QP slot.
+pub struct QpSlot {
+    /// The QP (borrows `arrays`: declared before it). `None` when the slot is free.
+    pub qp: Option<Qp<'static>>,
+    /// Owned for the QP, which borrows it (never read by name).
+    _arrays: Option<QpArrays>,
+    /// The `NDK_QP` the consumer holds.
+    pub object: *mut NDK_QP,
+    /// What it was created with.
+    pub create: Option<QpCreate>,
+    /// `InlineDataSize`: bytes of `inline` per initiator slot.
+    pub inline_size: usize,
+}
+
+impl QpSlot {
+    /// A free slot.
+    #[must_use]
+    pub const fn free() -> QpSlot {
+        QpSlot {
+            qp: None,
+            _arrays: None,
+            object: core::ptr::null_mut(),
+            create: None,
+            inline_size: 0,
+        }
+    }
+}
+
+/// Allocates the arrays of `limits`; `None` when the pool is exhausted (what was allocated is
+/// freed).
+fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option<QpArrays> {
+    let tag = TAG_NDK_TABLES;
+    // SAFETY: the provider's handle is valid for its life (Provider::new), and so for each
+    // array below.
+    let receive = unsafe { PoolArray::new(handle, tag, sizes.receive, || WorkRequest::EMPTY) }?;
+    // SAFETY: as above.
+    let receive_sges = unsafe { PoolArray::new(handle, tag, sizes.receive_sges, || Sge::EMPTY) }?;
+    // SAFETY: as above.
+    let initiator = unsafe { PoolArray::new(handle, tag, sizes.initiator, || WorkRequest::EMPTY) }?;
+    // SAFETY: as above.
+    let initiator_sges =
+        unsafe { PoolArray::new(handle, tag, sizes.initiator_sges, || Sge::EMPTY) }?;
+    // SAFETY: as above.
+    let flights = unsafe { PoolArray::new(handle, tag, sizes.initiator, || Flight::EMPTY) }?;
+    // SAFETY: as above.
+    let reads = unsafe { PoolArray::new(handle, tag, reads, || ReadResponse::EMPTY) }?;
+    let inline_len = sizes.initiator.checked_mul(sizes.inline_bytes)?;
+    // SAFETY: as above.
+    let inline = unsafe { PoolArray::new(handle, tag, inline_len, || 0u8) }?;
+    Some(QpArrays {
+        receive,
+        receive_sges,
+        initiator,
+        initiator_sges,
+        flights,
+        reads,
+        inline,
+    })
+}
+
+impl Provider {
+    fn qp_slot(&mut self, slot: usize) -> Option<&mut QpSlot> {
+        self.qps
+            .as_mut_slice()
+            .get_mut(slot)
+            .filter(|s| s.qp.is_some())
+    }
+
+    fn cq_open(&mut self, slot: usize) -> bool {
+        self.cqs
+            .as_slice()
+            .get(slot)
+            .is_some_and(|s| s.cq.is_some() && s.close.is_none())
+    }
+
+    /// `NdkCreateQp` (§2.3): checks the sizes against the profile, takes a slot, allocates the
+    /// queues, and counts the QP as a successor of its PD and CQs. Returns the slot.
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for a size above the adapter's limits or a PD or CQ that is
+    /// not open; `STATUS_INSUFFICIENT_RESOURCES` when every slot is taken or the pool is
+    /// exhausted.
+    pub fn create_qp(&mut self, create: QpCreate) -> Result<usize, CallStatus> {
+        let sizes = create.limits.check(&self.profile)?;
+        if !self.cq_open(create.receive_cq) || !self.cq_open(create.initiator_cq) {
+            return Err(CallStatus::InvalidParameter);
+        }
+        let index = self
+            .qps
+            .as_slice()
+            .iter()
+            .position(|s| s.qp.is_none())
+            .ok_or(CallStatus::InsufficientResources)?;
+        let reads = usize::try_from(self.profile.max_read_limit).unwrap_or(0);
+        let mut arrays =
+            allocate(self.ndis_handle, &sizes, reads).ok_or(CallStatus::InsufficientResources)?;
+        // SAFETY (each slice): the QP is stored beside its arrays, declared before them (so it
+        // is dropped first), and nothing else makes a slice of them while it lives.
+        let storage = QpStorage {
+            // SAFETY: see above.
+            receive: unsafe { arrays.receive.as_unbounded_mut_slice() },
+            // SAFETY: see above.
+            receive_sges: unsafe { arrays.receive_sges.as_unbounded_mut_slice() },
+            // SAFETY: see above.
+            initiator: unsafe { arrays.initiator.as_unbounded_mut_slice() },
+            // SAFETY: see above.
+            initiator_sges: unsafe { arrays.initiator_sges.as_unbounded_mut_slice() },
+        };
+        let qp = Qp::new(
+            create.context,
+            create.pd,
+            &create.limits,
+            &self.profile,
+            storage,
+        )?;
+        self.mem.retain_pd(create.pd)?;
+        for cq in [create.receive_cq, create.initiator_cq] {
+            if let Some(s) = self.cqs.as_mut_slice().get_mut(cq) {
+                s.users = s.users.saturating_add(1);
+            }
+        }
+        let slot = self
+            .qps
+            .as_mut_slice()
+            .get_mut(index)
+            .ok_or(CallStatus::InsufficientResources)?;
+        *slot = QpSlot {
+            qp: Some(qp),
+            _arrays: Some(arrays),
+            object: core::ptr::null_mut(),
+            create: Some(create),
+            inline_size: sizes.inline_bytes,
+        };
+        Ok(index)
+    }
+
+    /// Records the object of a QP just created.
+    pub fn set_qp_object(&mut self, slot: usize, object: *mut NDK_QP) {
+        if let Some(s) = self.qp_slot(slot) {
+            s.object = object;
+        }
+    }
+
+    /// `NdkReceive` (§2.4).
+    ///
+    /// # Errors
+    /// Inline, no completion follows: the core's [`Qp::post_receive`] statuses.
+    pub fn post_receive(
+        &mut self,
+        slot: usize,
+        context: usize,
+        sges: &[Sge],
+    ) -> Result<(), CallStatus> {
+        let qp = self
+            .qp_slot(slot)
+            .and_then(|s| s.qp.as_mut())
+            .ok_or(CallStatus::InvalidParameter)?;
+        qp.post_receive(context, sges)?;
+        Ok(())
+    }
+
+    /// An initiator request (§2.4). With `NDK_OP_FLAG_INLINE` the SGEs' bytes are copied by
+    /// `gather` into the slot's inline buffer before this returns.
+    ///
+    /// # Errors
+    /// Inline, no completion follows: the core's [`Qp::post`] statuses.
+    pub fn post(
+        &mut self,
+        slot: usize,
+        context: usize,
+        operation: Operation,
+        sges: &[Sge],
+        flags: u32,
+    ) -> Result<usize, CallStatus> {
+        let qp = self
+            .qp_slot(slot)
+            .and_then(|s| s.qp.as_mut())
+            .ok_or(CallStatus::InvalidParameter)?;
+        Ok(qp.post(context, operation, sges, flags)?.slot)
+    }
+
+    /// `NdkFlush` (§1.4): every outstanding request completes `STATUS_CANCELLED`.
+    pub fn flush_qp(&mut self, slot: usize, calls: &mut Calls) {
+        if let Some(qp) = self.qp_slot(slot).and_then(|s| s.qp.as_mut()) {
+            qp.flush();
+        }
+        self.drain_qp(slot, calls);
+    }
+
+    /// Moves every completion the QP in `slot` has ready to its CQs (§3.1); a CQ that
+    /// overflows fails the QP (§3.3).
+    pub fn drain_qp(&mut self, slot: usize, calls: &mut Calls) {
+        loop {
+            let Some(s) = self.qp_slot(slot) else {
+                return;
+            };
+            let Some(create) = s.create else {
+                return;
+            };
+            let Some((queue, completion)) = s.qp.as_mut().and_then(Qp::poll) else {
+                return;
+            };
+            let cq = match queue {
+                Queue::Receive => create.receive_cq,
+                Queue::Initiator => create.initiator_cq,
+            };
+            let queued = self.push_completion(cq, completion, calls);
+            if let (false, Some(qp)) = (queued, self.qp_slot(slot).and_then(|s| s.qp.as_mut())) {
+                qp.fail();
+            }
+        }
+    }
+
+    /// `NdkCloseQp` (§1.3-§1.4): outstanding requests complete `STATUS_CANCELLED` on their CQs
+    /// (which outlive the QP), then the QP stops being a successor of its CQs and PD, which may
+    /// complete their pending closes. Returns the QP's object, whose block the caller frees.
+    pub fn close_qp(&mut self, slot: usize, calls: &mut Calls) -> *mut NDK_QP {
+        self.flush_qp(slot, calls);
+        let Some(s) = self.qp_slot(slot) else {
+            return core::ptr::null_mut();
+        };
+        let object = s.object;
+        let create = s.create;
+        // The QP first, then the arrays it borrows.
+        s.qp = None;
+        *s = QpSlot::free();
+        if let Some(create) = create {
+            self.release_cq(create.receive_cq, calls);
+            self.release_cq(create.initiator_cq, calls);
+            self.release_pd_child(create.pd, calls);
+        }
+        object
+    }
+}
