@@ -7,6 +7,7 @@ pub mod inf;
 pub mod interop;
 pub mod junit;
 pub mod kit;
+pub mod pcap;
 pub mod scenario;
 pub mod sim;
 pub mod views;

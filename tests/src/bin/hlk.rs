@@ -6,11 +6,14 @@
 //! hlk --list               list the groups and their cases
 //! hlk --json report.json   write every case as JSON here (default: target/hlk/report.json)
 //! hlk --junit report.xml   write JUnit XML here (default: target/hlk/report.xml)
+//! hlk --pcap DIR           write DIR/<group>.pcap: every frame on the wires of the groups
+//!                          that capture (Dcbx, QosEts), for Wireshark
 //! hlk scenario FILE        apply a scenario file, print the views and a diff against its own
 //! ```
 //! The exit status is 0 when every case passed (or was skipped; under `DCBNDK_REQUIRE_ALL=1` a
 //! skip fails), 1 when one failed (or a scenario's views differ, or its request was refused
-//! unexpectedly), 2 on a usage or I/O error or a bad scenario file. Output has no colour: it
+//! unexpectedly), 2 on a usage or I/O error (a `--pcap` directory or file that cannot be
+//! written among them) or a bad scenario file. Output has no colour: it
 //! reads the same in a terminal and a CI log.
 
 use std::io::Write as _;
@@ -18,6 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, Command};
+use dcbndk_hlk::kit::capture::{self, Sink};
 use dcbndk_hlk::kit::{self, CaseReport, Status, Totals};
 use dcbndk_hlk::scenario::{self, Scenario};
 use dcbndk_hlk::sim::Sim;
@@ -28,6 +32,7 @@ struct Cli {
     list: bool,
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
+    pcap: Option<PathBuf>,
     scenario: Option<PathBuf>,
 }
 
@@ -59,6 +64,14 @@ fn command() -> Command {
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("Write the cases as JUnit XML, one testsuite per group [default: target/hlk/report.xml]"),
         )
+        .arg(
+            Arg::new("pcap")
+                .long("pcap")
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("Capture the virtual wires: write DIR/<group>.pcap (classic pcap, Ethernet, for Wireshark or tshark) for each group that captures (Dcbx, QosEts), every frame that crossed the wires of its cases, as a monitor adapter on each wire received it; DIR is made if missing")
+                .long_help("Capture the virtual wires. For each group that captures (Dcbx, QosEts), write DIR/<group>.pcap: every frame that crossed the wires of its cases, one case after another, as a monitor adapter attached to each wire received it (another instance of the driver, *QOS 0, *NetworkDirect 0, promiscuous, its 802.1Q tags left in the frame). Classic libpcap format, LINKTYPE_ETHERNET, microsecond timestamps from the wire's virtual clock (millisecond resolution). MAC Control (PFC) frames are consumed by the receiving MAC and are not in it. DIR is made if missing. Without --pcap no monitor is attached."),
+        )
         .subcommand(
             Command::new("scenario")
                 .about("Apply a scenario file; print its views and a diff against the expected ones")
@@ -69,7 +82,7 @@ fn command() -> Command {
                         .help("The scenario file; format in tests/scenarios/README.md"),
                 ),
         )
-        .after_help("Exit status: 0 all passed, 1 a case failed or a scenario differs, 2 usage, I/O error or bad scenario file. With DCBNDK_REQUIRE_ALL=1 in the environment a skipped case fails.")
+        .after_help("Exit status: 0 all passed, 1 a case failed or a scenario differs, 2 usage, I/O error (a --pcap file or directory among them) or bad scenario file. With DCBNDK_REQUIRE_ALL=1 in the environment a skipped case fails.")
 }
 
 fn parse() -> Cli {
@@ -82,6 +95,7 @@ fn parse() -> Cli {
         list: m.get_flag("list"),
         json: m.get_one::<PathBuf>("json").cloned(),
         junit: m.get_one::<PathBuf>("junit").cloned(),
+        pcap: m.get_one::<PathBuf>("pcap").cloned(),
         scenario: m
             .subcommand_matches("scenario")
             .and_then(|s| s.get_one::<PathBuf>("FILE").cloned()),
@@ -191,6 +205,13 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
 
+    if let Some(dir) = &cli.pcap
+        && let Err(e) = capture::pcap_dir(dir)
+    {
+        eprintln!("hlk: {e}");
+        return ExitCode::from(2);
+    }
+
     println!("dcbndk HLK-style kit: the driver runs in the simulated ndis.sys");
     match Sim::dcbndk() {
         Ok(d) => {
@@ -235,22 +256,48 @@ fn main() -> ExitCode {
 
     let mut all: Vec<CaseReport> = Vec::new();
     let mut per_group = Vec::new();
+    let mut pcap_failed = false;
     let count = selected.len();
     for (index, g) in selected.iter().enumerate() {
         println!("{} — {}", g.name, g.description);
-        let reports = kit::run_group(g, |r| {
-            let mark = match r.status {
-                Status::Pass => "PASS",
-                Status::Fail => "FAIL",
-                Status::Skip => "SKIP",
-            };
-            if r.reason.is_empty() {
-                println!("  {mark}  {}", r.name);
-            } else {
-                println!("  {mark}  {}\n        {}", r.name, r.reason);
+        // A sink per group (its file removed again if no case attached a capture).
+        let sink = match cli
+            .pcap
+            .as_deref()
+            .map(|dir| Sink::create(capture::group_file(dir, g.name)))
+        {
+            None => None,
+            Some(Ok(sink)) => Some(sink),
+            Some(Err(e)) => {
+                eprintln!("hlk: --pcap: {e}");
+                return ExitCode::from(2);
             }
-            let _ = std::io::stdout().flush();
+        };
+        let reports = capture::capturing(sink.as_ref(), || {
+            kit::run_group(g, |r| {
+                let mark = match r.status {
+                    Status::Pass => "PASS",
+                    Status::Fail => "FAIL",
+                    Status::Skip => "SKIP",
+                };
+                if r.reason.is_empty() {
+                    println!("  {mark}  {}", r.name);
+                } else {
+                    println!("  {mark}  {}\n        {}", r.name, r.reason);
+                }
+                let _ = std::io::stdout().flush();
+            })
         });
+        if let Some(sink) = &sink {
+            match sink.close() {
+                Ok(Some(frames)) => println!("  pcap: {} ({frames} frames)", sink.path().display()),
+                Ok(None) => {}
+                Err(e) => {
+                    eprintln!("hlk: --pcap: {e}");
+                    pcap_failed = true;
+                }
+            }
+        }
         let t = Totals::of(&reports);
         println!(
             "[{}/{count}] {}: {} passed, {} failed, {} skipped in {:.2}s",
@@ -371,7 +418,10 @@ fn main() -> ExitCode {
         "\n{} passed, {} failed, {} skipped",
         total.passed, total.failed, total.skipped
     );
-    if failures.is_empty() && scenario_ok {
+    if pcap_failed {
+        eprintln!("hlk: a capture file could not be written (above)");
+        ExitCode::from(2)
+    } else if failures.is_empty() && scenario_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -16,18 +16,11 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/dcbx-vectors")
 }
 
-/// The frames of a classic little-endian microsecond pcap file.
-fn pcap_frames(bytes: &[u8]) -> Vec<&[u8]> {
-    assert_eq!(&bytes[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "little-endian pcap");
-    let mut frames = Vec::new();
-    let mut at = 24;
-    while at + 16 <= bytes.len() {
-        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        frames.push(&bytes[at + 16..at + 16 + incl]);
-        at += 16 + incl;
-    }
-    assert_eq!(at, bytes.len(), "pcap records end at the end of the file");
-    frames
+/// The frames of a pcap file (`crate::pcap::read`).
+fn pcap_frames(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let file = crate::pcap::read(bytes).unwrap();
+    assert_eq!(file.linktype, crate::pcap::LINKTYPE_ETHERNET);
+    file.records.into_iter().map(|r| r.data).collect()
 }
 
 /// The LLDPDU of an Ethernet frame (untagged or 802.1Q tagged), if it is LLDP.
@@ -182,7 +175,7 @@ fn every_capture_parses_as_tcpdump_decoded_it() {
         let text = std::fs::read_to_string(dir().join(format!("{name}.out"))).unwrap();
         let texts = frames_of_text(&text);
         for (i, frame) in pcap_frames(&pcap).into_iter().enumerate() {
-            let Some(pdu) = lldpdu(frame) else { continue };
+            let Some(pdu) = lldpdu(&frame) else { continue };
             lldp_frames += 1;
             let parsed =
                 Lldpdu::parse(pdu).unwrap_or_else(|e| panic!("{name} frame {}: {e:?}", i + 1));
@@ -210,22 +203,7 @@ fn every_capture_parses_as_tcpdump_decoded_it() {
 
 /// A classic pcap file of Ethernet frames (timestamps one second apart from 2026-01-01).
 fn pcap_file(frames: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&1u32.to_le_bytes()); // LINKTYPE_ETHERNET
-    for (i, f) in frames.iter().enumerate() {
-        let len = u32::try_from(f.len()).unwrap();
-        out.extend_from_slice(&(1_767_225_600u32 + u32::try_from(i).unwrap()).to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(f);
-    }
-    out
+    crate::pcap::file_of(1_767_225_600_000_000, frames)
 }
 
 /// What `program args... FILE` prints for a pcap of `frames` (in UTC). Each call has its own

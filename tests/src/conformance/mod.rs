@@ -19,7 +19,7 @@ mod verifier;
 /// Whether the host tool `program` runs (`program --version` succeeds). When it does not, the
 /// test that needs it prints why and skips, except under `CI=true`, where .ci/run installs
 /// `packages` and a missing tool is a failure.
-fn host_tool(program: &str, packages: &str) -> bool {
+pub(crate) fn host_tool(program: &str, packages: &str) -> bool {
     let have = std::process::Command::new(program)
         .arg("--version")
         .output()
@@ -31,6 +31,17 @@ fn host_tool(program: &str, packages: &str) -> bool {
         );
         println!("SKIPPED: {program} not found (Debian: {packages})");
     }
+    have
+}
+
+/// Whether tshark runs; if not, the test skips (or fails under `DCBNDK_REQUIRE_ALL=1`, like the
+/// kit's cases, and under `CI=true`, like the other host-tool checks).
+pub(crate) fn have_tshark() -> bool {
+    let have = host_tool("tshark", "tshark");
+    assert!(
+        have || std::env::var("DCBNDK_REQUIRE_ALL").as_deref() != Ok("1"),
+        "tshark is missing under DCBNDK_REQUIRE_ALL=1"
+    );
     have
 }
 

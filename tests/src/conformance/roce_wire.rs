@@ -182,17 +182,6 @@ fn every_icrc_agrees_with_an_independent_crc32() {
     }
 }
 
-/// Whether tshark runs; if not, the test skips (or fails under `DCBNDK_REQUIRE_ALL=1`, like the
-/// kit's cases, and under `CI=true`, like the other host-tool checks).
-fn have_tshark() -> bool {
-    let have = super::host_tool("tshark", "tshark");
-    assert!(
-        have || std::env::var("DCBNDK_REQUIRE_ALL").as_deref() != Ok("1"),
-        "tshark is missing under DCBNDK_REQUIRE_ALL=1"
-    );
-    have
-}
-
 /// The value of the first field `name` of a packet, as tshark shows it.
 fn show<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
     fields
@@ -354,7 +343,7 @@ fn expert_above_note(pdml: &str) -> Vec<(usize, String)> {
 
 #[test]
 fn every_frame_decodes_in_tshark_as_built_without_warnings() {
-    if !have_tshark() {
+    if !super::have_tshark() {
         return;
     }
     let built = frames();

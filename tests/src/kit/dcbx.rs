@@ -3,7 +3,8 @@
 //! TTL take no time). What each adapter concluded is read only from what NDIS saw: the status
 //! indications (`NDIS_STATUS_QOS_REMOTE/OPERATIONAL_PARAMETERS_CHANGE`) and, for the frames
 //! themselves, a third adapter with `*QOS` = 0 in promiscuous mode that indicates every frame on
-//! the wire (a DCB-less NIC does not consume LLDPDUs).
+//! the wire (a DCB-less NIC does not consume LLDPDUs). Each case runs on a wire of its own
+//! ([`on_captured_wire`]), captured to a pcap file under `hlk --pcap` (`super::capture`).
 
 use dcbndk_core::lldp::{ETHERTYPE, Lldpdu, NEAREST_BRIDGE};
 use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
@@ -14,6 +15,7 @@ use ndis_sys::status::{
     NDIS_STATUS_SUCCESS,
 };
 
+use super::capture::on_captured_wire;
 use super::qos::Request;
 use super::{Case, CaseResult, Group, expect_eq, finish, started};
 use crate::sim::clock::advance;
@@ -36,23 +38,30 @@ pub fn group() -> Group {
 
 fn cases() -> Vec<Case> {
     vec![
-        Case::new("willing adapter adopts a non-willing peer", willing_adopts),
-        Case::new("neither willing: each keeps its own", neither_willing),
-        Case::new(
-            "both willing: the lower MAC adopts the peer's PFC",
-            both_willing,
-        ),
-        Case::new(
-            "peer goes silent: remote invalidated after 121 s",
-            peer_silent,
-        ),
-        Case::new("second peer invalidates the remote set", second_peer),
-        Case::new(
-            "shutdown LLDPDU at pause forgets the adapter",
-            shutdown_at_pause,
-        ),
-        Case::new("transmit schedule: 5 fast frames, then 30 s", schedule),
-        Case::new("*QOS = 0: no DCBX sent, LLDPDUs not consumed", qos_off),
+        Case::new("willing adapter adopts a non-willing peer", || {
+            on_captured_wire(willing_adopts)
+        }),
+        Case::new("neither willing: each keeps its own", || {
+            on_captured_wire(neither_willing)
+        }),
+        Case::new("both willing: the lower MAC adopts the peer's PFC", || {
+            on_captured_wire(both_willing)
+        }),
+        Case::new("peer goes silent: remote invalidated after 121 s", || {
+            on_captured_wire(peer_silent)
+        }),
+        Case::new("second peer invalidates the remote set", || {
+            on_captured_wire(second_peer)
+        }),
+        Case::new("shutdown LLDPDU at pause forgets the adapter", || {
+            on_captured_wire(shutdown_at_pause)
+        }),
+        Case::new("transmit schedule: 5 fast frames, then 30 s", || {
+            on_captured_wire(schedule)
+        }),
+        Case::new("*QOS = 0: no DCBX sent, LLDPDUs not consumed", || {
+            on_captured_wire(qos_off)
+        }),
     ]
 }
 
@@ -213,8 +222,7 @@ pub(crate) fn apply(a: &Adapter, r: &Request) -> Result<(), String> {
     expect_eq("OID_QOS_PARAMETERS", out.status, NDIS_STATUS_SUCCESS)
 }
 
-fn willing_adopts() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn willing_adopts(wire: u32) -> CaseResult {
     let host = on_wire(wire, 0x01, true, true)?;
     let switch = on_wire(wire, 0x02, false, true)?;
     apply(&switch, &switch_setting())?;
@@ -273,8 +281,7 @@ fn willing_adopts() -> CaseResult {
     Ok(None)
 }
 
-fn neither_willing() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn neither_willing(wire: u32) -> CaseResult {
     let a = on_wire(wire, 0x01, false, true)?;
     let b = on_wire(wire, 0x02, false, true)?;
     apply(&b, &switch_setting())?;
@@ -295,8 +302,7 @@ fn neither_willing() -> CaseResult {
     Ok(None)
 }
 
-fn both_willing() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn both_willing(wire: u32) -> CaseResult {
     let low = on_wire(wire, 0x01, true, true)?;
     let high = on_wire(wire, 0x02, true, true)?;
     let mut mine = switch_setting();
@@ -336,8 +342,7 @@ fn both_willing() -> CaseResult {
     Ok(None)
 }
 
-fn peer_silent() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn peer_silent(wire: u32) -> CaseResult {
     let host = on_wire(wire, 0x01, true, true)?;
     let switch = on_wire(wire, 0x02, false, true)?;
     apply(&switch, &switch_setting())?;
@@ -363,8 +368,7 @@ fn peer_silent() -> CaseResult {
     Ok(None)
 }
 
-fn second_peer() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn second_peer(wire: u32) -> CaseResult {
     let host = on_wire(wire, 0x01, true, true)?;
     let first = on_wire(wire, 0x02, false, true)?;
     advance(wire, 10);
@@ -383,8 +387,7 @@ fn second_peer() -> CaseResult {
     Ok(None)
 }
 
-fn shutdown_at_pause() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn shutdown_at_pause(wire: u32) -> CaseResult {
     let cap = capture(wire)?;
     let host = on_wire(wire, 0x01, true, true)?;
     let switch = on_wire(wire, 0x02, false, true)?;
@@ -419,8 +422,7 @@ fn shutdown_at_pause() -> CaseResult {
     Ok(None)
 }
 
-fn schedule() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn schedule(wire: u32) -> CaseResult {
     let cap = capture(wire)?;
     let a = on_wire(wire, 0x01, false, true)?;
     let start = crate::sim::clock::now_ms(wire);
@@ -452,8 +454,7 @@ fn schedule() -> CaseResult {
     Ok(None)
 }
 
-fn qos_off() -> CaseResult {
-    let wire = crate::sim::clock::fresh_manual_wire();
+fn qos_off(wire: u32) -> CaseResult {
     let off = capture(wire)?;
     let on = on_wire(wire, 0x02, false, true)?;
     advance(wire, 40_000);

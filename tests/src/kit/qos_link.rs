@@ -5,6 +5,10 @@
 //! receives it, and the priority of every frame comes from its NBL's 802.1Q info. Shares and
 //! pauses are measured only from what the support adapter received, as the HLK measures them on
 //! its support machine.
+//!
+//! Under `hlk --pcap` the QosEts cases capture their wire (`super::capture`). The
+//! QosPriorityFlowControl cases do not: their subject, the PFC frames, are MAC Control frames,
+//! which no receiving MAC passes up, so no capture host on the wire would show them.
 
 use dcbndk_core::adapter::traffic::{OID_DCBNDK_TRAFFIC_STATISTICS, TRAFFIC_STATISTICS_SIZE};
 use dcbndk_core::datapath::frame::PfcFrame;
@@ -12,6 +16,7 @@ use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
+use super::capture::{self, Capture};
 use super::qos::Request;
 use super::{Case, CaseResult, Group, expect_eq, finish, started};
 use crate::sim::adapter::Pending;
@@ -58,6 +63,8 @@ enum Offer {
 
 struct Bench {
     wire: u32,
+    /// The wire's capture, under `hlk --pcap` (QosEts only: module documentation).
+    capture: Option<Capture>,
     dut: Adapter,
     support: Adapter,
     pending: Vec<Pending>,
@@ -104,8 +111,15 @@ impl Bench {
         )
     }
 
-    fn new() -> Result<Self, String> {
+    /// A DUT and a support adapter on a fresh wire; `captured`: with a capture of the wire
+    /// when the group runs under a sink (`super::capture`).
+    fn new(captured: bool) -> Result<Self, String> {
         let wire = fresh_manual_wire();
+        let capture = if captured {
+            Capture::start(wire)?
+        } else {
+            None
+        };
         let dut = on_wire(wire, DUT_MAC, true)?;
         let support = on_wire(wire, SUPPORT_MAC, false)?;
         let r = support.set(
@@ -115,6 +129,7 @@ impl Bench {
         expect_eq("support promiscuous", r.status, NDIS_STATUS_SUCCESS)?;
         Ok(Self {
             wire,
+            capture,
             dut,
             support,
             pending: Vec::new(),
@@ -219,7 +234,10 @@ impl Bench {
         let dut = self.dut;
         let pending = std::mem::take(&mut self.pending);
         let result = finish_reaping(dut, pending);
-        result.and(finish(self.support))
+        // The capture last: the adapters' last frames (their shutdown LLDPDUs) are in it.
+        result
+            .and(finish(self.support))
+            .and(capture::stop(self.capture.take()))
     }
 }
 
@@ -229,7 +247,7 @@ fn udp_frame(port: u16) -> Vec<u8> {
 }
 
 /// A UDP frame from the DUT to the support adapter, `len` bytes (at least 42).
-fn udp_frame_of(port: u16, len: usize) -> Vec<u8> {
+pub(crate) fn udp_frame_of(port: u16, len: usize) -> Vec<u8> {
     let mut f = vec![0u8; len.max(42)];
     let len = f.len();
     f[..6].copy_from_slice(&SUPPORT_MAC);
@@ -253,7 +271,12 @@ fn udp_frame_of(port: u16, len: usize) -> Vec<u8> {
 /// Runs `body` on a fresh bench and always finishes both adapters (so that a failed case does
 /// not leave adapters running into the next one).
 fn with_bench(body: impl FnOnce(&mut Bench) -> CaseResult) -> CaseResult {
-    let mut bench = Bench::new()?;
+    with_bench_captured(false, body)
+}
+
+/// [`with_bench`], the wire captured under `hlk --pcap` when `captured`.
+fn with_bench_captured(captured: bool, body: impl FnOnce(&mut Bench) -> CaseResult) -> CaseResult {
+    let mut bench = Bench::new(captured)?;
     let result = body(&mut bench);
     let finished = bench.finish();
     let verdict = result?;
@@ -350,7 +373,7 @@ fn traffic(a: &Adapter) -> Result<Vec<u64>, String> {
 /// priorities 1, 3, 6 and TCs 1, 3 are exactly what it sent (with the 4 tag bytes), the support
 /// adapter's receive counters what it received (tags stripped); both count the two bad headers.
 fn traffic_statistics() -> CaseResult {
-    with_bench(|bench| {
+    with_bench_captured(true, |bench| {
         bench.configure(
             4,
             [0, 0, 1, 1, 2, 2, 3, 3],
@@ -449,7 +472,7 @@ fn traffic_statistics() -> CaseResult {
 
 fn ets_case(c: &EtsCase, strict: bool) -> CaseResult {
     let strict = strict || c.strict;
-    with_bench(|bench| {
+    with_bench_captured(true, |bench| {
         // Priority p -> TC p; with strict traffic, the highest TC is strict (bandwidth 0) and the
         // 8-TC case gives its share to TC 6.
         let mut num_tcs = c.num_tcs;

@@ -7,7 +7,8 @@
 //! does) unless `NDIS_RECEIVE_FLAGS_RESOURCES` keeps them with the miniport.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use ndis_sys::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL, NDIS_RECEIVE_FLAGS_RESOURCES,
@@ -89,6 +90,34 @@ fn return_to_miniport(adapter: &AdapterShared, chain: *mut NET_BUFFER_LIST, irql
             unsafe { ret(as_handle(context), chain, flags) }
         },
     );
+}
+
+/// What a protocol bound to an adapter does with the frames the adapter indicates, instead of
+/// keeping them for [`take_received`]: a capture (`kit::capture`) writes them to a file.
+pub type Tap = Arc<dyn Fn(&[ReceivedFrame]) + Send + Sync>;
+
+/// Adapter handle -> its tap.
+static TAPS: LazyLock<Mutex<HashMap<usize, Tap>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// How many adapters have a tap: an indication looks at [`TAPS`] only when some has (the send
+/// path's benchmarks indicate through here).
+static TAPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// From now on the frames `adapter` indicates go to `tap` (called on the indicating thread,
+/// inside `NdisMIndicateReceiveNetBufferLists`, before the NBLs return to the miniport), not to
+/// [`take_received`]. Replaces a tap already there.
+pub fn tap(adapter: usize, tap: Tap) {
+    if lock(&TAPS).insert(adapter, tap).is_none() {
+        TAPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Removes `adapter`'s tap: no indication made after this reaches it. One already under way
+/// may still be calling it; once the adapter's pause has completed none is (NDIS completes a
+/// pause only after every indication returned).
+pub fn untap(adapter: usize) {
+    if lock(&TAPS).remove(&adapter).is_some() {
+        TAPPED.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Adapter handle -> frames indicated and not yet taken by the test.
@@ -456,10 +485,18 @@ pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
             format!("{api}: NumberOfNetBufferLists {count} does not match the chain"),
         );
     }
-    lock(&RECEIVED)
-        .entry(adapter.handle())
-        .or_default()
-        .extend(frames);
+    let tapped = if TAPPED.load(Ordering::SeqCst) == 0 {
+        None
+    } else {
+        lock(&TAPS).get(&adapter.handle()).cloned()
+    };
+    match tapped {
+        Some(tap) => tap(&frames),
+        None => lock(&RECEIVED)
+            .entry(adapter.handle())
+            .or_default()
+            .extend(frames),
+    }
     if flags & NDIS_RECEIVE_FLAGS_RESOURCES != 0 {
         return;
     }
