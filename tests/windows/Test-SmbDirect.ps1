@@ -353,15 +353,15 @@ try {
     foreach ($side in @('A', 'B')) {
         foreach ($counter in @('InboundBytes', 'OutboundBytes')) {
             $null = $results.Add((Test-DcbndkGrew -Check "RdmaStatistics $side ($(if ($side -eq 'A') { $adapterA.Name } else { $adapterB.Name })).$counter grew" `
-                        -Before $before.$side -After $after.$side -Counter $counter -Why $noRdma))
+                        -Before ($before.$side) -After ($after.$side) -Counter $counter -Why $noRdma))
         }
     }
     if ($before.HadConnection) {
         $null = $results.Add((New-DcbndkInfo -Check 'RdmaStatistics connections' -Actual "an SMB connection to $AddressA existed before the mapping: the connection counters are not compared"))
     }
     else {
-        $null = $results.Add((Test-DcbndkGrew -Check "RdmaStatistics B ($($adapterB.Name)).InitiatedConnections grew" -Before $before.B -After $after.B -Counter 'InitiatedConnections' -Why $noRdma))
-        $null = $results.Add((Test-DcbndkGrew -Check "RdmaStatistics A ($($adapterA.Name)).AcceptedConnections grew" -Before $before.A -After $after.A -Counter 'AcceptedConnections' -Why $noRdma))
+        $null = $results.Add((Test-DcbndkGrew -Check "RdmaStatistics B ($($adapterB.Name)).InitiatedConnections grew" -Before ($before.B) -After ($after.B) -Counter 'InitiatedConnections' -Why $noRdma))
+        $null = $results.Add((Test-DcbndkGrew -Check "RdmaStatistics A ($($adapterA.Name)).AcceptedConnections grew" -Before ($before.A) -After ($after.A) -Counter 'AcceptedConnections' -Why $noRdma))
     }
 
     if ($null -eq $before.Perf -or $null -eq $after.Perf) {
