@@ -11,12 +11,23 @@ the cause, it skips what is already gone):
  1. checks it runs elevated;
  2. removes the traffic classes and QoS policies Apply-Scenario.ps1 created and restores the
     flow-control and DCBX willing settings recorded before the first scenario;
- 3. removes the dcbndk devices (devgen /remove, or pnputil /remove-device without devgen);
- 4. deletes the driver package (pnputil /delete-driver oemNN.inf /uninstall /force);
- 5. removes the Data Center Bridging feature if Enable-DcbQos.ps1 installed it (unless
+ 3. removes the SMB mapping, multichannel constraint and share (with its folder)
+    Test-SmbDirect.ps1 created; the mapping belongs to the logon session that made it, so run
+    this from the same elevated session (after a logoff it is gone anyway);
+ 4. restores the firewall rules Test-NetStack -EnableFirewallRules changed
+    (Invoke-TestNetStack.ps1), and uninstalls the PowerShell Gallery modules and deletes the
+    NuGet package provider folders the scripts installed;
+ 5. removes the IPv4 addresses the RDMA scripts gave the adapters and turns DHCP back on where
+    it was on;
+ 6. removes the dcbndk devices (devgen /remove, or pnputil /remove-device without devgen);
+ 7. deletes the driver package (pnputil /delete-driver oemNN.inf /uninstall /force);
+ 8. removes the Data Center Bridging feature if Enable-DcbQos.ps1 installed it (unless
     -KeepDcbFeature);
- 6. removes the test certificate from the stores Install-Dcbndk.ps1 imported it into;
- 7. deletes %ProgramData%\dcbndk.
+ 9. removes the test certificate from the stores Install-Dcbndk.ps1 imported it into;
+10. deletes %ProgramData%\dcbndk.
+
+The results folders Invoke-TestNetStack.ps1 writes (-ResultDir) are output, not machine
+state: they stay.
 
 Test signing stays as it is: the scripts never changed it. Turn it off with
 "bcdedit /set testsigning off" and a reboot if it was turned on for dcbndk.
@@ -36,6 +47,7 @@ param(
 Set-StrictMode -Version Latest
 $ErrorActionPreference = 'Stop'
 . (Join-Path $PSScriptRoot 'DcbndkCommon.ps1')
+. (Join-Path $PSScriptRoot 'DcbndkRdmaCommon.ps1')
 
 try {
     Invoke-DcbndkStep 'Check prerequisites (elevation)' {
@@ -44,6 +56,19 @@ try {
 
     Invoke-DcbndkStep 'Remove the scenario QoS settings and restore the recorded ones' {
         Undo-DcbndkQos
+    }
+
+    Invoke-DcbndkStep 'Remove the SMB mapping, multichannel constraint and share of Test-SmbDirect.ps1' {
+        Undo-DcbndkSmb
+    }
+
+    Invoke-DcbndkStep 'Restore the firewall rules, remove the modules and package provider the scripts installed' {
+        Undo-DcbndkFirewallRule
+        Undo-DcbndkGalleryModule
+    }
+
+    Invoke-DcbndkStep 'Remove the IPv4 addresses given to the adapters' {
+        Undo-DcbndkAdapterAddress
     }
 
     Invoke-DcbndkStep 'Remove the dcbndk devices' {

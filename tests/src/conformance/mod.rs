@@ -15,6 +15,7 @@ mod roce_wire;
 mod smoke;
 mod symbols;
 mod verifier;
+mod vm_rdma;
 
 /// Whether the host tool `program` runs (`program --version` succeeds). When it does not, the
 /// test that needs it prints why and skips, except under `CI=true`, where .ci/run installs

@@ -14,6 +14,10 @@ const SCRIPTS: &[&str] = &[
     "Test-Scenario.ps1",
     "Uninstall-Dcbndk.ps1",
     "Get-DcbndkTraffic.ps1",
+    "DcbndkRdmaCommon.ps1",
+    "Test-DcbndkRdma.ps1",
+    "Test-SmbDirect.ps1",
+    "Invoke-TestNetStack.ps1",
 ];
 
 /// A syntax problem: 1-based line and column, the node kind and the text around it.
@@ -169,6 +173,88 @@ fn every_script_sets_strict_mode_and_stops_on_the_first_error() {
             path.display()
         );
     }
+}
+
+/// `$name:` followed by anything but a name character, inside a double-quoted string or
+/// here-string: PowerShell reads `$name:` as a scope or drive qualifier and rejects the string
+/// ("Variable reference is not valid. ':' was not followed by a valid variable name
+/// character"), but the tree-sitter grammar accepts it. `${name}:` is the way to write it.
+/// Returns (line, column, text) of each.
+fn colon_after_variable(source: &str) -> Vec<(usize, usize, String)> {
+    fn walk(node: Node<'_>, source: &str, out: &mut Vec<(usize, usize, String)>) {
+        if matches!(
+            node.kind(),
+            "expandable_string_literal" | "expandable_here_string_literal"
+        ) {
+            let text = source.get(node.byte_range()).unwrap_or_default();
+            let bytes = text.as_bytes();
+            let name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+            let mut i = 0;
+            while i < bytes.len() {
+                // A backtick escapes the next character: `$ is a literal dollar.
+                if bytes[i] == b'`' {
+                    i += 2;
+                    continue;
+                }
+                if bytes[i] == b'$' && bytes.get(i + 1).is_some_and(|b| name(*b)) {
+                    let mut j = i + 1;
+                    while bytes.get(j).is_some_and(|b| name(*b)) {
+                        j += 1;
+                    }
+                    if bytes.get(j) == Some(&b':') && !bytes.get(j + 1).is_some_and(|b| name(*b)) {
+                        let start = node.start_position();
+                        let before = text.get(..i).unwrap_or_default();
+                        let line = start.row + 1 + before.matches('\n').count();
+                        let column = before.rfind('\n').map_or(start.column + i, |n| i - n - 1) + 1;
+                        out.push((
+                            line,
+                            column,
+                            text.get(i..=j).unwrap_or_default().to_string(),
+                        ));
+                    }
+                    i = j;
+                    continue;
+                }
+                i += 1;
+            }
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            walk(child, source, out);
+        }
+    }
+    let tree = parse(source);
+    let mut out = Vec::new();
+    walk(tree.root_node(), source, &mut out);
+    out
+}
+
+#[test]
+fn no_string_has_a_variable_followed_by_a_colon() {
+    let mut report = String::new();
+    for path in scripts() {
+        let source =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for (line, column, text) in colon_after_variable(&source) {
+            report.push_str(&format!(
+                "\n  {}:{line}:{column}: {text} (write ${{name}}:)",
+                path.display()
+            ));
+        }
+    }
+    assert!(report.is_empty(), "invalid variable references:{report}");
+
+    let bad = "throw \"build $build: too old\"\n$x = \"ok\"\n$y = \"at $where:\"\n";
+    let found = colon_after_variable(bad);
+    assert_eq!(
+        found,
+        [
+            (1, 14, "$build:".to_string()),
+            (3, 10, "$where:".to_string())
+        ]
+    );
+    let good = "\"${build}: $env:PATH, `$x: $($a.b): 'a:b'\"\n'$literal: is fine'\n";
+    assert_eq!(colon_after_variable(good), []);
 }
 
 #[test]
