@@ -3,7 +3,10 @@
 
 Every number is read from x86_64-w64-mingw32-gcc's own assembly output (Microsoft x64 layout
 rules) for the declarations of mingw-w64's headers, of ndis630_extra.h and of ndkpi_decl.h (the
-NDKPI 1.2 ndkpi.h, which mingw-w64 lacks), the way the reference table was made. Run from this folder: python3 gen_supplement.py > supplement.tsv
+NDKPI 1.2 ndkpi.h, which mingw-w64 lacks), the way the reference table was made. The wdm.h items
+(the MDL and what reading one needs) come from mingw-w64's kernel headers (ddk/wdm.h) and
+wdm_extra.h, compiled on their own through prelude_ddk.h: ddk/wdm.h and the user-mode headers of
+prelude.h cannot share one unit. Run from this folder: python3 gen_supplement.py > supplement.tsv
 """
 import os
 import re
@@ -129,42 +132,71 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     "NdkOperationTypeWrite"]]
 
 
-def main():
-    exprs, rows = [], []
-    def ask(expr):
-        exprs.append(expr)
-        return len(exprs) - 1
-    for name, note in OVERRIDES:
-        rows.append(("struct", name, "0", ask(f"sizeof({name})"), ask(f"_Alignof({name})"), note))
-    for name, note, fields in STRUCTS:
-        rows.append(("struct", name, "0", ask(f"sizeof({name})"), ask(f"_Alignof({name})"), f"struct; {note}"))
-        for f in fields:
-            member = f"(({name} *)0)->{f}"
-            rows.append(("field", f"{name}.{f}", ask(f"offsetof({name}, {f})"), ask(f"sizeof({member})"),
-                         ask(f"_Alignof(__typeof__({member}))"), f"{note}"))
-    for name, note in CONSTS:
-        rows.append(("const", name, ask(f"(long long)({name})"), ask(f"sizeof({name})"), "", note))
+# The same for the kernel-mode unit (prelude_ddk.h): wdm.h, the MDL header (dcbndk's
+# resources::mdl reads it for the NDK provider's memory regions, ndkpi.md 5) and its values.
+DDK_STRUCTS = [
+    ("MDL", "wdm.h (mingw-w64 ddk)",
+     ["Next", "Size", "MdlFlags", "Process", "MappedSystemVa", "StartVa", "ByteCount", "ByteOffset"]),
+]
+DDK_CONSTS = [(n, "wdm.h (mingw-w64 ddk)") for n in [
+    "MDL_MAPPED_TO_SYSTEM_VA", "MDL_PAGES_LOCKED", "MDL_SOURCE_IS_NONPAGED_POOL", "MDL_ALLOCATED_FIXED_SIZE",
+    "MDL_PARTIAL", "MDL_PARTIAL_HAS_BEEN_MAPPED", "MDL_WRITE_OPERATION",
+    "LowPagePriority", "NormalPagePriority", "HighPagePriority",
+    "KernelMode", "UserMode", "MmNonCached", "MmCached", "PAGE_SIZE"]] + [
+    ("MdlMappingNoExecute", "wdm.h (wdm_extra.h; DDI MmGetSystemAddressForMdlSafe, Windows 8)"),
+]
+
+
+def facts(prelude, exprs):
+    """The values of `exprs`, read from the compiler's assembly for a unit including `prelude`."""
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "facts.c")
         with open(src, "w") as out:
-            out.write('#include "prelude.h"\nconst long long facts[] = {\n')
+            out.write(f'#include "{prelude}"\nconst long long facts[] = {{\n')
             out.write(",\n".join(f"    (long long)({e})" for e in exprs))
             out.write("\n};\n")
         asm = subprocess.run(["x86_64-w64-mingw32-gcc", "-S", "-O0", "-I", here, "-o", "-", src],
                              check=True, capture_output=True, text=True).stdout
     values = [int(v) for v in re.findall(r"^\s*\.quad\s+(-?\d+)\s*$", asm, re.M)]
     if len(values) != len(exprs):
-        sys.exit(f"expected {len(exprs)} values from the compiler, found {len(values)}")
-    def show(cell, hexa=False):
-        if isinstance(cell, int):
-            v = values[cell]
-            return f"0x{v & 0xFFFFFFFF:08X}" if hexa and v > 0xFFFF else str(v)
-        return cell
+        sys.exit(f"{prelude}: expected {len(exprs)} values from the compiler, found {len(values)}")
+    return values
+
+
+def rows_of(overrides, structs, consts):
+    """The rows of one unit, each number as an index into the unit's expressions."""
+    exprs, rows = [], []
+    def ask(expr):
+        exprs.append(expr)
+        return len(exprs) - 1
+    for name, note in overrides:
+        rows.append(("struct", name, "0", ask(f"sizeof({name})"), ask(f"_Alignof({name})"), note))
+    for name, note, fields in structs:
+        rows.append(("struct", name, "0", ask(f"sizeof({name})"), ask(f"_Alignof({name})"), f"struct; {note}"))
+        for f in fields:
+            member = f"(({name} *)0)->{f}"
+            rows.append(("field", f"{name}.{f}", ask(f"offsetof({name}, {f})"), ask(f"sizeof({member})"),
+                         ask(f"_Alignof(__typeof__({member}))"), f"{note}"))
+    for name, note in consts:
+        rows.append(("const", name, ask(f"(long long)({name})"), ask(f"sizeof({name})"), "", note))
+    return exprs, rows
+
+
+def main():
     print("kind\tname\tvalue_or_offset\tsize\talign\tnote")
-    for kind, name, value, size, align, note in rows:
-        print("\t".join([kind, name, show(value, kind == "const"), show(size), show(align),
-                         note + "; x86_64-w64-mingw32-gcc 12"]))
+    for prelude, overrides, structs, consts in [("prelude.h", OVERRIDES, STRUCTS, CONSTS),
+                                                ("prelude_ddk.h", [], DDK_STRUCTS, DDK_CONSTS)]:
+        exprs, rows = rows_of(overrides, structs, consts)
+        values = facts(prelude, exprs)
+        def show(cell, hexa=False):
+            if isinstance(cell, int):
+                v = values[cell]
+                return f"0x{v & 0xFFFFFFFF:08X}" if hexa and v > 0xFFFF else str(v)
+            return cell
+        for kind, name, value, size, align, note in rows:
+            print("\t".join([kind, name, show(value, kind == "const"), show(size), show(align),
+                             note + "; x86_64-w64-mingw32-gcc 12"]))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ pub mod status;
 pub mod sync;
 pub mod timer;
 pub mod types;
+pub mod wdm;
 pub mod ws2ipdef;
 
 use abi::ModuleAbi;
@@ -143,6 +144,12 @@ pub const MODULES: &[ModuleAbi] = &[
         header: "ndis.h",
         structs: timer::STRUCTS,
         consts: timer::CONSTS,
+    },
+    ModuleAbi {
+        module: "wdm",
+        header: "wdm.h",
+        structs: wdm::STRUCTS,
+        consts: wdm::CONSTS,
     },
     ModuleAbi {
         module: "ws2ipdef",

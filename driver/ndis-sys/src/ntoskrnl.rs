@@ -1,17 +1,21 @@
 //! The one `extern "system"` block of ntoskrnl.exe imports (DESIGN.md §2).
 //!
-//! The driver calls the kernel itself only to stop the machine when a panic is reached
-//! (dcbndk's `runtime.rs`, Windows only); everything else goes through ndis.sys ([`super::imports`]). Besides these,
+//! The driver calls the kernel itself to stop the machine when a panic is reached (dcbndk's
+//! `runtime.rs`, Windows only) and to map an MDL's pages to system space when it has no system
+//! address yet (`MmGetSystemAddressForMdlSafe` is a wdm.h macro over
+//! `MmMapLockedPagesSpecifyCache`; dcbndk's `resources::mdl`, for the NDK provider's memory
+//! regions, ndkpi.md §5); everything else goes through ndis.sys ([`super::imports`]). Both are
+//! ntoskrnl.exe exports (`abi/ntoskrnl-exports.txt`, checked by `tests/abi_table.rs`). Besides these,
 //! the compiler's own calls for block copies and fills (`memcpy`, `memset`, `memmove`, `memcmp`)
 //! are resolved by ntoskrnl.exe's exports of those names, as in a WDK build.
 //!
 //! On Windows the import library `ntoskrnl.lib` resolves them (the WDK's, or on Linux the one
 //! `cargo xtask pe` makes from `xtask/exports`). On Linux the simulated ndis.sys defines each one.
 
-use super::types::{ULONG, ULONG_PTR};
+use super::types::{KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PMDL, PVOID, ULONG, ULONG_PTR};
 
 /// The names imported from ntoskrnl.exe by the driver's own code.
-pub const IMPORTS: &[&str] = &["KeBugCheckEx"];
+pub const IMPORTS: &[&str] = &["KeBugCheckEx", "MmMapLockedPagesSpecifyCache"];
 
 /// The names the compiler itself calls (block copies, fills and comparisons), exported by
 /// ntoskrnl.exe on every architecture (the WDK's `ntoskrnl.lib` resolves them the same way).
@@ -32,4 +36,20 @@ unsafe extern "system" {
         BugCheckParameter3: ULONG_PTR,
         BugCheckParameter4: ULONG_PTR,
     ) -> !;
+
+    /// Maps the locked pages an MDL describes to a virtual address and returns the address of
+    /// the MDL's first byte there (IRQL <= DISPATCH_LEVEL for `KernelMode`). With `KernelMode`
+    /// the kernel also records the mapping in the MDL (`MDL_MAPPED_TO_SYSTEM_VA`,
+    /// `MappedSystemVa`), so one mapping serves until the MDL's owner unlocks it. With
+    /// `BugCheckOnFailure` FALSE, which drivers must pass, it returns NULL when the pages cannot
+    /// be mapped. `Priority` is an `MM_PAGE_PRIORITY` ORed with `MdlMapping*` flags. An MDL
+    /// already mapped, or built for nonpaged pool, must not be mapped again (the DDI page).
+    pub fn MmMapLockedPagesSpecifyCache(
+        MemoryDescriptorList: PMDL,
+        AccessMode: KPROCESSOR_MODE,
+        CacheType: MEMORY_CACHING_TYPE,
+        RequestedAddress: PVOID,
+        BugCheckOnFailure: ULONG,
+        Priority: ULONG,
+    ) -> PVOID;
 }

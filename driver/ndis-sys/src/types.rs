@@ -8,6 +8,10 @@ use core::ffi::c_void;
 pub type UCHAR = u8;
 /// `USHORT`
 pub type USHORT = u16;
+/// `CSHORT`: a signed 16-bit count (`MDL.Size`, `MDL.MdlFlags`).
+pub type CSHORT = i16;
+/// `CCHAR`: a signed 8-bit character or count.
+pub type CCHAR = i8;
 /// `ULONG`: 32 bits on Windows (LLP64).
 pub type ULONG = u32;
 /// `UINT`
@@ -50,8 +54,10 @@ pub type NET_IFTYPE = USHORT;
 pub type NET_LUID = ULONG64;
 /// `PHYSICAL_ADDRESS` (`LARGE_INTEGER`)
 pub type PHYSICAL_ADDRESS = LONGLONG;
-/// `PMDL`: the data path reads MDLs through the simulator's and the kernel's accessors only.
-pub type PMDL = PVOID;
+/// `PMDL`: a pointer to the wdm.h `MDL` header ([`super::wdm::MDL`]). The send path still reads
+/// frame data only through `NdisGetDataBuffer`; the NDK provider reads an MDL chain's header
+/// fields itself (dcbndk's `resources::mdl`, ndkpi.md §5).
+pub type PMDL = *mut super::wdm::MDL;
 /// `PDRIVER_OBJECT`: opaque to a miniport; passed through to NDIS.
 pub type PDRIVER_OBJECT = PVOID;
 /// `PUNICODE_STRING` of DriverEntry's registry path: passed through to NDIS.
@@ -93,6 +99,12 @@ pub type NDIS_DEVICE_PNP_EVENT = i32;
 pub type NET_PNP_EVENT_CODE = i32;
 /// `NDIS_PARAMETER_TYPE` (enum)
 pub type NDIS_PARAMETER_TYPE = i32;
+/// `KPROCESSOR_MODE`: a `CCHAR` holding a `MODE` (`KernelMode`, `UserMode`).
+pub type KPROCESSOR_MODE = CCHAR;
+/// `MEMORY_CACHING_TYPE` (enum, wdm.h)
+pub type MEMORY_CACHING_TYPE = i32;
+/// `MM_PAGE_PRIORITY` (enum, wdm.h)
+pub type MM_PAGE_PRIORITY = i32;
 /// `EX_POOL_PRIORITY` (enum)
 pub type EX_POOL_PRIORITY = i32;
 /// `NDK_RDMA_TECHNOLOGY` (enum, post-6.30 headers)

@@ -360,3 +360,86 @@ fn imports_are_ndis_sys_exports() {
         );
     }
 }
+
+/// Every name of the ntoskrnl.exe import block is a real ntoskrnl.exe export
+/// (`abi/ntoskrnl-exports.txt`, the project's reference list of its exports, from mingw-w64's
+/// `libntoskrnl.a`), and so is every routine the compiler calls: `MmGetSystemAddressForMdlSafe`
+/// is a wdm.h macro, `MmMapLockedPagesSpecifyCache` the export behind it.
+#[test]
+fn ntoskrnl_imports_are_ntoskrnl_exports() {
+    let exports = std::fs::read_to_string(Table::dir().join("ntoskrnl-exports.txt")).unwrap();
+    let exports: Vec<&str> = exports.lines().map(str::trim).collect();
+    assert!(exports.len() > 2000, "the export list looks truncated");
+    assert!(
+        !exports.contains(&"MmGetSystemAddressForMdlSafe"),
+        "a macro is not an export: the list is not what it claims to be"
+    );
+    for name in ffi::ntoskrnl::IMPORTS
+        .iter()
+        .chain(ffi::ntoskrnl::COMPILER_IMPORTS)
+    {
+        assert!(
+            exports.contains(name),
+            "{name} is imported from ntoskrnl.exe but ntoskrnl.exe does not export it"
+        );
+    }
+    assert!(ffi::ntoskrnl::IMPORTS.contains(&"MmMapLockedPagesSpecifyCache"));
+}
+
+/// The `MDL` header the NDK provider reads (ndkpi.md §5: `NdkRegisterMr` takes an MDL chain) is
+/// wdm.h's, as mingw-w64's kernel headers lay it out: 48 bytes, 8-byte aligned, `Size` and
+/// `MdlFlags` two `CSHORT`s after `Next`, `StartVa` at 32, `ByteCount` and `ByteOffset` closing
+/// it. The rows come from the supplement (mingw-w64's ddk/wdm.h, there being none in the
+/// reference table), and the declaration agrees member by member, in order.
+#[test]
+fn mdl_is_the_wdm_h_layout() {
+    let table = table();
+    let row = table.get(Kind::Struct, "MDL").unwrap();
+    assert!(
+        row.origin.starts_with("supplement.tsv:") && row.note.contains("ddk"),
+        "MDL comes from {} ({})",
+        row.origin,
+        row.note
+    );
+    assert_eq!((row.size, row.align), (Some(48), Some(8)));
+    let expected = [
+        ("Next", 0, 8),
+        ("Size", 8, 2),
+        ("MdlFlags", 10, 2),
+        ("Process", 16, 8),
+        ("MappedSystemVa", 24, 8),
+        ("StartVa", 32, 8),
+        ("ByteCount", 40, 4),
+        ("ByteOffset", 44, 4),
+    ];
+    let abi = ffi::wdm::MDL::ABI;
+    assert_eq!((abi.size, abi.align), (48, 8));
+    assert_eq!(abi.fields.len(), expected.len());
+    for (field, (name, offset, size)) in abi.fields.iter().zip(expected) {
+        assert_eq!((field.name, field.offset, field.size), (name, offset, size));
+        let row = table.get(Kind::Field, &format!("MDL.{name}")).unwrap();
+        assert_eq!(
+            (row.value, row.size),
+            (Some(offset as i128), Some(size)),
+            "MDL.{name}: row {}",
+            row.origin
+        );
+    }
+    // The flags and values the shell's MDL accessors use (resources::mdl).
+    for (name, value) in [
+        ("MDL_MAPPED_TO_SYSTEM_VA", 0x1),
+        ("MDL_PAGES_LOCKED", 0x2),
+        ("MDL_SOURCE_IS_NONPAGED_POOL", 0x4),
+        ("MDL_PARTIAL", 0x10),
+        ("NormalPagePriority", 16),
+        ("MdlMappingNoExecute", 0x4000_0000),
+        ("KernelMode", 0),
+        ("MmCached", 1),
+    ] {
+        let row = table.get(Kind::Const, name).unwrap();
+        assert_eq!(row.value, Some(value), "{name}: row {}", row.origin);
+    }
+    // PMDL points at this header (a compile-time check: any other pointee fails to build).
+    let head: ffi::types::PMDL = core::ptr::null_mut::<ffi::wdm::MDL>();
+    assert!(head.is_null());
+}

@@ -8,6 +8,11 @@
 //! is compiled with `x86_64-w64-mingw32-gcc -fsyntax-only`, which lays structures out by the
 //! Microsoft x64 rules. This check does not go through the layout table at all.
 //!
+//! The wdm.h items (`ndis_sys::wdm`: the `MDL` header and its values) are checked the same way in
+//! a second file, against mingw-w64's kernel header `ddk/wdm.h` (`prelude_ddk.h`, with
+//! `wdm_extra.h` for `MdlMappingNoExecute`, which it lacks): that header redeclares what the
+//! user-mode headers declare, so it cannot join the first file.
+//!
 //! Without the compiler the test is skipped with a printed reason, except under `CI=true`, where a
 //! missing compiler is a failure (.ci/run installs it).
 
@@ -21,18 +26,28 @@ use ndis_sys::{
 
 const COMPILER: &str = "x86_64-w64-mingw32-gcc";
 
-/// The modules whose C declarations the prelude provides, and from where.
-const CHECKED_MODULES: &[(&str, &str)] = &[
-    ("objectheader", "mingw-w64"),
-    ("ntddndis", "mingw-w64"),
-    ("ndkinfo", "mingw-w64"),
-    ("ws2ipdef", "mingw-w64"),
-    ("ntdef", "mingw-w64"),
-    ("config", "ndis630_extra.h"),
-    ("netpnp", "ndis630_extra.h"),
-    ("sync", "ndis630_extra.h"),
-    ("timer", "ndis630_extra.h"),
-    ("ndkpi", "ndkpi_decl.h"),
+/// The user-mode unit: mingw-w64's user-mode headers and the project's transcriptions.
+const PRELUDE: &str = "prelude.h";
+/// The kernel-mode unit: mingw-w64's `ddk/wdm.h` (it cannot share a unit with [`PRELUDE`]).
+const PRELUDE_DDK: &str = "prelude_ddk.h";
+
+/// The modules whose C declarations a prelude provides, from where, and which prelude.
+const CHECKED_MODULES: &[(&str, &str, &str)] = &[
+    ("objectheader", "mingw-w64", PRELUDE),
+    ("ntddndis", "mingw-w64", PRELUDE),
+    ("ndkinfo", "mingw-w64", PRELUDE),
+    ("ws2ipdef", "mingw-w64", PRELUDE),
+    ("ntdef", "mingw-w64", PRELUDE),
+    ("config", "ndis630_extra.h", PRELUDE),
+    ("netpnp", "ndis630_extra.h", PRELUDE),
+    ("sync", "ndis630_extra.h", PRELUDE),
+    ("timer", "ndis630_extra.h", PRELUDE),
+    ("ndkpi", "ndkpi_decl.h", PRELUDE),
+    (
+        "wdm",
+        "mingw-w64 ddk/wdm.h (MdlMappingNoExecute: wdm_extra.h)",
+        PRELUDE_DDK,
+    ),
 ];
 
 /// Items of the checked modules that mingw-w64 10's headers do not declare, with the reason.
@@ -145,10 +160,18 @@ fn declarations_match_mingw_w64_headers() {
         return;
     }
 
-    let mut c = String::from("#include \"prelude.h\"\n");
+    let mut units: Vec<(&str, String)> = [PRELUDE, PRELUDE_DDK]
+        .into_iter()
+        .map(|p| (p, format!("#include \"{p}\"\n")))
+        .collect();
     let (mut structs, mut fields, mut consts, mut skipped) = (0usize, 0usize, 0usize, 0usize);
     let mut skipped_members = 0usize;
-    for (module, _source) in CHECKED_MODULES {
+    for (module, _source, prelude) in CHECKED_MODULES {
+        let c = &mut units
+            .iter_mut()
+            .find(|(p, _)| p == prelude)
+            .unwrap_or_else(|| panic!("no unit {prelude}"))
+            .1;
         let m = MODULES
             .iter()
             .find(|m| m.module == *module)
@@ -172,7 +195,7 @@ fn declarations_match_mingw_w64_headers() {
                     .unwrap();
                 }
             }
-            field_asserts(s.name, s, "", 0, &mut c, &mut fields);
+            field_asserts(s.name, s, "", 0, c, &mut fields);
         }
         for k in m.consts {
             if ABSENT_FROM_MINGW.iter().any(|(n, _)| *n == k.name) {
@@ -190,22 +213,28 @@ fn declarations_match_mingw_w64_headers() {
     }
 
     let dir = tempdir();
-    let src = dir.join("abi_check.c");
-    std::fs::write(&src, &c).unwrap();
-    let out = Command::new(COMPILER)
-        .args(["-fsyntax-only", "-std=gnu11", "-I"])
-        .arg(crate::conformance::ndis_sys_abi_dir())
-        .arg(&src)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (prelude, c) in &units {
+        let src = dir.join(format!("abi_check_{}.c", prelude.trim_end_matches(".h")));
+        std::fs::write(&src, c).unwrap();
+        let out = Command::new(COMPILER)
+            .args(["-fsyntax-only", "-std=gnu11", "-I"])
+            .arg(crate::conformance::ndis_sys_abi_dir())
+            .arg(&src)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "{COMPILER} rejected the layout assertions ({}):\n{stderr}",
+            src.display()
+        );
+        assert!(
+            c.lines().count() > 10,
+            "{prelude}: suspiciously few assertions"
+        );
+    }
     println!(
         "checked against mingw-w64: {structs} structs and unions, {fields} fields, {consts} constants ({skipped} constants and {skipped_members} trailing members absent from mingw-w64 skipped)"
-    );
-    assert!(
-        out.status.success(),
-        "{COMPILER} rejected the layout assertions ({}):\n{stderr}",
-        src.display()
     );
     assert!(
         structs >= 20 && fields >= 200 && consts >= 100,

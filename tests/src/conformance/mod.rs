@@ -9,6 +9,7 @@ mod abi_mingw;
 mod dcbx_vectors;
 mod inf;
 mod layers;
+mod mdl;
 mod powershell;
 mod published;
 mod roce_wire;

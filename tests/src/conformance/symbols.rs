@@ -36,9 +36,10 @@ fn source_constants(text: &str) -> Vec<(String, i128)> {
         .collect()
 }
 
-/// The simulator's files that define ndis.sys exports.
+/// The simulator's files that define ndis.sys (and ntoskrnl.exe) exports.
 const SIMULATOR_SOURCES: &[&str] = &[
     include_str!("../sim/exports.rs"),
+    include_str!("../sim/mdl.rs"),
     include_str!("../sim/clock.rs"),
     include_str!("../sim/receive.rs"),
 ];

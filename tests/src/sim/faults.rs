@@ -20,6 +20,7 @@
 //! | `NdisAllocateMdl` | NULL | mdlapi/nf-mdlapi-ndisallocatemdl ("If the allocation fails, the return value is NULL") |
 //! | `NdisWriteEventLogEntry` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndiswriteeventlogentry ("NDIS could not allocate memory for the I/O error log record") |
 //! | `NdisGetDataBuffer` | NULL, only when `AlignMultiple` > 1 | nblapi/nf-nblapi-ndisgetdatabuffer: NULL only for a short NET_BUFFER or non-contiguous data without Storage, neither a resource failure; "if necessary, NDIS will allocate memory to satisfy the alignment requirement" is the one allocation, so only a call asking for alignment can fail for resources |
+//! | `MmMapLockedPagesSpecifyCache` (ntoskrnl.exe) | NULL, the MDL unchanged | wdm/nf-wdm-mmmaplockedpagesspecifycache ("If the pages cannot be mapped and BugCheckOnFailure is FALSE, the routine returns NULL") |
 //!
 //! Where a page names both `NDIS_STATUS_RESOURCES` and `NDIS_STATUS_FAILURE`, the injected
 //! failure is RESOURCES: FAILURE is "none of the preceding applies", not a shortage.
@@ -73,10 +74,12 @@ pub enum Export {
     GetDataBuffer,
     /// `NdisWriteEventLogEntry`
     WriteEventLogEntry,
+    /// `MmMapLockedPagesSpecifyCache` (ntoskrnl.exe)
+    MapLockedPagesSpecifyCache,
 }
 
 impl Export {
-    /// The export's name in ndis.sys.
+    /// The export's name in ndis.sys (or ntoskrnl.exe).
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
@@ -94,6 +97,7 @@ impl Export {
             Self::AllocateMdl => "NdisAllocateMdl",
             Self::GetDataBuffer => "NdisGetDataBuffer",
             Self::WriteEventLogEntry => "NdisWriteEventLogEntry",
+            Self::MapLockedPagesSpecifyCache => "MmMapLockedPagesSpecifyCache",
         }
     }
 
@@ -114,7 +118,8 @@ impl Export {
             | Self::AllocateNetBufferListPool
             | Self::AllocateNetBufferAndNetBufferList
             | Self::AllocateMdl
-            | Self::GetDataBuffer => "NULL",
+            | Self::GetDataBuffer
+            | Self::MapLockedPagesSpecifyCache => "NULL",
         }
     }
 }

@@ -14,7 +14,7 @@
 //! register their own (deliberately broken) miniports to exercise the verifier.
 //!
 //! This module is test infrastructure playing the operating system: it necessarily dereferences
-//! the raw pointers the driver hands it. That code sits in [`exports`], [`nbl`] and [`adapter`],
+//! the raw pointers the driver hands it. That code sits in [`exports`], [`nbl`], [`mdl`] and [`adapter`],
 //! under the workspace's unsafe lints (one operation per block, each with a SAFETY line).
 
 #![allow(
@@ -27,6 +27,7 @@ pub mod clock;
 pub mod consumer;
 pub mod exports;
 pub mod faults;
+pub mod mdl;
 pub mod nbl;
 pub mod ndk;
 pub mod ndk_objects;

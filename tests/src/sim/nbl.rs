@@ -1,49 +1,13 @@
 //! NET_BUFFER_LISTs, NET_BUFFERs and MDLs as NDIS builds them for a send, and
 //! `NdisGetDataBuffer` over them.
 //!
-//! The driver never looks inside an MDL itself (it reads frame data only through
-//! `NdisGetDataBuffer`), so the simulator's MDL is its own simple structure: a data block and the
-//! next MDL. A frame can be split across several MDLs to exercise headers that span them.
-
-use std::sync::{LazyLock, Mutex};
+//! A send's MDLs are real MDLs (sim::mdl) built over nonpaged memory, as NDIS's are: each owns a
+//! block of the frame. A frame can be split across several MDLs to exercise headers that span
+//! them.
 
 use ndis_sys::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS};
 
-use super::lock;
-
-/// The simulator's MDL: one block of data and the next MDL. The block is either the MDL's own
-/// (`owned`, for the NBLs the simulator builds for a send) or the driver's memory an MDL from
-/// `NdisAllocateMdl` describes; `start` and `len` say where it is in both cases.
-#[derive(Debug)]
-pub struct SimMdl {
-    /// The next MDL of the chain, or NULL.
-    pub next: *mut SimMdl,
-    /// The bytes, when the MDL owns them.
-    pub owned: Vec<u8>,
-    /// The first byte described.
-    pub start: *mut u8,
-    /// The number of bytes described.
-    pub len: usize,
-}
-
-impl SimMdl {
-    /// An MDL owning `data`.
-    #[must_use]
-    pub fn owning(next: *mut SimMdl, mut data: Vec<u8>) -> Self {
-        let (start, len) = (data.as_mut_ptr(), data.len());
-        Self {
-            next,
-            owned: data,
-            start,
-            len,
-        }
-    }
-}
-
-/// Every MDL the simulator has handed out and not freed, so that `NdisGetDataBuffer` walks only
-/// MDLs that exist (a corrupted NB is a verifier finding, not a crash of the test process).
-pub(crate) static LIVE_MDLS: LazyLock<Mutex<super::AddressMap<usize>>> =
-    LazyLock::new(|| Mutex::new(super::AddressMap::default()));
+use super::mdl::{self, SimMdl};
 
 /// The NBLs of one send, with their NBs and MDLs, owned by the simulator.
 pub struct SendBatch {
@@ -75,9 +39,10 @@ impl SendBatch {
             bounds.push(frame.len());
             let mut first: *mut SimMdl = std::ptr::null_mut();
             for w in bounds.windows(2).rev() {
-                let mdl =
-                    Box::into_raw(Box::new(SimMdl::owning(first, frame[w[0]..w[1]].to_vec())));
-                lock(&LIVE_MDLS).insert(mdl as usize, w[1] - w[0]);
+                let mut data = frame[w[0]..w[1]].to_vec();
+                let mdl = mdl::ndis_nonpaged(data.as_mut_ptr(), data.len(), data);
+                // SAFETY: the MDL just built, not yet handed to anyone.
+                unsafe { (*mdl).header.Next = first.cast() };
                 batch.mdls.push(mdl);
                 first = mdl;
             }
@@ -189,9 +154,8 @@ impl SendBatch {
             drop(unsafe { Box::from_raw(nb) });
         }
         for mdl in self.mdls.drain(..) {
-            lock(&LIVE_MDLS).remove(&(mdl as usize));
-            // SAFETY: as above.
-            drop(unsafe { Box::from_raw(mdl) });
+            // SAFETY: built in `new`, freed once, its NB already freed.
+            unsafe { mdl::free(mdl) };
         }
     }
 }
@@ -226,23 +190,25 @@ pub unsafe fn data_buffer(
     let mut offset = nb.CurrentMdlOffset as usize;
     let mut copied = 0usize;
     while copied < needed {
-        if mdl.is_null() || !lock(&LIVE_MDLS).contains_key(&(mdl as usize)) {
+        if mdl.is_null() || !mdl::is_live(mdl) {
             return None;
         }
-        // SAFETY: `mdl` is a live MDL of the simulator (checked just above).
-        let start = unsafe { (*mdl).start };
-        // SAFETY: as above.
-        let len = unsafe { (*mdl).len };
-        // The block is only read, and the driver may hold references into it (a header it got
-        // from an earlier call): no reference to the block is made here, only pointers (a
-        // `&mut [u8]` over it would claim it exclusively; Miri reports that under Stacked
+        // NDIS reads an MDL's bytes through its system address (its MDLs are nonpaged, so
+        // mapped). The block is only read, and the driver may hold references into it (a header
+        // it got from an earlier call): no reference to the block is made here, only pointers
+        // (a `&mut [u8]` over it would claim it exclusively; Miri reports that under Stacked
         // Borrows).
+        // SAFETY: a live MDL of the simulator (checked just above).
+        let start = unsafe { mdl::mapped_address(mdl) }?;
+        // SAFETY: as above; the header is read by value.
+        let header = unsafe { (*mdl).header };
+        let len = header.ByteCount as usize;
         if offset > len {
             return None;
         }
         let available = len - offset;
-        // SAFETY: a live MDL describes `len` bytes at `start` (its own, or memory the driver
-        // keeps until it frees the MDL), and `offset <= len` (checked above).
+        // SAFETY: a live MDL describes `ByteCount` bytes at its system address (its own, or
+        // memory the driver keeps until it frees the MDL), and `offset <= len` (checked above).
         let from = unsafe { start.add(offset) };
         if copied == 0 && available >= needed {
             return Some(from);
@@ -258,8 +224,7 @@ pub unsafe fn data_buffer(
         unsafe { std::ptr::copy_nonoverlapping(from, dst, take) };
         copied += take;
         offset = 0;
-        // SAFETY: as above.
-        mdl = unsafe { (*mdl).next };
+        mdl = header.Next.cast();
     }
     Some(storage)
 }

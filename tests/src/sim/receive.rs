@@ -21,7 +21,8 @@ use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PMDL, PVOID, SIZE_T, UINT, 
 
 use super::adapter::Phase;
 use super::faults::{self, Export};
-use super::nbl::{LIVE_MDLS, SimMdl, data_buffer};
+use super::mdl;
+use super::nbl::data_buffer;
 use super::verifier::{self, DISPATCH_LEVEL, Rule};
 use super::{AdapterShared, Sim, as_handle, call_handler, lock};
 
@@ -350,13 +351,9 @@ pub unsafe extern "system" fn NdisAllocateMdl(
     if faults::fail(Export::AllocateMdl) {
         return std::ptr::null_mut();
     }
-    let mdl = Box::into_raw(Box::new(SimMdl {
-        next: std::ptr::null_mut(),
-        owned: Vec::new(),
-        start: address.cast(),
-        len: length as usize,
-    }));
-    lock(&LIVE_MDLS).insert(mdl as usize, length as usize);
+    // The DDI page: NdisAllocateMdl "only accepts memory from the nonpaged pool" and "allocates
+    // memory and builds the MDL in one step": the kernel's MmBuildMdlForNonPagedPool MDL.
+    let mdl = mdl::ndis_nonpaged(address.cast(), length as usize, Vec::new());
     lock(&MDL_OWNERS).insert(mdl as usize, handle as usize);
     mdl.cast()
 }
@@ -376,9 +373,8 @@ pub unsafe extern "system" fn NdisFreeMdl(mdl: PMDL) {
         );
         return;
     }
-    lock(&LIVE_MDLS).remove(&(mdl as usize));
-    // SAFETY: allocated by Box::into_raw in NdisAllocateMdl, freed once.
-    drop(unsafe { Box::from_raw(mdl.cast::<SimMdl>()) });
+    // SAFETY: built by NdisAllocateMdl, freed once (its owner entry was just removed).
+    unsafe { mdl::free(mdl.cast()) };
 }
 
 /// `NdisMIndicateReceiveNetBufferLists` (<= DISPATCH_LEVEL).
