@@ -16,6 +16,7 @@ use dcbndk_core::qos::params::QosParameters;
 use crate::resources::link::LinkShell;
 use crate::resources::memory::{PoolBox, TAG_ADAPTER, pool_tag};
 use crate::resources::ndk::NdkShell;
+use crate::resources::ndkports::NdkPorts;
 use crate::resources::rxpool::ReceivePool;
 use crate::resources::sync::{Published, SpinLock};
 use crate::resources::timer::Timer;
@@ -66,6 +67,8 @@ pub struct AdapterContext {
     /// The transmit side of the virtual link (issue 9), and the traffic counters `core` refers
     /// to: declared after `core`, so freed after it.
     pub link: LinkShell,
+    /// The NDK adapters open on this adapter, whose providers take its RoCEv2 frames.
+    pub ndk_ports: NdkPorts,
 }
 
 /// The adapter context behind a `MiniportAdapterContext`.
@@ -275,6 +278,12 @@ unsafe fn init_context(
     let member = unsafe { &raw mut (*place).handle };
     // SAFETY: `member` is inside `place`, valid for writes (function contract).
     unsafe { member.write(handle) };
+    // SAFETY: `place` is valid for writes of the whole context (function contract); only the
+    // address of a member is taken.
+    let member = unsafe { &raw mut (*place).ndk_ports };
+    // SAFETY: `member` is inside `place`, valid for writes; nothing to free if a later step
+    // fails (no resource).
+    unsafe { member.write(NdkPorts::new()) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.
     let member = unsafe { &raw mut (*place).core };

@@ -12,10 +12,14 @@
 //! On Windows the import library `ntoskrnl.lib` resolves them (the WDK's, or on Linux the one
 //! `cargo xtask pe` makes from `xtask/exports`). On Linux the simulated ndis.sys defines each one.
 
-use super::types::{KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PMDL, PVOID, ULONG, ULONG_PTR};
+use super::types::{KIRQL, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PMDL, PVOID, ULONG, ULONG_PTR};
 
 /// The names imported from ntoskrnl.exe by the driver's own code.
-pub const IMPORTS: &[&str] = &["KeBugCheckEx", "MmMapLockedPagesSpecifyCache"];
+pub const IMPORTS: &[&str] = &[
+    "KeBugCheckEx",
+    "KeGetCurrentIrql",
+    "MmMapLockedPagesSpecifyCache",
+];
 
 /// The names the compiler itself calls (block copies, fills and comparisons), exported by
 /// ntoskrnl.exe on every architecture (the WDK's `ntoskrnl.lib` resolves them the same way).
@@ -44,6 +48,10 @@ unsafe extern "system" {
     /// `BugCheckOnFailure` FALSE, which drivers must pass, it returns NULL when the pages cannot
     /// be mapped. `Priority` is an `MM_PAGE_PRIORITY` ORed with `MdlMapping*` flags. An MDL
     /// already mapped, or built for nonpaged pool, must not be mapped again (the DDI page).
+    /// The current IRQL (any IRQL; wdm.h): what an NDK dispatch function, callable at PASSIVE or
+    /// DISPATCH_LEVEL, tells the NDIS calls it makes.
+    pub fn KeGetCurrentIrql() -> KIRQL;
+
     pub fn MmMapLockedPagesSpecifyCache(
         MemoryDescriptorList: PMDL,
         AccessMode: KPROCESSOR_MODE,

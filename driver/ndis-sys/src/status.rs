@@ -57,6 +57,20 @@ ndis_consts! {
     /// `STATUS_CONNECTION_ABORTED` (ntstatus.h): the NDK peer reported a fatal error or
     /// abandoned the connection (ndkpi.md §3.1, §4.1).
     pub const STATUS_CONNECTION_ABORTED: NDIS_STATUS = status(0xC000_0241);
+    /// `STATUS_INVALID_HANDLE` (ntstatus.h): a shared endpoint that is not one (ndkpi.md §4.1).
+    pub const STATUS_INVALID_HANDLE: NDIS_STATUS = status(0xC000_0008);
+    /// `STATUS_SHARING_VIOLATION` (ntstatus.h): an NDK local address already in use (§4.1).
+    pub const STATUS_SHARING_VIOLATION: NDIS_STATUS = status(0xC000_0043);
+    /// `STATUS_INVALID_ADDRESS` (ntstatus.h): an NDK address not the adapter's (§4.1).
+    pub const STATUS_INVALID_ADDRESS: NDIS_STATUS = status(0xC000_0141);
+    /// `STATUS_INVALID_BUFFER_SIZE` (ntstatus.h): NDK private data too long (§4.3).
+    pub const STATUS_INVALID_BUFFER_SIZE: NDIS_STATUS = status(0xC000_0206);
+    /// `STATUS_TOO_MANY_ADDRESSES` (ntstatus.h): no ephemeral ND port free (§4.1).
+    pub const STATUS_TOO_MANY_ADDRESSES: NDIS_STATUS = status(0xC000_0209);
+    /// `STATUS_ADDRESS_ALREADY_EXISTS` (ntstatus.h): the same NDK 4-tuple exists (§4.1).
+    pub const STATUS_ADDRESS_ALREADY_EXISTS: NDIS_STATUS = status(0xC000_020A);
+    /// `STATUS_CONNECTION_REFUSED` (ntstatus.h): no listener, or the peer rejected (§4.1).
+    pub const STATUS_CONNECTION_REFUSED: NDIS_STATUS = status(0xC000_0236);
     /// `STATUS_BUFFER_TOO_SMALL` (ntstatus.h): `NdkQueryAdapterInfo`'s buffer is short; the
     /// required size is written back (ndkpi.md §6.3, §8 rule 3).
     pub const STATUS_BUFFER_TOO_SMALL: NDIS_STATUS = status(0xC000_0023);

@@ -54,6 +54,9 @@ pub type NET_IFTYPE = USHORT;
 pub type NET_LUID = ULONG64;
 /// `PHYSICAL_ADDRESS` (`LARGE_INTEGER`)
 pub type PHYSICAL_ADDRESS = LONGLONG;
+/// `KIRQL`: an interrupt request level (`UCHAR`; DISPATCH_LEVEL is 2).
+pub type KIRQL = u8;
+
 /// `PMDL`: a pointer to the wdm.h `MDL` header ([`super::wdm::MDL`]). The send path still reads
 /// frame data only through `NdisGetDataBuffer`; the NDK provider reads an MDL chain's header
 /// fields itself (dcbndk's `resources::mdl`, ndkpi.md §5).

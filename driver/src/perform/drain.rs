@@ -10,6 +10,7 @@ use dcbndk_core::qos::params::QosParameters;
 
 use super::held::retry_held;
 use super::post::Wire;
+use super::rdma::refill;
 use crate::context::AdapterContext;
 use crate::resources::link::Sent;
 use crate::resources::timer::now_ns;
@@ -118,8 +119,10 @@ fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64)
         // The buffers stay off the free list (ours) until their frames have been delivered.
         W::transmit_sent(context, sent, at_dispatch);
         retry_held(context, at_dispatch);
+        refill(context);
     }
     retry_held(context, at_dispatch);
+    refill(context);
     let refresh = context.link.state().lock().link.rx_poll(now);
     if let Some(request) = refresh {
         send_pfc::<W>(context, request, at_dispatch, now);

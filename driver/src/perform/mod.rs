@@ -9,7 +9,8 @@
 //! - [`control`]: the control machine's effects, in order;
 //! - [`qos`], [`ndk`]: the QoS and NDK effects;
 //! - [`drain`]: the link's timing (what is due goes on the wire, PFC, reconfiguration);
-//! - [`held`]: NBLs onto the link, and the ones held for room;
+//! - [`held`]: NBLs onto the link, and the ones held for room; [`rdma`]: NDK's RoCEv2 frames
+//!   onto the link and off the wire;
 //! - [`post`]: the `Wire` trait and `Posted`, the way of everything under a delivery;
 //! - [`indicate`]: the status indications;
 //! - [`ndkcalls`]: the NDK consumer's callbacks a provider call owes.
@@ -23,4 +24,5 @@ pub mod ndk;
 pub mod ndkcalls;
 pub mod post;
 pub mod qos;
+pub mod rdma;
 pub mod receive;

@@ -4,9 +4,13 @@
 //! object's block is freed (no callback after the close completion, and the consumer may free
 //! what the context points to inside it).
 
-use crate::resources::ndkobject::{NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_PD, free_object};
+use crate::resources::ndkobject::{
+    NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_PD, free_object, new_connector,
+};
 use crate::resources::provider::{Call, Calls, Closed};
 use crate::resources::status::notify_status;
+use ndis_sys::ndkpi::NDK_FN_CONNECT_EVENT_CALLBACK;
+use ndis_sys::types::PVOID;
 
 /// How many rounds of "a callback returned, which owes another" one call follows before it
 /// stops (each round is a notification the consumer's callback made due by arming again).
@@ -51,6 +55,27 @@ fn make_one(adapter: &NdkAdapterObject, call: Call, next: &mut Calls) {
             }
             adapter.provider.lock().cq_callback_returned(cq, next);
         }
+        Call::Request {
+            completion,
+            context,
+            status,
+        } => {
+            if let Some(completion) = completion {
+                // SAFETY: the consumer's request completion with its context (ndkpi.md §1.2).
+                unsafe { completion(context, status) };
+            }
+        }
+        Call::Event { callback, context } => {
+            if let Some(callback) = callback {
+                // SAFETY: the consumer's disconnect event callback with its context (§4.4).
+                unsafe { callback(context) };
+            }
+        }
+        Call::ConnectEvent {
+            callback,
+            context,
+            connector,
+        } => connect_event(adapter, callback, context, connector),
         Call::Closed { close, object } => {
             let handle = adapter.ndis_handle;
             match object {
@@ -65,5 +90,40 @@ fn make_one(adapter: &NdkAdapterObject, call: Call, next: &mut Calls) {
                 unsafe { completion(close.context) };
             }
         }
+    }
+}
+
+/// A listener's `NdkConnectEventCallback` (ndkpi.md §4.2 step 2) with a new connector object
+/// for the request the CM queued in `slot`. Without memory for the object the request is
+/// refused (the connector closed: the peer gets a reject) and no callback is made.
+fn connect_event(
+    adapter: &NdkAdapterObject,
+    callback: NDK_FN_CONNECT_EVENT_CALLBACK,
+    context: PVOID,
+    slot: usize,
+) {
+    let made = new_connector(adapter, slot);
+    let mut calls = Calls::new();
+    let object = {
+        let mut provider = adapter.provider.lock();
+        let Some(id) = provider.connector_at(slot) else {
+            return;
+        };
+        match made {
+            Some(object) => {
+                provider.set_connector_object(id, object);
+                Some(object)
+            }
+            None => {
+                let _ = provider.close_connector(id, &mut calls);
+                None
+            }
+        }
+    };
+    match (object, callback) {
+        // SAFETY: the listener's callback with its context and the connector the consumer now
+        // owns (ndkpi.md §4.2).
+        (Some(object), Some(callback)) => unsafe { callback(context, object) },
+        _ => make(adapter, &calls),
     }
 }

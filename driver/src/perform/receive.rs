@@ -57,7 +57,12 @@ pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns:
         }
     } else if running {
         if received == Received::Indicate {
-            indicate(context, frame, at_dispatch, at_ns);
+            // A RoCEv2 frame is NDK's when an NDK adapter is open; its answers go out posted.
+            if super::rdma::arrived(context, frame) {
+                drain::drain::<Posted>(context, at_dispatch);
+            } else {
+                indicate(context, frame, at_dispatch, at_ns);
+            }
         }
     } else if !mac_control {
         context.core.stats.receive_discarded();

@@ -5,6 +5,7 @@
 //! back into the driver (a timer, the work item) is given its routine by initialize.
 
 pub mod config;
+pub mod irql;
 pub mod link;
 pub mod log;
 pub mod mdl;
@@ -12,6 +13,7 @@ pub mod memory;
 pub mod nbl;
 pub mod ndk;
 pub mod ndkobject;
+pub mod ndkports;
 pub mod provider;
 pub mod rxpool;
 pub mod status;

@@ -15,13 +15,16 @@
 use crate::resources::memory::{PoolBox, pool_tag};
 use crate::resources::provider::{Left, Provider};
 use crate::resources::sync::SpinLock;
+use crate::resources::timer::Timer;
+use core::sync::atomic::AtomicUsize;
 use dcbndk_core::ndk::Profile;
 use ndis_sys::imports::NdisFreeMemoryWithTagPriority;
 use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
-    NDK_ADAPTER, NDK_ADAPTER_DISPATCH, NDK_OBJECT_HEADER, NDK_OBJECT_HEADER_RESERVED_BLOCK,
-    NdkObjectTypeAdapter,
+    NDK_ADAPTER, NDK_ADAPTER_DISPATCH, NDK_CONNECTOR, NDK_CONNECTOR_DISPATCH, NDK_OBJECT_HEADER,
+    NDK_OBJECT_HEADER_RESERVED_BLOCK, NdkObjectTypeAdapter, NdkObjectTypeConnector,
 };
+use ndis_sys::timer::NDIS_TIMER_FUNCTION;
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
 
 /// The pool tag of an NDK adapter object.
@@ -34,6 +37,10 @@ pub const TAG_NDK_PD: ULONG = pool_tag(b"DcbD");
 pub const TAG_NDK_MR: ULONG = pool_tag(b"DcbM");
 /// The pool tag of a queue pair object.
 pub const TAG_NDK_QP: ULONG = pool_tag(b"DcbP");
+/// The pool tag of a connector object.
+pub const TAG_NDK_CONNECTOR: ULONG = pool_tag(b"DcbN");
+/// The pool tag of a listener object.
+pub const TAG_NDK_LISTENER: ULONG = pool_tag(b"DcbI");
 
 /// An open NDK adapter: the `NDK_ADAPTER` the consumer holds, then the provider's state.
 #[repr(C)]
@@ -50,6 +57,26 @@ pub struct NdkAdapterObject {
     pub ndis_handle: NDIS_HANDLE,
     /// The provider's state: one lock for all its objects (see `resources::provider`).
     pub provider: SpinLock<Provider>,
+    /// The connectors' dispatch table: a passive connector's object is made where the CM's
+    /// events are performed, which cannot name the entry point that owns the table.
+    pub connector_dispatch: *const NDK_CONNECTOR_DISPATCH,
+    /// The provider's timer: deferred callbacks, the transports' and the CM's timeouts
+    /// (`crate::resources::provider::deferred`). Its routine gets this object as context.
+    pub timer: Timer,
+    /// The miniport adapter's `ndk_ports` slot this adapter holds (`usize::MAX`: none yet).
+    pub port: AtomicUsize,
+}
+
+impl NdkAdapterObject {
+    /// Arms the provider's timer to run `after_ms` from now (at least 1 ms).
+    pub fn arm_timer(&self, after_ms: u64) {
+        // SAFETY: the context is this object, which `free_adapter` keeps until the timer is
+        // stopped.
+        unsafe {
+            self.timer
+                .arm(after_ms, core::ptr::from_ref(self).cast_mut().cast())
+        };
+    }
 }
 
 /// Any other NDK object: what the consumer holds (`NDK_CQ`, `NDK_PD`, ...), first, so that the
@@ -120,6 +147,16 @@ pub unsafe fn free_object<O>(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut 
     drop(unsafe { PoolBox::from_raw(object.cast::<NdkObject<O>>(), ndis_handle, tag) });
 }
 
+/// What an NDK adapter object needs of the entry points, which this file cannot name.
+pub struct NdkRoutines {
+    /// The adapter's dispatch table.
+    pub adapter: *const NDK_ADAPTER_DISPATCH,
+    /// The connectors' dispatch table.
+    pub connector: *const NDK_CONNECTOR_DISPATCH,
+    /// The provider's timer routine (`entry::ndk::timer::provider_timer`).
+    pub timer: NDIS_TIMER_FUNCTION,
+}
+
 /// Allocates an adapter object for `adapter_context` (PASSIVE_LEVEL), its header of type
 /// `NdkObjectTypeAdapter` with the negotiated `version` and `dispatch` set (ndkpi.md §0: the
 /// provider sets `Dispatch` before returning the object and never reads it again), its reserved
@@ -132,12 +169,15 @@ pub unsafe fn new_adapter(
     ndis_handle: NDIS_HANDLE,
     adapter_context: NDIS_HANDLE,
     version: NDK_VERSION,
-    dispatch: *const NDK_ADAPTER_DISPATCH,
+    routines: &NdkRoutines,
     profile: &Profile,
     seed: u8,
 ) -> Option<*mut NDK_ADAPTER> {
+    let (dispatch, connector_dispatch) = (routines.adapter, routines.connector);
     // SAFETY: the handle is valid for the provider's life (function contract).
     let provider = unsafe { Provider::new(ndis_handle, profile, seed) }?;
+    // SAFETY: the handle is valid until the object is freed, which frees the timer first.
+    let timer = unsafe { Timer::new(ndis_handle, TAG_NDK_ADAPTER, routines.timer) }?;
     let value = NdkAdapterObject {
         object: NDK_ADAPTER {
             Header: NDK_OBJECT_HEADER {
@@ -151,6 +191,9 @@ pub unsafe fn new_adapter(
         version,
         ndis_handle,
         provider: SpinLock::new(provider),
+        connector_dispatch,
+        timer,
+        port: AtomicUsize::new(usize::MAX),
     };
     // SAFETY: the handle is valid for the box's life (function contract).
     let boxed = unsafe { PoolBox::new(ndis_handle, TAG_NDK_ADAPTER, value) }?;
@@ -191,6 +234,9 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
     }) else {
         return;
     };
+    // No run of the timer is to come once it is stopped, and none arms it again (closing).
+    boxed.get().provider.lock().closing = true;
+    boxed.get().timer.stop();
     {
         let mut provider = boxed.get().provider.lock();
         provider.teardown(|left| {
@@ -199,6 +245,8 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
                 Left::Mr(object) => (TAG_NDK_MR, object.cast()),
                 Left::Pd(object) => (TAG_NDK_PD, object.cast()),
                 Left::Cq(object) => (TAG_NDK_CQ, object.cast()),
+                Left::Connector(object) => (TAG_NDK_CONNECTOR, object.cast()),
+                Left::Listener(object) => (TAG_NDK_LISTENER, object.cast()),
             };
             // SAFETY: a block of this adapter of the kind `tag` names, whose slot teardown just
             // freed; nothing uses it afterwards (function contract). The block's layout does
@@ -209,4 +257,26 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
     // SAFETY: initialized in new_adapter, not held (the guard above is gone), not used again.
     unsafe { boxed.get().provider.free() };
     drop(boxed);
+}
+
+/// Makes the object of the connector in slot `slot` of `owner`'s provider (<= DISPATCH_LEVEL),
+/// with the connectors' dispatch table `owner` keeps: for `NdkCreateConnector`, and for the
+/// connector a listener's `ConnectEvent` hands over (ndkpi.md §4.2). `None` when the pool is
+/// exhausted.
+pub fn new_connector(owner: &NdkAdapterObject, slot: usize) -> Option<*mut NDK_CONNECTOR> {
+    let block = NdkObject {
+        object: NDK_CONNECTOR {
+            Header: NDK_OBJECT_HEADER {
+                Version: owner.version,
+                ObjectType: NdkObjectTypeConnector,
+                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
+            },
+            Dispatch: owner.connector_dispatch,
+        },
+        adapter: owner,
+        slot,
+        parent: 0,
+    };
+    // SAFETY: the miniport handle outlives the NDK adapter and its objects.
+    unsafe { new_object(owner.ndis_handle, TAG_NDK_CONNECTOR, block) }
 }

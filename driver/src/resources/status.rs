@@ -1,6 +1,7 @@
 //! The `NDIS_STATUS` value of each status the core decides on. The one place that maps names to
 //! numbers; the numbers themselves are the FFI constants the ABI tests check.
 
+use dcbndk_core::ndk::provider::cm::CmStatus;
 use dcbndk_core::ndk::provider::cq::Notify;
 use dcbndk_core::ndk::provider::{CallStatus, CompletionStatus};
 use dcbndk_core::status::Status;
@@ -62,5 +63,26 @@ pub const fn notify_status(status: Notify) -> NTSTATUS {
     match status {
         Notify::Success => s::NDIS_STATUS_SUCCESS,
         Notify::BufferOverflow => s::NDIS_STATUS_BUFFER_OVERFLOW,
+    }
+}
+
+/// The `NTSTATUS` of a connection-manager outcome (ndkpi.md §4).
+#[must_use]
+pub const fn cm_status(status: CmStatus) -> NTSTATUS {
+    match status {
+        CmStatus::Success => s::NDIS_STATUS_SUCCESS,
+        CmStatus::InsufficientResources => s::NDIS_STATUS_RESOURCES,
+        CmStatus::ConnectionRefused => s::STATUS_CONNECTION_REFUSED,
+        CmStatus::IoTimeout => s::STATUS_IO_TIMEOUT,
+        CmStatus::ConnectionAborted => s::STATUS_CONNECTION_ABORTED,
+        CmStatus::ConnectionInvalid => s::STATUS_CONNECTION_INVALID,
+        CmStatus::SharingViolation => s::STATUS_SHARING_VIOLATION,
+        CmStatus::InvalidAddress => s::STATUS_INVALID_ADDRESS,
+        CmStatus::TooManyAddresses => s::STATUS_TOO_MANY_ADDRESSES,
+        CmStatus::AddressAlreadyExists => s::STATUS_ADDRESS_ALREADY_EXISTS,
+        CmStatus::InvalidBufferSize => s::STATUS_INVALID_BUFFER_SIZE,
+        CmStatus::BufferTooSmall { .. } => s::STATUS_BUFFER_TOO_SMALL,
+        CmStatus::InvalidDeviceState => s::NDIS_STATUS_INVALID_STATE,
+        CmStatus::InvalidHandle => s::STATUS_INVALID_HANDLE,
     }
 }

@@ -410,6 +410,12 @@ fn report(api: &str, rule: Rule, detail: impl Into<String>) {
 ///
 /// # Safety
 /// Called with an MDL pointer (checked against the live MDLs before it is read).
+/// `KeGetCurrentIrql` (ntoskrnl.exe, any IRQL): the calling thread's simulated IRQL.
+#[unsafe(no_mangle)]
+pub extern "system" fn KeGetCurrentIrql() -> u8 {
+    super::verifier::irql()
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn MmMapLockedPagesSpecifyCache(
     mdl: PMDL,

@@ -98,6 +98,38 @@ impl SockAddr {
         b
     }
 
+    /// The length of its `SOCKADDR_IN` (16) or `SOCKADDR_IN6` (28).
+    #[must_use]
+    pub const fn sockaddr_len(&self) -> usize {
+        if self.v6 { SOCKADDR_INET_SIZE } else { 16 }
+    }
+
+    /// Reads a `SOCKADDR_IN` or `SOCKADDR_IN6` a caller gave (family in host order, port and
+    /// flow information in network order); `None` for another family or too few bytes for
+    /// its family.
+    #[must_use]
+    pub fn from_bytes(bytes: &[u8]) -> Option<SockAddr> {
+        let family = u16::from_le_bytes(bytes.get(..2)?.try_into().ok()?);
+        let port = u16::from_be_bytes(bytes.get(2..4)?.try_into().ok()?);
+        match family {
+            AF_INET => {
+                let addr: [u8; 4] = bytes.get(4..8)?.try_into().ok()?;
+                bytes.get(..16)?;
+                Some(SockAddr::v4(addr, port))
+            }
+            AF_INET6 => {
+                let flowinfo = u32::from_be_bytes(bytes.get(4..8)?.try_into().ok()?);
+                let addr: [u8; 16] = bytes.get(8..24)?.try_into().ok()?;
+                let scope_id = u32::from_le_bytes(bytes.get(24..28)?.try_into().ok()?);
+                Some(SockAddr {
+                    flowinfo,
+                    ..SockAddr::v6(addr, port, scope_id)
+                })
+            }
+            _ => None,
+        }
+    }
+
     fn pack(&self, words: &mut [u64; 3]) {
         let (hi, lo) = self.addr.split_at(8);
         words[0] = u64::from_le_bytes(hi.try_into().unwrap_or([0; 8]));
@@ -635,5 +667,26 @@ mod tests {
             c.local.port = port;
             c
         }
+    }
+
+    #[test]
+    fn sockaddr_bytes_round_trip() {
+        let v4 = SockAddr::v4([10, 0, 0, 1], 445);
+        let b = v4.to_bytes();
+        assert_eq!(SockAddr::from_bytes(&b[..16]), Some(v4));
+        assert_eq!(SockAddr::from_bytes(&b[..15]), None);
+        let v6 = SockAddr {
+            flowinfo: 7,
+            ..SockAddr::v6(
+                [0xFE, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+                9000,
+                3,
+            )
+        };
+        let b = v6.to_bytes();
+        assert_eq!(SockAddr::from_bytes(&b), Some(v6));
+        assert_eq!(SockAddr::from_bytes(&b[..27]), None);
+        assert_eq!(v6.sockaddr_len(), 28);
+        assert_eq!(SockAddr::from_bytes(&[0xFF, 0xFF, 0, 0]), None);
     }
 }

@@ -6,10 +6,14 @@
 use core::mem::offset_of;
 
 use super::extension::query_extension;
-use super::{cq, pd, unimplemented};
+use super::{connector, cq, listener, pd, timer, unimplemented};
 use crate::context::context;
-use crate::resources::ndkobject::{adapter, free_adapter, new_adapter};
+use crate::resources::ndkobject::{
+    NdkAdapterObject, NdkRoutines, adapter, free_adapter, new_adapter,
+};
+use crate::resources::provider::QPN_BASE;
 use crate::resources::timer::now_ns;
+use core::sync::atomic::Ordering;
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_ADAPTER_DISPATCH};
@@ -27,8 +31,8 @@ static ADAPTER_DISPATCH: NDK_ADAPTER_DISPATCH = NDK_ADAPTER_DISPATCH {
     NdkCreateCq: Some(cq::create_cq),
     NdkCreatePd: Some(pd::create_pd),
     NdkCreateSharedEndpoint: Some(unimplemented::create_shared_endpoint),
-    NdkCreateConnector: Some(unimplemented::create_connector),
-    NdkCreateListener: Some(unimplemented::create_listener),
+    NdkCreateConnector: Some(connector::create_connector),
+    NdkCreateListener: Some(listener::create_listener),
     NdkBuildLAM: Some(unimplemented::build_lam),
     NdkReleaseLAM: Some(unimplemented::release_lam),
 };
@@ -41,6 +45,13 @@ const fn negotiate(requested: NDK_VERSION) -> Option<NDK_VERSION> {
         (1, 1 | 2) => Some(requested),
         _ => None,
     }
+}
+
+/// The QP number of the first QP of the NDK adapter in `ndk_ports` slot `port`: each open NDK
+/// adapter numbers its QPs in its own range, so a received packet's destination QP names one.
+fn qpn_base(port: usize) -> u32 {
+    let port = u32::try_from(port).unwrap_or(0);
+    QPN_BASE.saturating_add(port.saturating_mul(0x1_0000))
 }
 
 /// The size of `NDK_ADAPTER_INFO` for a negotiated version (ndkpi.md §6.2): NDKPI 1.1's
@@ -87,7 +98,11 @@ pub unsafe extern "system" fn open(
             shell.handle,
             miniport_adapter_context,
             version,
-            &raw const ADAPTER_DISPATCH,
+            &NdkRoutines {
+                adapter: &raw const ADAPTER_DISPATCH,
+                connector: &raw const connector::CONNECTOR_DISPATCH,
+                timer: Some(timer::provider_timer),
+            },
             &shell.core.config.ndk.profile,
             seed,
         )
@@ -95,6 +110,17 @@ pub unsafe extern "system" fn open(
     let Some(object) = made else {
         return NDIS_STATUS_RESOURCES;
     };
+    // The data path: received RoCEv2 frames reach this provider from here on.
+    let block = object.cast::<NdkAdapterObject>();
+    let Some(port) = shell.ndk_ports.attach(block) else {
+        // SAFETY: made just above with this handle; nothing else knows it.
+        unsafe { free_adapter(shell.handle, object) };
+        return NDIS_STATUS_RESOURCES;
+    };
+    // SAFETY: the block made above, alive until free_adapter.
+    let owner = unsafe { adapter(object) };
+    owner.port.store(port, Ordering::SeqCst);
+    owner.provider.lock().qpn_base = qpn_base(port);
     // SAFETY: non-null and valid for writes (NDIS's contract).
     unsafe { ndk_adapter.write(object) };
     NDIS_STATUS_SUCCESS
@@ -112,6 +138,12 @@ pub unsafe extern "system" fn close(
 ) {
     // SAFETY: NDIS passes our live context.
     let shell = unsafe { context(miniport_adapter_context) };
+    if !ndk_adapter.is_null() {
+        // SAFETY: an adapter `open` returned (NDIS's contract).
+        let port = unsafe { adapter(ndk_adapter) }.port.load(Ordering::SeqCst);
+        // No frame reaches the provider once this returns.
+        shell.ndk_ports.detach(port);
+    }
     // SAFETY: the object came from `open` on this adapter, with the same miniport handle, and
     // the consumer uses it no more (NDIS's contract).
     unsafe { free_adapter(shell.handle, ndk_adapter) };

@@ -4,12 +4,18 @@
 //! simulator's workload report what happens on NDK.
 
 pub mod adapter;
+pub mod address;
+pub mod addresses;
+pub mod connector;
 pub mod cq;
 pub mod extension;
+pub mod listener;
 pub mod mr;
 pub mod objects;
 pub mod pd;
+pub mod pump;
 pub mod qp;
+pub mod timer;
 pub mod unimplemented;
 
 use core::sync::atomic::Ordering;

@@ -4,8 +4,8 @@
 
 use super::extension::query_extension;
 use super::objects::{mr_parts as parts, pd_parts};
-use super::unimplemented;
 use crate::perform::ndkcalls;
+use crate::resources::mdl::{self, MdlError};
 use crate::resources::ndkobject::{NdkObject, TAG_NDK_MR, free_object, new_object};
 use crate::resources::provider::Calls;
 use crate::resources::status::call_status;
@@ -14,13 +14,13 @@ use ndis_sys::ndkpi::{
     NDK_MR_DISPATCH, NDK_OBJECT_HEADER, NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_PD, NdkObjectTypeMr,
 };
 use ndis_sys::status::{NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
-use ndis_sys::types::{BOOLEAN, NTSTATUS, PVOID, UINT32, ULONG};
+use ndis_sys::types::{BOOLEAN, NTSTATUS, PMDL, PVOID, SIZE_T, UINT32, ULONG};
 
 /// The MR's functions (ndkpi.md §2.6, in the header's order).
 static MR_DISPATCH: NDK_MR_DISPATCH = NDK_MR_DISPATCH {
     NdkCloseMr: Some(close_mr),
     NdkQueryExtension: Some(query_extension),
-    NdkRegisterMr: Some(unimplemented::register_mr),
+    NdkRegisterMr: Some(register_mr),
     NdkDeregisterMr: Some(deregister_mr),
     NdkInitializeFastRegisterMr: Some(initialize_fast_register),
     NdkGetRemoteTokenFromMr: Some(remote_token),
@@ -106,6 +106,51 @@ unsafe extern "system" fn close_mr(
     unsafe { free_object(owner.ndis_handle, TAG_NDK_MR, mr) };
     ndkcalls::make(owner, &calls);
     NDIS_STATUS_SUCCESS
+}
+
+/// `NdkRegisterMr` (ndkpi.md §5): the region is the first `Length` bytes of the MDL chain,
+/// at the chain's virtual address (an index, never dereferenced: the bytes are reached through
+/// the MDLs' system addresses, mapped here once). Inline: `STATUS_SUCCESS`,
+/// `STATUS_INVALID_PARAMETER` (a chain not virtually contiguous over `Length` or shorter than
+/// it, rule 15; a zero or too long length; unknown flags), `STATUS_INVALID_DEVICE_STATE`
+/// (registered already), `STATUS_INSUFFICIENT_RESOURCES` (an MDL cannot be mapped).
+///
+/// # Safety
+/// Called by the consumer with a live MR of this provider and an MDL chain of locked pages that
+/// stays so until the region is deregistered or closed (the DDI's contract).
+unsafe extern "system" fn register_mr(
+    mr: *mut NDK_MR,
+    mdl: PMDL,
+    length: SIZE_T,
+    flags: ULONG,
+    _completion: NDK_FN_REQUEST_COMPLETION,
+    _context: PVOID,
+) -> NTSTATUS {
+    if mr.is_null() || mdl.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: caller's contract.
+    let (ids, owner) = unsafe { parts(mr) };
+    let Some((id, _)) = ids else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let len: usize = length;
+    // SAFETY: the consumer's chain of valid MDLs (caller's contract).
+    let region = unsafe { mdl::region(mdl, len) };
+    let (base, len) = match region {
+        Ok(r) => r,
+        Err(_) => return NDIS_STATUS_INVALID_PARAMETER,
+    };
+    // SAFETY: as above; the pages are locked; nothing else maps these MDLs meanwhile (the
+    // consumer does not use the chain while the registration is in progress, §5).
+    match unsafe { mdl::map(mdl, len) } {
+        Ok(()) => {}
+        Err(MdlError::Unmapped) => return NDIS_STATUS_RESOURCES,
+        Err(_) => return NDIS_STATUS_INVALID_PARAMETER,
+    }
+    let len = u64::try_from(len).unwrap_or(u64::MAX);
+    let done = owner.provider.lock().register_mr(id, mdl, base, len, flags);
+    done.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
 /// `NdkDeregisterMr` (ndkpi.md §5): the token stops working; the MR can be registered again.

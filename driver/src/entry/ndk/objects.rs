@@ -5,7 +5,7 @@
 use dcbndk_core::ndk::provider::mr::{MrId, PdId};
 
 use crate::resources::ndkobject::{NdkAdapterObject, NdkObject, object};
-use ndis_sys::ndkpi::{NDK_CQ, NDK_MR, NDK_PD};
+use ndis_sys::ndkpi::{NDK_CQ, NDK_MR, NDK_PD, NDK_QP};
 
 /// The CQ block and its adapter behind a consumer's pointer.
 ///
@@ -54,4 +54,16 @@ pub unsafe fn mr_parts<'a>(mr: *mut NDK_MR) -> (Option<(MrId, PdId)>, &'a NdkAda
     let owner = unsafe { &*block.adapter };
     let ids = owner.provider.lock().mem.mr_at(block.slot);
     (ids, owner)
+}
+
+/// The slot and adapter of a QP.
+///
+/// # Safety
+/// `qp` is a live QP of this provider.
+pub unsafe fn qp_parts<'a>(qp: *mut NDK_QP) -> (usize, &'a NdkAdapterObject) {
+    // SAFETY: the caller's contract.
+    let block = unsafe { object(qp) };
+    // SAFETY: the adapter outlives its objects (ndkpi.md §1.3).
+    let owner = unsafe { &*block.adapter };
+    (block.slot, owner)
 }

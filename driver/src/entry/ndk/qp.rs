@@ -7,10 +7,12 @@
 //! `STATUS_NOT_SUPPORTED`.
 
 use dcbndk_core::ndk::provider::mr::FastRegistration;
+use dcbndk_core::ndk::provider::op_flags;
 use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
 
 use super::extension::query_extension;
 use super::objects::{cq_slot, mr_parts, pd_parts};
+use super::pump::pump;
 use crate::perform::ndkcalls;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object,
@@ -238,10 +240,19 @@ unsafe fn post(
     let posted = {
         let mut provider = owner.provider.lock();
         let posted = provider.post(slot, context as usize, operation, list, flags);
+        if let Ok(ring) = posted
+            && flags & op_flags::INLINE != 0
+            && !provider.copy_inline(slot, ring, list)
+            && let Some(qp) = provider.qp_mut(slot)
+        {
+            // The inline bytes could not be read (an SGE no region covers): the request cannot
+            // be sent as posted, so the QP fails and it completes cancelled (§3.4).
+            qp.fail();
+        }
         provider.drain_qp(slot, &mut calls);
         posted
     };
-    ndkcalls::make(owner, &calls);
+    pump(owner, &calls);
     posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS)
 }
 
@@ -358,7 +369,7 @@ unsafe extern "system" fn receive(
         provider.drain_qp(slot, &mut calls);
         posted
     };
-    ndkcalls::make(owner, &calls);
+    pump(owner, &calls);
     posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 

@@ -3,17 +3,16 @@
 //! returns `STATUS_NOT_IMPLEMENTED` inline (so no completion callback follows, §1.2) and writes
 //! no output. The list, by table:
 //!
-//! - adapter (ndkpi.md §2.1): `NdkCreateCq`, `NdkCreatePd`, `NdkCreateSharedEndpoint`,
-//!   `NdkCreateConnector`, `NdkCreateListener`, `NdkBuildLAM`; and `NdkReleaseLAM`, which
-//!   returns nothing and has nothing to release (no LAM is ever built).
+//! - adapter (ndkpi.md §2.1): `NdkCreateSharedEndpoint`, `NdkBuildLAM`; and `NdkReleaseLAM`,
+//!   which returns nothing and has nothing to release (no LAM is ever built).
+//! - connector (ndkpi.md §2.8): `NdkConnectWithSharedEndpoint`.
 //!
 //! - PD (ndkpi.md §2.3): `NdkCreateSrq` and `NdkCreateQpWithSrq` (shared receive queues).
-//! - MR (ndkpi.md §2.6): `NdkRegisterMr` (it needs the MDL access of issue 21's next step).
 
 use ndis_sys::ndkpi::{
-    NDK_ADAPTER, NDK_CONNECTOR, NDK_CQ, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_CREATE_COMPLETION,
-    NDK_FN_REQUEST_COMPLETION, NDK_FN_SRQ_NOTIFICATION_CALLBACK, NDK_LISTENER,
-    NDK_LOGICAL_ADDRESS_MAPPING, NDK_MR, NDK_PD, NDK_QP, NDK_SHARED_ENDPOINT, NDK_SRQ,
+    NDK_ADAPTER, NDK_CONNECTOR, NDK_CQ, NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION,
+    NDK_FN_SRQ_NOTIFICATION_CALLBACK, NDK_LOGICAL_ADDRESS_MAPPING, NDK_PD, NDK_QP,
+    NDK_SHARED_ENDPOINT, NDK_SRQ,
 };
 use ndis_sys::ntdef::GROUP_AFFINITY;
 use ndis_sys::status::STATUS_NOT_IMPLEMENTED;
@@ -31,34 +30,6 @@ pub unsafe extern "system" fn create_shared_endpoint(
     _create_completion: NDK_FN_CREATE_COMPLETION,
     _request_context: PVOID,
     _shared_endpoint: *mut *mut NDK_SHARED_ENDPOINT,
-) -> NTSTATUS {
-    STATUS_NOT_IMPLEMENTED
-}
-
-/// `NdkCreateConnector`: not implemented.
-///
-/// # Safety
-/// None: no argument is dereferenced.
-pub unsafe extern "system" fn create_connector(
-    _adapter: *mut NDK_ADAPTER,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    _connector: *mut *mut NDK_CONNECTOR,
-) -> NTSTATUS {
-    STATUS_NOT_IMPLEMENTED
-}
-
-/// `NdkCreateListener`: not implemented.
-///
-/// # Safety
-/// None: no argument is dereferenced.
-pub unsafe extern "system" fn create_listener(
-    _adapter: *mut NDK_ADAPTER,
-    _connect_event: NDK_FN_CONNECT_EVENT_CALLBACK,
-    _connect_event_context: PVOID,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    _listener: *mut *mut NDK_LISTENER,
 ) -> NTSTATUS {
     STATUS_NOT_IMPLEMENTED
 }
@@ -131,15 +102,21 @@ pub unsafe extern "system" fn create_qp_with_srq(
     STATUS_NOT_IMPLEMENTED
 }
 
-/// `NdkRegisterMr`: not implemented yet.
+/// `NdkConnectWithSharedEndpoint`: not implemented (no shared endpoints yet).
 ///
 /// # Safety
 /// None: no argument is dereferenced.
-pub unsafe extern "system" fn register_mr(
-    _mr: *mut NDK_MR,
-    _mdl: PMDL,
-    _length: SIZE_T,
-    _flags: ULONG,
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "system" fn connect_with_shared_endpoint(
+    _connector: *mut NDK_CONNECTOR,
+    _qp: *mut NDK_QP,
+    _endpoint: *mut NDK_SHARED_ENDPOINT,
+    _dst: *mut SOCKADDR,
+    _dst_len: ULONG,
+    _irl: ULONG,
+    _orl: ULONG,
+    _data: PVOID,
+    _data_len: ULONG,
     _completion: NDK_FN_REQUEST_COMPLETION,
     _context: PVOID,
 ) -> NTSTATUS {

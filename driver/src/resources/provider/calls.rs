@@ -4,7 +4,12 @@
 
 use dcbndk_core::ndk::provider::cq::Notify;
 
-use ndis_sys::ndkpi::{NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CQ_NOTIFICATION_CALLBACK, NDK_PD};
+use ndis_sys::ndkpi::{
+    NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CONNECT_EVENT_CALLBACK,
+    NDK_FN_CQ_NOTIFICATION_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK, NDK_FN_REQUEST_COMPLETION,
+    NDK_PD,
+};
+use ndis_sys::types::NTSTATUS;
 use ndis_sys::types::PVOID;
 
 /// An `NDK_FN_CLOSE_OBJECT` that returned `STATUS_PENDING`: the completion to call later.
@@ -31,6 +36,32 @@ pub enum Call {
         /// `CqStatus`.
         status: Notify,
     },
+    /// A request that returned `STATUS_PENDING` completes (ndkpi.md §1.2).
+    Request {
+        /// `RequestCompletion`.
+        completion: NDK_FN_REQUEST_COMPLETION,
+        /// `RequestContext`.
+        context: PVOID,
+        /// Its status.
+        status: NTSTATUS,
+    },
+    /// A listener's `NdkConnectEventCallback` with the connector in slot `connector`, whose
+    /// object the caller makes first (§4.2 step 2).
+    ConnectEvent {
+        /// The callback.
+        callback: NDK_FN_CONNECT_EVENT_CALLBACK,
+        /// Its context.
+        context: PVOID,
+        /// The connector's slot.
+        connector: usize,
+    },
+    /// A connector's `NdkDisconnectEventCallback` (§4.4).
+    Event {
+        /// The callback.
+        callback: NDK_FN_DISCONNECT_EVENT_CALLBACK,
+        /// Its context.
+        context: PVOID,
+    },
     /// A pending close completes: the object's slot was freed under the lock; its block is
     /// freed, then the completion called.
     Closed {
@@ -50,9 +81,10 @@ pub enum Closed {
     Pd(*mut NDK_PD),
 }
 
-/// The most callbacks one call owes: a QP's close notifies its two CQs and completes the
-/// pending closes of both and of its PD.
-pub const MAX_CALLS: usize = 8;
+/// The most callbacks collected at once: a QP's close notifies its two CQs and completes the
+/// pending closes of both and of its PD (5); the CM's events are taken while there is room
+/// ([`Calls::has_room`]) and the rest wait in the CM for the next round.
+pub const MAX_CALLS: usize = 16;
 
 /// Callbacks owed, in the order they must be made.
 pub struct Calls {
@@ -77,6 +109,12 @@ impl Calls {
             *slot = Some(call);
             self.len = self.len.saturating_add(1);
         }
+    }
+
+    /// Room for `n` more.
+    #[must_use]
+    pub const fn has_room(&self, n: usize) -> bool {
+        self.len.saturating_add(n) <= MAX_CALLS
     }
 
     /// None owed.

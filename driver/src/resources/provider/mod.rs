@@ -26,16 +26,22 @@
 //! and nothing else touches it while the value lives.
 
 pub mod calls;
+pub mod connect;
 pub mod cq;
+pub mod data;
+pub mod deferred;
 pub mod memory;
+pub mod neighbors;
 pub mod qp;
 
 use dcbndk_core::ndk::Profile;
+use dcbndk_core::ndk::provider::cm::{BindSlot, Cm, CmConfig, CmStorage, ConnSlot};
 use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
 
 use crate::resources::memory::{PoolArray, pool_tag};
+use connect::{ConnectorSlot, ListenerSlot};
 use cq::CqSlot;
-use ndis_sys::ndkpi::{NDK_CQ, NDK_MR, NDK_PD, NDK_QP};
+use ndis_sys::ndkpi::{NDK_CONNECTOR, NDK_CQ, NDK_LISTENER, NDK_MR, NDK_PD, NDK_QP};
 use ndis_sys::types::{NDIS_HANDLE, PMDL, ULONG};
 use qp::QpSlot;
 
@@ -55,6 +61,10 @@ pub struct Provisioned {
     pub cqs: usize,
     /// Queue pairs.
     pub qps: usize,
+    /// Connectors (active and passive).
+    pub connectors: usize,
+    /// Listeners and shared endpoints.
+    pub listeners: usize,
 }
 
 /// The tables of every open NDK adapter.
@@ -63,7 +73,17 @@ pub const PROVISIONED: Provisioned = Provisioned {
     mrs: 4096,
     cqs: 256,
     qps: 256,
+    connectors: 256,
+    listeners: 64,
 };
+
+/// The QP number of the first QP slot of an NDK adapter: numbers below are IBTA's special
+/// QPs (QP 1 carries this provider's connection messages, `dcbndk_core::ndk::provider::cm`).
+pub const QPN_BASE: u32 = 0x100;
+
+/// Bytes of [`Provider::scratch`]: a packet's payload (at most the path MTU) or a connection
+/// message.
+pub const SCRATCH: usize = 1024;
 
 /// The shell's side of a PD slot.
 pub struct Domain {
@@ -101,6 +121,32 @@ impl Region {
 pub struct Provider {
     /// The PD and MR tables (borrows `pd_slots` and `mr_slots`: declared before them).
     pub mem: MemoryTable<'static>,
+    /// The connection manager (borrows `conn_slots` and `bind_slots`).
+    pub cm: Cm<'static>,
+    /// The shell's side of each connector slot.
+    pub connectors: PoolArray<ConnectorSlot>,
+    /// The shell's side of each listener slot.
+    pub listeners: PoolArray<ListenerSlot>,
+    /// Varies the first PSN of each connection.
+    pub psn_seed: u32,
+    /// The QP number of QP slot 0 (QP 1 is the CM's).
+    pub qpn_base: u32,
+    /// Callbacks waiting for the timer's routine ([`deferred`]).
+    pub deferred: PoolArray<Call>,
+    /// The oldest deferred callback's index.
+    pub deferred_head: usize,
+    /// Deferred callbacks.
+    pub deferred_len: usize,
+    /// When the timer is armed to run (`None`: not armed).
+    pub armed_at: Option<u64>,
+    /// The NDK adapter is closing: its timer is not armed again.
+    pub closing: bool,
+    /// Where RoCEv2 peers were last seen: IP address to MAC address ([`neighbors`]).
+    pub neighbors: neighbors::Neighbors,
+    /// The CM's next message PSN on QP 1.
+    pub cm_psn: u32,
+    /// A packet's payload, gathered before it is framed ([`SCRATCH`] bytes).
+    pub scratch: PoolArray<u8>,
     /// Completion queues, by slot.
     pub cqs: PoolArray<CqSlot>,
     /// Queue pairs, by slot.
@@ -117,6 +163,10 @@ pub struct Provider {
     _pd_slots: PoolArray<PdSlot>,
     /// Owned for `mem`, which borrows it (never read by name).
     _mr_slots: PoolArray<MrSlot>,
+    /// Owned for `cm`, which borrows it (never read by name).
+    _conn_slots: PoolArray<ConnSlot>,
+    /// Owned for `cm`, which borrows it (never read by name).
+    _bind_slots: PoolArray<BindSlot>,
 }
 
 impl Provider {
@@ -152,8 +202,55 @@ impl Provider {
         // SAFETY: as above.
         let mrs = unsafe { mr_slots.as_unbounded_mut_slice() };
         let mem = MemoryTable::new(pds, mrs, seed, profile).ok()?;
+        // SAFETY: as above.
+        let mut conn_slots = unsafe {
+            PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.connectors, || ConnSlot::FREE)
+        }?;
+        // SAFETY: as above.
+        let mut bind_slots =
+            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.listeners, || BindSlot::FREE) }?;
+        // SAFETY: as above.
+        let connectors = unsafe {
+            PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.connectors, || {
+                ConnectorSlot::FREE
+            })
+        }?;
+        // SAFETY: as above.
+        let listeners = unsafe {
+            PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.listeners, || {
+                ListenerSlot::FREE
+            })
+        }?;
+        let storage = CmStorage {
+            // SAFETY: `cm` is stored beside the arrays it borrows, declared before them.
+            conns: unsafe { conn_slots.as_unbounded_mut_slice() },
+            // SAFETY: as above.
+            binds: unsafe { bind_slots.as_unbounded_mut_slice() },
+        };
+        let cm = Cm::new(CmConfig::new(profile), storage);
+        // SAFETY: as above.
+        let scratch = unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, SCRATCH, || 0u8) }?;
+        // SAFETY: as above.
+        let deferred = unsafe {
+            PoolArray::new(ndis_handle, TAG_NDK_TABLES, deferred::DEFERRED, || {
+                deferred::BLANK
+            })
+        }?;
         Some(Provider {
             mem,
+            cm,
+            connectors,
+            listeners,
+            psn_seed: u32::from(seed),
+            qpn_base: QPN_BASE,
+            deferred,
+            deferred_head: 0,
+            deferred_len: 0,
+            armed_at: None,
+            closing: false,
+            neighbors: neighbors::Neighbors::new(),
+            cm_psn: 0,
+            scratch,
             cqs,
             qps,
             domains,
@@ -162,6 +259,8 @@ impl Provider {
             profile: *profile,
             _pd_slots: pd_slots,
             _mr_slots: mr_slots,
+            _conn_slots: conn_slots,
+            _bind_slots: bind_slots,
         })
     }
 }
@@ -177,6 +276,10 @@ pub enum Left {
     Pd(*mut NDK_PD),
     /// A completion queue.
     Cq(*mut NDK_CQ),
+    /// A connector.
+    Connector(*mut NDK_CONNECTOR),
+    /// A listener.
+    Listener(*mut NDK_LISTENER),
 }
 
 impl Provider {
@@ -197,11 +300,33 @@ impl Provider {
                         object: Closed::Pd(p),
                         ..
                     } => free(Left::Pd(p)),
-                    Call::Notify { .. } => {}
+                    Call::Notify { .. }
+                    | Call::Request { .. }
+                    | Call::ConnectEvent { .. }
+                    | Call::Event { .. } => {}
                 }
             }
             *calls = Calls::new();
         };
+        for i in 0..self.connectors.as_slice().len() {
+            let Some(id) = self.connector_at(i) else {
+                continue;
+            };
+            let object = self.close_connector(id, &mut calls);
+            if !object.is_null() {
+                free(Left::Connector(object));
+            }
+            settle(&mut calls, &mut free);
+        }
+        for i in 0..self.listeners.as_slice().len() {
+            let Some(id) = self.listener_at(i) else {
+                continue;
+            };
+            let object = self.close_listener(id);
+            if !object.is_null() {
+                free(Left::Listener(object));
+            }
+        }
         for slot in 0..self.qps.as_slice().len() {
             let object = self.close_qp(slot, &mut calls);
             if !object.is_null() {

@@ -7,7 +7,8 @@ use dcbndk_core::ndk::provider::mr::PdId;
 use dcbndk_core::ndk::provider::qp::{
     Operation, Qp, QpLimits, QpStorage, QpStorageSizes, Queue, Sge, WorkRequest,
 };
-use dcbndk_core::ndk::provider::rc::{Flight, ReadResponse};
+use dcbndk_core::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadResponse};
+use dcbndk_core::ndk::tables::SockAddr;
 
 use super::calls::Calls;
 use super::{Provider, TAG_NDK_TABLES};
@@ -48,6 +49,8 @@ pub struct QpCreate {
 
 /// One QP slot.
 pub struct QpSlot {
+    /// The transport once connected (borrows `arrays`: declared before it).
+    pub rc: Option<Rc<'static>>,
     /// The QP (borrows `arrays`: declared before it). `None` when the slot is free.
     pub qp: Option<Qp<'static>>,
     /// Owned for the QP, which borrows it (never read by name).
@@ -58,6 +61,20 @@ pub struct QpSlot {
     pub create: Option<QpCreate>,
     /// `InlineDataSize`: bytes of `inline` per initiator slot.
     pub inline_size: usize,
+    /// Where its packets go, once connected.
+    pub path: Option<Path>,
+}
+
+/// The addresses of a connected QP's packets.
+#[derive(Debug, Clone, Copy)]
+pub struct Path {
+    /// This side's address and ND port.
+    pub local: SockAddr,
+    /// The peer's.
+    pub remote: SockAddr,
+    /// The connection's ND port (the listener's): what QoS policies classify NDK traffic by
+    /// (`Meta::nd_port`).
+    pub nd_port: u16,
 }
 
 impl QpSlot {
@@ -65,11 +82,13 @@ impl QpSlot {
     #[must_use]
     pub const fn free() -> QpSlot {
         QpSlot {
+            rc: None,
             qp: None,
             _arrays: None,
             object: core::ptr::null_mut(),
             create: None,
             inline_size: 0,
+            path: None,
         }
     }
 }
@@ -106,7 +125,104 @@ fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option
     })
 }
 
+impl QpSlot {
+    /// Starts the transport of a QP just connected, with `reads` READs answered at once (the
+    /// effective inbound read limit, at most the storage's).
+    pub fn start_transport(&mut self, cfg: RcConfig, reads: usize) {
+        let Some(arrays) = self._arrays.as_mut() else {
+            return;
+        };
+        if let Some(qp) = self.qp.as_mut() {
+            qp.connected();
+        }
+        // SAFETY: the transport is stored beside the arrays, declared before them, and is the
+        // only user of these two (a previous transport was dropped by `stop_transport`).
+        let flights = unsafe { arrays.flights.as_unbounded_mut_slice() };
+        // SAFETY: as above.
+        let all_reads = unsafe { arrays.reads.as_unbounded_mut_slice() };
+        let len = reads.clamp(1, all_reads.len());
+        let Some((reads, _)) = all_reads.split_at_mut_checked(len) else {
+            return;
+        };
+        self.rc = Some(Rc::new(cfg, RcStorage { flights, reads }));
+    }
+
+    /// The inline buffer of initiator ring slot `ring` (`InlineDataSize` bytes).
+    pub fn inline_slot_mut(&mut self, ring: usize) -> Option<&mut [u8]> {
+        let size = self.inline_size;
+        let arrays = self._arrays.as_mut()?;
+        let start = ring.checked_mul(size)?;
+        arrays
+            .inline
+            .as_mut_slice()
+            .get_mut(start..start.checked_add(size)?)
+    }
+
+    /// Copies inline bytes `offset..offset + out.len()` of initiator ring slot `ring` to `out`.
+    #[must_use]
+    pub fn inline_bytes(&self, ring: usize, offset: u64, out: &mut [u8]) -> bool {
+        let Some(arrays) = self._arrays.as_ref() else {
+            return false;
+        };
+        let Some(start) = ring
+            .checked_mul(self.inline_size)
+            .and_then(|s| s.checked_add(usize::try_from(offset).ok()?))
+        else {
+            return false;
+        };
+        let Some(end) = start.checked_add(out.len()) else {
+            return false;
+        };
+        match arrays.inline.as_slice().get(start..end) {
+            Some(bytes) => {
+                out.copy_from_slice(bytes);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the transport (the connection is gone).
+    pub fn stop_transport(&mut self) {
+        self.rc = None;
+        self.path = None;
+    }
+}
+
 impl Provider {
+    /// The slot of a live QP.
+    pub fn qp_slot_mut(&mut self, slot: usize) -> Option<&mut QpSlot> {
+        self.qp_slot(slot)
+    }
+
+    /// A live QP.
+    pub fn qp_mut(&mut self, slot: usize) -> Option<&mut Qp<'static>> {
+        self.qp_slot(slot).and_then(|s| s.qp.as_mut())
+    }
+
+    /// The QP number of the QP in `slot`.
+    #[must_use]
+    pub fn qpn(&self, slot: usize) -> Option<u32> {
+        let live = self
+            .qps
+            .as_slice()
+            .get(slot)
+            .is_some_and(|s| s.qp.is_some());
+        let slot = u32::try_from(slot).ok()?;
+        live.then(|| self.qpn_base.saturating_add(slot))
+    }
+
+    /// The slot of QP number `qpn`, if it is one of this provider's.
+    #[must_use]
+    pub fn qp_of(&self, qpn: u32) -> Option<usize> {
+        let slot = usize::try_from(qpn.checked_sub(self.qpn_base)?).ok()?;
+        self.qps
+            .as_slice()
+            .get(slot)
+            .filter(|s| s.qp.is_some())
+            .map(|_| slot)
+    }
+
     fn qp_slot(&mut self, slot: usize) -> Option<&mut QpSlot> {
         self.qps
             .as_mut_slice()
@@ -173,11 +289,13 @@ impl Provider {
             .get_mut(index)
             .ok_or(CallStatus::InsufficientResources)?;
         *slot = QpSlot {
+            rc: None,
             qp: Some(qp),
             _arrays: Some(arrays),
             object: core::ptr::null_mut(),
             create: Some(create),
             inline_size: sizes.inline_bytes,
+            path: None,
         };
         Ok(index)
     }
@@ -269,7 +387,8 @@ impl Provider {
         };
         let object = s.object;
         let create = s.create;
-        // The QP first, then the arrays it borrows.
+        // The transport and the QP first, then the arrays they borrow.
+        s.rc = None;
         s.qp = None;
         *s = QpSlot::free();
         if let Some(create) = create {

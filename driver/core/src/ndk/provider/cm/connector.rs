@@ -132,6 +132,15 @@ impl Cm<'_> {
         })
     }
 
+    /// Whether the connector came from a listener (the passive side): its connection's ND port
+    /// is then its local one, else the peer's (what QoS classifies NDK traffic by).
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_HANDLE` for a closed connector.
+    pub fn is_passive(&self, connector: ConnId) -> Result<bool, CmStatus> {
+        Ok(self.conn(connector)?.passive)
+    }
+
     /// `NdkGetLocalAddress` of a connector.
     ///
     /// # Errors

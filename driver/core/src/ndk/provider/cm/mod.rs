@@ -292,6 +292,13 @@ impl<'s> Cm<'s> {
         }
     }
 
+    /// Whether the IP address of `a` is one of the adapter's (a message to another address,
+    /// broadcast on the wire, is not this CM's to answer).
+    #[must_use]
+    pub fn has_address(&self, a: &SockAddr) -> bool {
+        self.addresses.iter().flatten().any(|x| same_ip(x, a))
+    }
+
     /// Records the adapter's IP addresses (ports ignored); at most [`MAX_ADDRESSES`], the
     /// rest ignored.
     pub fn set_addresses(&mut self, addresses: &[SockAddr]) {

@@ -110,6 +110,12 @@ pub struct ConnId {
 }
 
 impl ConnId {
+    /// The slot, for the shell's own per-connector storage (its object, pending requests).
+    #[must_use]
+    pub const fn index(self) -> usize {
+        self.index as usize
+    }
+
     /// The connection id on the wire: generation and slot, never 0.
     pub(super) const fn wire(self) -> u32 {
         ((self.generation as u32) << 16) | self.index as u32
@@ -121,6 +127,14 @@ impl ConnId {
 pub struct BindId {
     pub(super) index: u16,
     pub(super) generation: u16,
+}
+
+impl BindId {
+    /// The slot, for the shell's own per-listener storage (its object, its callback).
+    #[must_use]
+    pub const fn index(self) -> usize {
+        self.index as usize
+    }
 }
 
 /// The QP a connector joins: the shell's handle for it, its number and the PSN its first

@@ -1,0 +1,407 @@
+//! RoCEv2 on the virtual link (issue 21; ndkpi.md §7): the NDK providers' packets framed and
+//! queued on the link like any other frame, and the RoCEv2 frames the adapter receives handed to
+//! its providers instead of being indicated.
+//!
+//! Sending: each packet a provider has to send (a connection message to QP 1, a transport's
+//! request, response, ACK or NAK) is framed straight into a free transmit buffer of the link —
+//! Ethernet, IPv4 or IPv6, UDP 4791, the IB headers, the payload, ICRC (`dcbndk_core::roce`) —
+//! then classified as every frame the adapter sends is (by the operational QoS parameters: a
+//! policy on the NetworkDirect port or on UDP 4791 gives its priority and tag,
+//! `dcbndk_core::datapath::classify`), and queued on its priority. A QP sends while its
+//! priority's queue has room: what it has not sent waits in its transport, and [`refill`], which
+//! the link's drain calls after each batch, goes on once the link has sent some (so a full queue
+//! holds a QP back, as PFC holds a NIC's queue back; nothing is dropped). The caller drains the
+//! link afterwards.
+//!
+//! Receiving: [`arrived`] parses a frame the packet filter let through; a RoCEv2 frame (UDP
+//! 4791, right ICRC) goes to the open NDK adapters' providers, the first that owns its
+//! destination QP takes it (QP 1: the connection manager, if the message is to one of its
+//! addresses). Nothing here makes a consumer callback: it runs inside a delivery on the wire, so
+//! the callbacks it owes are deferred to the NDK adapter's timer
+//! (`crate::resources::provider::deferred`).
+//!
+//! IRQL: <= DISPATCH_LEVEL. Locks: a provider's, then the link's inside it; never the other way.
+
+use dcbndk_core::datapath::classify::{Decision, Meta};
+use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
+use dcbndk_core::ndk::tables::SockAddr;
+use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
+use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
+
+use crate::context::AdapterContext;
+use crate::resources::link::{Queued, Read, State};
+use crate::resources::ndk::count_rdma;
+use crate::resources::ndkobject::NdkAdapterObject;
+use crate::resources::provider::connect::PMTU;
+use crate::resources::provider::neighbors::Ip;
+use crate::resources::provider::{Calls, Provider};
+use crate::resources::timer::now_ns;
+
+/// The QP that carries the connection manager's messages (ndkpi.md §4.3: IB CM's QP 1).
+pub const CM_QPN: u32 = 1;
+
+/// The header bytes the classifier looks at (Ethernet, a tag, IPv6, UDP: 66).
+const HEADER: usize = 80;
+
+fn ip(a: &SockAddr) -> Ip {
+    (a.v6, a.addr)
+}
+
+fn ip_addrs(src: &SockAddr, dst: &SockAddr) -> IpAddrs {
+    if src.v6 {
+        IpAddrs::V6 {
+            src: src.addr,
+            dst: dst.addr,
+        }
+    } else {
+        let four = |a: &SockAddr| {
+            let [a0, a1, a2, a3, ..] = a.addr;
+            [a0, a1, a2, a3]
+        };
+        IpAddrs::V4 {
+            src: four(src),
+            dst: four(dst),
+        }
+    }
+}
+
+/// The UDP source port of a QP's packets: RoCEv2 uses it as flow entropy (0xC000 | 14 bits of
+/// the QP number), constant per QP so that its packets stay in order on one path.
+fn entropy_port(qpn: u32) -> u16 {
+    0xC000 | u16::try_from(qpn & 0x3FFF).unwrap_or(0)
+}
+
+/// The classifier's decision for packets from `src` to `dst` of a connection on ND port
+/// `nd_port` (`None` for connection messages of no connection yet).
+fn classify(
+    context: &AdapterContext,
+    src: &SockAddr,
+    dst: &SockAddr,
+    nd_port: Option<u16>,
+) -> Decision {
+    let addressing = Addressing {
+        dst_mac: [0; 6],
+        src_mac: context.core.config.current_mac,
+        priority: None,
+        ip: ip_addrs(src, dst),
+        traffic_class: 0,
+        src_port: 0xC000,
+    };
+    let transport = Transport {
+        bth: Bth {
+            opcode: Opcode::Acknowledge,
+            solicited: false,
+            migreq: true,
+            pad: 0,
+            pkey: DEFAULT_PKEY,
+            dest_qp: 0,
+            ack_req: false,
+            psn: 0,
+        },
+        reth: None,
+        aeth: None,
+        imm: None,
+        ieth: None,
+    };
+    let mut header = [0u8; HEADER];
+    let built = frame::build(&mut header, &addressing, &transport, &[], 0).unwrap_or(0);
+    let meta = Meta {
+        os_priority: None,
+        vlan_id: 0,
+        nd_port,
+    };
+    let bytes = header.get(..built.min(HEADER)).unwrap_or(&[]);
+    context.classifier.read(|c| c.classify_header(bytes, &meta))
+}
+
+/// Frames `transport` + `payload` into a free transmit buffer and queues it with `d`'s priority
+/// and tag; counts it. `false` when the link had no room (nothing queued).
+fn queue(
+    context: &AdapterContext,
+    s: &mut State,
+    addressing: &Addressing,
+    transport: &Transport,
+    payload: &[u8],
+    d: &Decision,
+) -> bool {
+    let pmtu = usize::try_from(PMTU).unwrap_or(0);
+    let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
+        return false;
+    };
+    let fill = |out: &mut [u8]| frame::build(out, addressing, transport, payload, pmtu).is_ok();
+    let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
+        return false;
+    };
+    match context.link.queue_read(s, slot, len, d.priority, d.tag) {
+        Queued::Yes(on_wire) => {
+            count_rdma(&context.core.ndk, false, on_wire);
+            true
+        }
+        Queued::Full | Queued::Dropped => false,
+    }
+}
+
+/// Sends the connection manager's messages (each a SEND Only to QP 1, no ACK asked: the CM
+/// resends what gets no answer).
+fn send_cm(context: &AdapterContext, p: &mut Provider) {
+    let mac = context.core.config.current_mac;
+    let mut bytes = [0u8; cm_wire::MAX_MSG_LEN];
+    loop {
+        let Some(msg) = p.cm.poll_transmit() else {
+            return;
+        };
+        let Ok(len) = cm_wire::encode(&msg, &mut bytes) else {
+            continue;
+        };
+        let (src, dst, kind, local_qpn) = (msg.src, msg.dst, msg.kind, msg.local_qpn);
+        // The connection's ND port: the listener's, which is the receiver's for messages of the
+        // active side and the sender's for the passive side's.
+        let nd_port = match kind {
+            Kind::Req | Kind::Rtu => dst.port,
+            Kind::Rep | Kind::Rej => src.port,
+            Kind::Dreq | Kind::Drep => dst.port.min(src.port),
+        };
+        let d = classify(context, &src, &dst, Some(nd_port));
+        let addressing = Addressing {
+            dst_mac: p.neighbors.mac(ip(&dst)),
+            src_mac: mac,
+            priority: None,
+            ip: ip_addrs(&src, &dst),
+            traffic_class: 0,
+            src_port: entropy_port(local_qpn),
+        };
+        let transport = Transport {
+            bth: Bth {
+                opcode: Opcode::SendOnly,
+                solicited: false,
+                migreq: true,
+                pad: 0,
+                pkey: DEFAULT_PKEY,
+                dest_qp: CM_QPN,
+                ack_req: false,
+                psn: p.cm_psn,
+            },
+            reth: None,
+            aeth: None,
+            imm: None,
+            ieth: None,
+        };
+        p.cm_psn = p.cm_psn.wrapping_add(1) & MASK_24;
+        let Some(payload) = bytes.get(..len) else {
+            continue;
+        };
+        let mut s = context.link.state().lock();
+        // A message the link has no room for is lost; the CM sends it again after its timeout.
+        let _ = queue(context, &mut s, &addressing, &transport, payload, &d);
+    }
+}
+
+/// Sends what the transport of the QP in `slot` has to send while its priority has room.
+fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
+    let Some(path) = p.qps.as_slice().get(slot).and_then(|q| q.path) else {
+        return;
+    };
+    let Some(qpn) = p.qpn(slot) else {
+        return;
+    };
+    let d = classify(context, &path.local, &path.remote, Some(path.nd_port));
+    let addressing = Addressing {
+        dst_mac: p.neighbors.mac(ip(&path.remote)),
+        src_mac: context.core.config.current_mac,
+        priority: None,
+        ip: ip_addrs(&path.local, &path.remote),
+        traffic_class: 0,
+        src_port: entropy_port(qpn),
+    };
+    loop {
+        if !context.link.state().lock().has_room(d.priority) {
+            return;
+        }
+        let packet = {
+            let Provider { qps, mem, .. } = &mut *p;
+            let Some(q) = qps.as_mut_slice().get_mut(slot) else {
+                return;
+            };
+            let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut()) else {
+                return;
+            };
+            rc.poll_transmit(now, qp, mem)
+        };
+        let Some(packet) = packet else {
+            return;
+        };
+        let len = packet_len(&packet);
+        if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
+            let mut s = context.link.state().lock();
+            // Room was there a moment ago; a frame lost here (another sender took the room
+            // meanwhile) is resent on the transport's timeout.
+            let _ = queue(context, &mut s, &addressing, &packet.transport, payload, &d);
+        }
+    }
+}
+
+fn packet_len(packet: &dcbndk_core::ndk::provider::rc::Packet) -> usize {
+    use dcbndk_core::ndk::provider::rc::Payload;
+    let len = match packet.payload {
+        Payload::None => 0,
+        Payload::Request { len, .. }
+        | Payload::Inline { len, .. }
+        | Payload::Region { len, .. } => len,
+    };
+    usize::try_from(len).unwrap_or(0)
+}
+
+/// Queues everything provider `p` of `context` has to send: connection messages, then each
+/// connected QP's packets while its priority has room. Then moves the QPs' completions to their
+/// CQs, deferring the notifications they owe, and arms the timer if the provider needs it.
+pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Provider) {
+    let now = now_ns();
+    let mut calls = Calls::new();
+    p.cm_events(&mut calls);
+    send_cm(context, p);
+    for slot in 0..p.qps.as_slice().len() {
+        send_qp(context, p, slot, now);
+        if calls.has_room(4) {
+            p.drain_qp(slot, &mut calls);
+        } else {
+            p.defer(&calls);
+            calls = Calls::new();
+            p.drain_qp(slot, &mut calls);
+        }
+    }
+    p.defer(&calls);
+    schedule(owner, p, now);
+}
+
+/// Arms the NDK adapter's timer for the deferred callbacks (now) or the next timeout, unless
+/// it is armed for that already or the adapter is closing.
+pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
+    if p.closing {
+        return;
+    }
+    let due = if p.has_deferred() {
+        Some(now)
+    } else {
+        p.next_deadline()
+    };
+    let Some(due) = due else {
+        return;
+    };
+    if p.armed_at.is_some_and(|at| at <= due) {
+        return;
+    }
+    p.armed_at = Some(due);
+    let after_ms = due.saturating_sub(now).div_ceil(1_000_000);
+    owner.arm_timer(after_ms);
+}
+
+/// Queues what every open NDK adapter of `context` has to send (the link's drain calls it after
+/// each batch: room was made).
+pub fn refill(context: &AdapterContext) {
+    if context.ndk_ports.is_empty() {
+        return;
+    }
+    context.ndk_ports.any(|owner| {
+        let mut p = owner.provider.lock();
+        transmit(context, owner, &mut p);
+        false
+    });
+}
+
+/// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a
+/// provider, or dropped: a bad ICRC, no such QP), `false` when it is for the protocols.
+pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
+    if context.ndk_ports.is_empty() {
+        return false;
+    }
+    let packet = match frame::parse(bytes) {
+        Ok(packet) => packet,
+        // Not UDP 4791 (the layers before the port are checked first): the protocols'.
+        Err(
+            Malformed::Truncated
+            | Malformed::NotIp { .. }
+            | Malformed::IpVersion
+            | Malformed::Ipv4Options
+            | Malformed::Fragment
+            | Malformed::Ipv4Checksum
+            | Malformed::NotUdp { .. }
+            | Malformed::NotRoce { .. },
+        ) => return false,
+        // A RoCEv2 frame that does not check (lengths, ICRC, IB headers): dropped, as a NIC
+        // drops it (ndkpi.md §7.6).
+        Err(_) => return true,
+    };
+    count_rdma(&context.core.ndk, true, bytes.len());
+    let now = now_ns();
+    context.ndk_ports.any(|owner| {
+        let mut p = owner.provider.lock();
+        let taken = take(&mut p, &packet, now);
+        if taken {
+            transmit(context, owner, &mut p);
+        }
+        taken
+    });
+    true
+}
+
+/// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses,
+/// or a packet for one of its connected QPs.
+fn take(p: &mut Provider, packet: &Packet<'_>, now: u64) -> bool {
+    let a = &packet.addressing;
+    let (src, dst) = match a.ip {
+        IpAddrs::V4 { src, dst } => {
+            let (mut s, mut d) = ([0u8; 16], [0u8; 16]);
+            if let (Some(s4), Some(d4)) = (s.get_mut(..4), d.get_mut(..4)) {
+                s4.copy_from_slice(&src);
+                d4.copy_from_slice(&dst);
+            }
+            ((false, s), (false, d))
+        }
+        IpAddrs::V6 { src, dst } => ((true, src), (true, dst)),
+    };
+    let dest_qp = packet.transport.bth.dest_qp;
+    if dest_qp == CM_QPN {
+        let Ok(msg) = cm_wire::decode(packet.payload) else {
+            return false;
+        };
+        if !p.cm.has_address(&msg.dst) || ip(&msg.dst) != dst {
+            return false;
+        }
+        p.neighbors.learn(src, a.src_mac);
+        p.cm.handle(now, &msg);
+        return true;
+    }
+    let Some(slot) = p.qp_of(dest_qp) else {
+        return false;
+    };
+    let from_peer = p
+        .qps
+        .as_slice()
+        .get(slot)
+        .and_then(|q| q.path)
+        .is_some_and(|path| ip(&path.remote) == src && ip(&path.local) == dst);
+    if !from_peer {
+        return false;
+    }
+    p.neighbors.learn(src, a.src_mac);
+    let payload_len = u32::try_from(packet.payload.len()).unwrap_or(u32::MAX);
+    let deliver = {
+        let Provider { qps, mem, .. } = &mut *p;
+        let Some(q) = qps.as_mut_slice().get_mut(slot) else {
+            return false;
+        };
+        let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut()) else {
+            return false;
+        };
+        rc.handle(now, &packet.transport, payload_len, qp, mem)
+    };
+    if let Some(deliver) = deliver
+        && !p.deliver_payload(slot, deliver, packet.payload)
+        && let Some(qp) = p.qp_mut(slot)
+    {
+        // The bytes could not be placed (a region's MDL could not be mapped): the QP fails
+        // rather than complete a receive whose data is not there.
+        qp.fail();
+    }
+    true
+}

@@ -1,0 +1,469 @@
+//! Connectors and listeners in the provider (ndkpi.md §4): the core's connection manager
+//! ([`Cm`](dcbndk_core::ndk::provider::cm::Cm)) decides; this file keeps what it does not: each
+//! connector's and listener's object, the consumer's completion callbacks of requests in
+//! progress and its event callbacks, and turns the CM's events into [`Call`]s and QP state.
+//!
+//! A connected QP gets its reliable-connected transport ([`Rc`](dcbndk_core::ndk::provider::rc::Rc))
+//! here, with this provider's choices: a 1024-byte path MTU (the RoCE MTU under a 1500-byte
+//! Ethernet MTU), a 10 ms retransmission timeout with 7 retries and RNR retries, 1 ms after an
+//! RNR NAK \[INFER: IBTA leaves these to the provider; rxe's defaults are of this order\].
+
+use dcbndk_core::ndk::provider::cm::{
+    BindId, CmStatus, ConnId, ConnectionData, Event, QpInfo, QpParams, Request, Source,
+};
+use dcbndk_core::ndk::provider::rc::RcConfig;
+use dcbndk_core::ndk::tables::SockAddr;
+
+use super::Provider;
+use super::calls::{Call, Calls};
+use super::qp::Path;
+use ndis_sys::ndkpi::{
+    NDK_CONNECTOR, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK,
+    NDK_FN_REQUEST_COMPLETION, NDK_LISTENER,
+};
+use ndis_sys::types::PVOID;
+
+/// The path MTU of every connection (see the module comment).
+pub const PMTU: u32 = 1024;
+/// Retransmission timeout.
+pub const RC_TIMEOUT_NS: u64 = 10_000_000;
+/// Retries, and RNR retries.
+pub const RC_RETRIES: u8 = 7;
+/// Wait after an RNR NAK.
+pub const RNR_DELAY_NS: u64 = 1_000_000;
+
+/// A consumer's request completion, waiting for the CM's outcome.
+#[derive(Clone, Copy)]
+pub struct RequestCall {
+    /// `RequestCompletion`.
+    pub completion: NDK_FN_REQUEST_COMPLETION,
+    /// `RequestContext`.
+    pub context: PVOID,
+}
+
+/// A consumer's event callback (`NdkDisconnectEventCallback`).
+#[derive(Clone, Copy)]
+pub struct EventCall {
+    /// The callback.
+    pub callback: NDK_FN_DISCONNECT_EVENT_CALLBACK,
+    /// Its context.
+    pub context: PVOID,
+}
+
+/// The shell's side of a connector slot (same index as the CM's).
+pub struct ConnectorSlot {
+    /// The CM's id (`None`: free).
+    pub id: Option<ConnId>,
+    /// The `NDK_CONNECTOR` the consumer holds (null until its block exists).
+    pub object: *mut NDK_CONNECTOR,
+    /// Requests in progress, by [`Request`].
+    pending: [Option<RequestCall>; 4],
+    /// `NdkDisconnectEventCallback`, given by `NdkAccept` or `NdkCompleteConnect`.
+    pub disconnect: Option<EventCall>,
+}
+
+impl ConnectorSlot {
+    /// A free slot.
+    pub const FREE: ConnectorSlot = ConnectorSlot {
+        id: None,
+        object: core::ptr::null_mut(),
+        pending: [None; 4],
+        disconnect: None,
+    };
+}
+
+/// The shell's side of a listener slot (same index as the CM's bind table).
+pub struct ListenerSlot {
+    /// The CM's id (`None`: free).
+    pub id: Option<BindId>,
+    /// The `NDK_LISTENER` the consumer holds.
+    pub object: *mut NDK_LISTENER,
+    /// `NdkConnectEventCallback`.
+    pub connect_event: NDK_FN_CONNECT_EVENT_CALLBACK,
+    /// Its context.
+    pub context: PVOID,
+}
+
+impl ListenerSlot {
+    /// A free slot.
+    pub const FREE: ListenerSlot = ListenerSlot {
+        id: None,
+        object: core::ptr::null_mut(),
+        connect_event: None,
+        context: core::ptr::null_mut(),
+    };
+}
+
+const fn request_index(r: Request) -> usize {
+    match r {
+        Request::Connect => 0,
+        Request::CompleteConnect => 1,
+        Request::Accept => 2,
+        Request::Disconnect => 3,
+    }
+}
+
+impl Provider {
+    fn connector(&mut self, id: ConnId) -> Result<&mut ConnectorSlot, CmStatus> {
+        self.connectors
+            .as_mut_slice()
+            .get_mut(id.index())
+            .filter(|c| c.id == Some(id))
+            .ok_or(CmStatus::InvalidHandle)
+    }
+
+    /// The id of the connector in slot `index`, if it is open.
+    #[must_use]
+    pub fn connector_at(&self, index: usize) -> Option<ConnId> {
+        self.connectors.as_slice().get(index).and_then(|c| c.id)
+    }
+
+    /// The id of the listener in slot `index`, if it is open.
+    #[must_use]
+    pub fn listener_at(&self, index: usize) -> Option<BindId> {
+        self.listeners.as_slice().get(index).and_then(|l| l.id)
+    }
+
+    /// `NdkCreateConnector`.
+    ///
+    /// # Errors
+    /// `STATUS_INSUFFICIENT_RESOURCES` when every slot is taken.
+    pub fn create_connector(&mut self) -> Result<ConnId, CmStatus> {
+        let id = self.cm.create_connector()?;
+        let slot = self
+            .connectors
+            .as_mut_slice()
+            .get_mut(id.index())
+            .ok_or(CmStatus::InsufficientResources)?;
+        *slot = ConnectorSlot {
+            id: Some(id),
+            ..ConnectorSlot::FREE
+        };
+        Ok(id)
+    }
+
+    /// Records the object of a connector just created (or handed to a `ConnectEvent`).
+    pub fn set_connector_object(&mut self, id: ConnId, object: *mut NDK_CONNECTOR) {
+        if let Ok(c) = self.connector(id) {
+            c.object = object;
+        }
+    }
+
+    /// `NdkCloseConnector`: an abortive end of its connection (§4.4); the QP it joined is
+    /// flushed. Returns the object, whose block the caller frees.
+    pub fn close_connector(&mut self, id: ConnId, calls: &mut Calls) -> *mut NDK_CONNECTOR {
+        let qp = self.cm.close_connector(id).ok().flatten();
+        if let Some(qp) = qp {
+            self.disconnect_qp(qp, calls);
+        }
+        let Ok(c) = self.connector(id) else {
+            return core::ptr::null_mut();
+        };
+        let object = c.object;
+        *c = ConnectorSlot::FREE;
+        object
+    }
+
+    fn set_pending(&mut self, id: ConnId, request: Request, call: RequestCall) {
+        if let Ok(c) = self.connector(id)
+            && let Some(p) = c.pending.get_mut(request_index(request))
+        {
+            *p = Some(call);
+        }
+    }
+
+    fn qp_info(&mut self, qp: usize) -> Result<QpInfo, CmStatus> {
+        let qpn = self.qpn(qp).ok_or(CmStatus::InvalidDeviceState)?;
+        if let Some(q) = self.qp_mut(qp) {
+            q.connecting();
+        }
+        // The first PSN: from the QP number and the CM's sequence, varied per connection
+        // \[INFER: any 24-bit value; IBTA asks only that it be chosen by the requester\].
+        let psn = qpn.wrapping_mul(0x9E37).wrapping_add(self.psn_seed) & 0x00FF_FFFF;
+        self.psn_seed = self.psn_seed.wrapping_add(0x1_0001);
+        Ok(QpInfo {
+            handle: qp,
+            qpn,
+            psn,
+        })
+    }
+
+    /// `NdkConnect` (§4.1): `Ok` means `STATUS_PENDING`, the outcome comes through
+    /// `completion`.
+    ///
+    /// # Errors
+    /// The CM's inline statuses.
+    #[allow(clippy::too_many_arguments)] // NdkConnect's own arguments
+    pub fn connect(
+        &mut self,
+        now: u64,
+        id: ConnId,
+        qp: usize,
+        source: Source,
+        dest: SockAddr,
+        irl: u32,
+        orl: u32,
+        private_data: &[u8],
+        completion: RequestCall,
+    ) -> Result<(), CmStatus> {
+        self.connector(id)?;
+        let info = self.qp_info(qp)?;
+        self.cm
+            .connect(now, id, info, source, dest, irl, orl, private_data)?;
+        self.set_pending(id, Request::Connect, completion);
+        Ok(())
+    }
+
+    /// `NdkAccept` (§4.2): `Ok` means `STATUS_PENDING`.
+    ///
+    /// # Errors
+    /// The CM's inline statuses.
+    #[allow(clippy::too_many_arguments)] // NdkAccept's own arguments
+    pub fn accept(
+        &mut self,
+        now: u64,
+        id: ConnId,
+        qp: usize,
+        irl: u32,
+        orl: u32,
+        private_data: &[u8],
+        disconnect: EventCall,
+        completion: RequestCall,
+    ) -> Result<(), CmStatus> {
+        self.connector(id)?;
+        let info = self.qp_info(qp)?;
+        self.cm.accept(now, id, info, irl, orl, private_data)?;
+        if let Ok(c) = self.connector(id) {
+            c.disconnect = Some(disconnect);
+        }
+        self.set_pending(id, Request::Accept, completion);
+        Ok(())
+    }
+
+    /// `NdkReject` (§4.2).
+    ///
+    /// # Errors
+    /// The CM's.
+    pub fn reject(&mut self, id: ConnId, private_data: &[u8]) -> Result<(), CmStatus> {
+        self.cm.reject(id, private_data)
+    }
+
+    /// `NdkCompleteConnect` (§4.1 step 3): `Ok` means `STATUS_PENDING`.
+    ///
+    /// # Errors
+    /// The CM's.
+    pub fn complete_connect(
+        &mut self,
+        id: ConnId,
+        disconnect: EventCall,
+        completion: RequestCall,
+    ) -> Result<(), CmStatus> {
+        self.cm.complete_connect(id)?;
+        if let Ok(c) = self.connector(id) {
+            c.disconnect = Some(disconnect);
+        }
+        self.set_pending(id, Request::CompleteConnect, completion);
+        Ok(())
+    }
+
+    /// `NdkDisconnect` (§4.4): `Ok` means `STATUS_PENDING`.
+    ///
+    /// # Errors
+    /// The CM's.
+    pub fn disconnect(
+        &mut self,
+        now: u64,
+        id: ConnId,
+        completion: RequestCall,
+    ) -> Result<(), CmStatus> {
+        self.cm.disconnect(now, id)?;
+        self.set_pending(id, Request::Disconnect, completion);
+        Ok(())
+    }
+
+    /// `NdkGetConnectionData` into `buf`.
+    ///
+    /// # Errors
+    /// The CM's (`BufferTooSmall` with the size needed).
+    pub fn connection_data(
+        &mut self,
+        id: ConnId,
+        buf: &mut [u8],
+    ) -> Result<ConnectionData, CmStatus> {
+        self.cm.get_connection_data(id, buf)
+    }
+
+    /// `NdkCreateListener` with its `ConnectEvent` callback.
+    ///
+    /// # Errors
+    /// `STATUS_INSUFFICIENT_RESOURCES` when every slot is taken.
+    pub fn create_listener(
+        &mut self,
+        connect_event: NDK_FN_CONNECT_EVENT_CALLBACK,
+        context: PVOID,
+    ) -> Result<BindId, CmStatus> {
+        let id = self.cm.create_listener()?;
+        let slot = self
+            .listeners
+            .as_mut_slice()
+            .get_mut(id.index())
+            .ok_or(CmStatus::InsufficientResources)?;
+        *slot = ListenerSlot {
+            id: Some(id),
+            object: core::ptr::null_mut(),
+            connect_event,
+            context,
+        };
+        Ok(id)
+    }
+
+    /// Records the object of a listener just created.
+    pub fn set_listener_object(&mut self, id: BindId, object: *mut NDK_LISTENER) {
+        if let Some(l) = self
+            .listeners
+            .as_mut_slice()
+            .get_mut(id.index())
+            .filter(|l| l.id == Some(id))
+        {
+            l.object = object;
+        }
+    }
+
+    /// `NdkCloseListener`: requests not indicated are refused; no `ConnectEvent` follows.
+    /// Returns the object, whose block the caller frees.
+    pub fn close_listener(&mut self, id: BindId) -> *mut NDK_LISTENER {
+        let _ = self.cm.close_listener(id);
+        match self
+            .listeners
+            .as_mut_slice()
+            .get_mut(id.index())
+            .filter(|l| l.id == Some(id))
+        {
+            Some(l) => {
+                let object = l.object;
+                *l = ListenerSlot::FREE;
+                object
+            }
+            None => core::ptr::null_mut(),
+        }
+    }
+
+    /// A connected QP: its transport starts (§4, `rc`), its packets addressed as the
+    /// connector's connection is.
+    fn connect_qp(&mut self, connector: ConnId, qp: usize, params: QpParams) {
+        let (Ok(local), Ok(remote), Ok(passive)) = (
+            self.cm.local_address(connector),
+            self.cm.peer_address(connector),
+            self.cm.is_passive(connector),
+        ) else {
+            return;
+        };
+        let path = Path {
+            local,
+            remote,
+            nd_port: if passive { local.port } else { remote.port },
+        };
+        let cfg = RcConfig {
+            pmtu: PMTU,
+            dest_qp: params.dest_qp,
+            send_psn: params.send_psn,
+            recv_psn: params.recv_psn,
+            timeout_ns: RC_TIMEOUT_NS,
+            retry_count: RC_RETRIES,
+            rnr_retry: RC_RETRIES,
+            rnr_delay_ns: RNR_DELAY_NS,
+            outbound_reads: params.outbound_reads,
+        };
+        let reads = usize::try_from(params.inbound_reads).unwrap_or(0);
+        if let Some(slot) = self.qp_slot_mut(qp) {
+            slot.start_transport(cfg, reads);
+            slot.path = Some(path);
+        }
+    }
+
+    /// The peer disconnected or the connector closed: the QP's outstanding requests complete
+    /// `STATUS_CANCELLED` and posting fails (§4.4).
+    fn disconnect_qp(&mut self, qp: usize, calls: &mut Calls) {
+        if let Some(q) = self.qp_mut(qp) {
+            q.disconnected();
+        }
+        if let Some(slot) = self.qp_slot_mut(qp) {
+            slot.stop_transport();
+        }
+        self.drain_qp(qp, calls);
+    }
+
+    /// Turns the CM's events into QP changes and consumer callbacks. A passive connector's
+    /// `ConnectEvent` comes out as [`Call::ConnectEvent`]: its object is made by the caller,
+    /// which knows the connector's dispatch table.
+    pub fn cm_events(&mut self, calls: &mut Calls) {
+        // An event owes at most one callback and a QP's flush at most four (two notifications,
+        // and nothing else: no close is pending on a connected QP's CQs).
+        while calls.has_room(5) {
+            let Some(event) = self.cm.poll_event() else {
+                break;
+            };
+            match event {
+                Event::ConnectEvent {
+                    listener,
+                    connector,
+                } => {
+                    let Some(l) = self
+                        .listeners
+                        .as_slice()
+                        .get(listener.index())
+                        .filter(|l| l.id == Some(listener))
+                    else {
+                        let _ = self.cm.close_connector(connector);
+                        continue;
+                    };
+                    let (callback, context) = (l.connect_event, l.context);
+                    if let Some(slot) = self.connectors.as_mut_slice().get_mut(connector.index()) {
+                        *slot = ConnectorSlot {
+                            id: Some(connector),
+                            ..ConnectorSlot::FREE
+                        };
+                    }
+                    calls.push(Call::ConnectEvent {
+                        callback,
+                        context,
+                        connector: connector.index(),
+                    });
+                }
+                Event::Complete {
+                    connector,
+                    request,
+                    status,
+                } => {
+                    let pending = self
+                        .connector(connector)
+                        .ok()
+                        .and_then(|c| c.pending.get_mut(request_index(request)))
+                        .and_then(Option::take);
+                    if let Some(p) = pending {
+                        calls.push(Call::Request {
+                            completion: p.completion,
+                            context: p.context,
+                            status: crate::resources::status::cm_status(status),
+                        });
+                    }
+                }
+                Event::DisconnectEvent { connector } => {
+                    let event = self.connector(connector).ok().and_then(|c| c.disconnect);
+                    if let Some(e) = event {
+                        calls.push(Call::Event {
+                            callback: e.callback,
+                            context: e.context,
+                        });
+                    }
+                }
+                Event::QpConnect {
+                    connector,
+                    qp,
+                    params,
+                } => self.connect_qp(connector, qp, params),
+                Event::FlushQp { qp, .. } => self.disconnect_qp(qp, calls),
+            }
+        }
+    }
+}

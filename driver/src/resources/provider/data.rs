@@ -1,0 +1,202 @@
+//! Moving the bytes of NDK work requests (ndkpi.md §5, §7): a packet's payload gathered from a
+//! request's SGEs, its inline copy or a region, and a received payload scattered into a
+//! receive's SGEs, a READ's sink or a region. Every SGE is checked as the core's
+//! [`MemoryTable::check_local`] says (token, domain, bounds, write access) and found in the
+//! region it names, whose MDL chain the bytes go through ([`crate::resources::mdl`]). The VA a
+//! region was registered at is an index: its offset from the region's base is the offset in the
+//! MDL chain (§5, `NdkRegisterMr`). Adapter logical addresses (the privileged token with a LAM)
+//! are not offered yet (`NdkBuildLAM` is not implemented), so an SGE that names one fails.
+
+use dcbndk_core::ndk::provider::mr::{MemoryTable, MrId, PdId, Placement};
+use dcbndk_core::ndk::provider::qp::Sge;
+use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
+
+use super::{Provider, Region};
+use crate::resources::mdl::{copy_in, copy_out};
+
+/// Where the bytes go or come from.
+enum Move<'a> {
+    Out(&'a mut [u8]),
+    In(&'a [u8]),
+}
+
+impl Move<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Move::Out(b) => b.len(),
+            Move::In(b) => b.len(),
+        }
+    }
+}
+
+/// Copies between a region's bytes `offset..` and `bytes`.
+fn region_move(regions: &[Region], mr: MrId, offset: u64, bytes: Move<'_>) -> bool {
+    let Some(region) = regions.get(mr.index()) else {
+        return false;
+    };
+    let Ok(offset) = usize::try_from(offset) else {
+        return false;
+    };
+    if region.mdl.is_null() {
+        return false;
+    }
+    match bytes {
+        // SAFETY: the region's MDL chain, registered by the consumer and pinned until it
+        // deregisters or closes the region, which happens under the provider's lock this runs
+        // under (ndkpi.md §5); IRQL <= DISPATCH_LEVEL.
+        Move::Out(out) => unsafe { copy_out(region.mdl, offset, out) }.is_ok(),
+        // SAFETY: as above; a region the check allowed to be written.
+        Move::In(data) => unsafe { copy_in(region.mdl, offset, data) }.is_ok(),
+    }
+}
+
+/// Moves message bytes `offset..offset + bytes.len()` of the SGE list `sges` of a request on a
+/// QP of `pd`.
+fn sge_move(
+    mem: &mut MemoryTable<'_>,
+    regions: &[Region],
+    pd: PdId,
+    sges: &[Sge],
+    offset: u64,
+    mut bytes: Move<'_>,
+) -> bool {
+    let write = matches!(bytes, Move::In(_));
+    let total = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    let Some(end) = offset.checked_add(total) else {
+        return false;
+    };
+    let mut at = 0u64; // message offset of the current SGE
+    let mut done = 0usize; // bytes moved
+    for sge in sges {
+        let len = u64::from(sge.len);
+        let sge_end = at.saturating_add(len);
+        let from = offset.max(at);
+        let to = end.min(sge_end);
+        if from < to {
+            let within = from.saturating_sub(at);
+            let n = to.saturating_sub(from);
+            let Ok(placement) =
+                mem.check_local(pd, sge.token, sge.va.wrapping_add(within), n, write)
+            else {
+                return false;
+            };
+            let Placement::Region { mr, offset: roff } = placement else {
+                return false;
+            };
+            let Ok(n_usize) = usize::try_from(n) else {
+                return false;
+            };
+            let Some(stop) = done.checked_add(n_usize) else {
+                return false;
+            };
+            let moved = match &mut bytes {
+                Move::Out(out) => out
+                    .get_mut(done..stop)
+                    .is_some_and(|chunk| region_move(regions, mr, roff, Move::Out(chunk))),
+                Move::In(data) => data
+                    .get(done..stop)
+                    .is_some_and(|chunk| region_move(regions, mr, roff, Move::In(chunk))),
+            };
+            if !moved {
+                return false;
+            }
+            done = stop;
+        }
+        at = sge_end;
+        if at >= end {
+            break;
+        }
+    }
+    u64::try_from(done).is_ok_and(|d| d == total)
+}
+
+impl Provider {
+    /// Gathers the `len` bytes of payload a packet of the QP in `slot` carries into the
+    /// provider's scratch buffer; `None` when they cannot be read (the packet is not sent: its
+    /// transport resends it on its timeout).
+    pub fn gather_payload(&mut self, slot: usize, payload: Payload, len: usize) -> Option<&[u8]> {
+        let Provider {
+            mem,
+            qps,
+            regions,
+            scratch,
+            ..
+        } = self;
+        let q = qps.as_slice().get(slot)?;
+        let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
+            return None;
+        };
+        let out = scratch.as_mut_slice().get_mut(..len)?;
+        let ok = match payload {
+            Payload::None => out.is_empty(),
+            Payload::Request { slot, offset, .. } => match qp.initiator_request(slot) {
+                Some((_, sges)) => sge_move(
+                    mem,
+                    regions.as_slice(),
+                    create.pd,
+                    sges,
+                    offset,
+                    Move::Out(out),
+                ),
+                None => false,
+            },
+            Payload::Inline { slot, offset, .. } => q.inline_bytes(slot, offset, out),
+            Payload::Region { mr, offset, .. } => {
+                region_move(regions.as_slice(), mr, offset, Move::Out(out))
+            }
+        };
+        ok.then_some(&*out)
+    }
+
+    /// Places a received payload where the transport said (`Rc::handle`'s [`Deliver`]).
+    pub fn deliver_payload(&mut self, slot: usize, deliver: Deliver, data: &[u8]) -> bool {
+        let Provider {
+            mem, qps, regions, ..
+        } = self;
+        let Some(q) = qps.as_slice().get(slot) else {
+            return false;
+        };
+        let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
+            return false;
+        };
+        let regions = regions.as_slice();
+        match deliver.target {
+            Target::Receive { slot, offset } => {
+                qp.receive_request(slot).is_some_and(|(_, sges)| {
+                    sge_move(mem, regions, create.pd, sges, offset, Move::In(data))
+                })
+            }
+            Target::ReadSink { slot, offset } => {
+                qp.initiator_request(slot).is_some_and(|(_, sges)| {
+                    sge_move(mem, regions, create.pd, sges, offset, Move::In(data))
+                })
+            }
+            Target::Region { mr, offset } => region_move(regions, mr, offset, Move::In(data)),
+        }
+    }
+
+    /// Copies the bytes of `sges` (a request posted with `NDK_OP_FLAG_INLINE` in initiator ring
+    /// slot `ring`) into the QP's inline buffer of that slot, at post time (§2.11).
+    pub fn copy_inline(&mut self, slot: usize, ring: usize, sges: &[Sge]) -> bool {
+        let Provider {
+            mem, qps, regions, ..
+        } = self;
+        let Some(q) = qps.as_mut_slice().get_mut(slot) else {
+            return false;
+        };
+        let Some(create) = q.create else {
+            return false;
+        };
+        let Some(buffer) = q.inline_slot_mut(ring) else {
+            return false;
+        };
+        let total = sges.iter().map(|s| u64::from(s.len)).sum::<u64>();
+        let Some(out) = usize::try_from(total)
+            .ok()
+            .and_then(|n| buffer.get_mut(..n))
+        else {
+            return false;
+        };
+        sge_move(mem, regions.as_slice(), create.pd, sges, 0, Move::Out(out))
+    }
+}

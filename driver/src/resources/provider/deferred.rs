@@ -1,0 +1,101 @@
+//! The consumer callbacks the data path owes, deferred to the NDK adapter's timer (issue 21).
+//!
+//! A frame is received inside a delivery on the virtual wire (`crate::perform::direct`), where
+//! nothing may start another delivery on the same stack. A consumer callback made there (a CQ
+//! notification, a connection's completion) could post a send, and that send would deliver to
+//! the peer from within the delivery, the peer's answer back, and so on, a depth nothing bounds.
+//! So the receive path, and everything under the link's drain, only queues the callbacks it owes
+//! here and arms the timer; the timer's routine, outside any delivery, makes them. This is how an
+//! RDMA NIC's provider behaves too: completions are noticed in the interrupt's DPC and
+//! notifications made from there, never from inside the transmit path. The cost is the
+//! timer's latency between a completion and its notification; a consumer that polls its CQ
+//! (as ndkperf does) sees the completion at once.
+
+use super::Provider;
+use super::calls::{Call, Calls};
+
+/// Callbacks the queue holds: a burst of completions on many CQs, connections being set up
+/// and torn down. Beyond it a notification is dropped (its CQ stays armed: the next completion
+/// makes it again) \[a choice: the other callbacks are one per request and a consumer has at
+/// most this many requests in progress per adapter in any test here\].
+pub const DEFERRED: usize = 512;
+
+/// A blank entry, to fill the queue's storage with.
+pub const BLANK: Call = Call::Event {
+    callback: None,
+    context: core::ptr::null_mut(),
+};
+
+impl Provider {
+    /// Queues `calls` for the timer's routine. Returns whether the timer must be armed now
+    /// (something was queued).
+    pub fn defer(&mut self, calls: &Calls) -> bool {
+        let mut queued = false;
+        for call in calls.iter() {
+            let capacity = self.deferred.as_slice().len();
+            if self.deferred_len >= capacity {
+                break;
+            }
+            let at = self
+                .deferred_head
+                .checked_add(self.deferred_len)
+                .and_then(|i| i.checked_rem(capacity));
+            if let Some(slot) = at.and_then(|i| self.deferred.as_mut_slice().get_mut(i)) {
+                *slot = call;
+                self.deferred_len = self.deferred_len.saturating_add(1);
+                queued = true;
+            }
+        }
+        queued
+    }
+
+    /// Moves deferred callbacks, oldest first, into `out` while it has room.
+    pub fn take_deferred(&mut self, out: &mut Calls) {
+        let capacity = self.deferred.as_slice().len();
+        while self.deferred_len > 0 && out.has_room(1) {
+            let Some(call) = self.deferred.as_slice().get(self.deferred_head).copied() else {
+                break;
+            };
+            out.push(call);
+            self.deferred_head = self
+                .deferred_head
+                .saturating_add(1)
+                .checked_rem(capacity)
+                .unwrap_or(0);
+            self.deferred_len = self.deferred_len.saturating_sub(1);
+        }
+    }
+
+    /// Whether callbacks wait for the timer.
+    #[must_use]
+    pub const fn has_deferred(&self) -> bool {
+        self.deferred_len > 0
+    }
+
+    /// The earliest time the timer's routine has work: a transport's or the CM's timeout.
+    #[must_use]
+    pub fn next_deadline(&self) -> Option<u64> {
+        let qps = self
+            .qps
+            .as_slice()
+            .iter()
+            .filter_map(|s| s.rc.as_ref().and_then(|rc| rc.timeout()));
+        qps.chain(self.cm.timeout()).min()
+    }
+}
+
+impl Provider {
+    /// The transports' and the CM's timeouts due at `now` (the timer's routine).
+    pub fn handle_timeouts(&mut self, now: u64) {
+        for q in self.qps.as_mut_slice() {
+            if let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut())
+                && rc.timeout().is_some_and(|t| t <= now)
+            {
+                rc.handle_timeout(now, qp);
+            }
+        }
+        if self.cm.timeout().is_some_and(|t| t <= now) {
+            self.cm.handle_timeout(now);
+        }
+    }
+}
