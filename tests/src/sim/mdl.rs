@@ -116,10 +116,17 @@ fn initialize(va: u64, length: usize, pages: *mut u8, owned: Vec<u8>) -> SimMdl 
     }
 }
 
-/// `MmBuildMdlForNonPagedPool`: the memory is its own system mapping.
+/// `MmBuildMdlForNonPagedPool`: the memory is its own system mapping, `MappedSystemVa` =
+/// `StartVa + ByteOffset` (set from `pages`, the same address, which keeps the pointer's
+/// provenance for Miri).
 fn build_for_nonpaged_pool(mdl: &mut SimMdl) {
     let h = &mut mdl.header;
-    h.MappedSystemVa = (h.StartVa as usize + h.ByteOffset as usize) as PVOID;
+    assert_eq!(
+        mdl.pages as usize,
+        h.StartVa as usize + h.ByteOffset as usize,
+        "nonpaged memory is its own system address"
+    );
+    h.MappedSystemVa = mdl.pages.cast();
     h.MdlFlags |= MDL_SOURCE_IS_NONPAGED_POOL;
     h.Process = null_mut();
 }
