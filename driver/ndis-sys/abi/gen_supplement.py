@@ -37,6 +37,12 @@ STRUCTS = [
      ["Header", "PortNumber", "DevicePnPEvent", "InformationBuffer", "InformationBufferLength", "NdisReserved"]),
     ("SOCKADDR", "ws2def.h (mingw-w64)", ["sa_family", "sa_data"]),
     ("GROUP_AFFINITY", "winnt.h (mingw-w64)", ["Mask", "Group", "Reserved"]),
+    # OID_GEN_NETWORK_LAYER_ADDRESSES: the list, its entries, and the IPv4 and IPv6 addresses.
+    ("NETWORK_ADDRESS_LIST", "ntddndis.h (mingw-w64)", ["AddressCount", "AddressType", "Address"]),
+    ("NETWORK_ADDRESS", "ntddndis.h (mingw-w64)", ["AddressLength", "AddressType", "Address"]),
+    ("NETWORK_ADDRESS_IP", "ntddndis.h (mingw-w64)", ["sin_port", "in_addr", "sin_zero"]),
+    ("NETWORK_ADDRESS_IP6", "ntddndis.h (ndis630_extra.h)",
+     ["sin6_port", "sin6_flowinfo", "sin6_addr", "sin6_scope_id"]),
 ] + [(name, f"ndkpi.h (ndkpi_decl.h); {source}", fields) for name, source, fields in [
     # ndkpi.h, NDKPI 1.2. The source says where ndkpi.md (sections 0 and 2) has the layout from:
     # [TD] a type dump of ndis.sys (the size is also checked by tests/abi_table.rs), [INFER] the
@@ -128,6 +134,11 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     ("IF_TYPE_ETHERNET_CSMACD", "ipifcons.h (mingw-w64)"),
     ("AF_INET", "ws2def.h (mingw-w64)"), ("AF_INET6", "ws2def.h (mingw-w64)"),
     ("ALL_PROCESSOR_GROUPS", "winnt.h (mingw-w64)"),
+    ("NDIS_PROTOCOL_ID_DEFAULT", "ntddndis.h (mingw-w64)"), ("NDIS_PROTOCOL_ID_TCP_IP", "ntddndis.h (mingw-w64)"),
+    ("NDIS_PROTOCOL_ID_IPX", "ntddndis.h (mingw-w64)"), ("NDIS_PROTOCOL_ID_NBF", "ntddndis.h (mingw-w64)"),
+    ("NDIS_PROTOCOL_ID_IP6", "ntddndis.h (ndis630_extra.h)"),
+    ("NETWORK_ADDRESS_LENGTH_IP", "ntddndis.h (mingw-w64)"),
+    ("NETWORK_ADDRESS_LENGTH_IP6", "ntddndis.h (ndis630_extra.h)"),
 ] + [(n, "ndkpi.h (ndkpi_decl.h); ndkpi.md 0 [H]") for n in [
     # The NDK_OBJECT_TYPE and NDK_OPERATION_TYPE enumerators. NDK_CQ_NOTIFY_*, NDK_OP_FLAG_* and
     # NDK_MR_FLAG_* are rows of the reference table (the WDK's ndkpi.h), not of this one.

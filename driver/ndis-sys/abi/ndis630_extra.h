@@ -1,6 +1,6 @@
 /*
  * NDIS 6.30 declarations that mingw-w64's user-mode headers lack, transcribed from the Windows
- * Driver Kit (ndis.h, netpnp.h, wdm.h) as the DDI reference documents them. Compiled with
+ * Driver Kit (ndis.h, netpnp.h, wdm.h, ntddndis.h) as the DDI reference documents them. Compiled with
  * x86_64-w64-mingw32-gcc, which applies the Microsoft x64 layout rules, it gives the layout facts
  * of tests/abi/supplement.tsv (gen_supplement.py) and the C side of the mingw ABI test.
  * Include after <windows.h>, <winternl.h> and <ntddndis.h> with UM_NDIS630 defined.
@@ -143,6 +143,19 @@ typedef struct _NDIS_TIMER_CHARACTERISTICS {
     PVOID FunctionContext;
 } NDIS_TIMER_CHARACTERISTICS;
 #define NDIS_SIZEOF_TIMER_CHARACTERISTICS_REVISION_1 RTL_SIZEOF_THROUGH_FIELD(NDIS_TIMER_CHARACTERISTICS, FunctionContext)
+
+/* ntddndis.h: the IPv6 address of OID_GEN_NETWORK_LAYER_ADDRESSES, which mingw-w64's ntddndis.h
+ * (which has NETWORK_ADDRESS_LIST, NETWORK_ADDRESS and NETWORK_ADDRESS_IP) lacks. Windows' TCP/IP
+ * sends a list of these with AddressType NDIS_PROTOCOL_ID_IP6 (the WDK's ntddndis.h; NetKVM's
+ * ParaNdis_OnOidSetNetworkAddresses reads them so). sin6_addr is the address in network order. */
+#define NDIS_PROTOCOL_ID_IP6 0x03
+typedef struct _NETWORK_ADDRESS_IP6 {
+    USHORT sin6_port;
+    ULONG sin6_flowinfo;
+    USHORT sin6_addr[8];
+    ULONG sin6_scope_id;
+} NETWORK_ADDRESS_IP6, *PNETWORK_ADDRESS_IP6;
+#define NETWORK_ADDRESS_LENGTH_IP6 sizeof (NETWORK_ADDRESS_IP6)
 
 /* wdm.h: pool priorities */
 typedef enum _EX_POOL_PRIORITY {

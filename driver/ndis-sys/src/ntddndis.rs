@@ -8,7 +8,7 @@ use super::objectheader::NDIS_OBJECT_HEADER;
 use super::size_through;
 use super::types::NET_IFTYPE;
 use super::types::{
-    BOOLEAN, NDIS_DEVICE_POWER_STATE, NDIS_HARDWARE_STATUS, NDIS_INTERRUPT_MODERATION,
+    BOOLEAN, LONG, NDIS_DEVICE_POWER_STATE, NDIS_HARDWARE_STATUS, NDIS_INTERRUPT_MODERATION,
     NDIS_MEDIA_CONNECT_STATE, NDIS_MEDIA_DUPLEX_STATE, NDIS_MEDIUM, NDIS_OID, NDIS_PHYSICAL_MEDIUM,
     NDIS_SUPPORTED_PAUSE_FUNCTIONS, NET_IF_ACCESS_TYPE, NET_IF_CONNECTION_TYPE,
     NET_IF_DIRECTION_TYPE, UCHAR, ULONG, ULONG64, USHORT,
@@ -346,6 +346,52 @@ ndis_structs! {
         /// The first entry.
         pub LocalEndpoints: [NDIS_NDK_LOCAL_ENDPOINT_ENTRY; 1],
     }
+
+    /// `NETWORK_ADDRESS_LIST`: the information buffer of an `OID_GEN_NETWORK_LAYER_ADDRESSES`
+    /// set, 6 bytes and then `AddressCount` entries, each right after the previous one's last
+    /// address byte (no padding: an entry may sit at any address). Declared with one entry: 12.
+    pub struct NETWORK_ADDRESS_LIST {
+        /// Entries that follow; 0 clears the addresses of the protocol in `AddressType`.
+        pub AddressCount: LONG,
+        /// `NDIS_PROTOCOL_ID_*` of the sender; the DDI reads it only when `AddressCount` is 0.
+        pub AddressType: USHORT,
+        /// The first entry.
+        pub Address: [NETWORK_ADDRESS; 1],
+    }
+
+    /// `NETWORK_ADDRESS`: one entry, 4 bytes and then `AddressLength` address bytes (declared
+    /// with one: 6).
+    pub struct NETWORK_ADDRESS {
+        /// Bytes in `Address`.
+        pub AddressLength: USHORT,
+        /// `NDIS_PROTOCOL_ID_*`: `NDIS_PROTOCOL_ID_TCP_IP` (a `NETWORK_ADDRESS_IP`) or
+        /// `NDIS_PROTOCOL_ID_IP6` (a `NETWORK_ADDRESS_IP6`).
+        pub AddressType: USHORT,
+        /// The address bytes.
+        pub Address: [UCHAR; 1],
+    }
+
+    /// `NETWORK_ADDRESS_IP`: an IPv4 address, 16 bytes (`NETWORK_ADDRESS_LENGTH_IP`).
+    pub struct NETWORK_ADDRESS_IP {
+        /// Port, network byte order (0 from TCP/IP).
+        pub sin_port: USHORT,
+        /// `IN_ADDR`: the four address bytes in network order, in memory order.
+        pub in_addr: ULONG,
+        /// Zero.
+        pub sin_zero: [UCHAR; 8],
+    }
+
+    /// `NETWORK_ADDRESS_IP6`: an IPv6 address, 28 bytes (`NETWORK_ADDRESS_LENGTH_IP6`).
+    pub struct NETWORK_ADDRESS_IP6 {
+        /// Port, network byte order (0 from TCP/IP).
+        pub sin6_port: USHORT,
+        /// Flow information.
+        pub sin6_flowinfo: ULONG,
+        /// The address, network byte order (`USHORT[8]` in the header).
+        pub sin6_addr: [USHORT; 8],
+        /// Scope id (the interface's zone for a link-local address).
+        pub sin6_scope_id: ULONG,
+    }
 }
 
 ndis_consts! {
@@ -394,6 +440,8 @@ ndis_consts! {
     pub const OID_GEN_SUPPORTED_LIST: NDIS_OID = 0x0001_0101;
     /// `OID_GEN_TRANSMIT_BLOCK_SIZE`
     pub const OID_GEN_TRANSMIT_BLOCK_SIZE: NDIS_OID = 0x0001_010A;
+    /// `OID_GEN_NETWORK_LAYER_ADDRESSES`
+    pub const OID_GEN_NETWORK_LAYER_ADDRESSES: NDIS_OID = 0x0001_0118;
     /// `OID_GEN_VENDOR_DESCRIPTION`
     pub const OID_GEN_VENDOR_DESCRIPTION: NDIS_OID = 0x0001_010D;
     /// `OID_GEN_VENDOR_DRIVER_VERSION`
@@ -424,6 +472,21 @@ ndis_consts! {
     pub const OID_QOS_PARAMETERS: NDIS_OID = 0xFC05_0003;
     /// `OID_QOS_REMOTE_PARAMETERS`
     pub const OID_QOS_REMOTE_PARAMETERS: NDIS_OID = 0xFC05_0005;
+    // `NDIS_PROTOCOL_ID_*`: `NETWORK_ADDRESS_LIST.AddressType`, `NETWORK_ADDRESS.AddressType`
+    /// `NDIS_PROTOCOL_ID_DEFAULT`
+    pub const NDIS_PROTOCOL_ID_DEFAULT: USHORT = 0x00;
+    /// `NDIS_PROTOCOL_ID_TCP_IP`: IPv4 (`NETWORK_ADDRESS_IP`).
+    pub const NDIS_PROTOCOL_ID_TCP_IP: USHORT = 0x02;
+    /// `NDIS_PROTOCOL_ID_IP6`: IPv6 (`NETWORK_ADDRESS_IP6`).
+    pub const NDIS_PROTOCOL_ID_IP6: USHORT = 0x03;
+    /// `NDIS_PROTOCOL_ID_IPX`
+    pub const NDIS_PROTOCOL_ID_IPX: USHORT = 0x06;
+    /// `NDIS_PROTOCOL_ID_NBF`
+    pub const NDIS_PROTOCOL_ID_NBF: USHORT = 0x07;
+    /// `NETWORK_ADDRESS_LENGTH_IP`: `sizeof (NETWORK_ADDRESS_IP)`.
+    pub const NETWORK_ADDRESS_LENGTH_IP: USHORT = 16;
+    /// `NETWORK_ADDRESS_LENGTH_IP6`: `sizeof (NETWORK_ADDRESS_IP6)`.
+    pub const NETWORK_ADDRESS_LENGTH_IP6: USHORT = 28;
     // `NDIS_MEDIA_STATE` (OID_GEN_MEDIA_CONNECT_STATUS)
     /// `NdisMediaStateConnected`
     pub const NdisMediaStateConnected: ULONG = 0;

@@ -8,6 +8,8 @@ pub mod stats;
 pub mod traffic;
 
 use crate::ndis;
+use crate::ndk::addresses::NetworkAddresses;
+use crate::ndk::tables::SockAddr;
 use crate::qos::state::{Indications, QosState};
 use config::AdapterConfig;
 use state::StateMachine;
@@ -122,6 +124,8 @@ pub struct Settings {
     pub multicast_len: usize,
     /// `OID_PNP_SET_POWER`: the device power state (D0..D3).
     pub power_state: u32,
+    /// `OID_GEN_NETWORK_LAYER_ADDRESSES`: the IP addresses TCP/IP bound to the adapter.
+    pub network_addresses: NetworkAddresses,
     /// True while `MiniportResetEx` runs (`OID_GEN_HARDWARE_STATUS` says "reset").
     pub resetting: bool,
     /// NDIS QoS: local, remote and operational parameters.
@@ -140,6 +144,7 @@ impl Settings {
         multicast: [[0; 6]; MAX_MULTICAST],
         multicast_len: 0,
         power_state: 0,
+        network_addresses: NetworkAddresses::EMPTY,
         resetting: false,
         qos: QosState::EMPTY,
         pending: Indications::NONE,
@@ -163,6 +168,7 @@ impl Settings {
             multicast,
             multicast_len,
             power_state,
+            network_addresses,
             resetting,
             qos,
             pending,
@@ -172,6 +178,8 @@ impl Settings {
         *multicast = [[0; 6]; MAX_MULTICAST];
         *multicast_len = 0;
         *power_state = ndis::NdisDeviceStateD0;
+        // TCP/IP tells a new adapter its addresses once it binds.
+        *network_addresses = NetworkAddresses::EMPTY;
         *resetting = false;
         qos.reset(config.qos_capabilities, config.dcbx_willing);
         *pending = Indications::NONE;
@@ -180,6 +188,14 @@ impl Settings {
     /// Takes the indications decided so far.
     pub fn take_pending(&mut self) -> Indications {
         core::mem::take(&mut self.pending)
+    }
+
+    /// The adapter's IP addresses (`OID_GEN_NETWORK_LAYER_ADDRESSES`) copied into `out`, IPv4
+    /// first, then IPv6, as the NDK provider's connection manager takes them
+    /// (`provider::cm::Cm::set_addresses`); returns how many. An `out` of
+    /// `ndk::addresses::MAX_ADDRESSES` holds them all.
+    pub fn ip_addresses(&self, out: &mut [SockAddr]) -> usize {
+        self.network_addresses.copy_to(out)
     }
 
     /// The multicast addresses in use.

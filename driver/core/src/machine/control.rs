@@ -280,6 +280,15 @@ impl Control {
         len
     }
 
+    /// The adapter's IP addresses, as `OID_GEN_NETWORK_LAYER_ADDRESSES` last set them, copied
+    /// into `out` (IPv4 first, then IPv6, ports 0); returns how many. What the shell's NDK
+    /// provider reads, under the control lock, when a listener or connector binds, to hand to
+    /// `provider::cm::Cm::set_addresses` (an `out` of `ndk::addresses::MAX_ADDRESSES`, which is
+    /// `provider::cm::MAX_ADDRESSES`, holds them all).
+    pub fn ip_addresses(&self, out: &mut [crate::ndk::tables::SockAddr]) -> usize {
+        self.settings.ip_addresses(out)
+    }
+
     /// The indications owed so far, for the QoS effects (the shell takes them once, see the
     /// module above); nothing is owed afterwards.
     pub fn take_qos(&mut self) -> Indications {

@@ -333,3 +333,84 @@ fn the_shutdown_lldpdu_is_counted_once_built() {
     assert_eq!(c.lldpdu(0, &mut [0u8; 20]), None);
     assert_eq!(c.agent.stats().transmitted, before + 1);
 }
+
+/// `OID_GEN_NETWORK_LAYER_ADDRESSES` through the machine: a set is recorded with no effect
+/// listed, the addresses come back from `Control::ip_addresses`, a bad set gets its status and
+/// byte counts and changes nothing, and after surprise removal the OID is not accepted.
+#[test]
+fn network_layer_addresses_are_recorded_for_the_ndk_provider() {
+    use crate::ndis::{
+        NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, OID_GEN_NETWORK_LAYER_ADDRESSES,
+    };
+    use crate::ndk::addresses::MAX_ADDRESSES;
+    use crate::ndk::tables::SockAddr;
+    use crate::oid::Outcome;
+
+    let a = adapter(1);
+    let mut c = running(&a, 0);
+    let set = |c: &mut Control, buffer: &[u8]| {
+        let mut buffer = buffer.to_vec();
+        let len = buffer.len();
+        let mut fx = Effects::new();
+        let out = c.oid_request(
+            &a,
+            &mut Request {
+                kind: RequestKind::Set,
+                oid: OID_GEN_NETWORK_LAYER_ADDRESSES,
+                buffer: &mut buffer,
+                input_len: len,
+                output_len: len,
+            },
+            || 0,
+            &mut fx,
+        );
+        assert!(fx.is_empty(), "an address list lists no effect");
+        out
+    };
+    let read = |c: &Control| {
+        let mut out = [SockAddr::default(); MAX_ADDRESSES];
+        let n = c.ip_addresses(&mut out);
+        out[..n].to_vec()
+    };
+    assert!(read(&c).is_empty(), "no address before TCP/IP sets them");
+
+    // One IPv4 address: {1, TCP_IP, {16, TCP_IP, {port 0, 10.1.2.3, zero}}}.
+    let mut v4 = 1i32.to_le_bytes().to_vec();
+    v4.extend_from_slice(&NDIS_PROTOCOL_ID_TCP_IP.to_le_bytes());
+    v4.extend_from_slice(&16u16.to_le_bytes());
+    v4.extend_from_slice(&NDIS_PROTOCOL_ID_TCP_IP.to_le_bytes());
+    v4.extend_from_slice(&[0, 0, 0, 0, 10, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(set(&mut c, &v4), Outcome::read(26));
+    assert_eq!(read(&c), [SockAddr::v4([10, 1, 2, 3], 0)]);
+
+    // Truncated: INVALID_LENGTH with the bytes needed; nothing changes.
+    assert_eq!(
+        set(&mut c, &v4[..20]),
+        Outcome::needs(Status::InvalidLength, 26)
+    );
+    assert_eq!(
+        set(&mut c, &v4[..3]),
+        Outcome::needs(Status::InvalidLength, 6)
+    );
+    // An IPv4 entry whose AddressLength is 4: INVALID_DATA.
+    let mut short = v4.clone();
+    short[6] = 4;
+    assert_eq!(
+        set(&mut c, &short[..14]),
+        Outcome::fail(Status::InvalidData)
+    );
+    assert_eq!(read(&c), [SockAddr::v4([10, 1, 2, 3], 0)]);
+
+    // Clearing IPv6 leaves IPv4; clearing IPv4 empties the list.
+    let mut clear = 0i32.to_le_bytes().to_vec();
+    clear.extend_from_slice(&NDIS_PROTOCOL_ID_IP6.to_le_bytes());
+    assert_eq!(set(&mut c, &clear), Outcome::read(6));
+    assert_eq!(read(&c).len(), 1);
+    clear[4] = u8::try_from(NDIS_PROTOCOL_ID_TCP_IP).unwrap();
+    assert_eq!(set(&mut c, &clear), Outcome::read(6));
+    assert!(read(&c).is_empty());
+
+    c.surprise_removed(&a, &mut Effects::new());
+    assert_eq!(set(&mut c, &v4), Outcome::fail(Status::NotAccepted));
+    assert!(read(&c).is_empty());
+}

@@ -1,7 +1,8 @@
 //! NetworkDirect Kernel (NDK): the adapter's capabilities (spec §1.6, §2.2), its NDK state
 //! (enabled or not, and the PnP events that announce each change, spec §3.6, §4.5), the activity
 //! model that the NDKPI engine and the data path report into, and what the NDK OIDs answer from
-//! (the per-CPU counters of [`counters`], the connection and endpoint tables of [`tables`]).
+//! (the per-CPU counters of [`counters`], the connection and endpoint tables of [`tables`]), and
+//! the adapter's IP addresses TCP/IP sets with `OID_GEN_NETWORK_LAYER_ADDRESSES` ([`addresses`]).
 //!
 //! The adapter has no NDKPI queue-pair engine yet (`OpenNDKAdapterHandler` fails with
 //! `STATUS_NOT_SUPPORTED`, driver/src/miniport.rs; the engine's sans-IO state, which the shell
@@ -9,6 +10,7 @@
 //! [`NdkState::apply`], which the shell exposes as `dcbndk::ndk::activity` for the future engine
 //! and for the simulator's workload.
 
+pub mod addresses;
 pub mod counters;
 pub mod provider;
 pub mod tables;

@@ -8,6 +8,7 @@
 use super::Outcome;
 use crate::adapter::{self, Adapter, Settings, stats::DirectionSnapshot};
 use crate::ndis;
+use crate::ndk::addresses::SetError;
 use crate::status::Status;
 use crate::wire::bytes;
 
@@ -129,6 +130,18 @@ pub(super) fn maximum_send_packets(_: &Adapter, _: &Settings, buf: &mut [u8]) ->
 pub(super) fn vendor_driver_version(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
     let (major, minor) = crate::DRIVER_VERSION;
     answer_u32(buf, (u32::from(major) << 16) | u32::from(minor))
+}
+
+/// `OID_GEN_NETWORK_LAYER_ADDRESSES` set: the IP addresses TCP/IP bound to the adapter, for the
+/// NDK provider (`ndk::addresses`, which documents the statuses and the capacity). A short buffer
+/// is `NDIS_STATUS_INVALID_LENGTH` with `BytesNeeded`; a negative count or an address of the wrong
+/// length `NDIS_STATUS_INVALID_DATA`; either changes nothing.
+pub(super) fn set_network_layer_addresses(_: &Adapter, s: &mut Settings, input: &[u8]) -> Outcome {
+    match s.network_addresses.set(input) {
+        Ok(read) => Outcome::read(read),
+        Err(SetError::Truncated { needed }) => Outcome::needs(Status::InvalidLength, needed),
+        Err(SetError::Invalid) => Outcome::fail(Status::InvalidData),
+    }
 }
 
 /// `OID_GEN_LINK_PARAMETERS`: the virtual link's speed comes from `SimLinkSpeed` and it is

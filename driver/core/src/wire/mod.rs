@@ -9,6 +9,7 @@
 //! Each view has a `Repr`, the validated value, with `parse`, `buffer_len` and `emit`.
 
 pub mod bytes;
+pub mod network_address;
 pub mod object_header;
 
 pub use object_header::{HeaderError, ObjectHeader, ObjectHeaderRepr};

@@ -39,8 +39,9 @@ use crate::ndk::tables::SockAddr;
 pub use types::*;
 use wire::{Kind, MAX_PRIVATE_DATA, RejectReason};
 
-/// The adapter addresses a CM knows (`NdkListen` and `NdkConnect` take one of them).
-pub const MAX_ADDRESSES: usize = 8;
+/// The adapter addresses a CM knows (`NdkListen` and `NdkConnect` take one of them): all the
+/// adapter keeps from `OID_GEN_NETWORK_LAYER_ADDRESSES` (8 IPv4 and 8 IPv6).
+pub const MAX_ADDRESSES: usize = crate::ndk::addresses::MAX_ADDRESSES;
 /// The ephemeral ND ports `NdkConnect` and `NdkListen` pick from for port 0 (ndkpi.md §4.1).
 pub const EPHEMERAL_PORTS: (u16, u16) = (49152, 65535);
 /// Messages sent without a connection (a REJ to a request nobody takes, a DREP to a DREQ for a
