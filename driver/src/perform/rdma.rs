@@ -87,9 +87,10 @@ fn classify(
         traffic_class: 0,
         src_port: 0xC000,
     };
+    // A SEND Only with no payload: the headers every packet of the flow starts with.
     let transport = Transport {
         bth: Bth {
-            opcode: Opcode::Acknowledge,
+            opcode: Opcode::SendOnly,
             solicited: false,
             migreq: true,
             pad: 0,
@@ -104,7 +105,8 @@ fn classify(
         ieth: None,
     };
     let mut header = [0u8; HEADER];
-    let built = frame::build(&mut header, &addressing, &transport, &[], 0).unwrap_or(0);
+    let pmtu = usize::try_from(PMTU).unwrap_or(0);
+    let built = frame::build(&mut header, &addressing, &transport, &[], pmtu).unwrap_or(0);
     let meta = Meta {
         os_priority: None,
         vlan_id: 0,

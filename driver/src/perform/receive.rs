@@ -42,6 +42,12 @@ pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns:
         context.core.stats.receive_error();
         return;
     }
+    // A RoCEv2 frame to this adapter is NDK's when an NDK adapter is open, whatever the packet
+    // filter (the RDMA engine is not a protocol); its answers go out posted.
+    if rdma_frame(context, frame) {
+        drain::drain::<Posted>(context, at_dispatch);
+        return;
+    }
     // One look under the control lock: an LLDPDU for the agent, or the packet filter's verdict.
     let received = look(context, frame, at_dispatch);
     if received == Received::Consumed {
@@ -57,17 +63,30 @@ pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns:
         }
     } else if running {
         if received == Received::Indicate {
-            // A RoCEv2 frame is NDK's when an NDK adapter is open; its answers go out posted.
-            if super::rdma::arrived(context, frame) {
-                drain::drain::<Posted>(context, at_dispatch);
-            } else {
-                indicate(context, frame, at_dispatch, at_ns);
-            }
+            indicate(context, frame, at_dispatch, at_ns);
         }
     } else if !mac_control {
         context.core.stats.receive_discarded();
     }
     context.core.state.end_send();
+}
+
+/// Gives a frame addressed to this adapter (or broadcast: a connection request to an address
+/// not resolved yet, `resources::provider::neighbors`) to its NDK providers while it runs; `true`
+/// when they took it.
+fn rdma_frame(context: &AdapterContext, frame: &[u8]) -> bool {
+    if context.ndk_ports.is_empty() {
+        return false;
+    }
+    let to = frame.get(..6);
+    let ours = to == Some(&context.core.config.current_mac[..]) || to == Some(&[0xFF; 6][..]);
+    if !ours {
+        return false;
+    }
+    let running = context.core.state.begin_send();
+    let taken = running && super::rdma::arrived(context, frame);
+    context.core.state.end_send();
+    taken
 }
 
 /// The control machine's look at a frame; an LLDPDU's effects (remote and operational

@@ -12,6 +12,7 @@ pub mod low_resources;
 pub mod ndk;
 pub mod ndk_conformance;
 pub mod ndk_objects;
+pub mod ndk_ping;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
@@ -78,6 +79,7 @@ pub fn groups() -> Vec<Group> {
     groups.extend(qos::groups());
     groups.push(ndk::group());
     groups.push(ndk_conformance::group());
+    groups.push(ndk_ping::group());
     groups.push(dcbx::group());
     groups.push(dcbx_interop::group());
     groups.extend(qos_link::groups());

@@ -396,6 +396,12 @@ fn report(api: &str, rule: Rule, detail: impl Into<String>) {
     Sim::get().report(None, rule, format!("{api}: {}", detail.into()));
 }
 
+/// `KeGetCurrentIrql` (ntoskrnl.exe, any IRQL): the calling thread's simulated IRQL.
+#[unsafe(no_mangle)]
+pub extern "system" fn KeGetCurrentIrql() -> u8 {
+    verifier::irql()
+}
+
 /// `MmMapLockedPagesSpecifyCache` (ntoskrnl.exe; IRQL <= DISPATCH_LEVEL with `KernelMode`): maps
 /// the locked pages an MDL describes to system space and returns the address of its first byte,
 /// recording the mapping in the MDL (`MDL_MAPPED_TO_SYSTEM_VA`, `MappedSystemVa`; and
@@ -417,12 +423,6 @@ fn report(api: &str, rule: Rule, detail: impl Into<String>) {
 ///
 /// # Safety
 /// Called with an MDL pointer (checked against the live MDLs before it is read).
-/// `KeGetCurrentIrql` (ntoskrnl.exe, any IRQL): the calling thread's simulated IRQL.
-#[unsafe(no_mangle)]
-pub extern "system" fn KeGetCurrentIrql() -> u8 {
-    super::verifier::irql()
-}
-
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn MmMapLockedPagesSpecifyCache(
     mdl: PMDL,

@@ -30,6 +30,7 @@ pub mod faults;
 pub mod mdl;
 pub mod nbl;
 pub mod ndk;
+pub mod ndk_connect;
 pub mod ndk_objects;
 pub mod receive;
 pub mod registry;

@@ -195,9 +195,10 @@ unsafe extern "system" fn connect(
     };
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context_of(owner) };
+    let addresses = super::addresses::current(shell);
     let taken = {
         let mut p = owner.provider.lock();
-        super::addresses::refresh(shell, &mut p);
+        addresses.give(&mut p);
         p.connect(
             now_ns(),
             id,

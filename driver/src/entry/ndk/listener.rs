@@ -143,8 +143,9 @@ unsafe extern "system" fn listen(
     };
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
+    let addresses = super::addresses::current(shell);
     let mut p = owner.provider.lock();
-    super::addresses::refresh(shell, &mut p);
+    addresses.give(&mut p);
     p.cm.listen(id, a)
         .map_or_else(cm_status, |_| NDIS_STATUS_SUCCESS)
 }

@@ -16,9 +16,10 @@ use crate::resources::provider::Calls;
 pub fn pump(owner: &NdkAdapterObject, calls: &Calls) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
+    let addresses = super::addresses::current(shell);
     {
         let mut p = owner.provider.lock();
-        super::addresses::refresh(shell, &mut p);
+        addresses.give(&mut p);
         rdma::transmit(shell, owner, &mut p);
     }
     ndkcalls::make(owner, calls);

@@ -1,0 +1,393 @@
+//! Group "NdkPing": two simulated adapters joined by the virtual wire, each with an NDK
+//! consumer (`sim::ndk_objects`, `sim::ndk_connect`), as Microsoft's ndkping runs between two
+//! hosts (ndkpi.md §8 intro): addresses given by TCP/IP (`OID_GEN_NETWORK_LAYER_ADDRESSES`), a
+//! listener, a connection with private data both ways, then messages: SEND/RECEIVE ping-pongs,
+//! RDMA WRITE and READ across MDL boundaries; the refusals of §4 (no listener, a reject); a
+//! disconnect. Everything travels as RoCEv2 frames on the wire (UDP 4791, ICRC), carried by the
+//! link's scheduler like any other frame. Wall-clock wire: the provider's deferred callbacks
+//! (connection completions, connect events) run from its timer, within a few milliseconds.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use ndis_sys::ndkinfo::NDK_VERSION;
+use ndis_sys::ndkpi::{
+    NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NDK_MR_FLAG_ALLOW_REMOTE_READ, NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
+    NDK_RESULT_EX, NdkOperationTypeRead, NdkOperationTypeReceive, NdkOperationTypeSend,
+    NdkOperationTypeWrite,
+};
+use ndis_sys::status::{
+    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID,
+    STATUS_CONNECTION_REFUSED,
+};
+
+use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
+use crate::sim::consumer::NdkConsumer;
+use crate::sim::mdl::{MdlChain, MdlKind};
+use crate::sim::ndk_connect::{Connector, Request, wait_for};
+use crate::sim::ndk_objects::{Cq, Mr, Pd, Qp};
+use crate::sim::{Adapter, Registry, lock};
+
+const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
+/// How long a test waits for a deferred callback.
+const WAIT: Duration = Duration::from_secs(5);
+/// Each side's registered buffer: 3 MDLs.
+const BUFFER: usize = 64 * 1024;
+/// Where each side's message and RDMA areas start in its buffer.
+const MSG_TX: u64 = 0;
+const MSG_RX: u64 = 4096;
+const RDMA: u64 = 8192;
+const PORT: u16 = 9000;
+
+/// The group.
+#[must_use]
+pub fn group() -> Group {
+    Group {
+        name: "NdkPing",
+        description: "two adapters on the virtual wire as ndkping runs between two hosts: connect with private data, SEND/RECEIVE ping-pong over IPv4 and IPv6, RDMA WRITE and READ, refusals, disconnect; all as RoCEv2 frames on the wire",
+        cases,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case::new(
+            "rule 35-36: connect, accept, complete-connect over IPv4: private data both ways intact, effective read limits min(own, peer's opposite), local and peer addresses",
+            connect_ipv4,
+        ),
+        Case::new(
+            "100 ping-pongs of 64-byte SENDs over IPv4: each receive completes SUCCESS with 64 bytes, type Receive, the bytes sent; each send completes SUCCESS",
+            || ping(false, 100),
+        ),
+        Case::new("100 ping-pongs of 64-byte SENDs over IPv6", || ping(true, 100)),
+        Case::new(
+            "RDMA WRITE of 40 KiB into the peer's region and RDMA READ of it back, across MDL boundaries: data exact, completions Write and Read",
+            write_and_read,
+        ),
+        Case::new(
+            "rules 34, 37: connect to a port with no listener -> STATUS_CONNECTION_REFUSED; a rejected connect -> STATUS_CONNECTION_REFUSED with the callee's private data",
+            refusals,
+        ),
+        Case::new(
+            "§4.4: NdkDisconnect completes, the peer's disconnect event comes once, posting afterwards -> STATUS_CONNECTION_INVALID",
+            disconnect,
+        ),
+    ]
+}
+
+/// One side: an adapter's consumer, its objects and its registered buffer.
+struct Side<'a> {
+    ndk: NdkConsumer<'a>,
+    pd: Pd,
+    cq: Cq,
+    qp: Qp,
+    mr: Mr,
+    chain: MdlChain,
+    token: u32,
+    base: u64,
+}
+
+impl Side<'_> {
+    fn close(self) -> Result<(), String> {
+        let Side {
+            ndk, pd, cq, qp, mr, ..
+        } = self;
+        for (name, status) in [
+            ("QP", qp.close(&ndk, qp.dispatch.NdkCloseQp)),
+            ("MR", mr.close(&ndk, mr.dispatch.NdkCloseMr)),
+            ("PD", pd.close(&ndk, pd.dispatch.NdkClosePd)),
+            ("CQ", cq.close(&ndk, cq.dispatch.NdkCloseCq)),
+        ] {
+            expect_eq(&format!("close {name}"), status, NDIS_STATUS_SUCCESS)?;
+        }
+        ndk.close();
+        Ok(())
+    }
+
+    /// Waits until the CQ has `n` more completions, returning them.
+    fn completions(&self, n: usize) -> Result<Vec<NDK_RESULT_EX>, String> {
+        let mut got = Vec::new();
+        let done = wait_for(WAIT, || {
+            got.extend(self.ndk.results(&self.cq, 16));
+            got.len() >= n
+        });
+        ensure(done, || format!("{} of {n} completions after {WAIT:?}", got.len()))?;
+        Ok(got)
+    }
+}
+
+fn side(a: &Adapter) -> Result<Side<'_>, String> {
+    let ndk = NdkConsumer::open(a, V1_2).map_err(|s| format!("open: {s:#x}"))?;
+    let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
+    let cq = ndk.create_cq(256).map_err(|s| format!("CQ: {s:#x}"))?;
+    let qp = ndk
+        .create_qp(&pd, &cq, &cq, 0x51DE, [64, 64, 2, 2, 64])
+        .map_err(|s| format!("QP: {s:#x}"))?;
+    let mr = ndk.create_mr(&pd, false).map_err(|s| format!("MR: {s:#x}"))?;
+    let chain = MdlChain::split(
+        vec![0u8; BUFFER],
+        &[BUFFER / 3, 2 * BUFFER / 3],
+        MdlKind::LockedUnmapped,
+    );
+    let flags =
+        NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
+    expect_eq("NdkRegisterMr", ndk.register(&mr, &chain, BUFFER, flags), NDIS_STATUS_SUCCESS)?;
+    let get = mr.dispatch.NdkGetLocalTokenFromMr.ok_or("no token slot")?;
+    let p = mr.ptr;
+    // SAFETY: a live MR.
+    let token = crate::sim::ndk_objects::at_dispatch(&ndk, "NdkGetLocalTokenFromMr", || unsafe { get(p) });
+    let base = chain.virtual_address();
+    Ok(Side {
+        ndk,
+        pd,
+        cq,
+        qp,
+        mr,
+        chain,
+        token,
+        base,
+    })
+}
+
+/// Two running adapters on a fresh wall-clock wire with distinct MACs and IPv4 and IPv6
+/// addresses given by TCP/IP.
+fn pair() -> Result<(Adapter, Adapter), String> {
+    let wire = Registry::fresh_wire();
+    let make = |last: u8| -> Result<Adapter, String> {
+        let mut r = Registry::inf_defaults();
+        r.on_wire(wire)
+            .set_sz("NetworkAddress", &format!("02DCB00000{last:02X}"));
+        let a = started(r)?;
+        a.set_ip_addresses(&[ip4(last), ip6(last)]);
+        Ok(a)
+    };
+    Ok((make(1)?, make(2)?))
+}
+
+fn ip4(last: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(10, 0, 0, last))
+}
+
+fn ip6(last: u8) -> IpAddr {
+    IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, u16::from(last)))
+}
+
+/// Runs `body` on a connected pair, then halts both (checking the verifier).
+fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>) -> CaseResult {
+    let (a, b) = pair()?;
+    let result = body(&a, &b);
+    let checked = (a.check(), b.check());
+    let finished = (finish(a), finish(b));
+    result?;
+    checked.0?;
+    checked.1?;
+    finished.0?;
+    finished.1?;
+    Ok(None)
+}
+
+/// A connection's two connectors and its disconnect-event records.
+struct Connection {
+    active: Connector,
+    passive: Connector,
+    active_disconnected: Box<Request>,
+    passive_disconnected: Box<Request>,
+}
+
+/// Connects `a` to a listener of `b` on `(ip of b, PORT)`, with private data both ways.
+fn connect(a: &Side<'_>, b: &Side<'_>, v6: bool) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
+    let (src, dst) = if v6 { (ip6(1), ip6(2)) } else { (ip4(1), ip4(2)) };
+    let listener = b.ndk.create_listener().map_err(|s| format!("listener: {s:#x}"))?;
+    expect_eq("NdkListen", b.ndk.listen(&listener, SocketAddr::new(dst, PORT)), NDIS_STATUS_SUCCESS)?;
+    let active = a.ndk.create_connector().map_err(|s| format!("connector: {s:#x}"))?;
+    let connected = Request::new();
+    let status = a.ndk.connect(
+        &active,
+        &a.qp,
+        SocketAddr::new(src, 0),
+        SocketAddr::new(dst, PORT),
+        (4, 2),
+        b"caller's private data",
+        &connected,
+    );
+    expect_eq("NdkConnect", status, NDIS_STATUS_PENDING)?;
+    let indicated = wait_for(WAIT, || !lock(&listener.incoming.connectors).is_empty());
+    ensure(indicated, || "no ConnectEvent".into())?;
+    let ptr = lock(&listener.incoming.connectors)[0] as *mut _;
+    let passive = b.ndk.connector_at(ptr);
+    let (status, irl, orl, data) = b.ndk.connection_data(&passive);
+    expect_eq("passive NdkGetConnectionData", status, NDIS_STATUS_SUCCESS)?;
+    expect_eq("caller's private data", data.as_slice(), &b"caller's private data"[..])?;
+    expect_eq("offered IRL, ORL", (irl, orl), (4, 2))?;
+    let accepted = Request::new();
+    let passive_disconnected = Request::new();
+    let status = b.ndk.accept(&passive, &b.qp, (3, 3), b"callee", &passive_disconnected, &accepted);
+    expect_eq("NdkAccept", status, NDIS_STATUS_PENDING)?;
+    expect_eq("NdkConnect completion", connected.wait(WAIT), Some(NDIS_STATUS_SUCCESS))?;
+    let (status, irl, orl, data) = a.ndk.connection_data(&active);
+    expect_eq("active NdkGetConnectionData", status, NDIS_STATUS_SUCCESS)?;
+    expect_eq("callee's private data", data.as_slice(), &b"callee"[..])?;
+    // Effective limits: IRL = min(own 4, peer's ORL 3), ORL = min(own 2, peer's IRL 3).
+    expect_eq("active effective IRL, ORL", (irl, orl), (3, 2))?;
+    let completed = Request::new();
+    let active_disconnected = Request::new();
+    let status = a.ndk.complete_connect(&active, &active_disconnected, &completed);
+    expect_eq("NdkCompleteConnect", status, NDIS_STATUS_PENDING)?;
+    expect_eq("NdkCompleteConnect completion", completed.wait(WAIT), Some(NDIS_STATUS_SUCCESS))?;
+    expect_eq("NdkAccept completion", accepted.wait(WAIT), Some(NDIS_STATUS_SUCCESS))?;
+    Ok((
+        Connection {
+            active,
+            passive,
+            active_disconnected,
+            passive_disconnected,
+        },
+        listener,
+    ))
+}
+
+fn close_connection(a: &Side<'_>, b: &Side<'_>, c: Connection, l: crate::sim::ndk_connect::Listener) -> Result<(), String> {
+    expect_eq("close active", a.ndk.close_object(c.active.ptr, c.active.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
+    expect_eq("close passive", b.ndk.close_object(c.passive.ptr, c.passive.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
+    expect_eq("close listener", b.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener), NDIS_STATUS_SUCCESS)?;
+    Ok(())
+}
+
+fn connect_ipv4() -> CaseResult {
+    on_pair(|a, b| {
+        let (sa, sb) = (side(a)?, side(b)?);
+        let (c, l) = connect(&sa, &sb, false)?;
+        let local = sa.ndk.connector_address(&c.active, true).ok_or("no local address")?;
+        let peer = sa.ndk.connector_address(&c.active, false).ok_or("no peer address")?;
+        expect_eq("active peer", peer, SocketAddr::new(ip4(2), PORT))?;
+        expect_eq("active local IP", local.ip(), ip4(1))?;
+        ensure((49152..=65535).contains(&local.port()), || format!("ephemeral port {}", local.port()))?;
+        let passive_peer = sb.ndk.connector_address(&c.passive, false).ok_or("no passive peer")?;
+        expect_eq("passive peer", passive_peer, local)?;
+        close_connection(&sa, &sb, c, l)?;
+        sa.close()?;
+        sb.close()
+    })
+}
+
+fn ping(v6: bool, n: usize) -> CaseResult {
+    on_pair(|a, b| {
+        let (sa, sb) = (side(a)?, side(b)?);
+        let (c, l) = connect(&sa, &sb, v6)?;
+        for i in 0..n {
+            let ping: Vec<u8> = (0..64).map(|k| (i + k) as u8).collect();
+            let pong: Vec<u8> = ping.iter().map(|x| !x).collect();
+            expect_eq("B receive", sb.ndk.receive(&sb.qp, 0xB0, &[(sb.base + MSG_RX, 64, sb.token)]), NDIS_STATUS_SUCCESS)?;
+            expect_eq("A receive", sa.ndk.receive(&sa.qp, 0xA0, &[(sa.base + MSG_RX, 64, sa.token)]), NDIS_STATUS_SUCCESS)?;
+            sa.chain.write_memory(MSG_TX as usize, &ping);
+            expect_eq("A send", sa.ndk.send(&sa.qp, 0xA1, &[(sa.base + MSG_TX, 64, sa.token)], 0), NDIS_STATUS_SUCCESS)?;
+            let got = sb.completions(1)?;
+            check_receive(&got, 0xB0)?;
+            expect_eq("ping bytes at B", &sb.chain.memory()[MSG_RX as usize..][..64], ping.as_slice())?;
+            sb.chain.write_memory(MSG_TX as usize, &pong);
+            expect_eq("B send", sb.ndk.send(&sb.qp, 0xB1, &[(sb.base + MSG_TX, 64, sb.token)], 0), NDIS_STATUS_SUCCESS)?;
+            let got = sa.completions(2)?;
+            check_kinds(&got, &[(0xA1, NdkOperationTypeSend), (0xA0, NdkOperationTypeReceive)])?;
+            expect_eq("pong bytes at A", &sa.chain.memory()[MSG_RX as usize..][..64], pong.as_slice())?;
+            let got = sb.completions(1)?;
+            check_kinds(&got, &[(0xB1, NdkOperationTypeSend)])?;
+        }
+        note(format!("{n} ping-pongs over {}", if v6 { "IPv6" } else { "IPv4" }));
+        close_connection(&sa, &sb, c, l)?;
+        sa.close()?;
+        sb.close()
+    })
+}
+
+fn check_receive(got: &[NDK_RESULT_EX], ctx: usize) -> Result<(), String> {
+    let r = got.first().ok_or("no completion")?;
+    expect_eq("receive status", r.Status, NDIS_STATUS_SUCCESS)?;
+    expect_eq("receive type", r.Type, NdkOperationTypeReceive)?;
+    expect_eq("receive bytes", r.BytesTransferred, 64)?;
+    expect_eq("receive context", r.RequestContext as usize, ctx)?;
+    expect_eq("QP context", r.QPContext as usize, 0x51DE)
+}
+
+fn check_kinds(got: &[NDK_RESULT_EX], want: &[(usize, i32)]) -> Result<(), String> {
+    let mut seen: Vec<(usize, i32, i32)> = got.iter().map(|r| (r.RequestContext as usize, r.Type, r.Status)).collect();
+    seen.sort_unstable();
+    let mut expected: Vec<(usize, i32, i32)> = want.iter().map(|&(c, t)| (c, t, NDIS_STATUS_SUCCESS)).collect();
+    expected.sort_unstable();
+    expect_eq("completions", seen, expected)
+}
+
+fn write_and_read() -> CaseResult {
+    on_pair(|a, b| {
+        let (sa, sb) = (side(a)?, side(b)?);
+        let (c, l) = connect(&sa, &sb, false)?;
+        let len = 40 * 1024u32;
+        let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+        sa.chain.write_memory(RDMA as usize, &data);
+        let status = sa.ndk.rdma(&sa.qp, true, 0x77, &[(sa.base + RDMA, len, sa.token)], (sb.base + RDMA, sb.token));
+        expect_eq("NdkWrite", status, NDIS_STATUS_SUCCESS)?;
+        let got = sa.completions(1)?;
+        check_kinds(&got, &[(0x77, NdkOperationTypeWrite)])?;
+        expect_eq("written bytes at B", &sb.chain.memory()[RDMA as usize..][..len as usize], data.as_slice())?;
+        // Read it back into another area of A's buffer.
+        let back = RDMA + u64::from(len);
+        let status = sa.ndk.rdma(&sa.qp, false, 0x78, &[(sa.base + back, len / 2, sa.token), (sa.base + back + u64::from(len / 2), len / 2, sa.token)], (sb.base + RDMA, sb.token));
+        expect_eq("NdkRead", status, NDIS_STATUS_SUCCESS)?;
+        let got = sa.completions(1)?;
+        check_kinds(&got, &[(0x78, NdkOperationTypeRead)])?;
+        expect_eq("read bytes at A", &sa.chain.memory()[back as usize..][..len as usize], data.as_slice())?;
+        close_connection(&sa, &sb, c, l)?;
+        sa.close()?;
+        sb.close()
+    })
+}
+
+fn refusals() -> CaseResult {
+    on_pair(|a, b| {
+        let (sa, sb) = (side(a)?, side(b)?);
+        // No listener on the port.
+        let c = sa.ndk.create_connector().map_err(|s| format!("connector: {s:#x}"))?;
+        let r = Request::new();
+        let status = sa.ndk.connect(&c, &sa.qp, SocketAddr::new(ip4(1), 0), SocketAddr::new(ip4(2), PORT + 1), (1, 1), &[], &r);
+        let outcome = if status == NDIS_STATUS_PENDING { r.wait(WAIT) } else { Some(status) };
+        expect_eq("connect to no listener", outcome, Some(STATUS_CONNECTION_REFUSED))?;
+        expect_eq("close", sa.ndk.close_object(c.ptr, c.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
+        // A reject with private data.
+        let l = sb.ndk.create_listener().map_err(|s| format!("listener: {s:#x}"))?;
+        expect_eq("NdkListen", sb.ndk.listen(&l, SocketAddr::new(ip4(2), PORT)), NDIS_STATUS_SUCCESS)?;
+        let c = sa.ndk.create_connector().map_err(|s| format!("connector: {s:#x}"))?;
+        let r = Request::new();
+        let status = sa.ndk.connect(&c, &sa.qp, SocketAddr::new(ip4(1), 0), SocketAddr::new(ip4(2), PORT), (1, 1), b"knock", &r);
+        expect_eq("NdkConnect", status, NDIS_STATUS_PENDING)?;
+        ensure(wait_for(WAIT, || !lock(&l.incoming.connectors).is_empty()), || "no ConnectEvent".into())?;
+        let passive = sb.ndk.connector_at(lock(&l.incoming.connectors)[0] as *mut _);
+        expect_eq("NdkReject", sb.ndk.reject(&passive, b"go away"), NDIS_STATUS_SUCCESS)?;
+        expect_eq("rejected connect", r.wait(WAIT), Some(STATUS_CONNECTION_REFUSED))?;
+        let (_, _, _, data) = sa.ndk.connection_data(&c);
+        expect_eq("callee's reject data", data.as_slice(), &b"go away"[..])?;
+        expect_eq("close", sa.ndk.close_object(c.ptr, c.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
+        expect_eq("close passive", sb.ndk.close_object(passive.ptr, passive.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
+        expect_eq("close listener", sb.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener), NDIS_STATUS_SUCCESS)?;
+        sa.close()?;
+        sb.close()
+    })
+}
+
+fn disconnect() -> CaseResult {
+    on_pair(|a, b| {
+        let (sa, sb) = (side(a)?, side(b)?);
+        let (c, l) = connect(&sa, &sb, false)?;
+        let r = Request::new();
+        let status = sa.ndk.disconnect(&c.active, &r);
+        let outcome = if status == NDIS_STATUS_PENDING { r.wait(WAIT) } else { Some(status) };
+        expect_eq("NdkDisconnect", outcome, Some(NDIS_STATUS_SUCCESS))?;
+        ensure(
+            wait_for(WAIT, || c.passive_disconnected.events.load(std::sync::atomic::Ordering::SeqCst) == 1),
+            || "the peer's disconnect event did not come".into(),
+        )?;
+        expect_eq("the active side's own disconnect event", c.active_disconnected.events.load(std::sync::atomic::Ordering::SeqCst), 0)?;
+        expect_eq("send after disconnect", sa.ndk.send(&sa.qp, 1, &[(sa.base, 8, sa.token)], 0), STATUS_CONNECTION_INVALID)?;
+        close_connection(&sa, &sb, c, l)?;
+        sa.close()?;
+        sb.close()
+    })
+}
