@@ -9,6 +9,7 @@ use dcbndk_core::adapter::config::AdapterConfig;
 use dcbndk_core::adapter::traffic::Traffic;
 use dcbndk_core::datapath::classify::{Compiled, NetDirect, TagPolicy};
 use dcbndk_core::machine::Control;
+use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::ndk::{NDKPI_VERSION, Profile};
 use dcbndk_core::qos::Capabilities;
 use dcbndk_core::qos::params::QosParameters;
@@ -69,6 +70,17 @@ pub struct AdapterContext {
     pub link: LinkShell,
     /// The NDK adapters open on this adapter, whose providers take its RoCEv2 frames.
     pub ndk_ports: NdkPorts,
+}
+
+impl AdapterContext {
+    /// The adapter's IP addresses, as TCP/IP last set them with `OID_GEN_NETWORK_LAYER_ADDRESSES`
+    /// (`dcbndk_core::ndk::addresses`), copied into `out`: IPv4 first, then IPv6, ports 0;
+    /// returns how many. Takes the control lock (any IRQL up to DISPATCH_LEVEL). What the NDK
+    /// provider hands to its connection manager (`Cm::set_addresses`) when a listener or a
+    /// connector binds; an `out` of `dcbndk_core::ndk::addresses::MAX_ADDRESSES` holds them all.
+    pub fn ip_addresses(&self, out: &mut [SockAddr]) -> usize {
+        self.control.lock().ip_addresses(out)
+    }
 }
 
 /// The adapter context behind a `MiniportAdapterContext`.

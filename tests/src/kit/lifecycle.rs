@@ -96,6 +96,7 @@ fn cases() -> Vec<Case> {
         ),
     ]);
     cases.extend(super::oids::cases());
+    cases.extend(super::addresses::cases());
     cases.extend([
         Case::new(
             "send: frames are counted and completed; a header split across MDLs is read",

@@ -4,6 +4,7 @@
 //! (pass, fail or skip) and a reason. The `hlk` binary runs them and writes the reports; `cargo
 //! test` runs every group too (tests at the bottom of each group's file).
 
+pub mod addresses;
 pub mod capture;
 pub mod dcbx;
 pub mod dcbx_interop;

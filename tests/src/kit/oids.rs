@@ -123,6 +123,13 @@ const TABLE: &[(u32, &str, Use)] = &[
         "OID_GEN_LINK_PARAMETERS",
         Use::Set(32, &LINK_PARAMETERS_KEEP),
     ),
+    // The shortest list: AddressCount 0, NDIS_PROTOCOL_ID_TCP_IP (clear IPv4); the lists
+    // themselves are the cases of kit/addresses.rs.
+    (
+        OID_GEN_NETWORK_LAYER_ADDRESSES,
+        "OID_GEN_NETWORK_LAYER_ADDRESSES",
+        Use::Set(6, &[0, 0, 0, 0, 2, 0]),
+    ),
     (
         OID_GEN_INTERRUPT_MODERATION,
         "OID_GEN_INTERRUPT_MODERATION",

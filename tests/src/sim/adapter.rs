@@ -189,6 +189,8 @@ pub struct AdapterShared {
     pub(crate) outstanding: Mutex<Outstanding>,
     pub(crate) completed: Condvar,
     oid_serializer: Mutex<()>,
+    /// TCP/IP bound above the adapter: its addresses (`super::tcpip`).
+    pub(crate) tcpip: Mutex<super::tcpip::TcpIp>,
 }
 
 impl AdapterShared {
@@ -291,6 +293,7 @@ impl Adapter {
             outstanding: Mutex::new(Outstanding::default()),
             completed: Condvar::new(),
             oid_serializer: Mutex::new(()),
+            tcpip: Mutex::new(super::tcpip::TcpIp::default()),
         });
         lock(&sim.adapters).insert(shared.handle(), Arc::clone(&shared));
         Self { shared }
@@ -448,6 +451,10 @@ impl Adapter {
                 "MiniportRestart pended; this simulator has no NdisMRestartComplete",
             );
         }
+        if status == NDIS_STATUS_SUCCESS {
+            // TCP/IP, bound, tells a running adapter its addresses (the first time only).
+            let _told = self.tcpip_bound();
+        }
         status
     }
 
@@ -542,6 +549,7 @@ impl Adapter {
             );
         }
         *lock(&self.shared.phase) = Phase::Halted;
+        self.tcpip_unbound();
         self.check_leaks("MiniportHaltEx");
         // Frames indicated and never looked at go with the adapter (its handle may be reused).
         let _ = super::receive::take_received(self.shared.handle());

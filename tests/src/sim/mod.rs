@@ -35,6 +35,7 @@ pub mod ndk_objects;
 pub mod receive;
 pub mod registry;
 pub mod stack;
+pub mod tcpip;
 pub mod verifier;
 
 use std::collections::HashMap;

@@ -22,6 +22,7 @@
 mod classify;
 mod cm;
 mod lldp;
+mod network_addresses;
 mod object_header;
 mod oid_request;
 mod qos_parameters;
@@ -32,6 +33,7 @@ pub use crate::support::{NET_LUID, running_adapter_with_inf_defaults};
 pub use classify::classify;
 pub use cm::cm;
 pub use lldp::lldp;
+pub use network_addresses::network_addresses;
 pub use object_header::object_header;
 pub use oid_request::{MAX_BUFFER, MAX_REQUESTS, oid_request};
 pub use qos_parameters::qos_parameters;
@@ -48,6 +50,7 @@ pub const TARGETS: &[&str] = &[
     "roce",
     "rc",
     "cm",
+    "network_addresses",
 ];
 
 /// Runs the check of `target` on one input.
@@ -64,6 +67,7 @@ pub fn run(target: &str, data: &[u8]) {
         "roce" => roce(data),
         "rc" => rc(data),
         "cm" => cm(data),
+        "network_addresses" => network_addresses(data),
         other => panic!("no fuzz target named {other:?}"),
     }
 }
