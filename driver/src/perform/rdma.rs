@@ -23,6 +23,7 @@
 //! IRQL: <= DISPATCH_LEVEL. Locks: a provider's, then the link's inside it; never the other way.
 
 use dcbndk_core::datapath::classify::{Decision, Meta};
+use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
 use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
@@ -36,6 +37,30 @@ use crate::resources::provider::connect::PMTU;
 use crate::resources::provider::neighbors::Ip;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::timer::now_ns;
+
+/// A copy of the adapter's IP addresses, for a provider's connection manager (ndkpi.md §4.1: a
+/// connector or listener binds one of them). TCP/IP tells the miniport its addresses with
+/// `OID_GEN_NETWORK_LAYER_ADDRESSES`, kept by the control machine; they are read (under the
+/// control lock) before a provider's lock is taken, so the two are never held together.
+pub struct Addresses {
+    list: [SockAddr; MAX_ADDRESSES],
+    len: usize,
+}
+
+impl Addresses {
+    /// The adapter's addresses now.
+    #[must_use]
+    pub fn of(context: &AdapterContext) -> Addresses {
+        let mut list = [SockAddr::v4([0; 4], 0); MAX_ADDRESSES];
+        let len = context.ip_addresses(&mut list);
+        Addresses { list, len }
+    }
+
+    /// Gives them to the provider's CM.
+    pub fn give(&self, p: &mut Provider) {
+        p.cm.set_addresses(self.list.get(..self.len).unwrap_or(&[]));
+    }
+}
 
 /// The QP that carries the connection manager's messages (ndkpi.md §4.3: IB CM's QP 1).
 pub const CM_QPN: u32 = 1;
@@ -335,8 +360,14 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
     };
     count_rdma(&context.core.ndk, true, bytes.len());
     let now = now_ns();
+    // A connection message is answered by the CM owning its destination address: the CMs learn
+    // the adapter's current addresses first (a request may come before any local bind).
+    let addresses = (packet.transport.bth.dest_qp == CM_QPN).then(|| Addresses::of(context));
     context.ndk_ports.any(|owner| {
         let mut p = owner.provider.lock();
+        if let Some(a) = &addresses {
+            a.give(&mut p);
+        }
         let taken = take(&mut p, &packet, now);
         if taken {
             transmit(context, owner, &mut p);

@@ -17,8 +17,7 @@ use ndis_sys::ndkpi::{
     NdkOperationTypeWrite,
 };
 use ndis_sys::status::{
-    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID,
-    STATUS_CONNECTION_REFUSED,
+    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID, STATUS_CONNECTION_REFUSED,
 };
 
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
@@ -32,7 +31,7 @@ const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 /// How long a test waits for a deferred callback.
 const WAIT: Duration = Duration::from_secs(5);
 /// Each side's registered buffer: 3 MDLs.
-const BUFFER: usize = 64 * 1024;
+const BUFFER: usize = 128 * 1024;
 /// Where each side's message and RDMA areas start in its buffer.
 const MSG_TX: u64 = 0;
 const MSG_RX: u64 = 4096;
@@ -59,7 +58,9 @@ fn cases() -> Vec<Case> {
             "100 ping-pongs of 64-byte SENDs over IPv4: each receive completes SUCCESS with 64 bytes, type Receive, the bytes sent; each send completes SUCCESS",
             || ping(false, 100),
         ),
-        Case::new("100 ping-pongs of 64-byte SENDs over IPv6", || ping(true, 100)),
+        Case::new("100 ping-pongs of 64-byte SENDs over IPv6", || {
+            ping(true, 100)
+        }),
         Case::new(
             "RDMA WRITE of 40 KiB into the peer's region and RDMA READ of it back, across MDL boundaries: data exact, completions Write and Read",
             write_and_read,
@@ -90,7 +91,12 @@ struct Side<'a> {
 impl Side<'_> {
     fn close(self) -> Result<(), String> {
         let Side {
-            ndk, pd, cq, qp, mr, ..
+            ndk,
+            pd,
+            cq,
+            qp,
+            mr,
+            ..
         } = self;
         for (name, status) in [
             ("QP", qp.close(&ndk, qp.dispatch.NdkCloseQp)),
@@ -111,7 +117,9 @@ impl Side<'_> {
             got.extend(self.ndk.results(&self.cq, 16));
             got.len() >= n
         });
-        ensure(done, || format!("{} of {n} completions after {WAIT:?}", got.len()))?;
+        ensure(done, || {
+            format!("{} of {n} completions after {WAIT:?}", got.len())
+        })?;
         Ok(got)
     }
 }
@@ -123,19 +131,27 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
     let qp = ndk
         .create_qp(&pd, &cq, &cq, 0x51DE, [64, 64, 2, 2, 64])
         .map_err(|s| format!("QP: {s:#x}"))?;
-    let mr = ndk.create_mr(&pd, false).map_err(|s| format!("MR: {s:#x}"))?;
+    let mr = ndk
+        .create_mr(&pd, false)
+        .map_err(|s| format!("MR: {s:#x}"))?;
     let chain = MdlChain::split(
         vec![0u8; BUFFER],
         &[BUFFER / 3, 2 * BUFFER / 3],
         MdlKind::LockedUnmapped,
     );
-    let flags =
-        NDK_MR_FLAG_ALLOW_LOCAL_WRITE | NDK_MR_FLAG_ALLOW_REMOTE_READ | NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
-    expect_eq("NdkRegisterMr", ndk.register(&mr, &chain, BUFFER, flags), NDIS_STATUS_SUCCESS)?;
+    let flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE
+        | NDK_MR_FLAG_ALLOW_REMOTE_READ
+        | NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
+    expect_eq(
+        "NdkRegisterMr",
+        ndk.register(&mr, &chain, BUFFER, flags),
+        NDIS_STATUS_SUCCESS,
+    )?;
     let get = mr.dispatch.NdkGetLocalTokenFromMr.ok_or("no token slot")?;
     let p = mr.ptr;
     // SAFETY: a live MR.
-    let token = crate::sim::ndk_objects::at_dispatch(&ndk, "NdkGetLocalTokenFromMr", || unsafe { get(p) });
+    let token =
+        crate::sim::ndk_objects::at_dispatch(&ndk, "NdkGetLocalTokenFromMr", || unsafe { get(p) });
     let base = chain.virtual_address();
     Ok(Side {
         ndk,
@@ -195,11 +211,29 @@ struct Connection {
 }
 
 /// Connects `a` to a listener of `b` on `(ip of b, PORT)`, with private data both ways.
-fn connect(a: &Side<'_>, b: &Side<'_>, v6: bool) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
-    let (src, dst) = if v6 { (ip6(1), ip6(2)) } else { (ip4(1), ip4(2)) };
-    let listener = b.ndk.create_listener().map_err(|s| format!("listener: {s:#x}"))?;
-    expect_eq("NdkListen", b.ndk.listen(&listener, SocketAddr::new(dst, PORT)), NDIS_STATUS_SUCCESS)?;
-    let active = a.ndk.create_connector().map_err(|s| format!("connector: {s:#x}"))?;
+fn connect(
+    a: &Side<'_>,
+    b: &Side<'_>,
+    v6: bool,
+) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
+    let (src, dst) = if v6 {
+        (ip6(1), ip6(2))
+    } else {
+        (ip4(1), ip4(2))
+    };
+    let listener = b
+        .ndk
+        .create_listener()
+        .map_err(|s| format!("listener: {s:#x}"))?;
+    expect_eq(
+        "NdkListen",
+        b.ndk.listen(&listener, SocketAddr::new(dst, PORT)),
+        NDIS_STATUS_SUCCESS,
+    )?;
+    let active = a
+        .ndk
+        .create_connector()
+        .map_err(|s| format!("connector: {s:#x}"))?;
     let connected = Request::new();
     let status = a.ndk.connect(
         &active,
@@ -217,13 +251,28 @@ fn connect(a: &Side<'_>, b: &Side<'_>, v6: bool) -> Result<(Connection, crate::s
     let passive = b.ndk.connector_at(ptr);
     let (status, irl, orl, data) = b.ndk.connection_data(&passive);
     expect_eq("passive NdkGetConnectionData", status, NDIS_STATUS_SUCCESS)?;
-    expect_eq("caller's private data", data.as_slice(), &b"caller's private data"[..])?;
+    expect_eq(
+        "caller's private data",
+        data.as_slice(),
+        &b"caller's private data"[..],
+    )?;
     expect_eq("offered IRL, ORL", (irl, orl), (4, 2))?;
     let accepted = Request::new();
     let passive_disconnected = Request::new();
-    let status = b.ndk.accept(&passive, &b.qp, (3, 3), b"callee", &passive_disconnected, &accepted);
+    let status = b.ndk.accept(
+        &passive,
+        &b.qp,
+        (3, 3),
+        b"callee",
+        &passive_disconnected,
+        &accepted,
+    );
     expect_eq("NdkAccept", status, NDIS_STATUS_PENDING)?;
-    expect_eq("NdkConnect completion", connected.wait(WAIT), Some(NDIS_STATUS_SUCCESS))?;
+    expect_eq(
+        "NdkConnect completion",
+        connected.wait(WAIT),
+        Some(NDIS_STATUS_SUCCESS),
+    )?;
     let (status, irl, orl, data) = a.ndk.connection_data(&active);
     expect_eq("active NdkGetConnectionData", status, NDIS_STATUS_SUCCESS)?;
     expect_eq("callee's private data", data.as_slice(), &b"callee"[..])?;
@@ -231,10 +280,20 @@ fn connect(a: &Side<'_>, b: &Side<'_>, v6: bool) -> Result<(Connection, crate::s
     expect_eq("active effective IRL, ORL", (irl, orl), (3, 2))?;
     let completed = Request::new();
     let active_disconnected = Request::new();
-    let status = a.ndk.complete_connect(&active, &active_disconnected, &completed);
+    let status = a
+        .ndk
+        .complete_connect(&active, &active_disconnected, &completed);
     expect_eq("NdkCompleteConnect", status, NDIS_STATUS_PENDING)?;
-    expect_eq("NdkCompleteConnect completion", completed.wait(WAIT), Some(NDIS_STATUS_SUCCESS))?;
-    expect_eq("NdkAccept completion", accepted.wait(WAIT), Some(NDIS_STATUS_SUCCESS))?;
+    expect_eq(
+        "NdkCompleteConnect completion",
+        completed.wait(WAIT),
+        Some(NDIS_STATUS_SUCCESS),
+    )?;
+    expect_eq(
+        "NdkAccept completion",
+        accepted.wait(WAIT),
+        Some(NDIS_STATUS_SUCCESS),
+    )?;
     Ok((
         Connection {
             active,
@@ -246,10 +305,29 @@ fn connect(a: &Side<'_>, b: &Side<'_>, v6: bool) -> Result<(Connection, crate::s
     ))
 }
 
-fn close_connection(a: &Side<'_>, b: &Side<'_>, c: Connection, l: crate::sim::ndk_connect::Listener) -> Result<(), String> {
-    expect_eq("close active", a.ndk.close_object(c.active.ptr, c.active.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
-    expect_eq("close passive", b.ndk.close_object(c.passive.ptr, c.passive.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
-    expect_eq("close listener", b.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener), NDIS_STATUS_SUCCESS)?;
+fn close_connection(
+    a: &Side<'_>,
+    b: &Side<'_>,
+    c: Connection,
+    l: crate::sim::ndk_connect::Listener,
+) -> Result<(), String> {
+    expect_eq(
+        "close active",
+        a.ndk
+            .close_object(c.active.ptr, c.active.dispatch.NdkCloseConnector),
+        NDIS_STATUS_SUCCESS,
+    )?;
+    expect_eq(
+        "close passive",
+        b.ndk
+            .close_object(c.passive.ptr, c.passive.dispatch.NdkCloseConnector),
+        NDIS_STATUS_SUCCESS,
+    )?;
+    expect_eq(
+        "close listener",
+        b.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener),
+        NDIS_STATUS_SUCCESS,
+    )?;
     Ok(())
 }
 
@@ -257,12 +335,23 @@ fn connect_ipv4() -> CaseResult {
     on_pair(|a, b| {
         let (sa, sb) = (side(a)?, side(b)?);
         let (c, l) = connect(&sa, &sb, false)?;
-        let local = sa.ndk.connector_address(&c.active, true).ok_or("no local address")?;
-        let peer = sa.ndk.connector_address(&c.active, false).ok_or("no peer address")?;
+        let local = sa
+            .ndk
+            .connector_address(&c.active, true)
+            .ok_or("no local address")?;
+        let peer = sa
+            .ndk
+            .connector_address(&c.active, false)
+            .ok_or("no peer address")?;
         expect_eq("active peer", peer, SocketAddr::new(ip4(2), PORT))?;
         expect_eq("active local IP", local.ip(), ip4(1))?;
-        ensure((49152..=65535).contains(&local.port()), || format!("ephemeral port {}", local.port()))?;
-        let passive_peer = sb.ndk.connector_address(&c.passive, false).ok_or("no passive peer")?;
+        ensure((49152..=65535).contains(&local.port()), || {
+            format!("ephemeral port {}", local.port())
+        })?;
+        let passive_peer = sb
+            .ndk
+            .connector_address(&c.passive, false)
+            .ok_or("no passive peer")?;
         expect_eq("passive peer", passive_peer, local)?;
         close_connection(&sa, &sb, c, l)?;
         sa.close()?;
@@ -277,22 +366,59 @@ fn ping(v6: bool, n: usize) -> CaseResult {
         for i in 0..n {
             let ping: Vec<u8> = (0..64).map(|k| (i + k) as u8).collect();
             let pong: Vec<u8> = ping.iter().map(|x| !x).collect();
-            expect_eq("B receive", sb.ndk.receive(&sb.qp, 0xB0, &[(sb.base + MSG_RX, 64, sb.token)]), NDIS_STATUS_SUCCESS)?;
-            expect_eq("A receive", sa.ndk.receive(&sa.qp, 0xA0, &[(sa.base + MSG_RX, 64, sa.token)]), NDIS_STATUS_SUCCESS)?;
+            expect_eq(
+                "B receive",
+                sb.ndk
+                    .receive(&sb.qp, 0xB0, &[(sb.base + MSG_RX, 64, sb.token)]),
+                NDIS_STATUS_SUCCESS,
+            )?;
+            expect_eq(
+                "A receive",
+                sa.ndk
+                    .receive(&sa.qp, 0xA0, &[(sa.base + MSG_RX, 64, sa.token)]),
+                NDIS_STATUS_SUCCESS,
+            )?;
             sa.chain.write_memory(MSG_TX as usize, &ping);
-            expect_eq("A send", sa.ndk.send(&sa.qp, 0xA1, &[(sa.base + MSG_TX, 64, sa.token)], 0), NDIS_STATUS_SUCCESS)?;
+            expect_eq(
+                "A send",
+                sa.ndk
+                    .send(&sa.qp, 0xA1, &[(sa.base + MSG_TX, 64, sa.token)], 0),
+                NDIS_STATUS_SUCCESS,
+            )?;
             let got = sb.completions(1)?;
             check_receive(&got, 0xB0)?;
-            expect_eq("ping bytes at B", &sb.chain.memory()[MSG_RX as usize..][..64], ping.as_slice())?;
+            expect_eq(
+                "ping bytes at B",
+                &sb.chain.memory()[MSG_RX as usize..][..64],
+                ping.as_slice(),
+            )?;
             sb.chain.write_memory(MSG_TX as usize, &pong);
-            expect_eq("B send", sb.ndk.send(&sb.qp, 0xB1, &[(sb.base + MSG_TX, 64, sb.token)], 0), NDIS_STATUS_SUCCESS)?;
+            expect_eq(
+                "B send",
+                sb.ndk
+                    .send(&sb.qp, 0xB1, &[(sb.base + MSG_TX, 64, sb.token)], 0),
+                NDIS_STATUS_SUCCESS,
+            )?;
             let got = sa.completions(2)?;
-            check_kinds(&got, &[(0xA1, NdkOperationTypeSend), (0xA0, NdkOperationTypeReceive)])?;
-            expect_eq("pong bytes at A", &sa.chain.memory()[MSG_RX as usize..][..64], pong.as_slice())?;
+            check_kinds(
+                &got,
+                &[
+                    (0xA1, NdkOperationTypeSend),
+                    (0xA0, NdkOperationTypeReceive),
+                ],
+            )?;
+            expect_eq(
+                "pong bytes at A",
+                &sa.chain.memory()[MSG_RX as usize..][..64],
+                pong.as_slice(),
+            )?;
             let got = sb.completions(1)?;
             check_kinds(&got, &[(0xB1, NdkOperationTypeSend)])?;
         }
-        note(format!("{n} ping-pongs over {}", if v6 { "IPv6" } else { "IPv4" }));
+        note(format!(
+            "{n} ping-pongs over {}",
+            if v6 { "IPv6" } else { "IPv4" }
+        ));
         close_connection(&sa, &sb, c, l)?;
         sa.close()?;
         sb.close()
@@ -309,9 +435,15 @@ fn check_receive(got: &[NDK_RESULT_EX], ctx: usize) -> Result<(), String> {
 }
 
 fn check_kinds(got: &[NDK_RESULT_EX], want: &[(usize, i32)]) -> Result<(), String> {
-    let mut seen: Vec<(usize, i32, i32)> = got.iter().map(|r| (r.RequestContext as usize, r.Type, r.Status)).collect();
+    let mut seen: Vec<(usize, i32, i32)> = got
+        .iter()
+        .map(|r| (r.RequestContext as usize, r.Type, r.Status))
+        .collect();
     seen.sort_unstable();
-    let mut expected: Vec<(usize, i32, i32)> = want.iter().map(|&(c, t)| (c, t, NDIS_STATUS_SUCCESS)).collect();
+    let mut expected: Vec<(usize, i32, i32)> = want
+        .iter()
+        .map(|&(c, t)| (c, t, NDIS_STATUS_SUCCESS))
+        .collect();
     expected.sort_unstable();
     expect_eq("completions", seen, expected)
 }
@@ -323,18 +455,41 @@ fn write_and_read() -> CaseResult {
         let len = 40 * 1024u32;
         let data: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
         sa.chain.write_memory(RDMA as usize, &data);
-        let status = sa.ndk.rdma(&sa.qp, true, 0x77, &[(sa.base + RDMA, len, sa.token)], (sb.base + RDMA, sb.token));
+        let status = sa.ndk.rdma(
+            &sa.qp,
+            true,
+            0x77,
+            &[(sa.base + RDMA, len, sa.token)],
+            (sb.base + RDMA, sb.token),
+        );
         expect_eq("NdkWrite", status, NDIS_STATUS_SUCCESS)?;
         let got = sa.completions(1)?;
         check_kinds(&got, &[(0x77, NdkOperationTypeWrite)])?;
-        expect_eq("written bytes at B", &sb.chain.memory()[RDMA as usize..][..len as usize], data.as_slice())?;
+        expect_eq(
+            "written bytes at B",
+            &sb.chain.memory()[RDMA as usize..][..len as usize],
+            data.as_slice(),
+        )?;
         // Read it back into another area of A's buffer.
         let back = RDMA + u64::from(len);
-        let status = sa.ndk.rdma(&sa.qp, false, 0x78, &[(sa.base + back, len / 2, sa.token), (sa.base + back + u64::from(len / 2), len / 2, sa.token)], (sb.base + RDMA, sb.token));
+        let status = sa.ndk.rdma(
+            &sa.qp,
+            false,
+            0x78,
+            &[
+                (sa.base + back, len / 2, sa.token),
+                (sa.base + back + u64::from(len / 2), len / 2, sa.token),
+            ],
+            (sb.base + RDMA, sb.token),
+        );
         expect_eq("NdkRead", status, NDIS_STATUS_SUCCESS)?;
         let got = sa.completions(1)?;
         check_kinds(&got, &[(0x78, NdkOperationTypeRead)])?;
-        expect_eq("read bytes at A", &sa.chain.memory()[back as usize..][..len as usize], data.as_slice())?;
+        expect_eq(
+            "read bytes at A",
+            &sa.chain.memory()[back as usize..][..len as usize],
+            data.as_slice(),
+        )?;
         close_connection(&sa, &sb, c, l)?;
         sa.close()?;
         sb.close()
@@ -345,28 +500,95 @@ fn refusals() -> CaseResult {
     on_pair(|a, b| {
         let (sa, sb) = (side(a)?, side(b)?);
         // No listener on the port.
-        let c = sa.ndk.create_connector().map_err(|s| format!("connector: {s:#x}"))?;
+        let c = sa
+            .ndk
+            .create_connector()
+            .map_err(|s| format!("connector: {s:#x}"))?;
         let r = Request::new();
-        let status = sa.ndk.connect(&c, &sa.qp, SocketAddr::new(ip4(1), 0), SocketAddr::new(ip4(2), PORT + 1), (1, 1), &[], &r);
-        let outcome = if status == NDIS_STATUS_PENDING { r.wait(WAIT) } else { Some(status) };
-        expect_eq("connect to no listener", outcome, Some(STATUS_CONNECTION_REFUSED))?;
-        expect_eq("close", sa.ndk.close_object(c.ptr, c.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
+        let status = sa.ndk.connect(
+            &c,
+            &sa.qp,
+            SocketAddr::new(ip4(1), 0),
+            SocketAddr::new(ip4(2), PORT + 1),
+            (1, 1),
+            &[],
+            &r,
+        );
+        let outcome = if status == NDIS_STATUS_PENDING {
+            r.wait(WAIT)
+        } else {
+            Some(status)
+        };
+        expect_eq(
+            "connect to no listener",
+            outcome,
+            Some(STATUS_CONNECTION_REFUSED),
+        )?;
+        expect_eq(
+            "close",
+            sa.ndk.close_object(c.ptr, c.dispatch.NdkCloseConnector),
+            NDIS_STATUS_SUCCESS,
+        )?;
         // A reject with private data.
-        let l = sb.ndk.create_listener().map_err(|s| format!("listener: {s:#x}"))?;
-        expect_eq("NdkListen", sb.ndk.listen(&l, SocketAddr::new(ip4(2), PORT)), NDIS_STATUS_SUCCESS)?;
-        let c = sa.ndk.create_connector().map_err(|s| format!("connector: {s:#x}"))?;
+        let l = sb
+            .ndk
+            .create_listener()
+            .map_err(|s| format!("listener: {s:#x}"))?;
+        expect_eq(
+            "NdkListen",
+            sb.ndk.listen(&l, SocketAddr::new(ip4(2), PORT)),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        let c = sa
+            .ndk
+            .create_connector()
+            .map_err(|s| format!("connector: {s:#x}"))?;
         let r = Request::new();
-        let status = sa.ndk.connect(&c, &sa.qp, SocketAddr::new(ip4(1), 0), SocketAddr::new(ip4(2), PORT), (1, 1), b"knock", &r);
+        let status = sa.ndk.connect(
+            &c,
+            &sa.qp,
+            SocketAddr::new(ip4(1), 0),
+            SocketAddr::new(ip4(2), PORT),
+            (1, 1),
+            b"knock",
+            &r,
+        );
         expect_eq("NdkConnect", status, NDIS_STATUS_PENDING)?;
-        ensure(wait_for(WAIT, || !lock(&l.incoming.connectors).is_empty()), || "no ConnectEvent".into())?;
-        let passive = sb.ndk.connector_at(lock(&l.incoming.connectors)[0] as *mut _);
-        expect_eq("NdkReject", sb.ndk.reject(&passive, b"go away"), NDIS_STATUS_SUCCESS)?;
-        expect_eq("rejected connect", r.wait(WAIT), Some(STATUS_CONNECTION_REFUSED))?;
+        ensure(
+            wait_for(WAIT, || !lock(&l.incoming.connectors).is_empty()),
+            || "no ConnectEvent".into(),
+        )?;
+        let passive = sb
+            .ndk
+            .connector_at(lock(&l.incoming.connectors)[0] as *mut _);
+        expect_eq(
+            "NdkReject",
+            sb.ndk.reject(&passive, b"go away"),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        expect_eq(
+            "rejected connect",
+            r.wait(WAIT),
+            Some(STATUS_CONNECTION_REFUSED),
+        )?;
         let (_, _, _, data) = sa.ndk.connection_data(&c);
         expect_eq("callee's reject data", data.as_slice(), &b"go away"[..])?;
-        expect_eq("close", sa.ndk.close_object(c.ptr, c.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
-        expect_eq("close passive", sb.ndk.close_object(passive.ptr, passive.dispatch.NdkCloseConnector), NDIS_STATUS_SUCCESS)?;
-        expect_eq("close listener", sb.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener), NDIS_STATUS_SUCCESS)?;
+        expect_eq(
+            "close",
+            sa.ndk.close_object(c.ptr, c.dispatch.NdkCloseConnector),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        expect_eq(
+            "close passive",
+            sb.ndk
+                .close_object(passive.ptr, passive.dispatch.NdkCloseConnector),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        expect_eq(
+            "close listener",
+            sb.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener),
+            NDIS_STATUS_SUCCESS,
+        )?;
         sa.close()?;
         sb.close()
     })
@@ -378,14 +600,33 @@ fn disconnect() -> CaseResult {
         let (c, l) = connect(&sa, &sb, false)?;
         let r = Request::new();
         let status = sa.ndk.disconnect(&c.active, &r);
-        let outcome = if status == NDIS_STATUS_PENDING { r.wait(WAIT) } else { Some(status) };
+        let outcome = if status == NDIS_STATUS_PENDING {
+            r.wait(WAIT)
+        } else {
+            Some(status)
+        };
         expect_eq("NdkDisconnect", outcome, Some(NDIS_STATUS_SUCCESS))?;
         ensure(
-            wait_for(WAIT, || c.passive_disconnected.events.load(std::sync::atomic::Ordering::SeqCst) == 1),
+            wait_for(WAIT, || {
+                c.passive_disconnected
+                    .events
+                    .load(std::sync::atomic::Ordering::SeqCst)
+                    == 1
+            }),
             || "the peer's disconnect event did not come".into(),
         )?;
-        expect_eq("the active side's own disconnect event", c.active_disconnected.events.load(std::sync::atomic::Ordering::SeqCst), 0)?;
-        expect_eq("send after disconnect", sa.ndk.send(&sa.qp, 1, &[(sa.base, 8, sa.token)], 0), STATUS_CONNECTION_INVALID)?;
+        expect_eq(
+            "the active side's own disconnect event",
+            c.active_disconnected
+                .events
+                .load(std::sync::atomic::Ordering::SeqCst),
+            0,
+        )?;
+        expect_eq(
+            "send after disconnect",
+            sa.ndk.send(&sa.qp, 1, &[(sa.base, 8, sa.token)], 0),
+            STATUS_CONNECTION_INVALID,
+        )?;
         close_connection(&sa, &sb, c, l)?;
         sa.close()?;
         sb.close()

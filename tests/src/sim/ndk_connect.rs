@@ -12,19 +12,18 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use ndis_sys::ndkpi::{
-    NDK_CONNECTOR, NDK_CONNECTOR_DISPATCH, NDK_LISTENER, NDK_LISTENER_DISPATCH,
-    NDK_OBJECT_HEADER,
+    NDK_CONNECTOR, NDK_CONNECTOR_DISPATCH, NDK_LISTENER, NDK_LISTENER_DISPATCH, NDK_OBJECT_HEADER,
 };
 use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::{NTSTATUS, PVOID};
 use ndis_sys::ws2ipdef::SOCKADDR;
 
+use super::Sim;
 use super::consumer::NdkConsumer;
 use super::lock;
 use super::mdl::MdlChain;
 use super::ndk_objects::{Mr, Qp, at_dispatch, dispatch_of, sge_list};
 use super::verifier::Rule;
-use super::Sim;
 
 /// An asynchronous request's completion, or an event callback's calls.
 #[derive(Default)]
@@ -65,7 +64,11 @@ unsafe extern "system" fn on_request(context: PVOID, status: NTSTATUS) {
     let r = unsafe { &*context.cast::<Request>() };
     let mut s = lock(&r.statuses);
     if !s.is_empty() {
-        Sim::get().report(None, Rule::DoubleCompletion, "an NDK request completed twice");
+        Sim::get().report(
+            None,
+            Rule::DoubleCompletion,
+            "an NDK request completed twice",
+        );
     }
     s.push(status);
 }
@@ -191,7 +194,14 @@ impl NdkConsumer<'_> {
         let mut out = null_mut();
         // SAFETY: a live adapter, a live context and output.
         let status = at_dispatch(self, "NdkCreateListener", || unsafe {
-            f(a, Some(on_connect_event), ctx, None, null_mut(), &raw mut out)
+            f(
+                a,
+                Some(on_connect_event),
+                ctx,
+                None,
+                null_mut(),
+                &raw mut out,
+            )
         });
         if status != NDIS_STATUS_SUCCESS {
             return Err(status);
@@ -206,7 +216,9 @@ impl NdkConsumer<'_> {
 
     /// `NdkListen` on `address`.
     pub fn listen(&self, l: &Listener, address: SocketAddr) -> NTSTATUS {
-        let Some(f) = l.dispatch.NdkListen else { return -1 };
+        let Some(f) = l.dispatch.NdkListen else {
+            return -1;
+        };
         let (mut b, len) = sockaddr(address);
         let p = l.ptr;
         // SAFETY: a live listener and address.
@@ -227,7 +239,9 @@ impl NdkConsumer<'_> {
         private: &[u8],
         req: &Request,
     ) -> NTSTATUS {
-        let Some(f) = c.dispatch.NdkConnect else { return -1 };
+        let Some(f) = c.dispatch.NdkConnect else {
+            return -1;
+        };
         let (mut s, sl) = sockaddr(src);
         let (mut d, dl) = sockaddr(dst);
         let (p, q) = (c.ptr, qp.ptr);
@@ -275,7 +289,9 @@ impl NdkConsumer<'_> {
         disconnected: &Request,
         req: &Request,
     ) -> NTSTATUS {
-        let Some(f) = c.dispatch.NdkAccept else { return -1 };
+        let Some(f) = c.dispatch.NdkAccept else {
+            return -1;
+        };
         let (p, q) = (c.ptr, qp.ptr);
         let mut data = private.to_vec();
         let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
@@ -301,17 +317,28 @@ impl NdkConsumer<'_> {
 
     /// `NdkReject` with `private` data.
     pub fn reject(&self, c: &Connector, private: &[u8]) -> NTSTATUS {
-        let Some(f) = c.dispatch.NdkReject else { return -1 };
+        let Some(f) = c.dispatch.NdkReject else {
+            return -1;
+        };
         let p = c.ptr;
         let mut data = private.to_vec();
         let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
         // SAFETY: a live connector and buffer.
-        at_dispatch(self, "NdkReject", || unsafe { f(p, data.as_mut_ptr().cast(), len) })
+        at_dispatch(self, "NdkReject", || unsafe {
+            f(p, data.as_mut_ptr().cast(), len)
+        })
     }
 
     /// `NdkCompleteConnect`; `disconnected` records the disconnect event.
-    pub fn complete_connect(&self, c: &Connector, disconnected: &Request, req: &Request) -> NTSTATUS {
-        let Some(f) = c.dispatch.NdkCompleteConnect else { return -1 };
+    pub fn complete_connect(
+        &self,
+        c: &Connector,
+        disconnected: &Request,
+        req: &Request,
+    ) -> NTSTATUS {
+        let Some(f) = c.dispatch.NdkCompleteConnect else {
+            return -1;
+        };
         let p = c.ptr;
         let (dctx, ctx) = (disconnected.ctx(), req.ctx());
         // SAFETY: a live connector; the records outlive their callbacks.
@@ -324,11 +351,15 @@ impl NdkConsumer<'_> {
 
     /// `NdkDisconnect`.
     pub fn disconnect(&self, c: &Connector, req: &Request) -> NTSTATUS {
-        let Some(f) = c.dispatch.NdkDisconnect else { return -1 };
+        let Some(f) = c.dispatch.NdkDisconnect else {
+            return -1;
+        };
         let p = c.ptr;
         let ctx = req.ctx();
         // SAFETY: a live connector; the record outlives its completion.
-        let status = at_dispatch(self, "NdkDisconnect", || unsafe { f(p, Some(on_request), ctx) });
+        let status = at_dispatch(self, "NdkDisconnect", || unsafe {
+            f(p, Some(on_request), ctx)
+        });
         self.check_inline("NdkDisconnect", status, req);
         status
     }
@@ -344,7 +375,13 @@ impl NdkConsumer<'_> {
         let p = c.ptr;
         // SAFETY: a live connector and outputs.
         let status = at_dispatch(self, "NdkGetConnectionData", || unsafe {
-            f(p, &raw mut irl, &raw mut orl, buf.as_mut_ptr().cast(), &raw mut len)
+            f(
+                p,
+                &raw mut irl,
+                &raw mut orl,
+                buf.as_mut_ptr().cast(),
+                &raw mut len,
+            )
         });
         buf.truncate(len as usize);
         (status, irl, orl, buf)
@@ -364,11 +401,17 @@ impl NdkConsumer<'_> {
         let status = at_dispatch(self, "NdkGet*Address", || unsafe {
             f(p, b.as_mut_ptr().cast(), &raw mut len)
         });
-        (status == NDIS_STATUS_SUCCESS).then(|| socket_addr(&b)).flatten()
+        (status == NDIS_STATUS_SUCCESS)
+            .then(|| socket_addr(&b))
+            .flatten()
     }
 
     /// Closes a connector or listener through its close slot.
-    pub fn close_object<O>(&self, ptr: *mut O, close: ndis_sys::ndkpi::NDK_FN_CLOSE_OBJECT) -> NTSTATUS {
+    pub fn close_object<O>(
+        &self,
+        ptr: *mut O,
+        close: ndis_sys::ndkpi::NDK_FN_CLOSE_OBJECT,
+    ) -> NTSTATUS {
         let Some(f) = close else { return -1 };
         let h = ptr.cast::<NDK_OBJECT_HEADER>();
         // SAFETY: a live object of this consumer; no completion (a synchronous close).
@@ -377,10 +420,14 @@ impl NdkConsumer<'_> {
 
     /// `NdkRegisterMr` of the first `len` bytes of `chain` with `NDK_MR_FLAG_*` `flags`.
     pub fn register(&self, mr: &Mr, chain: &MdlChain, len: usize, flags: u32) -> NTSTATUS {
-        let Some(f) = mr.dispatch.NdkRegisterMr else { return -1 };
+        let Some(f) = mr.dispatch.NdkRegisterMr else {
+            return -1;
+        };
         let (p, mdl) = (mr.ptr, chain.head());
         // SAFETY: a live MR and a live chain of locked MDLs kept until the MR closes.
-        at_dispatch(self, "NdkRegisterMr", || unsafe { f(p, mdl, len, flags, None, null_mut()) })
+        at_dispatch(self, "NdkRegisterMr", || unsafe {
+            f(p, mdl, len, flags, None, null_mut())
+        })
     }
 
     /// `NdkWrite` (`write`) or `NdkRead` of the local SGEs to or from `remote`.

@@ -177,7 +177,12 @@ fn create<O>(
 
 /// Reads the dispatch table after the header (`Dispatch` is the object's second member) and
 /// reports a null slot.
-pub(crate) fn dispatch_of<O, D: Copy>(ndk: &NdkConsumer<'_>, name: &str, object: *mut O, slots: usize) -> D {
+pub(crate) fn dispatch_of<O, D: Copy>(
+    ndk: &NdkConsumer<'_>,
+    name: &str,
+    object: *mut O,
+    slots: usize,
+) -> D {
     // Every NDK object is its header then its dispatch pointer (ndkpi.md §0).
     let member = object
         .cast::<u8>()

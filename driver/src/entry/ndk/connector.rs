@@ -14,6 +14,7 @@ use super::objects::qp_parts;
 use super::pump::pump;
 use super::unimplemented;
 use crate::context::context;
+use crate::perform::rdma::Addresses;
 use crate::resources::ndkobject::{
     NdkAdapterObject, TAG_NDK_CONNECTOR, adapter, free_object, new_connector, object,
 };
@@ -195,7 +196,7 @@ unsafe extern "system" fn connect(
     };
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context_of(owner) };
-    let addresses = super::addresses::current(shell);
+    let addresses = Addresses::of(shell);
     let taken = {
         let mut p = owner.provider.lock();
         addresses.give(&mut p);

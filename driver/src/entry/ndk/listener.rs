@@ -10,6 +10,7 @@ use super::address;
 use super::extension::query_extension;
 use super::pump::pump;
 use crate::context::context;
+use crate::perform::rdma::Addresses;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_LISTENER, adapter, free_object, new_object, object,
 };
@@ -143,7 +144,7 @@ unsafe extern "system" fn listen(
     };
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
-    let addresses = super::addresses::current(shell);
+    let addresses = Addresses::of(shell);
     let mut p = owner.provider.lock();
     addresses.give(&mut p);
     p.cm.listen(id, a)

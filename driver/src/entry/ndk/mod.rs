@@ -5,7 +5,6 @@
 
 pub mod adapter;
 pub mod address;
-pub mod addresses;
 pub mod connector;
 pub mod cq;
 pub mod extension;

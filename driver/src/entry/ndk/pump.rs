@@ -7,6 +7,7 @@ use crate::perform::direct::Direct;
 use crate::perform::drain::drain;
 use crate::perform::ndkcalls;
 use crate::perform::rdma;
+use crate::perform::rdma::Addresses;
 use crate::resources::irql::at_dispatch;
 use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::Calls;
@@ -16,7 +17,7 @@ use crate::resources::provider::Calls;
 pub fn pump(owner: &NdkAdapterObject, calls: &Calls) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
-    let addresses = super::addresses::current(shell);
+    let addresses = Addresses::of(shell);
     {
         let mut p = owner.provider.lock();
         addresses.give(&mut p);
