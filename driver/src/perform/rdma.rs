@@ -322,6 +322,19 @@ pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
     owner.arm_timer(after_ms);
 }
 
+/// Queues the consumer callbacks an NDK dispatch call owes for the provider's timer, which makes
+/// them (`crate::entry::ndk::timer`). No dispatch function makes a callback itself: a callback
+/// may call a dispatch function again (a notification that arms its CQ, which is due at once),
+/// and inline that would be a recursion only the consumer bounds; from the timer it is not.
+pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
+    if calls.is_empty() {
+        return;
+    }
+    let mut p = owner.provider.lock();
+    p.defer(calls);
+    schedule(owner, &mut p, now_ns());
+}
+
 /// Queues what every open NDK adapter of `context` has to send (the link's drain calls it after
 /// each batch: room was made).
 pub fn refill(context: &AdapterContext) {

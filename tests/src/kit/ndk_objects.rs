@@ -15,6 +15,12 @@ use ndis_sys::status::{
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CANCELLED, STATUS_CONNECTION_INVALID,
 };
 use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::sim::ndk_connect::wait_for;
+
+/// How long a case waits for a callback from the provider's timer.
+const WAIT: Duration = Duration::from_secs(5);
 
 use super::{Case, CaseResult, ensure, expect_eq, finish, started};
 use crate::sim::consumer::{NdkConsumer, allocations_tagged};
@@ -224,6 +230,8 @@ fn qp_unconnected_and_flush() -> CaseResult {
         expect_eq("initiator completions", ndk.results(&icq, 4).len(), 0)?;
         ndk.arm(&rcq, NDK_CQ_NOTIFY_ANY);
         ndk.flush(&qp);
+        // Notifications come from the provider's timer (`perform::rdma::defer`).
+        wait_for(WAIT, || !lock(&rcq.events.notifications).is_empty());
         let notified = lock(&rcq.events.notifications).clone();
         expect_eq(
             "notifications after one arm",
@@ -252,6 +260,8 @@ fn qp_unconnected_and_flush() -> CaseResult {
             ndk.results(&icq, 4).len(),
             0,
         )?;
+        // Time for the timer to make a second notification, were one (wrongly) due.
+        std::thread::sleep(Duration::from_millis(20));
         expect_eq(
             "notifications without a new arm",
             lock(&rcq.events.notifications).len(),
@@ -310,6 +320,13 @@ fn close_with_successors() -> CaseResult {
             qp.close(&ndk, qp.dispatch.NdkCloseQp),
             NDIS_STATUS_SUCCESS,
         )?;
+        // The pending closes complete from the provider's timer; a second completion, were one
+        // made, would come within the next few milliseconds.
+        wait_for(WAIT, || {
+            pd.events.close_completions.load(Ordering::SeqCst) == 1
+                && cq.events.close_completions.load(Ordering::SeqCst) == 1
+        });
+        std::thread::sleep(Duration::from_millis(20));
         expect_eq(
             "PD close completions",
             pd.events.close_completions.load(Ordering::SeqCst),

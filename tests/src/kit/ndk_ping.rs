@@ -632,3 +632,20 @@ fn disconnect() -> CaseResult {
         sb.close()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Status, run_group};
+
+    #[test]
+    fn ndk_ping_group_passes() {
+        let reports = run_group(&super::group(), |_| {});
+        let failed: Vec<_> = reports
+            .iter()
+            .filter(|r| r.status != Status::Pass)
+            .map(|r| format!("{}: {}", r.name, r.reason))
+            .collect();
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+        assert!(reports.len() >= 6);
+    }
+}

@@ -255,8 +255,8 @@ impl<'a> NdkConsumer<'a> {
     }
 
     /// Calls each of the adapter's create functions not implemented yet once at DISPATCH_LEVEL
-    /// (shared endpoint with no address, connector, listener; CQ and PD have their own helpers,
-    /// `sim::ndk_objects`) and checks rule 6 for each: a
+    /// (the shared endpoint, with no address; the others have their own helpers,
+    /// `sim::ndk_objects`, `sim::ndk_connect`, which check the same) and checks rule 6 for each: a
     /// return other than `STATUS_PENDING` calls no `CreateCompletion` and leaves `*ppObject`
     /// alone. Returns each function's name and status. An object a create returns inline
     /// is reported (this consumer does not yet close them).
@@ -306,18 +306,6 @@ impl<'a> NdkConsumer<'a> {
             // SAFETY: as above; no address (length 0).
             one("NdkCreateSharedEndpoint", &|c, o| unsafe {
                 f(a, null_mut(), 0, completion, c, o.cast())
-            });
-        }
-        if let Some(f) = d.NdkCreateConnector {
-            // SAFETY: as above.
-            one("NdkCreateConnector", &|c, o| unsafe {
-                f(a, completion, c, o.cast())
-            });
-        }
-        if let Some(f) = d.NdkCreateListener {
-            // SAFETY: as above.
-            one("NdkCreateListener", &|c, o| unsafe {
-                f(a, None, null_mut(), completion, c, o.cast())
             });
         }
         results

@@ -7,7 +7,7 @@ use dcbndk_core::ndk::provider::cq::Completion;
 
 use super::extension::query_extension;
 use super::objects::cq_parts as parts;
-use crate::perform::ndkcalls;
+use crate::perform::rdma;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_CQ, adapter, free_object, new_object,
 };
@@ -165,7 +165,7 @@ unsafe extern "system" fn arm_cq(cq: *mut NDK_CQ, ty: ULONG) {
     let (block, owner) = unsafe { parts(cq) };
     let mut calls = Calls::new();
     owner.provider.lock().arm_cq(block.slot, ty, &mut calls);
-    ndkcalls::make(owner, &calls);
+    rdma::defer(owner, &calls);
 }
 
 /// `NdkControlCqInterruptModeration` (the adapter sets

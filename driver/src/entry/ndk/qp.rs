@@ -13,7 +13,7 @@ use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
 use super::extension::query_extension;
 use super::objects::{cq_slot, mr_parts, pd_parts};
 use super::pump::pump;
-use crate::perform::ndkcalls;
+use crate::perform::rdma;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object,
 };
@@ -124,7 +124,7 @@ pub unsafe extern "system" fn create_qp(
         let mut calls = Calls::new();
         let _ = provider.close_qp(slot, &mut calls);
         drop(provider);
-        ndkcalls::make(owner, &calls);
+        rdma::defer(owner, &calls);
         return NDIS_STATUS_RESOURCES;
     };
     provider.set_qp_object(slot, made);
@@ -167,7 +167,7 @@ unsafe extern "system" fn close_qp(
     let _ = owner.provider.lock().close_qp(slot, &mut calls);
     // SAFETY: its slot is free; the consumer uses it no more.
     unsafe { free_object(owner.ndis_handle, TAG_NDK_QP, qp) };
-    ndkcalls::make(owner, &calls);
+    rdma::defer(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
 
@@ -183,7 +183,7 @@ unsafe extern "system" fn flush(qp: *mut NDK_QP) {
     let (slot, owner) = unsafe { parts(qp) };
     let mut calls = Calls::new();
     owner.provider.lock().flush_qp(slot, &mut calls);
-    ndkcalls::make(owner, &calls);
+    rdma::defer(owner, &calls);
 }
 
 /// Copies the consumer's SGE list into `out`; `None` for a null list with entries or more

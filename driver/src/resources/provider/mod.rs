@@ -308,6 +308,11 @@ impl Provider {
             }
             *calls = Calls::new();
         };
+        // Closes that completed and wait for the timer to free their blocks.
+        while self.has_deferred() {
+            self.take_deferred(&mut calls);
+            settle(&mut calls, &mut free);
+        }
         for i in 0..self.connectors.as_slice().len() {
             let Some(id) = self.connector_at(i) else {
                 continue;
