@@ -184,11 +184,48 @@ fn scan(arch: Arch, begin: u32, code: &[u8], iat: &BTreeMap<u32, String>) -> Ref
     }
 }
 
+/// The import each register is loaded with anywhere in the function (`mov reg, [rip+slot]`),
+/// when it is loaded with exactly one: a loop whose body calls through a register the compiler
+/// loads at the loop's end (a block at a higher address than the call) is resolved by this, not
+/// by address order.
+fn register_imports_x64(
+    begin: u32,
+    code: &[u8],
+    iat: &BTreeMap<u32, String>,
+) -> BTreeMap<Register, String> {
+    let mut seen: BTreeMap<Register, BTreeSet<String>> = BTreeMap::new();
+    let mut decoder = Decoder::with_ip(64, code, u64::from(begin), DecoderOptions::NONE);
+    let mut instruction = Instruction::default();
+    while decoder.can_decode() {
+        decoder.decode_out(&mut instruction);
+        if instruction.mnemonic() == Mnemonic::Mov
+            && instruction.op0_kind() == OpKind::Register
+            && instruction.is_ip_rel_memory_operand()
+            && let Some(name) = u32::try_from(instruction.ip_rel_memory_address())
+                .ok()
+                .and_then(|slot| iat.get(&slot))
+        {
+            seen.entry(instruction.op0_register().full_register())
+                .or_default()
+                .insert(name.clone());
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(r, names)| {
+            (names.len() == 1)
+                .then(|| names.into_iter().next())
+                .flatten()
+                .map(|n| (r, n))
+        })
+        .collect()
+}
+
 /// x64 code is decoded with iced-x86; RVAs are used as instruction pointers. An import is called
 /// either straight through its slot (`call [rip+slot]`) or, when a function calls it more than
 /// once, through a register loaded from the slot (`mov rsi, [rip+slot]` ... `call rsi`).
 fn scan_x64(begin: u32, code: &[u8], iat: &BTreeMap<u32, String>) -> Refs {
     let mut refs = Refs::default();
+    let anywhere = register_imports_x64(begin, code, iat);
     let mut decoder = Decoder::with_ip(64, code, u64::from(begin), DecoderOptions::NONE);
     let mut instruction = Instruction::default();
     let mut holds: BTreeMap<Register, String> = BTreeMap::new();
@@ -202,7 +239,12 @@ fn scan_x64(begin: u32, code: &[u8], iat: &BTreeMap<u32, String>) -> Refs {
         let register_import = || {
             let register = instruction.op0_register().full_register();
             (instruction.op0_kind() == OpKind::Register)
-                .then(|| holds.get(&register).or_else(|| last_import.get(&register)))
+                .then(|| {
+                    holds
+                        .get(&register)
+                        .or_else(|| last_import.get(&register))
+                        .or_else(|| anywhere.get(&register))
+                })
                 .flatten()
                 .cloned()
         };

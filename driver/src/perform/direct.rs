@@ -14,6 +14,8 @@ use crate::resources::wire::{self, MAX_PORTS};
 pub enum Direct {}
 
 impl Wire for Direct {
+    const OUTSIDE_DELIVERY: bool = true;
+
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
         deliver(from, frame, at_dispatch, at_ns);
         pump(from, at_dispatch);

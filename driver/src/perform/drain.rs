@@ -119,10 +119,14 @@ fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64)
         // The buffers stay off the free list (ours) until their frames have been delivered.
         W::transmit_sent(context, sent, at_dispatch);
         retry_held(context, at_dispatch);
-        refill(context);
+        if W::OUTSIDE_DELIVERY {
+            refill(context);
+        }
     }
     retry_held(context, at_dispatch);
-    refill(context);
+    if W::OUTSIDE_DELIVERY {
+        refill(context);
+    }
     let refresh = context.link.state().lock().link.rx_poll(now);
     if let Some(request) = refresh {
         send_pfc::<W>(context, request, at_dispatch, now);

@@ -10,6 +10,11 @@ use crate::resources::wire;
 
 /// How a frame reaches the wire from where the caller runs.
 pub trait Wire {
+    /// The caller runs outside any delivery (an entry point): the link's drain may also queue
+    /// the NDK providers' frames (`super::rdma::refill`), whose framing and classification are
+    /// too deep a stack to add under a delivery; under one they wait for the next outer drain
+    /// or the link's timer.
+    const OUTSIDE_DELIVERY: bool;
     /// Puts `frame` (a whole Ethernet frame without FCS, built by the caller: a PFC frame or an
     /// LLDPDU) on `from`'s wire, as sent at `at_ns` (the link's own time for its frames, which
     /// may lie within the last clock tick; now for control frames). `at_dispatch`: the caller
@@ -26,6 +31,8 @@ pub trait Wire {
 pub enum Posted {}
 
 impl Wire for Posted {
+    const OUTSIDE_DELIVERY: bool = false;
+
     fn transmit(from: &AdapterContext, frame: &[u8], _at_dispatch: bool, at_ns: u64) {
         if from.link.post_copy(frame, at_ns) {
             wire::posted(1);

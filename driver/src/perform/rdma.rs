@@ -16,9 +16,10 @@
 //! Receiving: [`arrived`] parses a frame the packet filter let through; a RoCEv2 frame (UDP
 //! 4791, right ICRC) goes to the open NDK adapters' providers, the first that owns its
 //! destination QP takes it (QP 1: the connection manager, if the message is to one of its
-//! addresses). Nothing here makes a consumer callback: it runs inside a delivery on the wire, so
-//! the callbacks it owes are deferred to the NDK adapter's timer
-//! (`crate::resources::provider::deferred`).
+//! addresses). Nothing here makes a consumer callback or frames a packet: it runs inside a
+//! delivery on the wire, so the callbacks it owes and what it must send are left to the NDK
+//! adapter's timer (`crate::resources::provider::deferred`). The link's drain refills NDK's
+//! frames only outside deliveries (`super::post::Wire::OUTSIDE_DELIVERY`).
 //!
 //! IRQL: <= DISPATCH_LEVEL. Locks: a provider's, then the link's inside it; never the other way.
 
@@ -283,6 +284,7 @@ fn packet_len(packet: &dcbndk_core::ndk::provider::rc::Packet) -> usize {
 /// CQs, deferring the notifications they owe, and arms the timer if the provider needs it.
 pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Provider) {
     let now = now_ns();
+    p.transmit_due = false;
     let mut calls = Calls::new();
     p.cm_events(&mut calls);
     send_cm(context, p);
@@ -306,7 +308,7 @@ pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
     if p.closing {
         return;
     }
-    let due = if p.has_deferred() {
+    let due = if p.has_deferred() || p.transmit_due {
         Some(now)
     } else {
         p.next_deadline()
@@ -383,7 +385,11 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
         }
         let taken = take(&mut p, &packet, now);
         if taken {
-            transmit(context, owner, &mut p);
+            // What it owes (an ACK, a READ response, a connection message, completions) is
+            // framed by the provider's timer, outside this delivery: framing and classifying
+            // here would add their stack to the receive path's (`cargo xtask pe`).
+            p.transmit_due = true;
+            schedule(owner, &mut p, now);
         }
         taken
     });

@@ -43,9 +43,8 @@ pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns:
         return;
     }
     // A RoCEv2 frame to this adapter is NDK's when an NDK adapter is open, whatever the packet
-    // filter (the RDMA engine is not a protocol); its answers go out posted.
+    // filter (the RDMA engine is not a protocol); its answers go out from the provider's timer.
     if rdma_frame(context, frame) {
-        drain::drain::<Posted>(context, at_dispatch);
         return;
     }
     // One look under the control lock: an LLDPDU for the agent, or the packet filter's verdict.

@@ -174,29 +174,74 @@ pub unsafe fn new_adapter(
     seed: u8,
 ) -> Option<*mut NDK_ADAPTER> {
     let (dispatch, connector_dispatch) = (routines.adapter, routines.connector);
-    // SAFETY: the handle is valid for the provider's life (function contract).
-    let provider = unsafe { Provider::new(ndis_handle, profile, seed) }?;
     // SAFETY: the handle is valid until the object is freed, which frees the timer first.
-    let timer = unsafe { Timer::new(ndis_handle, TAG_NDK_ADAPTER, routines.timer) }?;
-    let value = NdkAdapterObject {
-        object: NDK_ADAPTER {
+    let mut timer = Some(unsafe { Timer::new(ndis_handle, TAG_NDK_ADAPTER, routines.timer) }?);
+    // The object is built where it lives, member by member: its provider (the connection
+    // manager's state) is larger than a kernel stack frame should hold.
+    let init = |place: *mut NdkAdapterObject| {
+        let mut built = false;
+        // SAFETY: `place` is fresh pool memory for one object; only a member's address is taken.
+        let lock = unsafe { &raw mut (*place).provider };
+        let build = |provider: *mut Provider| {
+            // SAFETY: the lock's value slot inside `place`; the handle is valid (function
+            // contract).
+            built = unsafe { Provider::init_in(provider, ndis_handle, profile, seed) };
+        };
+        // SAFETY: `lock` is valid for writes of the lock; `build` initializes the provider or
+        // leaves nothing to drop (`built` says which).
+        unsafe { SpinLock::init_in(lock, build) };
+        let Some(timer) = timer.take().filter(|_| built) else {
+            return false;
+        };
+        let header = NDK_ADAPTER {
             Header: NDK_OBJECT_HEADER {
                 Version: version,
                 ObjectType: NdkObjectTypeAdapter,
                 NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
             },
             Dispatch: dispatch,
-        },
-        adapter_context,
-        version,
-        ndis_handle,
-        provider: SpinLock::new(provider),
-        connector_dispatch,
-        timer,
-        port: AtomicUsize::new(usize::MAX),
+        };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).object };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(header) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).adapter_context };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(adapter_context) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).version };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(version) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).ndis_handle };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(ndis_handle) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).connector_dispatch };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(connector_dispatch) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).timer };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(timer) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).port };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(AtomicUsize::new(usize::MAX)) };
+        true
     };
-    // SAFETY: the handle is valid for the box's life (function contract).
-    let boxed = unsafe { PoolBox::new(ndis_handle, TAG_NDK_ADAPTER, value) }?;
+    // SAFETY: the handle is valid for the box's life (function contract); `init` builds the
+    // whole object or leaves nothing to drop (the provider's `init_in` frees what it allocated
+    // when it fails; the timer is dropped here then).
+    let boxed = unsafe { PoolBox::new_with(ndis_handle, TAG_NDK_ADAPTER, init) }?;
     // SAFETY: the lock is at its final address (the box's) and initialized once; it is freed
     // in free_adapter.
     unsafe { boxed.get().provider.initialize() };

@@ -324,7 +324,7 @@ fn emitted_frames() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
 }
 
 /// `(name, show)` of every `<field>` of a PDML document, in document order.
-pub(super) fn pdml_fields(pdml: &str) -> Vec<(String, String)> {
+pub(crate) fn pdml_fields(pdml: &str) -> Vec<(String, String)> {
     let attr = |line: &str, key: &str| -> Option<String> {
         let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
         let end = start + line[start..].find('"')?;

@@ -6,13 +6,13 @@
 //! hash, and the two collide (cargo issue 6313).
 
 mod abi_mingw;
-mod dcbx_vectors;
+pub(crate) mod dcbx_vectors;
 mod inf;
 mod layers;
 mod mdl;
 mod powershell;
 mod published;
-mod roce_wire;
+pub(crate) mod roce_wire;
 mod smoke;
 mod symbols;
 mod verifier;

@@ -311,11 +311,11 @@ fn mismatches(fields: &[(String, String)], b: &Built) -> Vec<(String, String, St
 /// claims InfiniBand payloads it recognises, and claims (then throws on) one of the arbitrary
 /// payloads here (5 bytes of SEND Only over IPv6); the payloads are no upper protocol, and the
 /// check that every payload reaches the data dissector intact would see any other claim.
-const TSHARK: [&str; 5] = ["-n", "--disable-protocol", "rpcordma", "-T", "pdml"];
+pub(crate) const TSHARK: [&str; 5] = ["-n", "--disable-protocol", "rpcordma", "-T", "pdml"];
 
 /// Expert infos above Note (severity Warning 0x00600000 or Error 0x00800000) per packet, as
 /// `(packet index, message)`, and whether any packet was malformed.
-fn expert_above_note(pdml: &str) -> Vec<(usize, String)> {
+pub(crate) fn expert_above_note(pdml: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (i, packet) in pdml.split("<packet>").skip(1).enumerate() {
         let fields = pdml_fields(packet);

@@ -20,6 +20,7 @@ use ndis_sys::status::{
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID, STATUS_CONNECTION_REFUSED,
 };
 
+use super::capture::Capture;
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
 use crate::sim::consumer::NdkConsumer;
 use crate::sim::mdl::{MdlChain, MdlKind};
@@ -165,10 +166,9 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
     })
 }
 
-/// Two running adapters on a fresh wall-clock wire with distinct MACs and IPv4 and IPv6
+/// Two running adapters on `wire` (wall clock) with distinct MACs and IPv4 and IPv6
 /// addresses given by TCP/IP.
-fn pair() -> Result<(Adapter, Adapter), String> {
-    let wire = Registry::fresh_wire();
+fn pair(wire: u32) -> Result<(Adapter, Adapter), String> {
     let make = |last: u8| -> Result<Adapter, String> {
         let mut r = Registry::inf_defaults();
         r.on_wire(wire)
@@ -188,13 +188,19 @@ fn ip6(last: u8) -> IpAddr {
     IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, u16::from(last)))
 }
 
-/// Runs `body` on a connected pair, then halts both (checking the verifier).
+/// Runs `body` on a pair on a fresh wire, then halts both (checking the verifier). Under
+/// `hlk --pcap` the wire is captured (`super::capture`): every RoCEv2 frame of the case, for
+/// Wireshark.
 fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>) -> CaseResult {
-    let (a, b) = pair()?;
+    let wire = Registry::fresh_wire();
+    let capture = Capture::start(wire)?;
+    let (a, b) = pair(wire)?;
     let result = body(&a, &b);
     let checked = (a.check(), b.check());
     let finished = (finish(a), finish(b));
+    let stopped = super::capture::stop(capture);
     result?;
+    stopped?;
     checked.0?;
     checked.1?;
     finished.0?;
@@ -647,5 +653,78 @@ mod tests {
             .collect();
         assert!(failed.is_empty(), "{}", failed.join("\n"));
         assert!(reports.len() >= 6);
+    }
+
+    /// Issue 21's wire truth: every frame of an NdkPing run, captured from the wire, decodes in
+    /// tshark's InfiniBand dissector (RoCEv2) with no expert info above Note and nothing
+    /// malformed; the connection messages and every opcode the run uses are among them.
+    #[test]
+    fn every_frame_of_a_run_decodes_in_tshark_as_roce() {
+        use crate::conformance::dcbx_vectors::pdml_fields;
+        use crate::conformance::roce_wire::{TSHARK, expert_above_note};
+        use crate::kit::capture::{Sink, capturing};
+        if !crate::conformance::have_tshark() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("dcbndk-ndkping-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("NdkPing.pcap");
+        let sink = Sink::create(&file).unwrap();
+        let verdicts: Vec<_> = capturing(Some(&sink), || {
+            vec![
+                super::ping(false, 10),
+                super::ping(true, 10),
+                super::write_and_read(),
+            ]
+        });
+        for v in verdicts {
+            v.unwrap();
+        }
+        let records = sink.close().unwrap().unwrap_or(0);
+        let out = std::process::Command::new("tshark")
+            .args(["-r", file.to_str().unwrap()])
+            .args(TSHARK)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "tshark: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let pdml = String::from_utf8_lossy(&out.stdout);
+        let expert = expert_above_note(&pdml);
+        assert!(
+            expert.is_empty(),
+            "tshark expert info above Note: {expert:?}"
+        );
+        let mut roce = 0usize;
+        let mut opcodes = std::collections::BTreeSet::new();
+        for packet in pdml.split("<packet>").skip(1) {
+            let fields = pdml_fields(packet);
+            let udp4791 = fields
+                .iter()
+                .any(|(n, v)| n == "udp.dstport" && v == "4791");
+            if !udp4791 {
+                continue;
+            }
+            assert!(
+                fields.iter().any(|(n, _)| n == "infiniband.bth.opcode"),
+                "a UDP 4791 frame not decoded as InfiniBand"
+            );
+            roce += 1;
+            if let Some((_, op)) = fields.iter().find(|(n, _)| n == "infiniband.bth.opcode") {
+                opcodes.insert(op.clone());
+            }
+        }
+        // SEND Only (4), ACK (17), WRITE First/Middle/Last (6, 7, 8), READ Request (12),
+        // READ Response First/Middle/Last (13, 14, 15).
+        for op in ["4", "6", "7", "8", "12", "13", "14", "15", "17"] {
+            assert!(opcodes.contains(op), "no opcode {op} among {opcodes:?}");
+        }
+        assert!(roce >= 4 * 20, "{roce} RoCEv2 frames of {records} records");
+        println!(
+            "{roce} RoCEv2 frames of an NdkPing run ({records} records) decode in tshark, opcodes {opcodes:?}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

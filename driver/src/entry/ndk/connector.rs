@@ -11,7 +11,7 @@ use dcbndk_core::ndk::provider::cm::{CmStatus, ConnId, Source};
 use super::address;
 use super::extension::query_extension;
 use super::objects::qp_parts;
-use super::pump::pump;
+use super::pump::later;
 use super::unimplemented;
 use crate::context::context;
 use crate::perform::rdma::Addresses;
@@ -135,7 +135,7 @@ unsafe extern "system" fn close_connector(
     }
     // SAFETY: its slot is free; the consumer uses it no more.
     unsafe { free_object(owner.ndis_handle, TAG_NDK_CONNECTOR, connector) };
-    pump(owner, &calls);
+    later(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
 
@@ -144,7 +144,7 @@ fn pended(owner: &NdkAdapterObject, taken: Result<(), CmStatus>) -> NTSTATUS {
     let status = taken.map_or_else(cm_status, |()| NDIS_STATUS_PENDING);
     let mut calls = Calls::new();
     owner.provider.lock().cm_events(&mut calls);
-    pump(owner, &calls);
+    later(owner, &calls);
     status
 }
 
@@ -331,7 +331,7 @@ unsafe extern "system" fn reject(
     let done = owner.provider.lock().reject(id, private);
     let mut calls = Calls::new();
     owner.provider.lock().cm_events(&mut calls);
-    pump(owner, &calls);
+    later(owner, &calls);
     done.map_or_else(cm_status, |()| NDIS_STATUS_SUCCESS)
 }
 

@@ -8,7 +8,7 @@ use dcbndk_core::ndk::provider::cm::BindId;
 
 use super::address;
 use super::extension::query_extension;
-use super::pump::pump;
+use super::pump::later;
 use crate::context::context;
 use crate::perform::rdma::Addresses;
 use crate::resources::ndkobject::{
@@ -116,7 +116,7 @@ unsafe extern "system" fn close_listener(
     }
     // SAFETY: its slot is free; the consumer uses it no more.
     unsafe { free_object(owner.ndis_handle, TAG_NDK_LISTENER, listener) };
-    pump(owner, &Calls::new());
+    later(owner, &Calls::new());
     NDIS_STATUS_SUCCESS
 }
 
@@ -196,5 +196,5 @@ unsafe extern "system" fn control_connect_events(listener: *mut NDK_LISTENER, pa
         let _ = p.cm.control_connect_events(id, pause != 0);
         p.cm_events(&mut calls);
     }
-    pump(owner, &calls);
+    later(owner, &calls);
 }

@@ -12,7 +12,7 @@ use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
 
 use super::extension::query_extension;
 use super::objects::{cq_slot, mr_parts, pd_parts};
-use super::pump::pump;
+use super::pump::kick;
 use crate::perform::rdma;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object,
@@ -213,8 +213,8 @@ unsafe fn sges(sgl: *const NDK_SGE, n: ULONG, out: &mut [Sge; MAX_SGES]) -> Opti
     out.get(..n)
 }
 
-/// Posts an initiator request and moves any completion it makes ready (a QP in error
-/// completes it `STATUS_CANCELLED` at once).
+/// Posts an initiator request, then sends what it makes ready ([`kick`], once the post's own
+/// frame is gone).
 ///
 /// # Safety
 /// `qp` is a live QP of this provider; `sgl` valid for `n` reads.
@@ -226,16 +226,39 @@ unsafe fn post(
     n: ULONG,
     flags: ULONG,
 ) -> NTSTATUS {
+    // SAFETY: the caller's contract.
+    let (status, owner) = unsafe { queue(qp, context, operation, sgl, n, flags) };
+    if let Some(owner) = owner {
+        kick(owner);
+    }
+    status
+}
+
+/// Queues an initiator request and moves any completion it makes ready (a QP in error
+/// completes it `STATUS_CANCELLED` at once), deferring the notifications. Returns the status and
+/// the adapter to kick. Out of line: its frame (the SGE list) is gone before the kick.
+///
+/// # Safety
+/// `qp` is a live QP of this provider; `sgl` valid for `n` reads.
+#[inline(never)]
+unsafe fn queue<'a>(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    operation: Operation,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+    flags: ULONG,
+) -> (NTSTATUS, Option<&'a NdkAdapterObject>) {
     if qp.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
+        return (NDIS_STATUS_INVALID_PARAMETER, None);
     }
     let mut staged = [Sge::EMPTY; MAX_SGES];
     // SAFETY: caller's contract.
     let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
-        return NDIS_STATUS_INVALID_PARAMETER;
+        return (NDIS_STATUS_INVALID_PARAMETER, None);
     };
     // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { parts(qp) };
+    let (slot, owner) = unsafe { parts::<'a>(qp) };
     let mut calls = Calls::new();
     let posted = {
         let mut provider = owner.provider.lock();
@@ -250,10 +273,11 @@ unsafe fn post(
             qp.fail();
         }
         provider.drain_qp(slot, &mut calls);
+        provider.defer(&calls);
         posted
     };
-    pump(owner, &calls);
-    posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS)
+    let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);
+    (status, Some(owner))
 }
 
 /// `NdkSend` (ndkpi.md §2.4).
@@ -352,25 +376,45 @@ unsafe extern "system" fn receive(
     sgl: *const NDK_SGE,
     n: ULONG,
 ) -> NTSTATUS {
+    // SAFETY: the caller's contract.
+    let (status, owner) = unsafe { queue_receive(qp, context, sgl, n) };
+    if let Some(owner) = owner {
+        kick(owner);
+    }
+    status
+}
+
+/// Queues a receive (see [`queue`]).
+///
+/// # Safety
+/// As `receive`.
+#[inline(never)]
+unsafe fn queue_receive<'a>(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    sgl: *const NDK_SGE,
+    n: ULONG,
+) -> (NTSTATUS, Option<&'a NdkAdapterObject>) {
     if qp.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
+        return (NDIS_STATUS_INVALID_PARAMETER, None);
     }
     let mut staged = [Sge::EMPTY; MAX_SGES];
     // SAFETY: caller's contract.
     let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
-        return NDIS_STATUS_INVALID_PARAMETER;
+        return (NDIS_STATUS_INVALID_PARAMETER, None);
     };
     // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { parts(qp) };
+    let (slot, owner) = unsafe { parts::<'a>(qp) };
     let mut calls = Calls::new();
     let posted = {
         let mut provider = owner.provider.lock();
         let posted = provider.post_receive(slot, context as usize, list);
         provider.drain_qp(slot, &mut calls);
+        provider.defer(&calls);
         posted
     };
-    pump(owner, &calls);
-    posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
+    let status = posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS);
+    (status, Some(owner))
 }
 
 /// `NdkBind`: no memory windows on this adapter (`MaxMwCount` 0): `STATUS_NOT_SUPPORTED`

@@ -139,6 +139,8 @@ pub struct Provider {
     pub deferred_len: usize,
     /// When the timer is armed to run (`None`: not armed).
     pub armed_at: Option<u64>,
+    /// A received packet left something to send (an answer): the timer frames it.
+    pub transmit_due: bool,
     /// The NDK adapter is closing: its timer is not armed again.
     pub closing: bool,
     /// Where RoCEv2 peers were last seen: IP address to MAC address ([`neighbors`]).
@@ -170,14 +172,39 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// The tables of [`PROVISIONED`] for an adapter of `profile`, region keys from `seed`.
-    /// `None` when the pool is exhausted (everything allocated so far is freed).
+    /// Builds the provider, with the tables of [`PROVISIONED`] for an adapter of `profile` and
+    /// region keys from `seed`, in place at `place` (it is larger than a value a kernel stack
+    /// should carry around: its connection manager alone is over a kilobyte). `false` when the
+    /// pool is exhausted (everything allocated so far is freed, nothing is left at `place`).
     ///
     /// IRQL: <= DISPATCH_LEVEL.
     ///
     /// # Safety
-    /// `ndis_handle` is the miniport's adapter handle, valid for the provider's life.
-    pub unsafe fn new(ndis_handle: NDIS_HANDLE, profile: &Profile, seed: u8) -> Option<Provider> {
+    /// `ndis_handle` is the miniport's adapter handle, valid for the provider's life; `place`
+    /// is valid for writes of one `Provider` and aligned for it.
+    pub unsafe fn init_in(
+        place: *mut Provider,
+        ndis_handle: NDIS_HANDLE,
+        profile: &Profile,
+        seed: u8,
+    ) -> bool {
+        // SAFETY: the caller's contract.
+        let Some(()) = (unsafe { Self::try_init_in(place, ndis_handle, profile, seed) }) else {
+            return false;
+        };
+        true
+    }
+
+    /// [`Provider::init_in`], with `?`.
+    ///
+    /// # Safety
+    /// As [`Provider::init_in`].
+    unsafe fn try_init_in(
+        place: *mut Provider,
+        ndis_handle: NDIS_HANDLE,
+        profile: &Profile,
+        seed: u8,
+    ) -> Option<()> {
         let n = PROVISIONED;
         // SAFETY: the handle is valid for the provider's life (function contract), and so for
         // each array below.
@@ -236,33 +263,154 @@ impl Provider {
                 deferred::BLANK
             })
         }?;
-        Some(Provider {
-            mem,
-            cm,
-            connectors,
-            listeners,
-            psn_seed: u32::from(seed),
-            qpn_base: QPN_BASE,
-            deferred,
-            deferred_head: 0,
-            deferred_len: 0,
-            armed_at: None,
-            closing: false,
-            neighbors: neighbors::Neighbors::new(),
-            cm_psn: 0,
-            scratch,
-            cqs,
-            qps,
-            domains,
-            regions,
-            ndis_handle,
-            profile: *profile,
-            _pd_slots: pd_slots,
-            _mr_slots: mr_slots,
-            _conn_slots: conn_slots,
-            _bind_slots: bind_slots,
-        })
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).mem };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(mem) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).cm };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(cm) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).connectors };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(connectors) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).listeners };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(listeners) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).psn_seed };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(u32::from(seed)) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).qpn_base };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(QPN_BASE) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).deferred };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(deferred) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).deferred_head };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(0) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).deferred_len };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(0) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).armed_at };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(None) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).transmit_due };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(false) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).closing };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(false) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).neighbors };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(neighbors::Neighbors::new()) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).cm_psn };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(0) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).scratch };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(scratch) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).cqs };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(cqs) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).qps };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(qps) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).domains };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(domains) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).regions };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(regions) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).ndis_handle };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(ndis_handle) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place).profile };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(*profile) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place)._pd_slots };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(pd_slots) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place)._mr_slots };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(mr_slots) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place)._conn_slots };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(conn_slots) };
+        // SAFETY: `place` is valid for writes of the whole value (function contract); only
+        // the member's address is taken.
+        let member = unsafe { &raw mut (*place)._bind_slots };
+        // SAFETY: `member` is inside `place`, valid for writes, written once.
+        unsafe { member.write(bind_slots) };
+        Some(())
     }
+}
+
+/// Frees the blocks of the closes `calls` completes (teardown makes no callback).
+fn settle<F: FnMut(Left)>(calls: &mut Calls, free: &mut F) {
+    for call in calls.iter() {
+        match call {
+            Call::Closed {
+                object: Closed::Cq(p),
+                ..
+            } => free(Left::Cq(p)),
+            Call::Closed {
+                object: Closed::Pd(p),
+                ..
+            } => free(Left::Pd(p)),
+            Call::Notify { .. }
+            | Call::Request { .. }
+            | Call::ConnectEvent { .. }
+            | Call::Event { .. } => {}
+        }
+    }
+    *calls = Calls::new();
 }
 
 /// An object left open when its NDK adapter closes.
@@ -289,25 +437,6 @@ impl Provider {
     /// everything before it (ndkpi.md §1.3).
     pub fn teardown(&mut self, mut free: impl FnMut(Left)) {
         let mut calls = Calls::new();
-        let settle = |calls: &mut Calls, free: &mut dyn FnMut(Left)| {
-            for call in calls.iter() {
-                match call {
-                    Call::Closed {
-                        object: Closed::Cq(p),
-                        ..
-                    } => free(Left::Cq(p)),
-                    Call::Closed {
-                        object: Closed::Pd(p),
-                        ..
-                    } => free(Left::Pd(p)),
-                    Call::Notify { .. }
-                    | Call::Request { .. }
-                    | Call::ConnectEvent { .. }
-                    | Call::Event { .. } => {}
-                }
-            }
-            *calls = Calls::new();
-        };
         // Closes that completed and wait for the timer to free their blocks.
         while self.has_deferred() {
             self.take_deferred(&mut calls);

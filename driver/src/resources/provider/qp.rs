@@ -288,15 +288,14 @@ impl Provider {
             .as_mut_slice()
             .get_mut(index)
             .ok_or(CallStatus::InsufficientResources)?;
-        *slot = QpSlot {
-            rc: None,
-            qp: Some(qp),
-            _arrays: Some(arrays),
-            object: core::ptr::null_mut(),
-            create: Some(create),
-            inline_size: sizes.inline_bytes,
-            path: None,
-        };
+        // Member by member: a whole `QpSlot` built and moved would be a large stack temporary.
+        slot.rc = None;
+        slot.path = None;
+        slot.object = core::ptr::null_mut();
+        slot.create = Some(create);
+        slot.inline_size = sizes.inline_bytes;
+        slot._arrays = Some(arrays);
+        slot.qp = Some(qp);
         Ok(index)
     }
 
