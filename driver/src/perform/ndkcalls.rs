@@ -75,7 +75,7 @@ fn make_one(adapter: &NdkAdapterObject, call: Call, next: &mut Calls) {
             callback,
             context,
             connector,
-        } => connect_event(adapter, callback, context, connector),
+        } => connect_event(adapter, callback, context, connector, next),
         Call::Closed { close, object } => {
             let handle = adapter.ndis_handle;
             match object {
@@ -101,9 +101,9 @@ fn connect_event(
     callback: NDK_FN_CONNECT_EVENT_CALLBACK,
     context: PVOID,
     slot: usize,
+    next: &mut Calls,
 ) {
     let made = new_connector(adapter, slot);
-    let mut calls = Calls::new();
     let object = {
         let mut provider = adapter.provider.lock();
         let Some(id) = provider.connector_at(slot) else {
@@ -115,15 +115,14 @@ fn connect_event(
                 Some(object)
             }
             None => {
-                let _ = provider.close_connector(id, &mut calls);
+                let _ = provider.close_connector(id, next);
                 None
             }
         }
     };
-    match (object, callback) {
+    if let (Some(object), Some(callback)) = (object, callback) {
         // SAFETY: the listener's callback with its context and the connector the consumer now
         // owns (ndkpi.md §4.2).
-        (Some(object), Some(callback)) => unsafe { callback(context, object) },
-        _ => make(adapter, &calls),
+        unsafe { callback(context, object) };
     }
 }

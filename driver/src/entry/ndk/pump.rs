@@ -2,19 +2,18 @@
 //! consumer callbacks the call owes wait for the provider's timer (`perform::rdma::defer`).
 //!
 //! Two ways. [`kick`], for the posts of the data path (`NdkSend`, `NdkWrite`, `NdkRead`,
-//! `NdkReceive`): the provider's packets are framed and queued, then the link drains at once, as
-//! the send entry point drains it (an entry point, not inside a delivery, so frames go out
-//! now). Its caller has returned from the post's own work first, so that only `kick`'s small
-//! frame lies under the drain, which may run a peer's whole receive path (`cargo xtask pe`'s
-//! budget). [`later`], for the connection calls: everything is left to the provider's timer
-//! (a connection message a millisecond later costs nothing, and the calls' frames, which hold
-//! private data and addresses, stay off the delivery's stack).
+//! `NdkReceive`): the provider's packets are framed and queued now, and the link's timer
+//! drains them (within a millisecond). [`later`], for the connection calls: everything is left
+//! to the provider's timer. No dispatch function drains the link itself: a drain may run a
+//! peer's whole receive path, and the image's stack check (`cargo xtask pe`) must assume that
+//! any indirect call of the driver (the OID table's handlers, a consumer's callback) may reach
+//! any function of a dispatch table, so a dispatch function that drained would put that path
+//! under every one of them. The cost is the timer's latency per message, which a NIC's
+//! doorbell would not have; the timers' routines are entry points of their own.
 
 use crate::context::context;
-use crate::perform::direct::Direct;
-use crate::perform::drain::drain;
+use crate::perform::drain::retry_soon;
 use crate::perform::rdma::{self, Addresses};
-use crate::resources::irql::at_dispatch;
 use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::Calls;
 use crate::resources::timer::now_ns;
@@ -31,12 +30,12 @@ fn prepare(owner: &NdkAdapterObject) {
     rdma::transmit(shell, owner, &mut p);
 }
 
-/// Sends what the provider has to send, now.
+/// Queues what the provider has to send; the link's timer sends it within a millisecond.
 pub fn kick(owner: &NdkAdapterObject) {
     prepare(owner);
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
-    drain::<Direct>(shell, at_dispatch());
+    retry_soon(shell);
 }
 
 /// Defers `calls` and what the provider has to send to its timer.

@@ -31,6 +31,19 @@ pub unsafe extern "system" fn provider_timer(
     let owner = unsafe { &*function_context.cast::<NdkAdapterObject>() };
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
+    run(owner);
+    drain::<Direct>(shell, true);
+    // The last access to the object: after it, a close may free it.
+    owner.timer.routine_done();
+}
+
+/// The routine's work before the drain: timeouts, what to send, the deferred callbacks. Out of
+/// line: its frame (the callbacks collected) is gone before the drain, which may run a peer's
+/// whole receive path.
+#[inline(never)]
+fn run(owner: &NdkAdapterObject) {
+    // SAFETY: the miniport context outlives its open NDK adapters.
+    let shell = unsafe { context(owner.adapter_context) };
     let now = now_ns();
     let mut calls = Calls::new();
     {
@@ -43,7 +56,4 @@ pub unsafe extern "system" fn provider_timer(
         rdma::schedule(owner, &mut p, now);
     }
     ndkcalls::make(owner, &calls);
-    drain::<Direct>(shell, true);
-    // The last access to the object: after it, a close may free it.
-    owner.timer.routine_done();
 }

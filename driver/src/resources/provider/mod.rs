@@ -205,191 +205,276 @@ impl Provider {
         profile: &Profile,
         seed: u8,
     ) -> Option<()> {
-        let n = PROVISIONED;
-        // SAFETY: the handle is valid for the provider's life (function contract), and so for
-        // each array below.
-        let mut pd_slots =
-            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.pds, || PdSlot::FREE) }?;
-        // SAFETY: as above.
-        let mut mr_slots =
-            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.mrs, || MrSlot::FREE) }?;
-        // SAFETY: as above.
-        let cqs = unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.cqs, || CqSlot::FREE) }?;
-        // SAFETY: as above.
-        let qps = unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.qps, QpSlot::free) }?;
-        // SAFETY: as above.
-        let domains =
-            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.pds, || Domain::FREE) }?;
-        // SAFETY: as above.
-        let regions =
-            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.mrs, || Region::FREE) }?;
+        // SAFETY: the handle is valid for the provider's life (function contract).
+        let mut t = unsafe { Tables::allocate(ndis_handle) }?;
         // SAFETY: `mem` is stored beside the arrays it borrows and declared before them, so it
         // is dropped first; nothing else makes a slice of them.
-        let pds = unsafe { pd_slots.as_unbounded_mut_slice() };
+        let pds = unsafe { t.pd_slots.as_unbounded_mut_slice() };
         // SAFETY: as above.
-        let mrs = unsafe { mr_slots.as_unbounded_mut_slice() };
+        let mrs = unsafe { t.mr_slots.as_unbounded_mut_slice() };
         let mem = MemoryTable::new(pds, mrs, seed, profile).ok()?;
-        // SAFETY: as above.
-        let mut conn_slots = unsafe {
-            PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.connectors, || ConnSlot::FREE)
-        }?;
-        // SAFETY: as above.
-        let mut bind_slots =
-            unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.listeners, || BindSlot::FREE) }?;
-        // SAFETY: as above.
-        let connectors = unsafe {
-            PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.connectors, || {
-                ConnectorSlot::FREE
-            })
-        }?;
-        // SAFETY: as above.
-        let listeners = unsafe {
-            PoolArray::new(ndis_handle, TAG_NDK_TABLES, n.listeners, || {
-                ListenerSlot::FREE
-            })
-        }?;
-        let storage = CmStorage {
-            // SAFETY: `cm` is stored beside the arrays it borrows, declared before them.
-            conns: unsafe { conn_slots.as_unbounded_mut_slice() },
-            // SAFETY: as above.
-            binds: unsafe { bind_slots.as_unbounded_mut_slice() },
+        // SAFETY: `place` is valid for writes of a Provider (function contract).
+        unsafe { write_cm(place, &mut t, profile) };
+        let Tables {
+            pd_slots,
+            mr_slots,
+            cqs,
+            qps,
+            domains,
+            regions,
+            conn_slots,
+            bind_slots,
+            connectors,
+            listeners,
+            scratch,
+            deferred,
+        } = t;
+        let fields = Fields {
+            mem,
+            connectors,
+            listeners,
+            deferred,
+            scratch,
+            cqs,
+            qps,
+            domains,
+            regions,
+            pd_slots,
+            mr_slots,
+            conn_slots,
+            bind_slots,
         };
-        let cm = Cm::new(CmConfig::new(profile), storage);
-        // SAFETY: as above.
-        let scratch = unsafe { PoolArray::new(ndis_handle, TAG_NDK_TABLES, SCRATCH, || 0u8) }?;
-        // SAFETY: as above.
-        let deferred = unsafe {
-            PoolArray::new(ndis_handle, TAG_NDK_TABLES, deferred::DEFERRED, || {
-                deferred::BLANK
-            })
-        }?;
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).mem };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(mem) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).cm };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(cm) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).connectors };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(connectors) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).listeners };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(listeners) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).psn_seed };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(u32::from(seed)) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).qpn_base };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(QPN_BASE) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).deferred };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(deferred) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).deferred_head };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(0) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).deferred_len };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(0) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).armed_at };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(None) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).transmit_due };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(false) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).closing };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(false) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).neighbors };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(neighbors::Neighbors::new()) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).cm_psn };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(0) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).scratch };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(scratch) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).cqs };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(cqs) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).qps };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(qps) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).domains };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(domains) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).regions };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(regions) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).ndis_handle };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(ndis_handle) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).profile };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(*profile) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place)._pd_slots };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(pd_slots) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place)._mr_slots };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(mr_slots) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place)._conn_slots };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(conn_slots) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place)._bind_slots };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(bind_slots) };
+        // SAFETY: as above; `cm` is written.
+        unsafe { write_rest(place, fields, ndis_handle, profile, seed) };
         Some(())
     }
+}
+
+/// The pool memory of a provider, allocated before any of it is placed.
+struct Tables {
+    pd_slots: PoolArray<PdSlot>,
+    mr_slots: PoolArray<MrSlot>,
+    cqs: PoolArray<CqSlot>,
+    qps: PoolArray<QpSlot>,
+    domains: PoolArray<Domain>,
+    regions: PoolArray<Region>,
+    conn_slots: PoolArray<ConnSlot>,
+    bind_slots: PoolArray<BindSlot>,
+    connectors: PoolArray<ConnectorSlot>,
+    listeners: PoolArray<ListenerSlot>,
+    scratch: PoolArray<u8>,
+    deferred: PoolArray<Call>,
+}
+
+impl Tables {
+    /// Every table of [`PROVISIONED`]; `None` when the pool is exhausted (what was allocated is
+    /// freed). Out of line: its temporaries are gone before the provider is placed.
+    ///
+    /// # Safety
+    /// `h` is valid for the tables' life.
+    #[inline(never)]
+    unsafe fn allocate(h: NDIS_HANDLE) -> Option<Tables> {
+        let n = PROVISIONED;
+        let tag = TAG_NDK_TABLES;
+        // SAFETY (each array): the handle is valid for the tables' life (function contract).
+        Some(Tables {
+            // SAFETY: see above.
+            pd_slots: unsafe { PoolArray::new(h, tag, n.pds, || PdSlot::FREE) }?,
+            // SAFETY: see above.
+            mr_slots: unsafe { PoolArray::new(h, tag, n.mrs, || MrSlot::FREE) }?,
+            // SAFETY: see above.
+            cqs: unsafe { PoolArray::new(h, tag, n.cqs, || CqSlot::FREE) }?,
+            // SAFETY: see above.
+            qps: unsafe { PoolArray::new(h, tag, n.qps, QpSlot::free) }?,
+            // SAFETY: see above.
+            domains: unsafe { PoolArray::new(h, tag, n.pds, || Domain::FREE) }?,
+            // SAFETY: see above.
+            regions: unsafe { PoolArray::new(h, tag, n.mrs, || Region::FREE) }?,
+            // SAFETY: see above.
+            conn_slots: unsafe { PoolArray::new(h, tag, n.connectors, || ConnSlot::FREE) }?,
+            // SAFETY: see above.
+            bind_slots: unsafe { PoolArray::new(h, tag, n.listeners, || BindSlot::FREE) }?,
+            // SAFETY: see above.
+            connectors: unsafe { PoolArray::new(h, tag, n.connectors, || ConnectorSlot::FREE) }?,
+            // SAFETY: see above.
+            listeners: unsafe { PoolArray::new(h, tag, n.listeners, || ListenerSlot::FREE) }?,
+            // SAFETY: see above.
+            scratch: unsafe { PoolArray::new(h, tag, SCRATCH, || 0u8) }?,
+            // SAFETY: see above.
+            deferred: unsafe { PoolArray::new(h, tag, deferred::DEFERRED, || deferred::BLANK) }?,
+        })
+    }
+}
+
+/// Writes the provider's connection manager over the connector and bind tables. Out of line:
+/// the manager (over a kilobyte) is on no other frame.
+///
+/// # Safety
+/// `place` is valid for writes of a Provider; the tables end up in it, beside the manager.
+#[inline(never)]
+unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile) {
+    let storage = CmStorage {
+        // SAFETY: `cm` is stored beside the arrays it borrows, declared before them.
+        conns: unsafe { t.conn_slots.as_unbounded_mut_slice() },
+        // SAFETY: as above.
+        binds: unsafe { t.bind_slots.as_unbounded_mut_slice() },
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only the
+    // member's address is taken.
+    let member = unsafe { &raw mut (*place).cm };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(Cm::new(CmConfig::new(profile), storage)) };
+}
+
+/// The members of a provider other than its connection manager.
+struct Fields {
+    mem: MemoryTable<'static>,
+    connectors: PoolArray<ConnectorSlot>,
+    listeners: PoolArray<ListenerSlot>,
+    deferred: PoolArray<Call>,
+    scratch: PoolArray<u8>,
+    cqs: PoolArray<CqSlot>,
+    qps: PoolArray<QpSlot>,
+    domains: PoolArray<Domain>,
+    regions: PoolArray<Region>,
+    pd_slots: PoolArray<PdSlot>,
+    mr_slots: PoolArray<MrSlot>,
+    conn_slots: PoolArray<ConnSlot>,
+    bind_slots: PoolArray<BindSlot>,
+}
+
+/// Writes every member of the provider but the connection manager.
+///
+/// # Safety
+/// `place` is valid for writes of a Provider.
+#[inline(never)]
+unsafe fn write_rest(
+    place: *mut Provider,
+    f: Fields,
+    ndis_handle: NDIS_HANDLE,
+    profile: &Profile,
+    seed: u8,
+) {
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).mem };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.mem) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).connectors };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.connectors) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).listeners };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.listeners) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).psn_seed };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(u32::from(seed)) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).qpn_base };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(QPN_BASE) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).deferred };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.deferred) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).deferred_head };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).deferred_len };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).armed_at };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(None) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).transmit_due };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(false) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).closing };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(false) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).neighbors };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(neighbors::Neighbors::new()) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).cm_psn };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).scratch };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.scratch) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).cqs };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.cqs) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).qps };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.qps) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).domains };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.domains) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).regions };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.regions) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).ndis_handle };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(ndis_handle) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).profile };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(*profile) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place)._pd_slots };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.pd_slots) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place)._mr_slots };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.mr_slots) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place)._conn_slots };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.conn_slots) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place)._bind_slots };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.bind_slots) };
 }
 
 /// Frees the blocks of the closes `calls` completes (teardown makes no callback).
