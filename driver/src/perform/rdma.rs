@@ -32,12 +32,14 @@ use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
 
 use crate::context::AdapterContext;
 use crate::resources::link::{Queued, Read, State};
-use crate::resources::ndk::count_rdma;
+use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::connect::PMTU;
 use crate::resources::provider::neighbors::Ip;
+use crate::resources::provider::notes::Note;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::timer::now_ns;
+use dcbndk_core::ndk::{Activity, Applied};
 
 /// A copy of the adapter's IP addresses, for a provider's connection manager (ndkpi.md §4.1: a
 /// connector or listener binds one of them). TCP/IP tells the miniport its addresses with
@@ -287,6 +289,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     p.transmit_due = false;
     let mut calls = Calls::new();
     p.cm_events(&mut calls);
+    apply_notes(context, p);
     send_cm(context, p);
     for slot in 0..p.qps.as_slice().len() {
         send_qp(context, p, slot, now);
@@ -300,6 +303,52 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     }
     p.defer(&calls);
     schedule(owner, p, now);
+}
+
+/// Tells the adapter's NDK state what the provider's connections did (`resources::provider::
+/// notes`): the counters of `NDIS_NDK_PERFORMANCE_COUNTERS` on this processor, and the entries
+/// `OID_NDK_CONNECTIONS` and `OID_NDK_LOCAL_ENDPOINTS` list. With NDK disabled nothing is
+/// counted or listed (`OID_NDK_SET_STATE`), as for the synthetic workload.
+pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
+    let cpu = current_processor();
+    let ndk = &context.core.ndk;
+    for note in p.notes.take() {
+        match note {
+            Note::Established {
+                id,
+                active,
+                connection,
+            } => {
+                let activity = if active {
+                    Activity::Connect(connection)
+                } else {
+                    Activity::Accept(connection)
+                };
+                if let Ok(Applied::Added(entry)) = ndk.apply(cpu, &activity)
+                    && !p.set_connection_entry(id, entry)
+                {
+                    // The connector closed meanwhile: its connection is not listed.
+                    let _ = ndk.apply(cpu, &Activity::Disconnect(entry));
+                }
+            }
+            Note::Failed => {
+                let _ = ndk.apply(cpu, &Activity::ConnectFailure);
+            }
+            Note::Listening { id, endpoint } => {
+                if let Ok(Applied::Added(entry)) = ndk.apply(cpu, &Activity::Listen(endpoint))
+                    && !p.set_endpoint_entry(id, entry)
+                {
+                    let _ = ndk.apply(cpu, &Activity::CloseEndpoint(entry));
+                }
+            }
+            Note::Ended(entry) => {
+                let _ = ndk.apply(cpu, &Activity::Disconnect(entry));
+            }
+            Note::Unbound(entry) => {
+                let _ = ndk.apply(cpu, &Activity::CloseEndpoint(entry));
+            }
+        }
+    }
 }
 
 /// Arms the NDK adapter's timer for the deferred callbacks (now) or the next timeout, unless

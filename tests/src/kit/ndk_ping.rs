@@ -10,12 +10,14 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
+use dcbndk_core::ndk::counters::Counter;
 use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NDK_MR_FLAG_ALLOW_REMOTE_READ, NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
     NDK_RESULT_EX, NdkOperationTypeRead, NdkOperationTypeReceive, NdkOperationTypeSend,
     NdkOperationTypeWrite,
 };
+use ndis_sys::ntddndis::OID_NDK_LOCAL_ENDPOINTS;
 use ndis_sys::status::{
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID, STATUS_CONNECTION_REFUSED,
 };
@@ -359,7 +361,55 @@ fn connect_ipv4() -> CaseResult {
             .connector_address(&c.passive, false)
             .ok_or("no passive peer")?;
         expect_eq("passive peer", passive_peer, local)?;
+        // The real connection is what the adapters count and list (`OID_NDK_STATISTICS`).
+        let (ta, active_a) = a.ndk_statistics_direct().ok_or("A's statistics")?;
+        let (tb, active_b) = b.ndk_statistics_direct().ok_or("B's statistics")?;
+        let count = |t: &dcbndk_core::ndk::counters::Totals, c: Counter| t.counts[c as usize];
+        expect_eq(
+            "A: Connect, Accept, ActiveConnection",
+            (
+                count(&ta, Counter::Connect),
+                count(&ta, Counter::Accept),
+                active_a,
+            ),
+            (1, 0, 1),
+        )?;
+        expect_eq(
+            "B: Connect, Accept, ActiveConnection",
+            (
+                count(&tb, Counter::Connect),
+                count(&tb, Counter::Accept),
+                active_b,
+            ),
+            (0, 1, 1),
+        )?;
+        let (out_a, in_b) = (
+            count(&ta, Counter::RdmaOutFrames),
+            count(&tb, Counter::RdmaInFrames),
+        );
+        ensure(out_a >= 2 && in_b >= 2, || {
+            format!("RDMA frames out of A {out_a}, into B {in_b}")
+        })?;
+        let endpoints = |x: &Adapter| {
+            let r = x.query(OID_NDK_LOCAL_ENDPOINTS, 4096);
+            u32::from_le_bytes(
+                r.data()
+                    .get(8..12)
+                    .and_then(|b| b.try_into().ok())
+                    .unwrap_or([9; 4]),
+            )
+        };
+        expect_eq("B's endpoints listed", endpoints(b), 1)?;
         close_connection(&sa, &sb, c, l)?;
+        // Closed: no longer active, the listener no longer listed (after the timers' runs).
+        let gone = wait_for(WAIT, || {
+            a.ndk_statistics_direct().is_some_and(|(_, n)| n == 0)
+                && b.ndk_statistics_direct().is_some_and(|(_, n)| n == 0)
+                && endpoints(b) == 0
+        });
+        ensure(gone, || {
+            "connections or the endpoint still listed after the close".into()
+        })?;
         sa.close()?;
         sb.close()
     })

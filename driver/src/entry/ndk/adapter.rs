@@ -7,13 +7,16 @@ use core::mem::offset_of;
 
 use super::extension::query_extension;
 use super::{connector, cq, listener, pd, timer, unimplemented};
-use crate::context::context;
+use crate::context::{AdapterContext, context};
+use crate::perform::rdma;
+use crate::resources::ndk::current_processor;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkRoutines, adapter, free_adapter, new_adapter,
 };
 use crate::resources::provider::QPN_BASE;
 use crate::resources::timer::now_ns;
 use core::sync::atomic::Ordering;
+use dcbndk_core::ndk::Activity;
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_ADAPTER_DISPATCH};
@@ -143,10 +146,32 @@ pub unsafe extern "system" fn close(
         let port = unsafe { adapter(ndk_adapter) }.port.load(Ordering::SeqCst);
         // No frame reaches the provider once this returns.
         shell.ndk_ports.detach(port);
+        // SAFETY: as above.
+        let owner = unsafe { adapter(ndk_adapter) };
+        unlist(shell, owner);
     }
     // SAFETY: the object came from `open` on this adapter, with the same miniport handle, and
     // the consumer uses it no more (NDIS's contract).
     unsafe { free_adapter(shell.handle, ndk_adapter) };
+}
+
+/// Removes what the adapter's connections and listeners listed in the adapter's NDK tables
+/// (`OID_NDK_CONNECTIONS`, `OID_NDK_LOCAL_ENDPOINTS`): notes not applied yet, then every live
+/// entry (a consumer that closes its adapter with connections still open).
+fn unlist(shell: &AdapterContext, owner: &NdkAdapterObject) {
+    let mut p = owner.provider.lock();
+    rdma::apply_notes(shell, &mut p);
+    let cpu = current_processor();
+    for c in p.connectors.as_mut_slice() {
+        if let Some(entry) = c.entry.take() {
+            let _ = shell.core.ndk.apply(cpu, &Activity::Disconnect(entry));
+        }
+    }
+    for l in p.listeners.as_mut_slice() {
+        if let Some(entry) = l.entry.take() {
+            let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
+        }
+    }
 }
 
 /// `NdkQueryAdapterInfo` (PASSIVE_LEVEL; ndkpi.md §6.3, §8 rule 3): the context's

@@ -145,10 +145,14 @@ unsafe extern "system" fn listen(
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
     let addresses = Addresses::of(shell);
-    let mut p = owner.provider.lock();
-    addresses.give(&mut p);
-    p.cm.listen(id, a)
-        .map_or_else(cm_status, |_| NDIS_STATUS_SUCCESS)
+    let listened = {
+        let mut p = owner.provider.lock();
+        addresses.give(&mut p);
+        p.listen(id, a)
+    };
+    // The endpoint is listed from the timer's run (`perform::rdma::apply_notes`).
+    later(owner, &Calls::new());
+    listened.map_or_else(cm_status, |_| NDIS_STATUS_SUCCESS)
 }
 
 /// `NdkGetLocalAddress` of a listener: the bound address and port.

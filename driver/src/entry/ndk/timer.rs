@@ -7,7 +7,7 @@ use crate::context::context;
 use crate::perform::direct::Direct;
 use crate::perform::drain::drain;
 use crate::perform::ndkcalls;
-use crate::perform::rdma;
+use crate::perform::rdma::{self, Addresses};
 use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::Calls;
 use crate::resources::timer::now_ns;
@@ -32,6 +32,7 @@ pub unsafe extern "system" fn provider_timer(
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
     run(owner);
+    send(owner);
     drain::<Direct>(shell, true);
     // The last access to the object: after it, a close may free it.
     owner.timer.routine_done();
@@ -56,4 +57,18 @@ fn run(owner: &NdkAdapterObject) {
         rdma::schedule(owner, &mut p, now);
     }
     ndkcalls::make(owner, &calls);
+}
+
+/// Frames what the callbacks just made asked to send (a post from a completion's handler).
+/// Out of line, as `run`.
+#[inline(never)]
+fn send(owner: &NdkAdapterObject) {
+    // SAFETY: the miniport context outlives its open NDK adapters.
+    let shell = unsafe { context(owner.adapter_context) };
+    let mut p = owner.provider.lock();
+    if p.transmit_due {
+        let addresses = Addresses::of(shell);
+        addresses.give(&mut p);
+        rdma::transmit(shell, owner, &mut p);
+    }
 }

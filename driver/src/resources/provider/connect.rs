@@ -16,7 +16,9 @@ use dcbndk_core::ndk::tables::SockAddr;
 
 use super::Provider;
 use super::calls::{Call, Calls};
+use super::notes::Note;
 use super::qp::Path;
+use dcbndk_core::ndk::tables::{Connection, Endpoint, EntryId};
 use ndis_sys::ndkpi::{
     NDK_CONNECTOR, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK,
     NDK_FN_REQUEST_COMPLETION, NDK_LISTENER,
@@ -60,6 +62,8 @@ pub struct ConnectorSlot {
     pending: [Option<RequestCall>; 4],
     /// `NdkDisconnectEventCallback`, given by `NdkAccept` or `NdkCompleteConnect`.
     pub disconnect: Option<EventCall>,
+    /// Its connection's entry in the adapter's table (`OID_NDK_CONNECTIONS`).
+    pub entry: Option<EntryId>,
 }
 
 impl ConnectorSlot {
@@ -69,6 +73,7 @@ impl ConnectorSlot {
         object: core::ptr::null_mut(),
         pending: [None; 4],
         disconnect: None,
+        entry: None,
     };
 }
 
@@ -82,6 +87,8 @@ pub struct ListenerSlot {
     pub connect_event: NDK_FN_CONNECT_EVENT_CALLBACK,
     /// Its context.
     pub context: PVOID,
+    /// Its entry in the adapter's table (`OID_NDK_LOCAL_ENDPOINTS`), once bound.
+    pub entry: Option<EntryId>,
 }
 
 impl ListenerSlot {
@@ -91,6 +98,7 @@ impl ListenerSlot {
         object: core::ptr::null_mut(),
         connect_event: None,
         context: core::ptr::null_mut(),
+        entry: None,
     };
 }
 
@@ -160,7 +168,11 @@ impl Provider {
             return core::ptr::null_mut();
         };
         let object = c.object;
+        let entry = c.entry.take();
         *c = ConnectorSlot::FREE;
+        if let Some(entry) = entry {
+            self.notes.push(Note::Ended(entry));
+        }
         object
     }
 
@@ -310,9 +322,9 @@ impl Provider {
             .ok_or(CmStatus::InsufficientResources)?;
         *slot = ListenerSlot {
             id: Some(id),
-            object: core::ptr::null_mut(),
             connect_event,
             context,
+            ..ListenerSlot::FREE
         };
         Ok(id)
     }
@@ -341,11 +353,32 @@ impl Provider {
         {
             Some(l) => {
                 let object = l.object;
+                let entry = l.entry.take();
                 *l = ListenerSlot::FREE;
+                if let Some(entry) = entry {
+                    self.notes.push(Note::Unbound(entry));
+                }
                 object
             }
             None => core::ptr::null_mut(),
         }
+    }
+
+    /// `NdkListen`: binds `address` (port 0: an ephemeral one); notes the endpoint.
+    ///
+    /// # Errors
+    /// The CM's.
+    pub fn listen(&mut self, id: BindId, address: SockAddr) -> Result<SockAddr, CmStatus> {
+        let bound = self.cm.listen(id, address)?;
+        self.notes.push(Note::Listening {
+            id,
+            endpoint: Endpoint {
+                local: bound,
+                listener: true,
+                ..Endpoint::default()
+            },
+        });
+        Ok(bound)
     }
 
     /// A connected QP: its transport starts (§4, `rc`), its packets addressed as the
@@ -363,6 +396,15 @@ impl Provider {
             remote,
             nd_port: if passive { local.port } else { remote.port },
         };
+        self.notes.push(Note::Established {
+            id: connector,
+            active: !passive,
+            connection: Connection {
+                local,
+                remote,
+                ..Connection::default()
+            },
+        });
         let cfg = RcConfig {
             pmtu: PMTU,
             dest_qp: params.dest_qp,
@@ -435,6 +477,9 @@ impl Provider {
                     request,
                     status,
                 } => {
+                    if request == Request::Connect && status != CmStatus::Success {
+                        self.notes.push(Note::Failed);
+                    }
                     let pending = self
                         .connector(connector)
                         .ok()
@@ -462,7 +507,13 @@ impl Provider {
                     qp,
                     params,
                 } => self.connect_qp(connector, qp, params),
-                Event::FlushQp { qp, .. } => self.disconnect_qp(qp, calls),
+                Event::FlushQp { connector, qp } => {
+                    let entry = self.connector(connector).ok().and_then(|c| c.entry.take());
+                    if let Some(entry) = entry {
+                        self.notes.push(Note::Ended(entry));
+                    }
+                    self.disconnect_qp(qp, calls);
+                }
             }
         }
     }

@@ -32,6 +32,7 @@ pub mod data;
 pub mod deferred;
 pub mod memory;
 pub mod neighbors;
+pub mod notes;
 pub mod qp;
 
 use dcbndk_core::ndk::Profile;
@@ -147,6 +148,8 @@ pub struct Provider {
     pub neighbors: neighbors::Neighbors,
     /// The CM's next message PSN on QP 1.
     pub cm_psn: u32,
+    /// What the connections tell the adapter's NDK state, not applied yet ([`notes`]).
+    pub notes: notes::Notes,
     /// A packet's payload, gathered before it is framed ([`SCRATCH`] bytes).
     pub scratch: PoolArray<u8>,
     /// Completion queues, by slot.
@@ -420,6 +423,11 @@ unsafe fn write_rest(
     let member = unsafe { &raw mut (*place).cm_psn };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).notes };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(notes::Notes::new()) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).scratch };

@@ -1,0 +1,121 @@
+//! What the provider's connections tell the adapter's NDK state (issue 21; spec §1.6, §3.6-3.9):
+//! a connection established (the `Connect` or `Accept` counter, and an entry of
+//! `OID_NDK_CONNECTIONS`), one that failed (`ConnectFailure`), one that ended, a listener bound
+//! (an entry of `OID_NDK_LOCAL_ENDPOINTS`) and closed. The connection manager's events are
+//! decided under the provider's lock, which cannot reach the adapter context (imports point
+//! down): they are noted here, and the caller that holds the context applies them
+//! (`perform::rdma::apply_notes`) as the activities the synthetic workload also reports
+//! (`dcbndk_core::ndk::Activity`). The entry ids the tables give back are kept in the
+//! connector's or listener's slot, so that its end removes exactly its entry.
+
+use dcbndk_core::ndk::provider::cm::{BindId, ConnId};
+use dcbndk_core::ndk::tables::{Connection, Endpoint, EntryId};
+
+use super::Provider;
+
+/// Notes kept between two applications; beyond them a note is dropped (a counter misses one
+/// event, an entry stays listed until the adapter closes) \[a choice: a timer run applies them,
+/// and no test here makes more than a few connections per millisecond\].
+pub const NOTES: usize = 32;
+
+/// One note.
+#[derive(Debug, Clone, Copy)]
+pub enum Note {
+    /// A connection established on the connector `id` (`active`: by `NdkConnect`).
+    Established {
+        /// The connector.
+        id: ConnId,
+        /// Which side.
+        active: bool,
+        /// Its entry.
+        connection: Connection,
+    },
+    /// An `NdkConnect` failed.
+    Failed,
+    /// A listener bound.
+    Listening {
+        /// The listener.
+        id: BindId,
+        /// Its entry.
+        endpoint: Endpoint,
+    },
+    /// A connection's entry to remove.
+    Ended(EntryId),
+    /// An endpoint's entry to remove.
+    Unbound(EntryId),
+}
+
+/// The notes not applied yet.
+pub struct Notes {
+    notes: [Option<Note>; NOTES],
+    len: usize,
+}
+
+impl Notes {
+    /// None.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            notes: [None; NOTES],
+            len: 0,
+        }
+    }
+
+    /// Adds a note (dropped when full, see [`NOTES`]).
+    pub fn push(&mut self, note: Note) {
+        if let Some(slot) = self.notes.get_mut(self.len) {
+            *slot = Some(note);
+            self.len = self.len.saturating_add(1);
+        }
+    }
+
+    /// Takes them all, oldest first.
+    pub fn take(&mut self) -> impl Iterator<Item = Note> + use<> {
+        let notes = self.notes;
+        let len = self.len;
+        self.notes = [None; NOTES];
+        self.len = 0;
+        notes.into_iter().take(len).flatten()
+    }
+}
+
+impl Default for Notes {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Provider {
+    /// Records the table entry of the connection of connector `id`; `false` when the connector
+    /// is gone (the caller removes the entry).
+    pub fn set_connection_entry(&mut self, id: ConnId, entry: EntryId) -> bool {
+        match self
+            .connectors
+            .as_mut_slice()
+            .get_mut(id.index())
+            .filter(|c| c.id == Some(id))
+        {
+            Some(c) => {
+                c.entry = Some(entry);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Records the table entry of listener `id`; `false` when it is gone.
+    pub fn set_endpoint_entry(&mut self, id: BindId, entry: EntryId) -> bool {
+        match self
+            .listeners
+            .as_mut_slice()
+            .get_mut(id.index())
+            .filter(|l| l.id == Some(id))
+        {
+            Some(l) => {
+                l.entry = Some(entry);
+                true
+            }
+            None => false,
+        }
+    }
+}
