@@ -312,7 +312,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
 pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
     let cpu = current_processor();
     let ndk = &context.core.ndk;
-    for note in p.notes.take() {
+    while let Some(note) = p.notes.pop() {
         match note {
             Note::Established {
                 id,

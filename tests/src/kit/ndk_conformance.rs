@@ -231,7 +231,7 @@ fn query_extension() -> CaseResult {
 /// `NDIS_STATUS_RESOURCES` and keep nothing (the consumer reports a written `*ppNdkAdapter`
 /// or kept memory), and the run that reaches no k must open and close cleanly.
 fn open_low_resources() -> CaseResult {
-    const LIMIT: u32 = 16;
+    const LIMIT: u32 = 40;
     let sweep = faults::systematic(LIMIT, |scope| {
         let a = started(Registry::inf_defaults())?;
         scope.cover_thread();

@@ -65,6 +65,10 @@ pub fn cases() -> Vec<Case> {
             "CloseNDKAdapterHandler with a QP, MR, PD and CQs still open frees them all: nothing left under any NDK pool tag",
             adapter_close_frees_all,
         ),
+        Case::new(
+            "low resources: each failable call of NdkCreateCq, NdkCreatePd, NdkCreateMr, NdkCreateQp, NdkCreateConnector, NdkCreateListener and NdkRegisterMr (its MDL mapping) failed in turn -> STATUS_INSUFFICIENT_RESOURCES inline, nothing kept; then each succeeds",
+            objects_low_resources,
+        ),
     ]
 }
 
@@ -488,6 +492,110 @@ fn adapter_close_frees_all() -> CaseResult {
             .sum();
         expect_eq("object blocks while open", open_objects, 4)?;
         ndk.close();
+        Ok(())
+    })
+}
+
+/// Driver Verifier's systematic low resources simulation over each create (and a registration,
+/// whose MDL of locked pages must be mapped): the k-th failable call fails, for each k; each such
+/// call must fail `STATUS_INSUFFICIENT_RESOURCES` inline and keep nothing (the pool by tag is as
+/// before the call), and the run that reaches no k must succeed.
+fn objects_low_resources() -> CaseResult {
+    use crate::sim::faults;
+    use crate::sim::mdl::{MdlChain, MdlKind};
+    use ndis_sys::status::NDIS_STATUS_RESOURCES;
+    on_adapter(|a| {
+        let ndk = open(a)?;
+        let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
+        let cq = ndk.create_cq(8).map_err(|s| format!("CQ: {s:#x}"))?;
+        let pool = |a: &Adapter| -> Vec<usize> {
+            TAGS.iter()
+                .map(|(_, t)| allocations_tagged(a, *t))
+                .collect()
+        };
+        let mut points = Vec::new();
+        for name in [
+            "CQ",
+            "PD",
+            "MR",
+            "QP",
+            "connector",
+            "listener",
+            "registration",
+        ] {
+            let before = pool(a);
+            let sweep = faults::systematic(16, |scope| {
+                let mr = (name == "registration")
+                    .then(|| ndk.create_mr(&pd, false))
+                    .transpose()
+                    .map_err(|s| format!("MR: {s:#x}"))?;
+                let chain = MdlChain::split(vec![0u8; 8192], &[4096], MdlKind::LockedUnmapped);
+                scope.cover_thread();
+                let status = match name {
+                    "CQ" => ndk
+                        .create_cq(16)
+                        .map(|o| o.close(&ndk, o.dispatch.NdkCloseCq)),
+                    "PD" => ndk
+                        .create_pd()
+                        .map(|o| o.close(&ndk, o.dispatch.NdkClosePd)),
+                    "MR" => ndk
+                        .create_mr(&pd, false)
+                        .map(|o| o.close(&ndk, o.dispatch.NdkCloseMr)),
+                    "QP" => ndk
+                        .create_qp(&pd, &cq, &cq, 0, [4, 4, 1, 1, 16])
+                        .map(|o| o.close(&ndk, o.dispatch.NdkCloseQp)),
+                    "connector" => ndk
+                        .create_connector()
+                        .map(|o| ndk.close_object(o.ptr, o.dispatch.NdkCloseConnector)),
+                    "listener" => ndk
+                        .create_listener()
+                        .map(|o| ndk.close_object(o.ptr, o.dispatch.NdkCloseListener)),
+                    _ => match &mr {
+                        Some(mr) => match ndk.register(mr, &chain, 8192, 0) {
+                            NDIS_STATUS_SUCCESS => Ok(NDIS_STATUS_SUCCESS),
+                            other => Err(other),
+                        },
+                        None => Err(-1),
+                    },
+                };
+                scope.leave();
+                if let Some(mr) = mr {
+                    mr.close(&ndk, mr.dispatch.NdkCloseMr);
+                }
+                drop(chain);
+                Ok::<_, String>(status.map_or_else(|s| s, |_| NDIS_STATUS_SUCCESS))
+            })?;
+            for run in &sweep.failed {
+                expect_eq(
+                    &format!("{name} with {:?} failed", run.injected),
+                    run.result.clone()?,
+                    NDIS_STATUS_RESOURCES,
+                )?;
+            }
+            expect_eq(
+                &format!("{name} with nothing failed"),
+                sweep.clean.result.clone()?,
+                NDIS_STATUS_SUCCESS,
+            )?;
+            expect_eq(
+                &format!("pool after the {name} sweep"),
+                pool(a),
+                before.clone(),
+            )?;
+            points.push(format!("{name} {}", sweep.points()));
+        }
+        expect_eq(
+            "close QP-less CQ",
+            cq.close(&ndk, cq.dispatch.NdkCloseCq),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        expect_eq(
+            "close PD",
+            pd.close(&ndk, pd.dispatch.NdkClosePd),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        ndk.close();
+        super::note(format!("injection points: {}", points.join(", ")));
         Ok(())
     })
 }

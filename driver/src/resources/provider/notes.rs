@@ -14,9 +14,10 @@ use dcbndk_core::ndk::tables::{Connection, Endpoint, EntryId};
 use super::Provider;
 
 /// Notes kept between two applications; beyond them a note is dropped (a counter misses one
-/// event, an entry stays listed until the adapter closes) \[a choice: a timer run applies them,
-/// and no test here makes more than a few connections per millisecond\].
-pub const NOTES: usize = 32;
+/// event, an entry stays listed until the adapter closes) \[a choice: every run of the timer
+/// applies them, and a connection makes at most two before its next run; few enough that the
+/// queue is no large value on a kernel stack\].
+pub const NOTES: usize = 8;
 
 /// One note.
 #[derive(Debug, Clone, Copy)]
@@ -45,9 +46,10 @@ pub enum Note {
     Unbound(EntryId),
 }
 
-/// The notes not applied yet.
+/// The notes not applied yet, oldest first.
 pub struct Notes {
     notes: [Option<Note>; NOTES],
+    head: usize,
     len: usize,
 }
 
@@ -57,25 +59,36 @@ impl Notes {
     pub const fn new() -> Self {
         Self {
             notes: [None; NOTES],
+            head: 0,
             len: 0,
         }
     }
 
     /// Adds a note (dropped when full, see [`NOTES`]).
     pub fn push(&mut self, note: Note) {
-        if let Some(slot) = self.notes.get_mut(self.len) {
+        if self.len >= NOTES {
+            return;
+        }
+        let at = self
+            .head
+            .saturating_add(self.len)
+            .checked_rem(NOTES)
+            .unwrap_or(0);
+        if let Some(slot) = self.notes.get_mut(at) {
             *slot = Some(note);
             self.len = self.len.saturating_add(1);
         }
     }
 
-    /// Takes them all, oldest first.
-    pub fn take(&mut self) -> impl Iterator<Item = Note> + use<> {
-        let notes = self.notes;
-        let len = self.len;
-        self.notes = [None; NOTES];
-        self.len = 0;
-        notes.into_iter().take(len).flatten()
+    /// Takes the oldest.
+    pub fn pop(&mut self) -> Option<Note> {
+        if self.len == 0 {
+            return None;
+        }
+        let note = self.notes.get_mut(self.head).and_then(Option::take);
+        self.head = self.head.saturating_add(1).checked_rem(NOTES).unwrap_or(0);
+        self.len = self.len.saturating_sub(1);
+        note
     }
 }
 
