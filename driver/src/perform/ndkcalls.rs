@@ -1,5 +1,5 @@
-//! Makes the consumer callbacks an NDKPI call owes ([`Calls`]), after the provider's lock is
-//! released (ndkpi.md §1.2-§1.3): a CQ's notification, and then whatever its return owes (the
+//! Makes the consumer callbacks the provider deferred to its timer
+//! (`resources::provider::deferred`), after the provider's lock is released (ndkpi.md §1.2-§1.3): a CQ's notification, and then whatever its return owes (the
 //! next notification, a close that waited for it); a pending close's completion, after the
 //! object's block is freed (no callback after the close completion, and the consumer may free
 //! what the context points to inside it).
@@ -7,39 +7,34 @@
 use crate::resources::ndkobject::{
     NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_PD, free_object, new_connector,
 };
-use crate::resources::provider::{Call, Calls, Closed};
+use crate::resources::provider::{Call, Closed};
 use crate::resources::status::notify_status;
 use ndis_sys::ndkpi::NDK_FN_CONNECT_EVENT_CALLBACK;
 use ndis_sys::types::PVOID;
 
-/// How many rounds of "a callback returned, which owes another" one call follows before it
-/// stops (each round is a notification the consumer's callback made due by arming again).
-/// The CQ keeps what is still owed: the next arm or completion makes it.
-const MAX_ROUNDS: usize = 64;
+/// The most deferred callbacks one run of the provider's timer makes; what is left waits for
+/// the next run, armed at once (a consumer whose every notification arms its CQ again keeps
+/// the queue from ever emptying).
+const PER_RUN: usize = 256;
 
-/// Makes `calls`, in order, and what their returns owe (a loop, not recursion: the image's call
-/// graph has no cycle, `cargo xtask pe`).
+/// Makes the provider's deferred callbacks, oldest first, one at a time: the lock is taken to
+/// take each and released before it is made, and what a callback's return owes (the next
+/// notification, a close that waited for it) joins the queue. Nothing collected is held on the
+/// stack while a callback runs: a callback may reach any dispatch function (`cargo xtask pe`
+/// assumes so of every indirect call), so this frame is under all of them.
 ///
-/// IRQL: <= DISPATCH_LEVEL, the caller's; never with the provider's lock held.
-pub fn make(adapter: &NdkAdapterObject, calls: &Calls) {
-    for call in calls.iter() {
-        let mut current = Calls::new();
-        current.push(call);
-        for _ in 0..MAX_ROUNDS {
-            let mut next = Calls::new();
-            for c in current.iter() {
-                make_one(adapter, c, &mut next);
-            }
-            if next.is_empty() {
-                break;
-            }
-            current = next;
-        }
+/// IRQL: DISPATCH_LEVEL (the timer's routine); never with the provider's lock held.
+pub fn make_deferred(adapter: &NdkAdapterObject) {
+    for _ in 0..PER_RUN {
+        let Some(call) = adapter.provider.lock().pop_deferred() else {
+            return;
+        };
+        make_one(adapter, call);
     }
 }
 
-/// Makes one call; what its return owes goes to `next`.
-fn make_one(adapter: &NdkAdapterObject, call: Call, next: &mut Calls) {
+/// Makes one call; what its return owes is deferred.
+fn make_one(adapter: &NdkAdapterObject, call: Call) {
     match call {
         Call::Notify {
             cq,
@@ -53,7 +48,7 @@ fn make_one(adapter: &NdkAdapterObject, call: Call, next: &mut Calls) {
                 // `Cq::close`).
                 unsafe { callback(context, notify_status(status)) };
             }
-            adapter.provider.lock().cq_callback_returned(cq, next);
+            adapter.provider.lock().cq_returned_deferring(cq);
         }
         Call::Request {
             completion,
@@ -75,7 +70,7 @@ fn make_one(adapter: &NdkAdapterObject, call: Call, next: &mut Calls) {
             callback,
             context,
             connector,
-        } => connect_event(adapter, callback, context, connector, next),
+        } => connect_event(adapter, callback, context, connector),
         Call::Closed { close, object } => {
             let handle = adapter.ndis_handle;
             match object {
@@ -101,7 +96,6 @@ fn connect_event(
     callback: NDK_FN_CONNECT_EVENT_CALLBACK,
     context: PVOID,
     slot: usize,
-    next: &mut Calls,
 ) {
     let made = new_connector(adapter, slot);
     let object = {
@@ -115,7 +109,7 @@ fn connect_event(
                 Some(object)
             }
             None => {
-                let _ = provider.close_connector(id, next);
+                provider.close_connector_deferring(id);
                 None
             }
         }

@@ -419,6 +419,7 @@ fn ping(v6: bool, n: usize) -> CaseResult {
     on_pair(|a, b| {
         let (sa, sb) = (side(a)?, side(b)?);
         let (c, l) = connect(&sa, &sb, v6)?;
+        let mut rtts = Vec::with_capacity(n);
         for i in 0..n {
             let ping: Vec<u8> = (0..64).map(|k| (i + k) as u8).collect();
             let pong: Vec<u8> = ping.iter().map(|x| !x).collect();
@@ -435,6 +436,7 @@ fn ping(v6: bool, n: usize) -> CaseResult {
                 NDIS_STATUS_SUCCESS,
             )?;
             sa.chain.write_memory(MSG_TX as usize, &ping);
+            let sent = std::time::Instant::now();
             expect_eq(
                 "A send",
                 sa.ndk
@@ -456,6 +458,7 @@ fn ping(v6: bool, n: usize) -> CaseResult {
                 NDIS_STATUS_SUCCESS,
             )?;
             let got = sa.completions(2)?;
+            rtts.push(sent.elapsed());
             check_kinds(
                 &got,
                 &[
@@ -471,9 +474,17 @@ fn ping(v6: bool, n: usize) -> CaseResult {
             let got = sb.completions(1)?;
             check_kinds(&got, &[(0xB1, NdkOperationTypeSend)])?;
         }
+        rtts.sort_unstable();
+        let pct = |q: usize| {
+            rtts.get((rtts.len() * q / 100).min(rtts.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or_default()
+        };
         note(format!(
-            "{n} ping-pongs over {}",
-            if v6 { "IPv6" } else { "IPv4" }
+            "{n} ping-pongs over {}: round trip p50 {:?}, p99 {:?} (wall clock; the providers' timers, not the wire, set it)",
+            if v6 { "IPv6" } else { "IPv4" },
+            pct(50),
+            pct(99)
         ));
         close_connection(&sa, &sb, c, l)?;
         sa.close()?;

@@ -92,17 +92,23 @@ unsafe extern "system" fn on_connect_event(context: PVOID, connector: *mut NDK_C
     lock(&i.connectors).push(connector as usize);
 }
 
-/// Polls `done` every millisecond for up to `timeout`; whether it became true.
+/// Polls `done` for up to `timeout` (yielding for the first 20 ms, as a consumer polling its CQ
+/// would spin, then every millisecond); whether it became true.
 pub fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     loop {
         if done() {
             return true;
         }
-        if start.elapsed() > timeout {
+        let elapsed = start.elapsed();
+        if elapsed > timeout {
             return false;
         }
-        std::thread::sleep(Duration::from_millis(1));
+        if elapsed < Duration::from_millis(20) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }
 

@@ -9,7 +9,6 @@ use crate::perform::drain::drain;
 use crate::perform::ndkcalls;
 use crate::perform::rdma::{self, Addresses};
 use crate::resources::ndkobject::NdkAdapterObject;
-use crate::resources::provider::Calls;
 use crate::resources::timer::now_ns;
 use ndis_sys::types::PVOID;
 
@@ -32,43 +31,38 @@ pub unsafe extern "system" fn provider_timer(
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
     run(owner);
+    ndkcalls::make_deferred(owner);
     send(owner);
     drain::<Direct>(shell, true);
     // The last access to the object: after it, a close may free it.
     owner.timer.routine_done();
 }
 
-/// The routine's work before the drain: timeouts, what to send, the deferred callbacks. Out of
-/// line: its frame (the callbacks collected) is gone before the drain, which may run a peer's
-/// whole receive path.
+/// The routine's work before the callbacks: timeouts, then what to send. Out of line: its frame
+/// is gone before the callbacks and the drain.
 #[inline(never)]
 fn run(owner: &NdkAdapterObject) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
     let now = now_ns();
-    let mut calls = Calls::new();
-    {
-        let mut p = owner.provider.lock();
-        p.armed_at = None;
-        p.handle_timeouts(now);
-        rdma::transmit(shell, owner, &mut p);
-        p.take_deferred(&mut calls);
-        // More deferred than one round takes, or a later timeout: armed again.
-        rdma::schedule(owner, &mut p, now);
-    }
-    ndkcalls::make(owner, &calls);
+    let mut p = owner.provider.lock();
+    p.armed_at = None;
+    p.handle_timeouts(now);
+    rdma::transmit(shell, owner, &mut p);
 }
 
-/// Frames what the callbacks just made asked to send (a post from a completion's handler).
+/// Frames what the callbacks just made asked to send (a post from a completion's handler),
+/// and arms the timer again for what is left (callbacks beyond one run's, a later timeout).
 /// Out of line, as `run`.
 #[inline(never)]
 fn send(owner: &NdkAdapterObject) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
+    let addresses = Addresses::of(shell);
     let mut p = owner.provider.lock();
     if p.transmit_due {
-        let addresses = Addresses::of(shell);
         addresses.give(&mut p);
         rdma::transmit(shell, owner, &mut p);
     }
+    rdma::schedule(owner, &mut p, now_ns());
 }

@@ -99,3 +99,38 @@ impl Provider {
         }
     }
 }
+
+impl Provider {
+    /// Takes the oldest deferred callback.
+    pub fn pop_deferred(&mut self) -> Option<Call> {
+        if self.deferred_len == 0 {
+            return None;
+        }
+        let capacity = self.deferred.as_slice().len();
+        let call = self.deferred.as_slice().get(self.deferred_head).copied();
+        self.deferred_head = self
+            .deferred_head
+            .saturating_add(1)
+            .checked_rem(capacity)
+            .unwrap_or(0);
+        self.deferred_len = self.deferred_len.saturating_sub(1);
+        call
+    }
+
+    /// The notification callback of the CQ in `slot` returned: what that owes is deferred.
+    /// Out of line: the callbacks collected are not on the caller's frame.
+    #[inline(never)]
+    pub fn cq_returned_deferring(&mut self, slot: usize) {
+        let mut calls = Calls::new();
+        self.cq_callback_returned(slot, &mut calls);
+        self.defer(&calls);
+    }
+
+    /// Closes connector `id` (its object could not be made), deferring what that owes.
+    #[inline(never)]
+    pub fn close_connector_deferring(&mut self, id: dcbndk_core::ndk::provider::cm::ConnId) {
+        let mut calls = Calls::new();
+        let _ = self.close_connector(id, &mut calls);
+        self.defer(&calls);
+    }
+}

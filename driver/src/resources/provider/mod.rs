@@ -375,59 +375,9 @@ unsafe fn write_rest(
     unsafe { member.write(f.listeners) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
-    let member = unsafe { &raw mut (*place).psn_seed };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(u32::from(seed)) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).qpn_base };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(QPN_BASE) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
     let member = unsafe { &raw mut (*place).deferred };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(f.deferred) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).deferred_head };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(0) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).deferred_len };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(0) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).armed_at };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(None) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).transmit_due };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(false) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).closing };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(false) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).neighbors };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(neighbors::Neighbors::new()) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).cm_psn };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(0) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).notes };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(notes::Notes::new()) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).scratch };
@@ -455,16 +405,6 @@ unsafe fn write_rest(
     unsafe { member.write(f.regions) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
-    let member = unsafe { &raw mut (*place).ndis_handle };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(ndis_handle) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).profile };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(*profile) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
     let member = unsafe { &raw mut (*place)._pd_slots };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(f.pd_slots) };
@@ -482,7 +422,8 @@ unsafe fn write_rest(
     // the member's address is taken.
     let member = unsafe { &raw mut (*place)._bind_slots };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.bind_slots) };
+    unsafe { member.write(f.bind_slots) }; // SAFETY: the caller's contract.
+    unsafe { write_state(place, ndis_handle, profile, seed) };
 }
 
 /// Frees the blocks of the closes `calls` completes (teardown makes no callback).
@@ -609,4 +550,74 @@ impl Provider {
             }
         }
     }
+}
+
+/// Writes the provider's plain members (counters, flags, the small tables of notes and
+/// neighbors). Apart from `write_rest`: in a debug build, their temporaries and the tables'
+/// would make one frame of a page.
+///
+/// # Safety
+/// `place` is valid for writes of a Provider.
+#[inline(never)]
+unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, profile: &Profile, seed: u8) {
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).psn_seed };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(u32::from(seed)) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).qpn_base };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(QPN_BASE) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).deferred_head };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).deferred_len };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).armed_at };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(None) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).transmit_due };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(false) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).closing };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(false) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).neighbors };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(neighbors::Neighbors::new()) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).cm_psn };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).notes };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(notes::Notes::new()) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).ndis_handle };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(ndis_handle) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).profile };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(*profile) };
 }
