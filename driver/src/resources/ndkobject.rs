@@ -13,7 +13,7 @@
 //! owner.
 
 use crate::resources::memory::{PoolBox, pool_tag};
-use crate::resources::provider::{Left, Provider};
+use crate::resources::provider::{Left, Provider, Tables};
 use crate::resources::sync::SpinLock;
 use crate::resources::timer::Timer;
 use core::sync::atomic::AtomicUsize;
@@ -176,6 +176,8 @@ pub unsafe fn new_adapter(
     let (dispatch, connector_dispatch) = (routines.adapter, routines.connector);
     // SAFETY: the handle is valid until the object is freed, which frees the timer first.
     let mut timer = Some(unsafe { Timer::new(ndis_handle, TAG_NDK_ADAPTER, routines.timer) }?);
+    // SAFETY: the handle is valid for the provider's life (function contract).
+    let mut tables = Some(unsafe { Tables::allocate(ndis_handle) }?);
     // The object is built where it lives, member by member: its provider (the connection
     // manager's state) is larger than a kernel stack frame should hold.
     let init = |place: *mut NdkAdapterObject| {
@@ -183,9 +185,11 @@ pub unsafe fn new_adapter(
         // SAFETY: `place` is fresh pool memory for one object; only a member's address is taken.
         let lock = unsafe { &raw mut (*place).provider };
         let build = |provider: *mut Provider| {
-            // SAFETY: the lock's value slot inside `place`; the handle is valid (function
-            // contract).
-            built = unsafe { Provider::init_in(provider, ndis_handle, profile, seed) };
+            if let Some(t) = tables.take() {
+                // SAFETY: the lock's value slot inside `place`; the handle is valid (function
+                // contract).
+                built = unsafe { Provider::init_in(provider, t, ndis_handle, profile, seed) };
+            }
         };
         // SAFETY: `lock` is valid for writes of the lock; `build` initializes the provider or
         // leaves nothing to drop (`built` says which).

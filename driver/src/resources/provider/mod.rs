@@ -175,7 +175,7 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// Builds the provider, with the tables of [`PROVISIONED`] for an adapter of `profile` and
+    /// Builds the provider over `tables` ([`Tables::allocate`]) for an adapter of `profile`,
     /// region keys from `seed`, in place at `place` (it is larger than a value a kernel stack
     /// should carry around: its connection manager alone is over a kilobyte). `false` when the
     /// pool is exhausted (everything allocated so far is freed, nothing is left at `place`).
@@ -187,12 +187,14 @@ impl Provider {
     /// is valid for writes of one `Provider` and aligned for it.
     pub unsafe fn init_in(
         place: *mut Provider,
+        tables: Tables,
         ndis_handle: NDIS_HANDLE,
         profile: &Profile,
         seed: u8,
     ) -> bool {
         // SAFETY: the caller's contract.
-        let Some(()) = (unsafe { Self::try_init_in(place, ndis_handle, profile, seed) }) else {
+        let Some(()) = (unsafe { Self::try_init_in(place, tables, ndis_handle, profile, seed) })
+        else {
             return false;
         };
         true
@@ -204,12 +206,11 @@ impl Provider {
     /// As [`Provider::init_in`].
     unsafe fn try_init_in(
         place: *mut Provider,
+        mut t: Tables,
         ndis_handle: NDIS_HANDLE,
         profile: &Profile,
         seed: u8,
     ) -> Option<()> {
-        // SAFETY: the handle is valid for the provider's life (function contract).
-        let mut t = unsafe { Tables::allocate(ndis_handle) }?;
         // SAFETY: `mem` is stored beside the arrays it borrows and declared before them, so it
         // is dropped first; nothing else makes a slice of them.
         let pds = unsafe { t.pd_slots.as_unbounded_mut_slice() };
@@ -253,8 +254,10 @@ impl Provider {
     }
 }
 
-/// The pool memory of a provider, allocated before any of it is placed.
-struct Tables {
+/// The pool memory of a provider, allocated before any of it is placed (and before the object
+/// that holds the provider: in a debug build the allocation's frames and the placing's would
+/// otherwise add up on one path).
+pub struct Tables {
     pd_slots: PoolArray<PdSlot>,
     mr_slots: PoolArray<MrSlot>,
     cqs: PoolArray<CqSlot>,
@@ -276,7 +279,7 @@ impl Tables {
     /// # Safety
     /// `h` is valid for the tables' life.
     #[inline(never)]
-    unsafe fn allocate(h: NDIS_HANDLE) -> Option<Tables> {
+    pub unsafe fn allocate(h: NDIS_HANDLE) -> Option<Tables> {
         let n = PROVISIONED;
         let tag = TAG_NDK_TABLES;
         // SAFETY (each array): the handle is valid for the tables' life (function contract).
