@@ -18,6 +18,7 @@ pub mod oids;
 pub mod qos;
 pub mod qos_link;
 pub mod stress;
+pub mod validate_dcb;
 pub mod workload;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -85,6 +86,7 @@ pub fn groups() -> Vec<Group> {
     groups.push(dcbx_interop::group());
     groups.extend(qos_link::groups());
     groups.push(crate::scenario::group());
+    groups.push(validate_dcb::group());
     groups.push(low_resources::group());
     groups.push(stress::group());
     groups
