@@ -232,8 +232,12 @@ impl Provider {
             listeners,
             scratch,
             deferred,
+            neighbors,
+            notes,
         } = t;
         let fields = Fields {
+            neighbors: neighbors::Neighbors::new(neighbors),
+            notes: notes::Notes::new(notes),
             mem,
             connectors,
             listeners,
@@ -270,6 +274,8 @@ pub struct Tables {
     listeners: PoolArray<ListenerSlot>,
     scratch: PoolArray<u8>,
     deferred: PoolArray<Call>,
+    neighbors: PoolArray<neighbors::Entry>,
+    notes: PoolArray<Option<notes::Note>>,
 }
 
 impl Tables {
@@ -308,6 +314,10 @@ impl Tables {
             scratch: unsafe { PoolArray::new(h, tag, SCRATCH, || 0u8) }?,
             // SAFETY: see above.
             deferred: unsafe { PoolArray::new(h, tag, deferred::DEFERRED, || deferred::BLANK) }?,
+            // SAFETY: see above.
+            neighbors: unsafe { PoolArray::new(h, tag, neighbors::NEIGHBORS, || None) }?,
+            // SAFETY: see above.
+            notes: unsafe { PoolArray::new(h, tag, notes::NOTES, || None) }?,
         })
     }
 }
@@ -334,6 +344,8 @@ unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile) {
 
 /// The members of a provider other than its connection manager.
 struct Fields {
+    neighbors: neighbors::Neighbors,
+    notes: notes::Notes,
     mem: MemoryTable<'static>,
     connectors: PoolArray<ConnectorSlot>,
     listeners: PoolArray<ListenerSlot>,
@@ -361,6 +373,16 @@ unsafe fn write_rest(
     profile: &Profile,
     seed: u8,
 ) {
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).neighbors };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.neighbors) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).notes };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.notes) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).mem };
@@ -600,19 +622,9 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, profile: &
     unsafe { member.write(false) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
-    let member = unsafe { &raw mut (*place).neighbors };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(neighbors::Neighbors::new()) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
     let member = unsafe { &raw mut (*place).cm_psn };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(0) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).notes };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(notes::Notes::new()) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).ndis_handle };

@@ -5,6 +5,8 @@
 //! the destination IP takes it (`crate::perform::rdma`); its answer teaches the sender the MAC.
 //! \[A choice: the NDKPI has no neighbor interface; a real provider resolves through the OS.\]
 
+use crate::resources::memory::PoolArray;
+
 /// Entries kept; the oldest is replaced.
 pub const NEIGHBORS: usize = 16;
 
@@ -14,51 +16,45 @@ pub const BROADCAST: [u8; 6] = [0xFF; 6];
 /// An IP address (IPv4 in the first 4 bytes) and whether it is IPv6.
 pub type Ip = (bool, [u8; 16]);
 
-/// The table.
+/// One entry: an IP address and its MAC address.
+pub type Entry = Option<(Ip, [u8; 6])>;
+
+/// The table, over pool memory of [`NEIGHBORS`] entries (allocated with the provider's other
+/// tables, so that no kernel stack frame ever holds it).
 pub struct Neighbors {
-    entries: [Option<(Ip, [u8; 6])>; NEIGHBORS],
+    entries: PoolArray<Entry>,
     next: usize,
 }
 
 impl Neighbors {
-    /// Empty.
+    /// Empty, over `entries` (all `None`).
     #[must_use]
-    pub const fn new() -> Self {
-        Self {
-            entries: [None; NEIGHBORS],
-            next: 0,
-        }
+    pub const fn new(entries: PoolArray<Entry>) -> Self {
+        Self { entries, next: 0 }
     }
 
     /// Records that `ip` is at `mac`.
     pub fn learn(&mut self, ip: Ip, mac: [u8; 6]) {
-        if let Some(e) = self.entries.iter_mut().flatten().find(|(i, _)| *i == ip) {
+        let entries = self.entries.as_mut_slice();
+        if let Some(e) = entries.iter_mut().flatten().find(|(i, _)| *i == ip) {
             e.1 = mac;
             return;
         }
-        if let Some(slot) = self.entries.get_mut(self.next) {
+        let len = entries.len();
+        if let Some(slot) = entries.get_mut(self.next) {
             *slot = Some((ip, mac));
         }
-        self.next = self
-            .next
-            .saturating_add(1)
-            .checked_rem(NEIGHBORS)
-            .unwrap_or(0);
+        self.next = self.next.saturating_add(1).checked_rem(len).unwrap_or(0);
     }
 
     /// Where `ip` is, or the broadcast address.
     #[must_use]
     pub fn mac(&self, ip: Ip) -> [u8; 6] {
         self.entries
+            .as_slice()
             .iter()
             .flatten()
             .find(|(i, _)| *i == ip)
             .map_or(BROADCAST, |(_, mac)| *mac)
-    }
-}
-
-impl Default for Neighbors {
-    fn default() -> Self {
-        Self::new()
     }
 }

@@ -12,6 +12,7 @@ use dcbndk_core::ndk::provider::cm::{BindId, ConnId};
 use dcbndk_core::ndk::tables::{Connection, Endpoint, EntryId};
 
 use super::Provider;
+use crate::resources::memory::PoolArray;
 
 /// Notes kept between two applications; beyond them a note is dropped (a counter misses one
 /// event, an entry stays listed until the adapter closes) \[a choice: every run of the timer
@@ -46,19 +47,20 @@ pub enum Note {
     Unbound(EntryId),
 }
 
-/// The notes not applied yet, oldest first.
+/// The notes not applied yet, oldest first, over pool memory of [`NOTES`] entries (allocated
+/// with the provider's other tables: no kernel stack frame holds the queue).
 pub struct Notes {
-    notes: [Option<Note>; NOTES],
+    notes: PoolArray<Option<Note>>,
     head: usize,
     len: usize,
 }
 
 impl Notes {
-    /// None.
+    /// None, over `notes` (all `None`).
     #[must_use]
-    pub const fn new() -> Self {
+    pub const fn new(notes: PoolArray<Option<Note>>) -> Self {
         Self {
-            notes: [None; NOTES],
+            notes,
             head: 0,
             len: 0,
         }
@@ -74,7 +76,7 @@ impl Notes {
             .saturating_add(self.len)
             .checked_rem(NOTES)
             .unwrap_or(0);
-        if let Some(slot) = self.notes.get_mut(at) {
+        if let Some(slot) = self.notes.as_mut_slice().get_mut(at) {
             *slot = Some(note);
             self.len = self.len.saturating_add(1);
         }
@@ -85,16 +87,14 @@ impl Notes {
         if self.len == 0 {
             return None;
         }
-        let note = self.notes.get_mut(self.head).and_then(Option::take);
+        let note = self
+            .notes
+            .as_mut_slice()
+            .get_mut(self.head)
+            .and_then(Option::take);
         self.head = self.head.saturating_add(1).checked_rem(NOTES).unwrap_or(0);
         self.len = self.len.saturating_sub(1);
         note
-    }
-}
-
-impl Default for Notes {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
