@@ -13,7 +13,7 @@
 //! owner.
 
 use crate::resources::memory::{PoolBox, pool_tag};
-use crate::resources::provider::{Left, Provider, Tables};
+use crate::resources::provider::{Left, Provider};
 use crate::resources::sync::SpinLock;
 use crate::resources::timer::Timer;
 use core::sync::atomic::AtomicUsize;
@@ -147,6 +147,82 @@ pub unsafe fn free_object<O>(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut 
     drop(unsafe { PoolBox::from_raw(object.cast::<NdkObject<O>>(), ndis_handle, tag) });
 }
 
+/// What an adapter object is made of, but its provider and timer.
+struct ObjectArgs<'a> {
+    ndis_handle: NDIS_HANDLE,
+    adapter_context: NDIS_HANDLE,
+    version: NDK_VERSION,
+    dispatch: *const NDK_ADAPTER_DISPATCH,
+    connector_dispatch: *const NDK_CONNECTOR_DISPATCH,
+    profile: &'a Profile,
+    seed: u8,
+}
+
+/// Builds an adapter object in place, member by member (its provider, the connection manager's
+/// state, is larger than a kernel stack frame should hold), taking `timer`. `false` when the
+/// provider's tables cannot be allocated: nothing is left to drop at `place`, and the timer is
+/// the caller's still. Out of line and without closures: in a debug build each level of a
+/// closure chain copied what it captured (`cargo xtask pe`).
+///
+/// # Safety
+/// `place` is valid for writes of one object and aligned for it; `args.ndis_handle` is valid
+/// for the object's life.
+#[inline(never)]
+unsafe fn init_object(
+    place: *mut NdkAdapterObject,
+    timer: &mut Option<Timer>,
+    args: &ObjectArgs<'_>,
+) -> bool {
+    // SAFETY: `place` is valid for writes (function contract); only a member's address is taken.
+    let lock = unsafe { &raw mut (*place).provider };
+    // SAFETY: `lock` is valid for writes of the lock; the provider is built at the address
+    // returned, or nothing is left there (init_in frees what it allocated when it fails).
+    let provider = unsafe { SpinLock::value_in(lock) };
+    // SAFETY: as above; the handle is valid (function contract).
+    let built = unsafe { Provider::init_in(provider, args.ndis_handle, args.profile, args.seed) };
+    let Some(timer) = timer.take().filter(|_| built) else {
+        return false;
+    };
+    let header = NDK_ADAPTER {
+        Header: NDK_OBJECT_HEADER {
+            Version: args.version,
+            ObjectType: NdkObjectTypeAdapter,
+            NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
+        },
+        Dispatch: args.dispatch,
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).object };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(header) };
+    // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).adapter_context };
+    // SAFETY: as above.
+    unsafe { member.write(args.adapter_context) };
+    // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).version };
+    // SAFETY: as above.
+    unsafe { member.write(args.version) };
+    // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).ndis_handle };
+    // SAFETY: as above.
+    unsafe { member.write(args.ndis_handle) };
+    // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).connector_dispatch };
+    // SAFETY: as above.
+    unsafe { member.write(args.connector_dispatch) };
+    // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).timer };
+    // SAFETY: as above.
+    unsafe { member.write(timer) };
+    // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).port };
+    // SAFETY: as above.
+    unsafe { member.write(AtomicUsize::new(usize::MAX)) };
+    true
+}
+
 /// What an NDK adapter object needs of the entry points, which this file cannot name.
 pub struct NdkRoutines {
     /// The adapter's dispatch table.
@@ -173,75 +249,20 @@ pub unsafe fn new_adapter(
     profile: &Profile,
     seed: u8,
 ) -> Option<*mut NDK_ADAPTER> {
-    let (dispatch, connector_dispatch) = (routines.adapter, routines.connector);
     // SAFETY: the handle is valid until the object is freed, which frees the timer first.
     let mut timer = Some(unsafe { Timer::new(ndis_handle, TAG_NDK_ADAPTER, routines.timer) }?);
-    // SAFETY: the handle is valid for the provider's life (function contract).
-    let mut tables = Some(unsafe { Tables::allocate(ndis_handle) }?);
-    // The object is built where it lives, member by member: its provider (the connection
-    // manager's state) is larger than a kernel stack frame should hold.
-    let init = |place: *mut NdkAdapterObject| {
-        let mut built = false;
-        // SAFETY: `place` is fresh pool memory for one object; only a member's address is taken.
-        let lock = unsafe { &raw mut (*place).provider };
-        let build = |provider: *mut Provider| {
-            if let Some(t) = tables.take() {
-                // SAFETY: the lock's value slot inside `place`; the handle is valid (function
-                // contract).
-                built = unsafe { Provider::init_in(provider, t, ndis_handle, profile, seed) };
-            }
-        };
-        // SAFETY: `lock` is valid for writes of the lock; `build` initializes the provider or
-        // leaves nothing to drop (`built` says which).
-        unsafe { SpinLock::init_in(lock, build) };
-        let Some(timer) = timer.take().filter(|_| built) else {
-            return false;
-        };
-        let header = NDK_ADAPTER {
-            Header: NDK_OBJECT_HEADER {
-                Version: version,
-                ObjectType: NdkObjectTypeAdapter,
-                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-            },
-            Dispatch: dispatch,
-        };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).object };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(header) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).adapter_context };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(adapter_context) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).version };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(version) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).ndis_handle };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(ndis_handle) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).connector_dispatch };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(connector_dispatch) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).timer };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(timer) };
-        // SAFETY: `place` is valid for writes of the whole value (function contract); only
-        // the member's address is taken.
-        let member = unsafe { &raw mut (*place).port };
-        // SAFETY: `member` is inside `place`, valid for writes, written once.
-        unsafe { member.write(AtomicUsize::new(usize::MAX)) };
-        true
+    let args = ObjectArgs {
+        ndis_handle,
+        adapter_context,
+        version,
+        dispatch: routines.adapter,
+        connector_dispatch: routines.connector,
+        profile,
+        seed,
     };
+    // SAFETY: `place` is fresh pool memory for one object (new_with's contract); the handle is
+    // valid (function contract).
+    let init = |place: *mut NdkAdapterObject| unsafe { init_object(place, &mut timer, &args) };
     // SAFETY: the handle is valid for the box's life (function contract); `init` builds the
     // whole object or leaves nothing to drop (the provider's `init_in` frees what it allocated
     // when it fails; the timer is dropped here then).

@@ -38,6 +38,17 @@ impl<T> SpinLock<T> {
     /// `place` is valid for writes of one `Self` and suitably aligned; `init` initializes the
     /// whole `T` at the address it gets. Afterwards `*place` is an initialized `SpinLock`.
     pub unsafe fn init_in(place: *mut Self, init: impl FnOnce(*mut T)) {
+        // SAFETY: the function contract.
+        init(unsafe { Self::value_in(place) });
+    }
+
+    /// Writes the lock, not yet initialized, at `place` and returns the address where the
+    /// caller builds the value (what [`SpinLock::init_in`] does, without a closure).
+    ///
+    /// # Safety
+    /// `place` is valid for writes of one `Self` and suitably aligned; the caller initializes
+    /// the whole `T` at the address returned before `*place` is used as a `SpinLock`.
+    pub unsafe fn value_in(place: *mut Self) -> *mut T {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).lock };
@@ -46,7 +57,7 @@ impl<T> SpinLock<T> {
         // SAFETY: as above; only the address of a member is taken.
         let value = unsafe { &raw mut (*place).value };
         // `UnsafeCell<T>` has the layout of `T`.
-        init(UnsafeCell::raw_get(value));
+        UnsafeCell::raw_get(value)
     }
 
     /// `NdisAllocateSpinLock`, at the lock's final address.

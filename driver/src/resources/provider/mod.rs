@@ -175,7 +175,7 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// Builds the provider over `tables` ([`Tables::allocate`]) for an adapter of `profile`,
+    /// Builds the provider, with the tables of [`PROVISIONED`] for an adapter of `profile` and
     /// region keys from `seed`, in place at `place` (it is larger than a value a kernel stack
     /// should carry around: its connection manager alone is over a kilobyte). `false` when the
     /// pool is exhausted (everything allocated so far is freed, nothing is left at `place`).
@@ -187,11 +187,14 @@ impl Provider {
     /// is valid for writes of one `Provider` and aligned for it.
     pub unsafe fn init_in(
         place: *mut Provider,
-        tables: Tables,
         ndis_handle: NDIS_HANDLE,
         profile: &Profile,
         seed: u8,
     ) -> bool {
+        // SAFETY: the handle is valid for the provider's life (function contract).
+        let Some(tables) = (unsafe { Tables::allocate(ndis_handle) }) else {
+            return false;
+        };
         // SAFETY: the caller's contract.
         let Some(()) = (unsafe { Self::try_init_in(place, tables, ndis_handle, profile, seed) })
         else {
