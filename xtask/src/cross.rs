@@ -82,6 +82,10 @@ pub fn build(root: &Path, arch: Arch, profile: Profile) -> Result<Image, String>
             ),
             "rust-lld",
         )
+        // Not incremental: an incremental debug build splits code differently from one run to
+        // the next (its frames differed by a few hundred bytes from a clean clone's), and the
+        // stack figures checked must be those of the image a user builds from a clean tree.
+        .env("CARGO_INCREMENTAL", "0")
         // The image is what is checked; a stale RUSTFLAGS from the shell must not change it.
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
