@@ -5,7 +5,7 @@
 //! what the context points to inside it).
 
 use crate::resources::ndkobject::{
-    NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_PD, free_object, new_connector,
+    NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_ENDPOINT, TAG_NDK_PD, free_object, new_connector,
 };
 use crate::resources::provider::{Call, Closed};
 use crate::resources::status::notify_status;
@@ -79,6 +79,8 @@ fn make_one(adapter: &NdkAdapterObject, call: Call) {
                 Closed::Cq(p) => unsafe { free_object(handle, TAG_NDK_CQ, p) },
                 // SAFETY: as above, a PD block.
                 Closed::Pd(p) => unsafe { free_object(handle, TAG_NDK_PD, p) },
+                // SAFETY: as above, a shared endpoint's block.
+                Closed::SharedEndpoint(p) => unsafe { free_object(handle, TAG_NDK_ENDPOINT, p) },
             }
             if let Some(completion) = close.completion {
                 // SAFETY: the consumer's close completion with its context (ndkpi.md §1.2).

@@ -41,6 +41,8 @@ pub const TAG_NDK_QP: ULONG = pool_tag(b"DcbP");
 pub const TAG_NDK_CONNECTOR: ULONG = pool_tag(b"DcbN");
 /// The pool tag of a listener object.
 pub const TAG_NDK_LISTENER: ULONG = pool_tag(b"DcbI");
+/// The pool tag of a shared endpoint object.
+pub const TAG_NDK_ENDPOINT: ULONG = pool_tag(b"DcbE");
 
 /// An open NDK adapter: the `NDK_ADAPTER` the consumer holds, then the provider's state.
 #[repr(C)]
@@ -317,6 +319,7 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
                 Left::Cq(object) => (TAG_NDK_CQ, object.cast()),
                 Left::Connector(object) => (TAG_NDK_CONNECTOR, object.cast()),
                 Left::Listener(object) => (TAG_NDK_LISTENER, object.cast()),
+                Left::SharedEndpoint(object) => (TAG_NDK_ENDPOINT, object.cast()),
             };
             // SAFETY: a block of this adapter of the kind `tag` names, whose slot teardown just
             // freed; nothing uses it afterwards (function contract). The block's layout does

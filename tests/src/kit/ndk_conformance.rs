@@ -2,14 +2,13 @@
 //! case per rule implemented (issue 21), through the simulator's NDK consumer
 //! (`sim::consumer`), which checks IRQLs, the header and dispatch table of what the provider
 //! returns, create completions and the pool at close as a verifier would. The cases on CQs,
-//! PDs, MRs and QPs are in `ndk_objects`, connections in group NdkPing; shared endpoints still
-//! return `STATUS_NOT_IMPLEMENTED`.
+//! PDs, MRs and QPs are in `ndk_objects`, connections and shared endpoints in group NdkPing.
 
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use ndis_sys::ndkpi::NdkObjectTypeAdapter;
 use ndis_sys::status::{
-    NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
-    STATUS_NOT_IMPLEMENTED,
+    NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
+    NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
 };
 
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
@@ -43,7 +42,7 @@ fn cases() -> Vec<Case> {
             rule3_query_adapter_info,
         ),
         Case::new(
-            "rule 6: a create that does not pend never calls CreateCompletion nor writes its object (the shared endpoint is NOT_IMPLEMENTED yet; CQ, PD, MR and QP creates are checked by their cases)",
+            "rule 6: a create that does not pend never calls CreateCompletion nor writes its object (a shared endpoint with no address: INVALID_PARAMETER; the other creates are checked by their cases)",
             rule6_inline_creates,
         ),
         Case::new(
@@ -208,7 +207,7 @@ fn rule6_inline_creates() -> CaseResult {
         let results = ndk.create_each();
         expect_eq("creates called", results.len(), 1)?;
         for (name, status) in &results {
-            expect_eq(name, *status, STATUS_NOT_IMPLEMENTED)?;
+            expect_eq(name, *status, NDIS_STATUS_INVALID_PARAMETER)?;
         }
         ndk.close();
         Ok(())

@@ -73,6 +73,10 @@ fn cases() -> Vec<Case> {
             refusals,
         ),
         Case::new(
+            "§2.10, §4.1: a shared endpoint binds an ephemeral ND port; a connect through it comes from that address and port; listed in OID_NDK_LOCAL_ENDPOINTS; its close pends while the connector uses it and completes once when the connector closes",
+            shared_endpoint,
+        ),
+        Case::new(
             "§4.4: NdkDisconnect completes, the peer's disconnect event comes once, posting afterwards -> STATUS_CONNECTION_INVALID",
             disconnect,
         ),
@@ -695,6 +699,107 @@ fn disconnect() -> CaseResult {
             STATUS_CONNECTION_INVALID,
         )?;
         close_connection(&sa, &sb, c, l)?;
+        sa.close()?;
+        sb.close()
+    })
+}
+
+fn shared_endpoint() -> CaseResult {
+    on_pair(|a, b| {
+        let (sa, sb) = (side(a)?, side(b)?);
+        let e = sa
+            .ndk
+            .create_shared_endpoint(SocketAddr::new(ip4(1), 0))
+            .map_err(|s| format!("NdkCreateSharedEndpoint: {s:#x}"))?;
+        let bound = sa.ndk.endpoint_address(&e).ok_or("no endpoint address")?;
+        expect_eq("endpoint IP", bound.ip(), ip4(1))?;
+        ensure((49152..=65535).contains(&bound.port()), || {
+            format!("ephemeral port {}", bound.port())
+        })?;
+        let l = sb
+            .ndk
+            .create_listener()
+            .map_err(|s| format!("listener: {s:#x}"))?;
+        expect_eq(
+            "NdkListen",
+            sb.ndk.listen(&l, SocketAddr::new(ip4(2), PORT)),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        let c = sa
+            .ndk
+            .create_connector()
+            .map_err(|s| format!("connector: {s:#x}"))?;
+        let r = Request::new();
+        let status = sa
+            .ndk
+            .connect_shared(&c, &sa.qp, &e, SocketAddr::new(ip4(2), PORT), &r);
+        expect_eq("NdkConnectWithSharedEndpoint", status, NDIS_STATUS_PENDING)?;
+        ensure(
+            wait_for(WAIT, || !lock(&l.incoming.connectors).is_empty()),
+            || "no ConnectEvent".into(),
+        )?;
+        let passive = sb
+            .ndk
+            .connector_at(lock(&l.incoming.connectors)[0] as *mut _);
+        let peer = sb
+            .ndk
+            .connector_address(&passive, false)
+            .ok_or("no passive peer")?;
+        expect_eq("the connect's source is the endpoint", peer, bound)?;
+        let endpoints = |x: &Adapter| {
+            let r = x.query(OID_NDK_LOCAL_ENDPOINTS, 4096);
+            u32::from_le_bytes(
+                r.data()
+                    .get(8..12)
+                    .and_then(|b| b.try_into().ok())
+                    .unwrap_or([9; 4]),
+            )
+        };
+        ensure(wait_for(WAIT, || endpoints(a) == 1), || {
+            format!("A lists {} endpoints", endpoints(a))
+        })?;
+        expect_eq(
+            "close the endpoint in use",
+            sa.ndk.close_shared_endpoint(&e),
+            NDIS_STATUS_PENDING,
+        )?;
+        std::thread::sleep(Duration::from_millis(20));
+        expect_eq(
+            "completions before the connector closes",
+            e.closed.events.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+        )?;
+        expect_eq(
+            "close the connector",
+            sa.ndk.close_object(c.ptr, c.dispatch.NdkCloseConnector),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        ensure(
+            wait_for(WAIT, || {
+                e.closed.events.load(std::sync::atomic::Ordering::SeqCst) == 1
+            }),
+            || "the endpoint's close did not complete".into(),
+        )?;
+        std::thread::sleep(Duration::from_millis(20));
+        expect_eq(
+            "endpoint close completions",
+            e.closed.events.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+        )?;
+        ensure(wait_for(WAIT, || endpoints(a) == 0), || {
+            "the endpoint is still listed".into()
+        })?;
+        expect_eq(
+            "close passive",
+            sb.ndk
+                .close_object(passive.ptr, passive.dispatch.NdkCloseConnector),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        expect_eq(
+            "close listener",
+            sb.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener),
+            NDIS_STATUS_SUCCESS,
+        )?;
         sa.close()?;
         sb.close()
     })

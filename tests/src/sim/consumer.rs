@@ -254,8 +254,8 @@ impl<'a> NdkConsumer<'a> {
         (status, out.Dispatch != sentinel)
     }
 
-    /// Calls each of the adapter's create functions not implemented yet once at DISPATCH_LEVEL
-    /// (the shared endpoint, with no address; the others have their own helpers,
+    /// Calls the adapter's `NdkCreateSharedEndpoint` at DISPATCH_LEVEL with no address (a
+    /// failure the provider must report inline; the other creates have their own helpers,
     /// `sim::ndk_objects`, `sim::ndk_connect`, which check the same) and checks rule 6 for each: a
     /// return other than `STATUS_PENDING` calls no `CreateCompletion` and leaves `*ppObject`
     /// alone. Returns each function's name and status. An object a create returns inline

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use ndis_sys::ndkpi::{
     NDK_CONNECTOR, NDK_CONNECTOR_DISPATCH, NDK_LISTENER, NDK_LISTENER_DISPATCH, NDK_OBJECT_HEADER,
+    NDK_SHARED_ENDPOINT, NDK_SHARED_ENDPOINT_DISPATCH,
 };
 use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::{NTSTATUS, PVOID};
@@ -120,6 +121,22 @@ pub struct Connector {
     pub dispatch: NDK_CONNECTOR_DISPATCH,
 }
 
+/// A shared endpoint.
+pub struct SharedEndpoint {
+    /// The object.
+    pub ptr: *mut NDK_SHARED_ENDPOINT,
+    /// Its table.
+    pub dispatch: NDK_SHARED_ENDPOINT_DISPATCH,
+    /// Its close completion.
+    pub closed: Box<Request>,
+}
+
+unsafe extern "system" fn on_close(context: PVOID) {
+    // SAFETY: the context is a live `Request` of this consumer.
+    let r = unsafe { &*context.cast::<Request>() };
+    r.events.fetch_add(1, Ordering::SeqCst);
+}
+
 /// A listener and the connect events it got.
 pub struct Listener {
     /// The object.
@@ -218,6 +235,97 @@ impl NdkConsumer<'_> {
             dispatch,
             incoming,
         })
+    }
+
+    /// `NdkCreateSharedEndpoint` on `address`.
+    pub fn create_shared_endpoint(&self, address: SocketAddr) -> Result<SharedEndpoint, NTSTATUS> {
+        let f = self.dispatch().NdkCreateSharedEndpoint.ok_or(-1)?;
+        let a = self.raw();
+        let (mut b, len) = sockaddr(address);
+        let mut out = null_mut();
+        // SAFETY: a live adapter, address and output; no completion (inline).
+        let status = at_dispatch(self, "NdkCreateSharedEndpoint", || unsafe {
+            f(
+                a,
+                b.as_mut_ptr().cast(),
+                len,
+                None,
+                null_mut(),
+                &raw mut out,
+            )
+        });
+        if status != NDIS_STATUS_SUCCESS {
+            return Err(status);
+        }
+        let dispatch = dispatch_of(self, "NDK_SHARED_ENDPOINT", out, 3);
+        Ok(SharedEndpoint {
+            ptr: out,
+            dispatch,
+            closed: Request::new(),
+        })
+    }
+
+    /// `NdkGetLocalAddress` of a shared endpoint.
+    pub fn endpoint_address(&self, e: &SharedEndpoint) -> Option<SocketAddr> {
+        let f = e.dispatch.NdkGetLocalAddress?;
+        let mut b = [0u8; 28];
+        let mut len = 28u32;
+        let p = e.ptr;
+        // SAFETY: a live endpoint and outputs.
+        let status = at_dispatch(self, "NdkGetLocalAddress", || unsafe {
+            f(p, b.as_mut_ptr().cast(), &raw mut len)
+        });
+        (status == NDIS_STATUS_SUCCESS)
+            .then(|| socket_addr(&b))
+            .flatten()
+    }
+
+    /// `NdkCloseSharedEndpoint`, its completion recorded in `e.closed.events`.
+    pub fn close_shared_endpoint(&self, e: &SharedEndpoint) -> NTSTATUS {
+        let Some(f) = e.dispatch.NdkCloseSharedEndpoint else {
+            return -1;
+        };
+        let h = e.ptr.cast::<NDK_OBJECT_HEADER>();
+        let ctx = e.closed.ctx();
+        // SAFETY: a live endpoint; the record outlives the completion.
+        at_dispatch(self, "NdkCloseSharedEndpoint", || unsafe {
+            f(h, Some(on_close), ctx)
+        })
+    }
+
+    /// `NdkConnectWithSharedEndpoint` to `dst` joining `qp`.
+    pub fn connect_shared(
+        &self,
+        c: &Connector,
+        qp: &Qp,
+        e: &SharedEndpoint,
+        dst: SocketAddr,
+        req: &Request,
+    ) -> NTSTATUS {
+        let Some(f) = c.dispatch.NdkConnectWithSharedEndpoint else {
+            return -1;
+        };
+        let (mut d, dl) = sockaddr(dst);
+        let (p, q, s) = (c.ptr, qp.ptr, e.ptr);
+        let ctx = req.ctx();
+        // SAFETY: live objects and buffers; the record outlives the completion.
+        let status = at_dispatch(self, "NdkConnectWithSharedEndpoint", || unsafe {
+            f(
+                p,
+                q,
+                s,
+                d.as_mut_ptr().cast(),
+                dl,
+                1,
+                1,
+                null_mut(),
+                0,
+                Some(on_request),
+                ctx,
+            )
+        });
+        self.check_inline("NdkConnectWithSharedEndpoint", status, req);
+        status
     }
 
     /// `NdkListen` on `address`.

@@ -6,7 +6,7 @@
 use core::mem::offset_of;
 
 use super::extension::query_extension;
-use super::{connector, cq, listener, pd, timer, unimplemented};
+use super::{connector, cq, endpoint, listener, pd, timer, unimplemented};
 use crate::context::{AdapterContext, context};
 use crate::perform::rdma;
 use crate::resources::ndk::current_processor;
@@ -33,7 +33,7 @@ static ADAPTER_DISPATCH: NDK_ADAPTER_DISPATCH = NDK_ADAPTER_DISPATCH {
     NdkQueryAdapterInfo: Some(query_adapter_info),
     NdkCreateCq: Some(cq::create_cq),
     NdkCreatePd: Some(pd::create_pd),
-    NdkCreateSharedEndpoint: Some(unimplemented::create_shared_endpoint),
+    NdkCreateSharedEndpoint: Some(endpoint::create_shared_endpoint),
     NdkCreateConnector: Some(connector::create_connector),
     NdkCreateListener: Some(listener::create_listener),
     NdkBuildLAM: Some(unimplemented::build_lam),
@@ -169,6 +169,11 @@ fn unlist(shell: &AdapterContext, owner: &NdkAdapterObject) {
     }
     for l in p.listeners.as_mut_slice() {
         if let Some(entry) = l.entry.take() {
+            let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
+        }
+    }
+    for e in p.endpoints.as_mut_slice() {
+        if let Some(entry) = e.entry.take() {
             let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
         }
     }

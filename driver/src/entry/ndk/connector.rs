@@ -12,7 +12,6 @@ use super::address;
 use super::extension::query_extension;
 use super::objects::qp_parts;
 use super::pump::later;
-use super::unimplemented;
 use crate::context::context;
 use crate::perform::rdma::Addresses;
 use crate::resources::ndkobject::{
@@ -25,7 +24,7 @@ use crate::resources::timer::now_ns;
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_CONNECTOR, NDK_CONNECTOR_DISPATCH, NDK_FN_CLOSE_COMPLETION,
     NDK_FN_CREATE_COMPLETION, NDK_FN_DISCONNECT_EVENT_CALLBACK, NDK_FN_REQUEST_COMPLETION,
-    NDK_OBJECT_HEADER, NDK_QP,
+    NDK_OBJECT_HEADER, NDK_QP, NDK_SHARED_ENDPOINT,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_PENDING, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
@@ -39,7 +38,7 @@ pub static CONNECTOR_DISPATCH: NDK_CONNECTOR_DISPATCH = NDK_CONNECTOR_DISPATCH {
     NdkCloseConnector: Some(close_connector),
     NdkQueryExtension: Some(query_extension),
     NdkConnect: Some(connect),
-    NdkConnectWithSharedEndpoint: Some(unimplemented::connect_with_shared_endpoint),
+    NdkConnectWithSharedEndpoint: Some(connect_with_shared_endpoint),
     NdkCompleteConnect: Some(complete_connect),
     NdkAccept: Some(accept),
     NdkReject: Some(reject),
@@ -212,6 +211,66 @@ unsafe extern "system" fn connect(
             call,
         )
     };
+    pended(owner, taken)
+}
+
+/// `NdkConnectWithSharedEndpoint` (ndkpi.md §4.1): as `NdkConnect`, from the shared endpoint's
+/// address and ND port.
+///
+/// # Safety
+/// Called by the consumer with a live connector, QP and shared endpoint of this provider and
+/// valid buffers.
+#[allow(clippy::too_many_arguments)]
+unsafe extern "system" fn connect_with_shared_endpoint(
+    connector: *mut NDK_CONNECTOR,
+    qp: *mut NDK_QP,
+    shared: *mut NDK_SHARED_ENDPOINT,
+    dst: *mut SOCKADDR,
+    dst_len: ULONG,
+    irl: ULONG,
+    orl: ULONG,
+    data: PVOID,
+    data_len: ULONG,
+    completion: NDK_FN_REQUEST_COMPLETION,
+    context: PVOID,
+) -> NTSTATUS {
+    if connector.is_null() || qp.is_null() || shared.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: caller's contract.
+    let (id, owner) = unsafe { parts(connector) };
+    // SAFETY: caller's contract.
+    let (qp_slot, qp_owner) = unsafe { qp_parts(qp) };
+    // SAFETY: caller's contract.
+    let (endpoint, endpoint_owner) = unsafe { super::endpoint::parts(shared) };
+    // SAFETY: caller's contract: the address is valid for its length.
+    let dest = unsafe { address::read(dst, dst_len) };
+    let (Some(id), Some(endpoint), Some(dest)) = (id, endpoint, dest) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    if !core::ptr::eq(owner, qp_owner) || !core::ptr::eq(owner, endpoint_owner) {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let mut bytes = [0u8; MAX_PRIVATE_DATA];
+    // SAFETY: caller's contract.
+    let Some(private) = (unsafe { private_data(data, data_len, &mut bytes) }) else {
+        return STATUS_INVALID_BUFFER_SIZE;
+    };
+    let call = RequestCall {
+        completion,
+        context,
+    };
+    let taken = owner.provider.lock().connect(
+        now_ns(),
+        id,
+        qp_slot,
+        Source::Shared(endpoint),
+        dest,
+        irl,
+        orl,
+        private,
+        call,
+    );
     pended(owner, taken)
 }
 

@@ -7,6 +7,7 @@ pub mod adapter;
 pub mod address;
 pub mod connector;
 pub mod cq;
+pub mod endpoint;
 pub mod extension;
 pub mod listener;
 pub mod mr;

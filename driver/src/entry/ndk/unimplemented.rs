@@ -3,36 +3,18 @@
 //! returns `STATUS_NOT_IMPLEMENTED` inline (so no completion callback follows, §1.2) and writes
 //! no output. The list, by table:
 //!
-//! - adapter (ndkpi.md §2.1): `NdkCreateSharedEndpoint`, `NdkBuildLAM`; and `NdkReleaseLAM`,
-//!   which returns nothing and has nothing to release (no LAM is ever built).
-//! - connector (ndkpi.md §2.8): `NdkConnectWithSharedEndpoint`.
+//! - adapter (ndkpi.md §2.1): `NdkBuildLAM`; and `NdkReleaseLAM`, which returns nothing and
+//!   has nothing to release (no LAM is ever built).
 //!
 //! - PD (ndkpi.md §2.3): `NdkCreateSrq` and `NdkCreateQpWithSrq` (shared receive queues).
 
 use ndis_sys::ndkpi::{
-    NDK_ADAPTER, NDK_CONNECTOR, NDK_CQ, NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION,
-    NDK_FN_SRQ_NOTIFICATION_CALLBACK, NDK_LOGICAL_ADDRESS_MAPPING, NDK_PD, NDK_QP,
-    NDK_SHARED_ENDPOINT, NDK_SRQ,
+    NDK_ADAPTER, NDK_CQ, NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION,
+    NDK_FN_SRQ_NOTIFICATION_CALLBACK, NDK_LOGICAL_ADDRESS_MAPPING, NDK_PD, NDK_QP, NDK_SRQ,
 };
 use ndis_sys::ntdef::GROUP_AFFINITY;
 use ndis_sys::status::STATUS_NOT_IMPLEMENTED;
 use ndis_sys::types::{NTSTATUS, PMDL, PVOID, SIZE_T, ULONG};
-use ndis_sys::ws2ipdef::SOCKADDR;
-
-/// `NdkCreateSharedEndpoint`: not implemented.
-///
-/// # Safety
-/// None: no argument is dereferenced.
-pub unsafe extern "system" fn create_shared_endpoint(
-    _adapter: *mut NDK_ADAPTER,
-    _address: *mut SOCKADDR,
-    _address_length: ULONG,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    _shared_endpoint: *mut *mut NDK_SHARED_ENDPOINT,
-) -> NTSTATUS {
-    STATUS_NOT_IMPLEMENTED
-}
 
 /// `NdkBuildLAM`: not implemented.
 ///
@@ -98,27 +80,6 @@ pub unsafe extern "system" fn create_qp_with_srq(
     _create_completion: NDK_FN_CREATE_COMPLETION,
     _request_context: PVOID,
     _qp: *mut *mut NDK_QP,
-) -> NTSTATUS {
-    STATUS_NOT_IMPLEMENTED
-}
-
-/// `NdkConnectWithSharedEndpoint`: not implemented (no shared endpoints yet).
-///
-/// # Safety
-/// None: no argument is dereferenced.
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "system" fn connect_with_shared_endpoint(
-    _connector: *mut NDK_CONNECTOR,
-    _qp: *mut NDK_QP,
-    _endpoint: *mut NDK_SHARED_ENDPOINT,
-    _dst: *mut SOCKADDR,
-    _dst_len: ULONG,
-    _irl: ULONG,
-    _orl: ULONG,
-    _data: PVOID,
-    _data_len: ULONG,
-    _completion: NDK_FN_REQUEST_COMPLETION,
-    _context: PVOID,
 ) -> NTSTATUS {
     STATUS_NOT_IMPLEMENTED
 }

@@ -7,7 +7,7 @@ use dcbndk_core::ndk::provider::cq::Notify;
 use ndis_sys::ndkpi::{
     NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CONNECT_EVENT_CALLBACK,
     NDK_FN_CQ_NOTIFICATION_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK, NDK_FN_REQUEST_COMPLETION,
-    NDK_PD,
+    NDK_PD, NDK_SHARED_ENDPOINT,
 };
 use ndis_sys::types::NTSTATUS;
 use ndis_sys::types::PVOID;
@@ -79,6 +79,8 @@ pub enum Closed {
     Cq(*mut NDK_CQ),
     /// A protection domain.
     Pd(*mut NDK_PD),
+    /// A shared endpoint.
+    SharedEndpoint(*mut NDK_SHARED_ENDPOINT),
 }
 
 /// The most callbacks collected at once: a QP's close notifies its two CQs and completes the

@@ -173,6 +173,7 @@ impl Provider {
         if let Some(entry) = entry {
             self.notes.push(Note::Ended(entry));
         }
+        self.retry_endpoint_closes(calls);
         object
     }
 

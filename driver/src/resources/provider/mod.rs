@@ -30,6 +30,7 @@ pub mod connect;
 pub mod cq;
 pub mod data;
 pub mod deferred;
+pub mod endpoint;
 pub mod memory;
 pub mod neighbors;
 pub mod notes;
@@ -42,7 +43,9 @@ use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
 use crate::resources::memory::{PoolArray, pool_tag};
 use connect::{ConnectorSlot, ListenerSlot};
 use cq::CqSlot;
-use ndis_sys::ndkpi::{NDK_CONNECTOR, NDK_CQ, NDK_LISTENER, NDK_MR, NDK_PD, NDK_QP};
+use ndis_sys::ndkpi::{
+    NDK_CONNECTOR, NDK_CQ, NDK_LISTENER, NDK_MR, NDK_PD, NDK_QP, NDK_SHARED_ENDPOINT,
+};
 use ndis_sys::types::{NDIS_HANDLE, PMDL, ULONG};
 use qp::QpSlot;
 
@@ -128,6 +131,8 @@ pub struct Provider {
     pub connectors: PoolArray<ConnectorSlot>,
     /// The shell's side of each listener slot.
     pub listeners: PoolArray<ListenerSlot>,
+    /// The shell's side of each shared endpoint (the same bind table as the listeners').
+    pub endpoints: PoolArray<endpoint::EndpointSlot>,
     /// Varies the first PSN of each connection.
     pub psn_seed: u32,
     /// The QP number of QP slot 0 (QP 1 is the CM's).
@@ -237,8 +242,10 @@ impl Provider {
             deferred,
             neighbors,
             notes,
+            endpoints,
         } = t;
         let fields = Fields {
+            endpoints,
             neighbors: neighbors::Neighbors::new(neighbors),
             notes: notes::Notes::new(notes),
             mem,
@@ -279,6 +286,7 @@ pub struct Tables {
     deferred: PoolArray<Call>,
     neighbors: PoolArray<neighbors::Entry>,
     notes: PoolArray<Option<notes::Note>>,
+    endpoints: PoolArray<endpoint::EndpointSlot>,
 }
 
 impl Tables {
@@ -321,6 +329,10 @@ impl Tables {
             neighbors: unsafe { PoolArray::new(h, tag, neighbors::NEIGHBORS, || None) }?,
             // SAFETY: see above.
             notes: unsafe { PoolArray::new(h, tag, notes::NOTES, || None) }?,
+            // SAFETY: see above.
+            endpoints: unsafe {
+                PoolArray::new(h, tag, n.listeners, || endpoint::EndpointSlot::FREE)
+            }?,
         })
     }
 }
@@ -347,6 +359,7 @@ unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile) {
 
 /// The members of a provider other than its connection manager.
 struct Fields {
+    endpoints: PoolArray<endpoint::EndpointSlot>,
     neighbors: neighbors::Neighbors,
     notes: notes::Notes,
     mem: MemoryTable<'static>,
@@ -376,6 +389,11 @@ unsafe fn write_rest(
     profile: &Profile,
     seed: u8,
 ) {
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).endpoints };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.endpoints) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).neighbors };
@@ -466,6 +484,10 @@ fn settle<F: FnMut(Left)>(calls: &mut Calls, free: &mut F) {
                 object: Closed::Pd(p),
                 ..
             } => free(Left::Pd(p)),
+            Call::Closed {
+                object: Closed::SharedEndpoint(p),
+                ..
+            } => free(Left::SharedEndpoint(p)),
             Call::Notify { .. }
             | Call::Request { .. }
             | Call::ConnectEvent { .. }
@@ -490,6 +512,8 @@ pub enum Left {
     Connector(*mut NDK_CONNECTOR),
     /// A listener.
     Listener(*mut NDK_LISTENER),
+    /// A shared endpoint.
+    SharedEndpoint(*mut NDK_SHARED_ENDPOINT),
 }
 
 impl Provider {
@@ -521,6 +545,16 @@ impl Provider {
             let object = self.close_listener(id);
             if !object.is_null() {
                 free(Left::Listener(object));
+            }
+        }
+        for i in 0..self.endpoints.as_slice().len() {
+            let Some(id) = self.endpoint_at(i) else {
+                continue;
+            };
+            let _ = self.cm.close_shared_endpoint(id);
+            let object = self.free_endpoint_now(id);
+            if !object.is_null() {
+                free(Left::SharedEndpoint(object));
             }
         }
         for slot in 0..self.qps.as_slice().len() {
