@@ -13,6 +13,7 @@ pub mod low_resources;
 pub mod ndk;
 pub mod ndk_conformance;
 pub mod ndk_objects;
+pub mod ndk_perf;
 pub mod ndk_ping;
 pub mod oids;
 pub mod qos;
@@ -82,6 +83,7 @@ pub fn groups() -> Vec<Group> {
     groups.push(ndk::group());
     groups.push(ndk_conformance::group());
     groups.push(ndk_ping::group());
+    groups.push(ndk_perf::group());
     groups.push(dcbx::group());
     groups.push(dcbx_interop::group());
     groups.extend(qos_link::groups());

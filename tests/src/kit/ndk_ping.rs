@@ -84,19 +84,19 @@ fn cases() -> Vec<Case> {
 }
 
 /// One side: an adapter's consumer, its objects and its registered buffer.
-struct Side<'a> {
-    ndk: NdkConsumer<'a>,
+pub(super) struct Side<'a> {
+    pub(super) ndk: NdkConsumer<'a>,
     pd: Pd,
-    cq: Cq,
-    qp: Qp,
+    pub(super) cq: Cq,
+    pub(super) qp: Qp,
     mr: Mr,
-    chain: MdlChain,
-    token: u32,
-    base: u64,
+    pub(super) chain: MdlChain,
+    pub(super) token: u32,
+    pub(super) base: u64,
 }
 
 impl Side<'_> {
-    fn close(self) -> Result<(), String> {
+    pub(super) fn close(self) -> Result<(), String> {
         let Side {
             ndk,
             pd,
@@ -118,7 +118,7 @@ impl Side<'_> {
     }
 
     /// Waits until the CQ has `n` more completions, returning them.
-    fn completions(&self, n: usize) -> Result<Vec<NDK_RESULT_EX>, String> {
+    pub(super) fn completions(&self, n: usize) -> Result<Vec<NDK_RESULT_EX>, String> {
         let mut got = Vec::new();
         let done = wait_for(WAIT, || {
             got.extend(self.ndk.results(&self.cq, 16));
@@ -132,6 +132,11 @@ impl Side<'_> {
 }
 
 fn side(a: &Adapter) -> Result<Side<'_>, String> {
+    side_with(a, BUFFER)
+}
+
+/// A side whose registered buffer is `buffer` bytes (3 MDLs).
+pub(super) fn side_with(a: &Adapter, buffer: usize) -> Result<Side<'_>, String> {
     let ndk = NdkConsumer::open(a, V1_2).map_err(|s| format!("open: {s:#x}"))?;
     let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
     let cq = ndk.create_cq(256).map_err(|s| format!("CQ: {s:#x}"))?;
@@ -142,8 +147,8 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
         .create_mr(&pd, false)
         .map_err(|s| format!("MR: {s:#x}"))?;
     let chain = MdlChain::split(
-        vec![0u8; BUFFER],
-        &[BUFFER / 3, 2 * BUFFER / 3],
+        vec![0u8; buffer],
+        &[buffer / 3, 2 * buffer / 3],
         MdlKind::LockedUnmapped,
     );
     let flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE
@@ -151,7 +156,7 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
         | NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
     expect_eq(
         "NdkRegisterMr",
-        ndk.register(&mr, &chain, BUFFER, flags),
+        ndk.register(&mr, &chain, buffer, flags),
         NDIS_STATUS_SUCCESS,
     )?;
     let get = mr.dispatch.NdkGetLocalTokenFromMr.ok_or("no token slot")?;
@@ -197,7 +202,7 @@ fn ip6(last: u8) -> IpAddr {
 /// Runs `body` on a pair on a fresh wire, then halts both (checking the verifier). Under
 /// `hlk --pcap` the wire is captured (`super::capture`): every RoCEv2 frame of the case, for
 /// Wireshark.
-fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>) -> CaseResult {
+pub(super) fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>) -> CaseResult {
     let wire = Registry::fresh_wire();
     let capture = Capture::start(wire)?;
     let (a, b) = pair(wire)?;
@@ -215,7 +220,7 @@ fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>) -> CaseR
 }
 
 /// A connection's two connectors and its disconnect-event records.
-struct Connection {
+pub(super) struct Connection {
     active: Connector,
     passive: Connector,
     active_disconnected: Box<Request>,
@@ -223,7 +228,7 @@ struct Connection {
 }
 
 /// Connects `a` to a listener of `b` on `(ip of b, PORT)`, with private data both ways.
-fn connect(
+pub(super) fn connect(
     a: &Side<'_>,
     b: &Side<'_>,
     v6: bool,
@@ -317,7 +322,7 @@ fn connect(
     ))
 }
 
-fn close_connection(
+pub(super) fn close_connection(
     a: &Side<'_>,
     b: &Side<'_>,
     c: Connection,
