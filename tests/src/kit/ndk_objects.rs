@@ -20,7 +20,7 @@ use std::time::Duration;
 use crate::sim::ndk_connect::wait_for;
 
 /// How long a case waits for a callback from the provider's timer.
-const WAIT: Duration = Duration::from_secs(5);
+const WAIT: Duration = crate::sim::ndk_connect::callback_wait();
 
 use super::{Case, CaseResult, ensure, expect_eq, finish, started};
 use crate::sim::consumer::{NdkConsumer, allocations_tagged};

@@ -32,7 +32,7 @@ use crate::sim::{Adapter, Registry, lock};
 
 const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 /// How long a test waits for a deferred callback.
-const WAIT: Duration = Duration::from_secs(5);
+const WAIT: Duration = crate::sim::ndk_connect::callback_wait();
 /// Each side's registered buffer: 3 MDLs.
 const BUFFER: usize = 128 * 1024;
 /// Where each side's message and RDMA areas start in its buffer.
@@ -223,8 +223,8 @@ pub(super) fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String
 pub(super) struct Connection {
     active: Connector,
     passive: Connector,
-    active_disconnected: Box<Request>,
-    passive_disconnected: Box<Request>,
+    active_disconnected: &'static Request,
+    passive_disconnected: &'static Request,
 }
 
 /// Connects `a` to a listener of `b` on `(ip of b, PORT)`, with private data both ways.
@@ -259,7 +259,7 @@ pub(super) fn connect(
         SocketAddr::new(dst, PORT),
         (4, 2),
         b"caller's private data",
-        &connected,
+        connected,
     );
     expect_eq("NdkConnect", status, NDIS_STATUS_PENDING)?;
     let indicated = wait_for(WAIT, || !lock(&listener.incoming.connectors).is_empty());
@@ -281,8 +281,8 @@ pub(super) fn connect(
         &b.qp,
         (3, 3),
         b"callee",
-        &passive_disconnected,
-        &accepted,
+        passive_disconnected,
+        accepted,
     );
     expect_eq("NdkAccept", status, NDIS_STATUS_PENDING)?;
     expect_eq(
@@ -299,7 +299,7 @@ pub(super) fn connect(
     let active_disconnected = Request::new();
     let status = a
         .ndk
-        .complete_connect(&active, &active_disconnected, &completed);
+        .complete_connect(&active, active_disconnected, completed);
     expect_eq("NdkCompleteConnect", status, NDIS_STATUS_PENDING)?;
     expect_eq(
         "NdkCompleteConnect completion",
@@ -588,7 +588,7 @@ fn refusals() -> CaseResult {
             SocketAddr::new(ip4(2), PORT + 1),
             (1, 1),
             &[],
-            &r,
+            r,
         );
         let outcome = if status == NDIS_STATUS_PENDING {
             r.wait(WAIT)
@@ -627,7 +627,7 @@ fn refusals() -> CaseResult {
             SocketAddr::new(ip4(2), PORT),
             (1, 1),
             b"knock",
-            &r,
+            r,
         );
         expect_eq("NdkConnect", status, NDIS_STATUS_PENDING)?;
         ensure(
@@ -675,7 +675,7 @@ fn disconnect() -> CaseResult {
         let (sa, sb) = (side(a)?, side(b)?);
         let (c, l) = connect(&sa, &sb, false)?;
         let r = Request::new();
-        let status = sa.ndk.disconnect(&c.active, &r);
+        let status = sa.ndk.disconnect(&c.active, r);
         let outcome = if status == NDIS_STATUS_PENDING {
             r.wait(WAIT)
         } else {
@@ -737,7 +737,7 @@ fn shared_endpoint() -> CaseResult {
         let r = Request::new();
         let status = sa
             .ndk
-            .connect_shared(&c, &sa.qp, &e, SocketAddr::new(ip4(2), PORT), &r);
+            .connect_shared(&c, &sa.qp, &e, SocketAddr::new(ip4(2), PORT), r);
         expect_eq("NdkConnectWithSharedEndpoint", status, NDIS_STATUS_PENDING)?;
         ensure(
             wait_for(WAIT, || !lock(&l.incoming.connectors).is_empty()),

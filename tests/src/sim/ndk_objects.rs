@@ -84,7 +84,7 @@ pub struct Object<O, D> {
     /// Its dispatch table as the provider set it.
     pub dispatch: D,
     /// Its callbacks.
-    pub events: Box<Events>,
+    pub events: &'static Events,
 }
 
 /// A completion queue.
@@ -214,7 +214,7 @@ impl<O, D> Object<O, D> {
         let Some(f) = close else { return -1 };
         self.events.closed.store(true, Ordering::SeqCst);
         let header = self.ptr.cast::<NDK_OBJECT_HEADER>();
-        let events = ctx(&self.events);
+        let events = ctx(self.events);
         // SAFETY: a live object of this consumer, its close function.
         let status = at_dispatch(ndk, "NdkClose", || unsafe {
             f(header, Some(on_close), events)
@@ -236,15 +236,16 @@ impl NdkConsumer<'_> {
     /// `NdkCreateCq` of `depth`, with a notification callback recording into its events.
     pub fn create_cq(&self, depth: u32) -> Result<Cq, NTSTATUS> {
         let f = self.dispatch().NdkCreateCq.ok_or(-1)?;
-        let events = Box::<Events>::default();
+        // Leaked on purpose, as `ndk_connect::Request::new` says.
+        let events: &'static Events = Box::leak(Box::default());
         let a = self.raw();
-        let note = ctx(&events);
+        let note = ctx(events);
         // SAFETY: a live adapter; the contexts are live events.
         let ptr = create(
             self,
             "NdkCreateCq",
             NdkObjectTypeCq,
-            &events,
+            events,
             |c, o| unsafe {
                 f(
                     a,
@@ -269,14 +270,15 @@ impl NdkConsumer<'_> {
     /// `NdkCreatePd`.
     pub fn create_pd(&self) -> Result<Pd, NTSTATUS> {
         let f = self.dispatch().NdkCreatePd.ok_or(-1)?;
-        let events = Box::<Events>::default();
+        // Leaked on purpose, as `ndk_connect::Request::new` says.
+        let events: &'static Events = Box::leak(Box::default());
         let a = self.raw();
         // SAFETY: a live adapter; the context is live events.
         let ptr = create(
             self,
             "NdkCreatePd",
             NdkObjectTypePd,
-            &events,
+            events,
             |c, o| unsafe { f(a, Some(on_create), c, o) },
         )?;
         let dispatch = dispatch_of(self, "NDK_PD", ptr, 8);
@@ -290,14 +292,15 @@ impl NdkConsumer<'_> {
     /// `NdkCreateMr` on `pd`.
     pub fn create_mr(&self, pd: &Pd, fast: bool) -> Result<Mr, NTSTATUS> {
         let f = pd.dispatch.NdkCreateMr.ok_or(-1)?;
-        let events = Box::<Events>::default();
+        // Leaked on purpose, as `ndk_connect::Request::new` says.
+        let events: &'static Events = Box::leak(Box::default());
         let p = pd.ptr;
         // SAFETY: a live PD; the context is live events.
         let ptr = create(
             self,
             "NdkCreateMr",
             NdkObjectTypeMr,
-            &events,
+            events,
             |c, o| unsafe { f(p, u8::from(fast), Some(on_create), c, o) },
         )?;
         let dispatch = dispatch_of(self, "NDK_MR", ptr, 7);
@@ -319,7 +322,8 @@ impl NdkConsumer<'_> {
         sizes: [u32; 5],
     ) -> Result<Qp, NTSTATUS> {
         let f = pd.dispatch.NdkCreateQp.ok_or(-1)?;
-        let events = Box::<Events>::default();
+        // Leaked on purpose, as `ndk_connect::Request::new` says.
+        let events: &'static Events = Box::leak(Box::default());
         let (p, r, i) = (pd.ptr, rcq.ptr, icq.ptr);
         let [rd, id, rs, is, inl] = sizes;
         // SAFETY: a live PD and CQs; the context is live events.
@@ -327,7 +331,7 @@ impl NdkConsumer<'_> {
             self,
             "NdkCreateQp",
             NdkObjectTypeQp,
-            &events,
+            events,
             |c, o| unsafe {
                 f(
                     p,
