@@ -245,6 +245,8 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
     };
     loop {
         if !context.link.state().lock().has_room(d.priority) {
+            // Held back by a full queue: the link's drain calls `refill` when it made room.
+            p.held_back = true;
             return;
         }
         let packet = {
@@ -287,6 +289,7 @@ fn packet_len(packet: &dcbndk_core::ndk::provider::rc::Packet) -> usize {
 pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Provider) {
     let now = now_ns();
     p.transmit_due = false;
+    p.held_back = false;
     let mut calls = Calls::new();
     p.cm_events(&mut calls);
     apply_notes(context, p);
@@ -386,15 +389,19 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
     schedule(owner, &mut p, now_ns());
 }
 
-/// Queues what every open NDK adapter of `context` has to send (the link's drain calls it after
-/// each batch: room was made).
+/// Queues what the open NDK adapters of `context` held back for room, or owe and have not
+/// framed yet (the link's drain calls it after each batch: room was made). A provider with
+/// neither is left alone: the drain runs on the send path, and every other reason to send
+/// arms the provider's timer.
 pub fn refill(context: &AdapterContext) {
     if context.ndk_ports.is_empty() {
         return;
     }
     context.ndk_ports.any(|owner| {
         let mut p = owner.provider.lock();
-        transmit(context, owner, &mut p);
+        if p.held_back || p.transmit_due {
+            transmit(context, owner, &mut p);
+        }
         false
     });
 }

@@ -25,6 +25,7 @@ use ndis_sys::ndkpi::{
     NDK_OBJECT_HEADER_RESERVED_BLOCK, NdkObjectTypeAdapter, NdkObjectTypeConnector,
 };
 use ndis_sys::timer::NDIS_TIMER_FUNCTION;
+use ndis_sys::types::NDK_OBJECT_TYPE;
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
 
 /// The pool tag of an NDK adapter object.
@@ -95,6 +96,17 @@ pub struct NdkObject<O> {
     pub slot: usize,
     /// Its parent's slot where it has one (an MR's PD).
     pub parent: usize,
+}
+
+/// The header of an object of type `kind` for an adapter opened with NDKPI `version`
+/// (ndkpi.md §0): the negotiated version, the type, the consumer's reserved block zero.
+#[must_use]
+pub const fn object_header(version: NDK_VERSION, kind: NDK_OBJECT_TYPE) -> NDK_OBJECT_HEADER {
+    NDK_OBJECT_HEADER {
+        Version: version,
+        ObjectType: kind,
+        NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
+    }
 }
 
 /// Allocates an object block holding `object` (<= DISPATCH_LEVEL). `None` when the pool is
@@ -186,11 +198,7 @@ unsafe fn init_object(
         return false;
     };
     let header = NDK_ADAPTER {
-        Header: NDK_OBJECT_HEADER {
-            Version: args.version,
-            ObjectType: NdkObjectTypeAdapter,
-            NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-        },
+        Header: object_header(args.version, NdkObjectTypeAdapter),
         Dispatch: args.dispatch,
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
@@ -339,11 +347,7 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
 pub fn new_connector(owner: &NdkAdapterObject, slot: usize) -> Option<*mut NDK_CONNECTOR> {
     let block = NdkObject {
         object: NDK_CONNECTOR {
-            Header: NDK_OBJECT_HEADER {
-                Version: owner.version,
-                ObjectType: NdkObjectTypeConnector,
-                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-            },
+            Header: object_header(owner.version, NdkObjectTypeConnector),
             Dispatch: owner.connector_dispatch,
         },
         adapter: owner,

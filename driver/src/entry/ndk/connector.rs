@@ -461,20 +461,8 @@ unsafe extern "system" fn get_local_address(
     address: *mut SOCKADDR,
     length: *mut ULONG,
 ) -> NTSTATUS {
-    if connector.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
     // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    let Some(id) = id else {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    };
-    let got = owner.provider.lock().cm.local_address(id);
-    match got {
-        // SAFETY: caller's contract.
-        Ok(a) => unsafe { address::write(&a, address, length) },
-        Err(status) => cm_status(status),
-    }
+    unsafe { write_address(connector, address, length, false) }
 }
 
 /// `NdkGetPeerAddress` of a connector.
@@ -486,6 +474,20 @@ unsafe extern "system" fn get_peer_address(
     address: *mut SOCKADDR,
     length: *mut ULONG,
 ) -> NTSTATUS {
+    // SAFETY: caller's contract.
+    unsafe { write_address(connector, address, length, true) }
+}
+
+/// The connector's local (or, with `peer`, its peer's) address into the consumer's buffer.
+///
+/// # Safety
+/// As `get_local_address`.
+unsafe fn write_address(
+    connector: *mut NDK_CONNECTOR,
+    address: *mut SOCKADDR,
+    length: *mut ULONG,
+    peer: bool,
+) -> NTSTATUS {
     if connector.is_null() {
         return NDIS_STATUS_INVALID_PARAMETER;
     }
@@ -494,7 +496,14 @@ unsafe extern "system" fn get_peer_address(
     let Some(id) = id else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let got = owner.provider.lock().cm.peer_address(id);
+    let got = {
+        let p = owner.provider.lock();
+        if peer {
+            p.cm.peer_address(id)
+        } else {
+            p.cm.local_address(id)
+        }
+    };
     match got {
         // SAFETY: caller's contract.
         Ok(a) => unsafe { address::write(&a, address, length) },

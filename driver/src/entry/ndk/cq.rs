@@ -9,15 +9,15 @@ use super::extension::query_extension;
 use super::objects::cq_parts as parts;
 use crate::perform::rdma;
 use crate::resources::ndkobject::{
-    NdkAdapterObject, NdkObject, TAG_NDK_CQ, adapter, free_object, new_object,
+    NdkObject, TAG_NDK_CQ, adapter, free_object, new_object, object_header,
 };
 use crate::resources::provider::cq::CqClose;
 use crate::resources::provider::{Calls, CloseCall};
 use crate::resources::status::{call_status, completion_status};
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_CQ, NDK_CQ_DISPATCH, NDK_FN_CLOSE_COMPLETION, NDK_FN_CQ_NOTIFICATION_CALLBACK,
-    NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION, NDK_OBJECT_HEADER,
-    NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_RESULT, NDK_RESULT_EX, NdkObjectTypeCq,
+    NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION, NDK_OBJECT_HEADER, NDK_RESULT,
+    NDK_RESULT_EX, NdkObjectTypeCq,
 };
 use ndis_sys::ntdef::GROUP_AFFINITY;
 use ndis_sys::status::{
@@ -71,7 +71,7 @@ pub unsafe extern "system" fn create_cq(
     };
     let block = NdkObject {
         object: NDK_CQ {
-            Header: header(owner),
+            Header: object_header(owner.version, NdkObjectTypeCq),
             Dispatch: &raw const CQ_DISPATCH,
         },
         adapter: owner,
@@ -88,15 +88,6 @@ pub unsafe extern "system" fn create_cq(
     // SAFETY: non-null and valid for a write (caller's contract).
     unsafe { cq.write(made) };
     NDIS_STATUS_SUCCESS
-}
-
-/// The header of an object created on `owner`: its negotiated version (ndkpi.md §0).
-fn header(owner: &NdkAdapterObject) -> NDK_OBJECT_HEADER {
-    NDK_OBJECT_HEADER {
-        Version: owner.version,
-        ObjectType: NdkObjectTypeCq,
-        NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-    }
 }
 
 /// `NdkCloseCq` (ndkpi.md §1.3): `STATUS_SUCCESS` when nothing depends on the CQ any more;

@@ -11,14 +11,14 @@ use crate::context::context;
 use crate::perform::rdma::Addresses;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_ENDPOINT, adapter, free_object, new_object, object,
+    object_header,
 };
 use crate::resources::provider::endpoint::EndpointClose;
 use crate::resources::provider::{Calls, CloseCall};
 use crate::resources::status::cm_status;
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_OBJECT_HEADER,
-    NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_SHARED_ENDPOINT, NDK_SHARED_ENDPOINT_DISPATCH,
-    NdkObjectTypeSharedEndpoint,
+    NDK_SHARED_ENDPOINT, NDK_SHARED_ENDPOINT_DISPATCH, NdkObjectTypeSharedEndpoint,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_PENDING, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
@@ -70,11 +70,7 @@ pub unsafe extern "system" fn create_shared_endpoint(
         };
         let block = NdkObject {
             object: NDK_SHARED_ENDPOINT {
-                Header: NDK_OBJECT_HEADER {
-                    Version: owner.version,
-                    ObjectType: NdkObjectTypeSharedEndpoint,
-                    NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-                },
+                Header: object_header(owner.version, NdkObjectTypeSharedEndpoint),
                 Dispatch: &raw const ENDPOINT_DISPATCH,
             },
             adapter: owner,

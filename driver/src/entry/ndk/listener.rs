@@ -13,13 +13,14 @@ use crate::context::context;
 use crate::perform::rdma::Addresses;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_LISTENER, adapter, free_object, new_object, object,
+    object_header,
 };
 use crate::resources::provider::Calls;
 use crate::resources::status::cm_status;
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_FN_CLOSE_COMPLETION, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_CREATE_COMPLETION,
     NDK_FN_REQUEST_COMPLETION, NDK_LISTENER, NDK_LISTENER_DISPATCH, NDK_OBJECT_HEADER,
-    NDK_OBJECT_HEADER_RESERVED_BLOCK, NdkObjectTypeListener,
+    NdkObjectTypeListener,
 };
 use ndis_sys::status::{NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::{BOOLEAN, NTSTATUS, PVOID, ULONG};
@@ -59,11 +60,7 @@ pub unsafe extern "system" fn create_listener(
     };
     let block = NdkObject {
         object: NDK_LISTENER {
-            Header: NDK_OBJECT_HEADER {
-                Version: owner.version,
-                ObjectType: NdkObjectTypeListener,
-                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-            },
+            Header: object_header(owner.version, NdkObjectTypeListener),
             Dispatch: &raw const LISTENER_DISPATCH,
         },
         adapter: owner,

@@ -6,12 +6,12 @@ use super::extension::query_extension;
 use super::objects::{mr_parts as parts, pd_parts};
 use crate::perform::rdma;
 use crate::resources::mdl::{self, MdlError};
-use crate::resources::ndkobject::{NdkObject, TAG_NDK_MR, free_object, new_object};
+use crate::resources::ndkobject::{NdkObject, TAG_NDK_MR, free_object, new_object, object_header};
 use crate::resources::provider::Calls;
 use crate::resources::status::call_status;
 use ndis_sys::ndkpi::{
     NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION, NDK_MR,
-    NDK_MR_DISPATCH, NDK_OBJECT_HEADER, NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_PD, NdkObjectTypeMr,
+    NDK_MR_DISPATCH, NDK_OBJECT_HEADER, NDK_PD, NdkObjectTypeMr,
 };
 use ndis_sys::status::{NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::{BOOLEAN, NTSTATUS, PMDL, PVOID, SIZE_T, UINT32, ULONG};
@@ -56,11 +56,7 @@ pub unsafe extern "system" fn create_mr(
     };
     let block = NdkObject {
         object: NDK_MR {
-            Header: NDK_OBJECT_HEADER {
-                Version: owner.version,
-                ObjectType: NdkObjectTypeMr,
-                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-            },
+            Header: object_header(owner.version, NdkObjectTypeMr),
             Dispatch: &raw const MR_DISPATCH,
         },
         adapter: owner,

@@ -9,12 +9,14 @@ use dcbndk_core::ndk::provider::mr::PdClose;
 use super::extension::query_extension;
 use super::objects::pd_parts as parts;
 use super::{mr, qp, unimplemented};
-use crate::resources::ndkobject::{NdkObject, TAG_NDK_PD, adapter, free_object, new_object};
+use crate::resources::ndkobject::{
+    NdkObject, TAG_NDK_PD, adapter, free_object, new_object, object_header,
+};
 use crate::resources::provider::CloseCall;
 use crate::resources::status::call_status;
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_MW, NDK_OBJECT_HEADER,
-    NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_PD, NDK_PD_DISPATCH, NdkObjectTypePd,
+    NDK_PD, NDK_PD_DISPATCH, NdkObjectTypePd,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_PENDING,
@@ -57,11 +59,7 @@ pub unsafe extern "system" fn create_pd(
     };
     let block = NdkObject {
         object: NDK_PD {
-            Header: NDK_OBJECT_HEADER {
-                Version: owner.version,
-                ObjectType: NdkObjectTypePd,
-                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-            },
+            Header: object_header(owner.version, NdkObjectTypePd),
             Dispatch: &raw const PD_DISPATCH,
         },
         adapter: owner,

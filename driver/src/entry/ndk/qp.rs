@@ -15,15 +15,14 @@ use super::objects::{cq_slot, mr_parts, pd_parts};
 use super::pump::kick;
 use crate::perform::rdma;
 use crate::resources::ndkobject::{
-    NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object,
+    NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object, object_header,
 };
 use crate::resources::provider::Calls;
 use crate::resources::provider::qp::QpCreate;
 use crate::resources::status::call_status;
 use ndis_sys::ndkpi::{
     NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_LOGICAL_ADDRESS, NDK_MR, NDK_MW,
-    NDK_OBJECT_HEADER, NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE,
-    NdkObjectTypeMr, NdkObjectTypeQp,
+    NDK_OBJECT_HEADER, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE, NdkObjectTypeMr, NdkObjectTypeQp,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
@@ -108,11 +107,7 @@ pub unsafe extern "system" fn create_qp(
     };
     let block = NdkObject {
         object: NDK_QP {
-            Header: NDK_OBJECT_HEADER {
-                Version: owner.version,
-                ObjectType: NdkObjectTypeQp,
-                NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK::zeroed(),
-            },
+            Header: object_header(owner.version, NdkObjectTypeQp),
             Dispatch: &raw const QP_DISPATCH,
         },
         adapter: owner,

@@ -147,6 +147,8 @@ pub struct Provider {
     pub armed_at: Option<u64>,
     /// A received packet left something to send (an answer): the timer frames it.
     pub transmit_due: bool,
+    /// A QP stopped sending for want of room on the link: the drain's `refill` resumes it.
+    pub held_back: bool,
     /// The NDK adapter is closing: its timer is not armed again.
     pub closing: bool,
     /// Where RoCEv2 peers were last seen: IP address to MAC address ([`neighbors`]).
@@ -650,6 +652,11 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, profile: &
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).transmit_due };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(false) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).held_back };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(false) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
