@@ -155,6 +155,9 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
 DDK_STRUCTS = [
     ("MDL", "wdm.h (mingw-w64 ddk)",
      ["Next", "Size", "MdlFlags", "Process", "MappedSystemVa", "StartVa", "ByteCount", "ByteOffset"]),
+    ("KDPC", "wdm.h (mingw-w64 ddk)",
+     ["Type", "Importance", "Number", "DpcListEntry", "DeferredRoutine", "DeferredContext",
+      "SystemArgument1", "SystemArgument2", "DpcData"]),
 ]
 DDK_CONSTS = [(n, "wdm.h (mingw-w64 ddk)") for n in [
     "MDL_MAPPED_TO_SYSTEM_VA", "MDL_PAGES_LOCKED", "MDL_SOURCE_IS_NONPAGED_POOL", "MDL_ALLOCATED_FIXED_SIZE",

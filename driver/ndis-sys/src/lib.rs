@@ -1,8 +1,8 @@
 //! # ndis-sys — raw bindings to the NDIS 6.30 and NDKPI subset of an NDIS miniport
 //!
 //! Hand-declared with C names and `#[repr(C)]`, one module per Windows header (nvnet and netvmini
-//! style; the project's spec/anchors.md §5.7): the types, constants and ndis.sys / ntoskrnl.exe
-//! imports the dcbndk miniport uses, and nothing else: no logic, no dependency. No other Rust
+//! style; the project's spec/anchors.md §5.7): the types, constants and ndis.sys / ntoskrnl.exe /
+//! hal.dll imports the dcbndk miniport uses, and nothing else: no logic, no dependency. No other Rust
 //! crate covers NDIS (wdk-sys has no NDIS module; windows-sys carries a handful of its
 //! structures), so any Rust NDIS miniport may depend on this one. README.md lists what it covers.
 //!
@@ -27,6 +27,7 @@
 
 pub mod abi;
 pub mod config;
+pub mod hal;
 pub mod imports;
 pub mod miniport;
 pub mod nbl;

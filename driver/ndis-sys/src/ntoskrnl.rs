@@ -4,7 +4,10 @@
 //! `runtime.rs`, Windows only) and to map an MDL's pages to system space when it has no system
 //! address yet (`MmGetSystemAddressForMdlSafe` is a wdm.h macro over
 //! `MmMapLockedPagesSpecifyCache`; dcbndk's `resources::mdl`, for the NDK provider's memory
-//! regions, ndkpi.md §5); everything else goes through ndis.sys ([`super::imports`]). Both are
+//! regions, ndkpi.md §5), and to queue the NDK provider's doorbell DPC (`KeInitializeDpc`,
+//! `KeInsertQueueDpc`, `KeRemoveQueueDpc`: dcbndk's `resources::dpc`; NDIS has no DPC of its own
+//! for a miniport without an interrupt); everything else goes through ndis.sys
+//! ([`super::imports`]), but the performance counter (hal.dll's, [`super::hal`]). All are
 //! ntoskrnl.exe exports (`abi/ntoskrnl-exports.txt`, checked by `tests/abi_table.rs`). Besides these,
 //! the compiler's own calls for block copies and fills (`memcpy`, `memset`, `memmove`, `memcmp`)
 //! are resolved by ntoskrnl.exe's exports of those names, as in a WDK build.
@@ -12,12 +15,18 @@
 //! On Windows the import library `ntoskrnl.lib` resolves them (the WDK's, or on Linux the one
 //! `cargo xtask pe` makes from `xtask/exports`). On Linux the simulated ndis.sys defines each one.
 
-use super::types::{KIRQL, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PMDL, PVOID, ULONG, ULONG_PTR};
+use super::types::{
+    BOOLEAN, KIRQL, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PMDL, PVOID, ULONG, ULONG_PTR,
+};
+use super::wdm::{KDPC, PKDEFERRED_ROUTINE};
 
 /// The names imported from ntoskrnl.exe by the driver's own code.
 pub const IMPORTS: &[&str] = &[
     "KeBugCheckEx",
     "KeGetCurrentIrql",
+    "KeInitializeDpc",
+    "KeInsertQueueDpc",
+    "KeRemoveQueueDpc",
     "MmMapLockedPagesSpecifyCache",
 ];
 
@@ -51,6 +60,29 @@ unsafe extern "system" {
     /// The current IRQL (any IRQL; wdm.h): what an NDK dispatch function, callable at PASSIVE or
     /// DISPATCH_LEVEL, tells the NDIS calls it makes.
     pub fn KeGetCurrentIrql() -> KIRQL;
+
+    /// Makes `Dpc` (nonpaged storage the caller keeps) a DPC object that runs `DeferredRoutine`
+    /// with `DeferredContext` (any IRQL). Importance `MediumImportance`, the current processor.
+    pub fn KeInitializeDpc(
+        Dpc: *mut KDPC,
+        DeferredRoutine: PKDEFERRED_ROUTINE,
+        DeferredContext: PVOID,
+    );
+
+    /// Queues `Dpc` on the current processor's DPC queue (any IRQL): TRUE, or FALSE when it is
+    /// queued already (a DPC is queued at most once at a time). With `MediumImportance` the
+    /// queue is processed at once: the routine runs at DISPATCH_LEVEL as soon as the processor's
+    /// IRQL is below DISPATCH_LEVEL (the DDI page of `KeSetImportanceDpc`, "Organization of DPC
+    /// Queues").
+    pub fn KeInsertQueueDpc(
+        Dpc: *mut KDPC,
+        SystemArgument1: PVOID,
+        SystemArgument2: PVOID,
+    ) -> BOOLEAN;
+
+    /// Takes `Dpc` off its queue (any IRQL): TRUE when it was queued (its routine will not run
+    /// for that queuing), FALSE when it was not (its routine may be running).
+    pub fn KeRemoveQueueDpc(Dpc: *mut KDPC) -> BOOLEAN;
 
     pub fn MmMapLockedPagesSpecifyCache(
         MemoryDescriptorList: PMDL,

@@ -11,7 +11,9 @@
 //! `MdlMappingNoExecute` (Windows 8), which mingw-w64 lacks, from `abi/wdm_extra.h`.
 
 use super::abi::{ndis_consts, ndis_structs};
-use super::types::{CSHORT, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, MM_PAGE_PRIORITY, PVOID, ULONG};
+use super::types::{
+    CSHORT, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, MM_PAGE_PRIORITY, PVOID, UCHAR, ULONG, USHORT,
+};
 
 ndis_structs! {
     /// `MDL`: a memory descriptor list entry, 48 bytes, 8-byte aligned. It describes
@@ -37,7 +39,45 @@ ndis_structs! {
         /// The offset of the first byte within the page at `StartVa`.
         pub ByteOffset: ULONG,
     }
+
+    /// `KDPC`: a deferred procedure call object, 64 bytes, 8-byte aligned on x64 and ARM64. The
+    /// DDI calls it opaque: `KeInitializeDpc` fills it and the kernel alone reads it, so the
+    /// driver only gives it nonpaged storage that outlives every queuing. The members are
+    /// mingw-w64's ddk/wdm.h (the table's rows); the current WDK names the first 24 bytes
+    /// differently (a `TargetInfoAsUlong` union, a `SINGLE_LIST_ENTRY` and `ProcessorHistory`)
+    /// at the same size, and from `DeferredRoutine` on they agree.
+    pub struct KDPC {
+        /// The object type (`DpcObject`).
+        pub Type: UCHAR,
+        /// `KDPC_IMPORTANCE`.
+        pub Importance: UCHAR,
+        /// The target processor.
+        pub Number: USHORT,
+        /// The kernel's queue link (`LIST_ENTRY`: two pointers).
+        pub DpcListEntry: [PVOID; 2],
+        /// The routine.
+        pub DeferredRoutine: PKDEFERRED_ROUTINE,
+        /// Its context.
+        pub DeferredContext: PVOID,
+        /// The first argument of the queuing.
+        pub SystemArgument1: PVOID,
+        /// The second.
+        pub SystemArgument2: PVOID,
+        /// Non-NULL while the DPC is queued.
+        pub DpcData: PVOID,
+    }
 }
+
+/// `KDEFERRED_ROUTINE`: a DPC's routine, run at DISPATCH_LEVEL with the `KDPC`, the context given
+/// to `KeInitializeDpc` and the two arguments given to `KeInsertQueueDpc`.
+pub type PKDEFERRED_ROUTINE = Option<
+    unsafe extern "system" fn(
+        Dpc: *mut KDPC,
+        DeferredContext: PVOID,
+        SystemArgument1: PVOID,
+        SystemArgument2: PVOID,
+    ),
+>;
 
 ndis_consts! {
     /// `MDL_MAPPED_TO_SYSTEM_VA`: `MappedSystemVa` holds a system mapping made by

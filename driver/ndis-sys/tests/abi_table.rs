@@ -299,11 +299,11 @@ fn ffi_items_are_all_recorded() {
         let path = entry.unwrap().path();
         let file = path.file_stem().unwrap().to_str().unwrap().to_string();
         // abi.rs holds the recording machinery itself; types.rs holds only type aliases;
-        // imports.rs and ntoskrnl.rs are the import blocks (functions and lists of their names,
+        // imports.rs, ntoskrnl.rs and hal.rs are the import blocks (functions and lists of their names,
         // checked by the driver's conformance::symbols and by imports_are_ndis_sys_exports below),
         // with no layout.
         if path.extension().is_none_or(|e| e != "rs")
-            || ["abi", "lib", "types", "imports", "ntoskrnl"].contains(&file.as_str())
+            || ["abi", "lib", "types", "imports", "ntoskrnl", "hal"].contains(&file.as_str())
         {
             continue;
         }
@@ -384,6 +384,39 @@ fn ntoskrnl_imports_are_ntoskrnl_exports() {
         );
     }
     assert!(ffi::ntoskrnl::IMPORTS.contains(&"MmMapLockedPagesSpecifyCache"));
+}
+
+/// Every name of the hal.dll import block is a real hal.dll export (`abi/hal-exports.txt`, read
+/// like the ntoskrnl.exe list from mingw-w64's `libhal.a`).
+#[test]
+fn hal_imports_are_hal_exports() {
+    let exports = std::fs::read_to_string(Table::dir().join("hal-exports.txt")).unwrap();
+    let exports: Vec<&str> = exports.lines().map(str::trim).collect();
+    assert!(exports.len() > 50, "the export list looks truncated");
+    assert!(
+        !exports.contains(&"MmMapLockedPagesSpecifyCache"),
+        "an ntoskrnl.exe routine: the list is not hal.dll's"
+    );
+    for name in ffi::hal::IMPORTS {
+        assert!(
+            exports.contains(name),
+            "{name} is imported from hal.dll but hal.dll does not export it"
+        );
+    }
+}
+
+/// The `KDPC` the NDK provider's doorbell lives in is wdm.h's size and alignment (64, 8): the
+/// kernel writes all of it (`KeInitializeDpc`), so the storage must be no smaller.
+#[test]
+fn kdpc_is_the_wdm_h_size() {
+    let table = table();
+    let row = table.get(Kind::Struct, "KDPC").unwrap();
+    assert!(row.note.contains("ddk"), "KDPC comes from {}", row.note);
+    assert_eq!((row.size, row.align), (Some(64), Some(8)));
+    assert_eq!(
+        (size_of::<ffi::wdm::KDPC>(), align_of::<ffi::wdm::KDPC>()),
+        (64, 8)
+    );
 }
 
 /// The `MDL` header the NDK provider reads (ndkpi.md §5: `NdkRegisterMr` takes an MDL chain) is

@@ -244,6 +244,11 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
         src_port: entropy_port(qpn),
     };
     loop {
+        if p.tx_budget == 0 {
+            // This run's share is spent: the next run (the doorbell rings again) goes on.
+            p.transmit_due = true;
+            return;
+        }
         if !context.link.state().lock().has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
             p.held_back = true;
@@ -262,6 +267,7 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
         let Some(packet) = packet else {
             return;
         };
+        p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
             let mut s = context.link.state().lock();
@@ -294,7 +300,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     p.cm_events(&mut calls);
     apply_notes(context, p);
     send_cm(context, p);
-    for slot in 0..p.qps.as_slice().len() {
+    for slot in p.live_qp_slots() {
         send_qp(context, p, slot, now);
         if calls.has_room(4) {
             p.drain_qp(slot, &mut calls);
@@ -354,18 +360,19 @@ pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
     }
 }
 
-/// Arms the NDK adapter's timer for the deferred callbacks (now) or the next timeout, unless
-/// it is armed for that already or the adapter is closing.
+/// Rings the NDK adapter's doorbell when something is due now (deferred callbacks, something
+/// to frame), else arms its timer for the next timeout unless it is armed for that already;
+/// nothing once the adapter is closing. Called with the provider's lock held: the doorbell's
+/// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then).
 pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
     if p.closing {
         return;
     }
-    let due = if p.has_deferred() || p.transmit_due {
-        Some(now)
-    } else {
-        p.next_deadline()
-    };
-    let Some(due) = due else {
+    if p.has_deferred() || p.transmit_due {
+        owner.ring();
+        return;
+    }
+    let Some(due) = p.next_deadline() else {
         return;
     };
     if p.armed_at.is_some_and(|at| at <= due) {
@@ -376,10 +383,11 @@ pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
     owner.arm_timer(after_ms);
 }
 
-/// Queues the consumer callbacks an NDK dispatch call owes for the provider's timer, which makes
-/// them (`crate::entry::ndk::timer`). No dispatch function makes a callback itself: a callback
-/// may call a dispatch function again (a notification that arms its CQ, which is due at once),
-/// and inline that would be a recursion only the consumer bounds; from the timer it is not.
+/// Queues the consumer callbacks an NDK dispatch call owes for the provider's doorbell DPC, which
+/// makes them (`crate::entry::ndk::timer`). No dispatch function makes a callback itself: a
+/// callback may call a dispatch function again (a notification that arms its CQ, which is due
+/// at once), and inline that would be a recursion only the consumer bounds; from the DPC it is
+/// not.
 pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
     if calls.is_empty() {
         return;
@@ -442,8 +450,8 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
         let taken = take(&mut p, &packet, now);
         if taken {
             // What it owes (an ACK, a READ response, a connection message, completions) is
-            // framed by the provider's timer, outside this delivery: framing and classifying
-            // here would add their stack to the receive path's (`cargo xtask pe`).
+            // framed by the provider's doorbell DPC, outside this delivery: framing and
+            // classifying here would add their stack to the receive path's (`cargo xtask pe`).
             p.transmit_due = true;
             schedule(owner, &mut p, now);
         }

@@ -12,6 +12,7 @@
 //! the block keeps the `MiniportAdapterContext` as an untyped handle, as a wire port keeps its
 //! owner.
 
+use crate::resources::dpc::Dpc;
 use crate::resources::memory::{PoolBox, pool_tag};
 use crate::resources::provider::{Left, Provider};
 use crate::resources::sync::SpinLock;
@@ -27,6 +28,7 @@ use ndis_sys::ndkpi::{
 use ndis_sys::timer::NDIS_TIMER_FUNCTION;
 use ndis_sys::types::NDK_OBJECT_TYPE;
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
+use ndis_sys::wdm::PKDEFERRED_ROUTINE;
 
 /// The pool tag of an NDK adapter object.
 pub const TAG_NDK_ADAPTER: ULONG = pool_tag(b"DcbK");
@@ -66,6 +68,10 @@ pub struct NdkAdapterObject {
     /// The provider's timer: deferred callbacks, the transports' and the CM's timeouts
     /// (`crate::resources::provider::deferred`). Its routine gets this object as context.
     pub timer: Timer,
+    /// The provider's doorbell: a DPC that frames and sends what a post or a received packet
+    /// left to do, and makes the callbacks due now, as soon as the IRQL allows
+    /// (`crate::resources::dpc`). Its routine gets this object as context.
+    pub doorbell: Dpc,
     /// The miniport adapter's `ndk_ports` slot this adapter holds (`usize::MAX`: none yet).
     pub port: AtomicUsize,
 }
@@ -79,6 +85,11 @@ impl NdkAdapterObject {
             self.timer
                 .arm(after_ms, core::ptr::from_ref(self).cast_mut().cast())
         };
+    }
+
+    /// Rings the doorbell: the provider's DPC runs as soon as the IRQL is below DISPATCH_LEVEL.
+    pub fn ring(&self) {
+        self.doorbell.queue();
     }
 }
 
@@ -168,6 +179,7 @@ struct ObjectArgs<'a> {
     version: NDK_VERSION,
     dispatch: *const NDK_ADAPTER_DISPATCH,
     connector_dispatch: *const NDK_CONNECTOR_DISPATCH,
+    doorbell: PKDEFERRED_ROUTINE,
     profile: &'a Profile,
     seed: u8,
 }
@@ -227,6 +239,11 @@ unsafe fn init_object(
     // SAFETY: as above.
     unsafe { member.write(timer) };
     // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).doorbell };
+    // SAFETY: inside the pool block, which stays where it is until free_adapter stops the DPC
+    // and frees it; the context is the block itself.
+    unsafe { Dpc::init_in(member, args.doorbell, place.cast()) };
+    // SAFETY: as above.
     let member = unsafe { &raw mut (*place).port };
     // SAFETY: as above.
     unsafe { member.write(AtomicUsize::new(usize::MAX)) };
@@ -241,6 +258,8 @@ pub struct NdkRoutines {
     pub connector: *const NDK_CONNECTOR_DISPATCH,
     /// The provider's timer routine (`entry::ndk::timer::provider_timer`).
     pub timer: NDIS_TIMER_FUNCTION,
+    /// The provider's doorbell routine (`entry::ndk::timer::provider_dpc`).
+    pub doorbell: PKDEFERRED_ROUTINE,
 }
 
 /// Allocates an adapter object for `adapter_context` (PASSIVE_LEVEL), its header of type
@@ -267,6 +286,7 @@ pub unsafe fn new_adapter(
         version,
         dispatch: routines.adapter,
         connector_dispatch: routines.connector,
+        doorbell: routines.doorbell,
         profile,
         seed,
     };
@@ -314,9 +334,11 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
     }) else {
         return;
     };
-    // No run of the timer is to come once it is stopped, and none arms it again (closing).
+    // No run of the timer or the doorbell is to come once they are stopped, and none arms or
+    // rings them again (closing).
     boxed.get().provider.lock().closing = true;
     boxed.get().timer.stop();
+    boxed.get().doorbell.stop();
     {
         let mut provider = boxed.get().provider.lock();
         provider.teardown(|left| {

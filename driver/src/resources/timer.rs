@@ -15,6 +15,7 @@
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicI32, Ordering};
 
+use ndis_sys::hal::KeQueryPerformanceCounter;
 use ndis_sys::imports::{
     NdisAllocateTimerObject, NdisCancelTimerObject, NdisFreeTimerObject, NdisGetSystemUpTimeEx,
     NdisMSleep, NdisSetTimerObject,
@@ -36,9 +37,23 @@ pub fn now_ms() -> u64 {
     u64::try_from(t).unwrap_or(0)
 }
 
-/// [`now_ms`] in nanoseconds (the virtual link keeps nanosecond time on this clock).
+/// Nanoseconds since the system started, from the performance counter (any IRQL): the clock
+/// of the virtual link and the NDK transports. It must be finer than [`now_ms`]: a frame may
+/// start on the link no later than now, so on a millisecond clock a link that sent one frame in
+/// a millisecond sent no other until the next (a ping-pong paid a millisecond per message).
 pub fn now_ns() -> u64 {
-    now_ms().saturating_mul(1_000_000)
+    let mut frequency: i64 = 0;
+    // SAFETY: `frequency` is a valid LARGE_INTEGER to write; any IRQL.
+    let ticks = unsafe { KeQueryPerformanceCounter(&raw mut frequency) };
+    let ns = u128::try_from(ticks)
+        .ok()
+        .zip(u128::try_from(frequency).ok())
+        .and_then(|(ticks, frequency)| ticks.saturating_mul(1_000_000_000).checked_div(frequency));
+    // A counter that cannot be read (no frequency) leaves the millisecond clock.
+    ns.map_or_else(
+        || now_ms().saturating_mul(1_000_000),
+        |ns| u64::try_from(ns).unwrap_or(u64::MAX),
+    )
 }
 
 /// How long a stop sleeps between looks at the runs still to come.

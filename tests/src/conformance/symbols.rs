@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::process::Command;
 
-use ndis_sys::{MODULES, imports::IMPORTS, ntoskrnl};
+use ndis_sys::{MODULES, hal, imports::IMPORTS, ntoskrnl};
 
 fn ffi_constants() -> HashMap<&'static str, i128> {
     MODULES
@@ -42,6 +42,7 @@ const SIMULATOR_SOURCES: &[&str] = &[
     include_str!("../sim/mdl.rs"),
     include_str!("../sim/clock.rs"),
     include_str!("../sim/receive.rs"),
+    include_str!("../sim/dpc.rs"),
 ];
 
 #[test]
@@ -58,7 +59,7 @@ fn every_import_is_defined_by_the_simulator() {
                 .next()
         })
         .collect();
-    for name in IMPORTS.iter().chain(ntoskrnl::IMPORTS) {
+    for name in IMPORTS.iter().chain(ntoskrnl::IMPORTS).chain(hal::IMPORTS) {
         assert!(
             defined.contains(name),
             "the simulated ndis.sys does not define {name}"
@@ -142,7 +143,14 @@ fn the_windows_images_import_exactly_the_declared_list() {
                 path.display()
             );
         }
-        let others: Vec<_> = imported.keys().filter(|m| *m != "hal.dll").collect();
+        for name in imported.remove("hal.dll").unwrap_or_default() {
+            assert!(
+                hal::IMPORTS.contains(&name.as_str()),
+                "{}: hal.dll!{name} is imported but not in the hal.dll import block",
+                path.display()
+            );
+        }
+        let others: Vec<_> = imported.keys().collect();
         assert!(
             others.is_empty(),
             "{}: imports from {others:?}",

@@ -816,11 +816,14 @@ pub fn concurrency(runs: usize) -> CaseResult {
         let (expected, expected_open) = workload.expected();
         let a = started(reg(&[("SimNdkMaxConnections", sz("1024"))]))?;
         let done = AtomicBool::new(false);
+        // The workload starts once the querier is querying: on a loaded machine the querier's
+        // thread may otherwise first run after a workload that is over.
+        let querying = AtomicBool::new(false);
         let (refused, queries) = std::thread::scope(|s| {
             let querier = s.spawn(|| -> Result<usize, String> {
                 let mut previous = Totals::default();
                 let mut n = 0usize;
-                while !done.load(Ordering::Acquire) {
+                while n == 0 || !done.load(Ordering::Acquire) {
                     let (now, _active) = a
                         .ndk_statistics_direct()
                         .ok_or("direct statistics failed")?;
@@ -829,9 +832,13 @@ pub fn concurrency(runs: usize) -> CaseResult {
                     }
                     previous = now;
                     n += 1;
+                    querying.store(true, Ordering::Release);
                 }
                 Ok(n)
             });
+            while !querying.load(Ordering::Acquire) && !querier.is_finished() {
+                std::thread::yield_now();
+            }
             let refused = workload.run(&a);
             done.store(true, Ordering::Release);
             (

@@ -4,8 +4,9 @@
 //! listener, a connection with private data both ways, then messages: SEND/RECEIVE ping-pongs,
 //! RDMA WRITE and READ across MDL boundaries; the refusals of §4 (no listener, a reject); a
 //! disconnect. Everything travels as RoCEv2 frames on the wire (UDP 4791, ICRC), carried by the
-//! link's scheduler like any other frame. Wall-clock wire: the provider's deferred callbacks
-//! (connection completions, connect events) run from its timer, within a few milliseconds.
+//! link's scheduler like any other frame. Wall-clock wire: the provider's doorbell DPC frames,
+//! sends and makes the deferred callbacks (completions, connect events) as soon as the
+//! consumer's call returns below DISPATCH_LEVEL; its timer only resends.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
@@ -490,7 +491,7 @@ fn ping(v6: bool, n: usize) -> CaseResult {
                 .unwrap_or_default()
         };
         note(format!(
-            "{n} ping-pongs over {}: round trip p50 {:?}, p99 {:?} (wall clock; the providers' timers, not the wire, set it)",
+            "{n} ping-pongs over {}: round trip p50 {:?}, p99 {:?} (wall clock, the simulated ndis.sys's checks included)",
             if v6 { "IPv6" } else { "IPv4" },
             pct(50),
             pct(99)

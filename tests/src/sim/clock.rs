@@ -1,6 +1,7 @@
 //! Time in the simulated ndis.sys: `NdisGetSystemUpTimeEx` and timer objects
 //! (`NdisAllocateTimerObject`, `NdisSetTimerObject`, `NdisCancelTimerObject`,
-//! `NdisFreeTimerObject`) over virtual clocks.
+//! `NdisFreeTimerObject`) over virtual clocks, and ntoskrnl's `KeQueryPerformanceCounter` over
+//! the same clocks.
 //!
 //! Each virtual wire (`SimVirtualWire`) has its own clock, so the adapters a test connects share
 //! one time, and tests running in parallel on other wires are not disturbed by it. A clock runs
@@ -264,6 +265,39 @@ pub unsafe extern "system" fn NdisGetSystemUpTimeEx(up_time: *mut LONGLONG) {
     let now = i64::try_from(now_ms(current_wire())).unwrap_or(i64::MAX);
     // SAFETY: a non-NULL pointer the caller gave for the result.
     unsafe { up_time.write_unaligned(now) };
+}
+
+/// The performance counter's frequency: 10 MHz, what Windows reports on x64 since Windows 10
+/// (the DDI page of `KeQueryPerformanceCounter`: the frequency is fixed while the system runs).
+pub const PERFORMANCE_FREQUENCY: i64 = 10_000_000;
+
+/// The performance counter of `wire`'s clock: 100 ns ticks since the clock's start, the
+/// sub-millisecond part included for a wall-clock wire; a manual clock's whole milliseconds.
+#[must_use]
+pub fn performance_counter(wire: u32) -> i64 {
+    let c = clock(wire);
+    let ticks = if c.manual.load(Ordering::Acquire) {
+        u128::from(*lock(&c.now_ms)).saturating_mul(10_000)
+    } else {
+        c.epoch.elapsed().as_nanos() / 100
+    };
+    i64::try_from(ticks).unwrap_or(i64::MAX)
+}
+
+/// `KeQueryPerformanceCounter` (ntoskrnl.exe, any IRQL): the calling adapter's wire clock in
+/// ticks of [`PERFORMANCE_FREQUENCY`], which it writes to `frequency` when that is not NULL.
+/// The same clock as `NdisGetSystemUpTimeEx`, finer.
+///
+/// # Safety
+/// `frequency` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn KeQueryPerformanceCounter(frequency: *mut LONGLONG) -> LONGLONG {
+    let _ = verifier::irql(); // the stack watch's probe, as every export
+    if !frequency.is_null() {
+        // SAFETY: a non-NULL pointer the caller gave for the frequency.
+        unsafe { frequency.write_unaligned(PERFORMANCE_FREQUENCY) };
+    }
+    performance_counter(current_wire())
 }
 
 /// `NdisAllocateTimerObject` (PASSIVE_LEVEL): checks the characteristics (type 0x97, revision

@@ -1547,6 +1547,7 @@ pub unsafe extern "system" fn NdisFreeMemoryWithTagPriority(
         Some(a) if a.tag == tag => {
             allocations.remove(&(address as usize));
             drop(allocations);
+            super::dpc::pool_freed(address as usize, a.size);
             if let Ok(layout) = Layout::from_size_align(a.size, POOL_ALIGNMENT) {
                 // SAFETY: allocated by alloc_zeroed with this layout, freed once (removed above).
                 unsafe { std::alloc::dealloc(address.cast(), layout) };
@@ -1706,14 +1707,19 @@ pub unsafe extern "system" fn NdisReleaseSpinLock(lock_struct: *mut NDIS_SPIN_LO
     if last.map(|(i, _)| i) != Some(id) {
         sim().report(None, Rule::UnbalancedLock, "NdisReleaseSpinLock out of order: another spin lock was acquired after this one and is still held");
     }
-    verifier::with_thread_mut(|t| {
+    let now = verifier::with_thread_mut(|t| {
         if let Some(pos) = t.held.iter().rposition(|(i, _)| *i == id) {
             let (_, old) = t.held.remove(pos);
             t.irql = old;
         }
+        t.irql
     });
     l.owner.store(0, Ordering::Release);
     l.held.store(false, Ordering::Release);
+    if now < DISPATCH_LEVEL {
+        // Back below DISPATCH_LEVEL: the DPCs queued under the lock run now.
+        super::dpc::irql_lowered();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

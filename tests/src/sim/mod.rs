@@ -25,6 +25,7 @@
 pub mod adapter;
 pub mod clock;
 pub mod consumer;
+pub mod dpc;
 pub mod exports;
 pub mod faults;
 pub mod mdl;
@@ -474,7 +475,12 @@ pub(crate) fn call_handler<R>(
             ),
         );
     }
+    let lowered = saved.irql < verifier::DISPATCH_LEVEL;
     verifier::with_thread_mut(|t| *t = saved);
+    if lowered {
+        // Back below DISPATCH_LEVEL: the DPCs the handler queued run now.
+        dpc::irql_lowered();
+    }
     result
 }
 

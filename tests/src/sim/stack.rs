@@ -68,6 +68,35 @@ impl Drop for Entered {
     }
 }
 
+/// A routine that runs on a stack of its own (a DPC: Windows runs it on the processor's DPC
+/// stack): while the guard lives, the handler running further up this thread is set aside, so
+/// the routine is measured as an outermost handler of its own and not under it.
+pub struct OwnStack {
+    set_aside: Option<(String, usize, usize)>,
+}
+
+impl OwnStack {
+    /// Sets aside the handler running on this thread, if any.
+    #[must_use]
+    #[allow(
+        clippy::new_without_default,
+        reason = "a guard with an effect, not a value"
+    )]
+    pub fn new() -> Self {
+        Self {
+            set_aside: ENTRY.with(|e| e.borrow_mut().take()),
+        }
+    }
+}
+
+impl Drop for OwnStack {
+    fn drop(&mut self) {
+        if let Some(entry) = self.set_aside.take() {
+            ENTRY.with(|e| *e.borrow_mut() = Some(entry));
+        }
+    }
+}
+
 #[inline(always)]
 pub fn probe() {
     let here = stack_pointer();

@@ -105,6 +105,7 @@ pub unsafe extern "system" fn open(
                 adapter: &raw const ADAPTER_DISPATCH,
                 connector: &raw const connector::CONNECTOR_DISPATCH,
                 timer: Some(timer::provider_timer),
+                doorbell: Some(timer::provider_dpc),
             },
             &shell.core.config.ndk.profile,
             seed,

@@ -1,26 +1,28 @@
 //! After an NDK dispatch call: what the provider now has to send goes on the link, and the
-//! consumer callbacks the call owes wait for the provider's timer (`perform::rdma::defer`).
+//! consumer callbacks the call owes are made, by the provider's doorbell DPC
+//! (`entry::ndk::timer::provider_dpc`, `resources::dpc`).
 //!
-//! No dispatch function frames a packet or drains the link itself: the provider's timer does
-//! (`entry::ndk::timer`), within a millisecond, and the post or connection call only marks that
-//! something is to be sent ([`kick`], [`later`]). Framing and classifying, then a drain that may
+//! No dispatch function frames a packet or drains the link itself: the post or connection call
+//! only marks that something is to be sent and rings the doorbell ([`kick`], [`later`]); the DPC
+//! runs as soon as the caller's IRQL drops below DISPATCH_LEVEL (at once when it is called at
+//! PASSIVE_LEVEL), on the processor's DPC stack. Framing and classifying, then a drain that may
 //! run a peer's whole receive path, are deep stacks; the image's stack check (`cargo xtask pe`)
 //! must assume that any indirect call of the driver (the OID table's handlers, a consumer's
 //! callback) may reach any function of a dispatch table, so a dispatch function that did either
-//! would put that depth under every one of them. The cost is the timer's latency per message,
-//! which a NIC's doorbell would not have.
+//! would put that depth under every one of them. Until issue 21's doorbell the provider's timer
+//! did this work, a millisecond per message later.
 
 use crate::perform::rdma;
 use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::Calls;
 use crate::resources::timer::now_ns;
 
-/// Leaves what the provider has to send to its timer (which frames it and drains the link).
+/// Leaves what the provider has to send to its doorbell (which frames it and drains the link).
 pub fn kick(owner: &NdkAdapterObject) {
     later(owner, &Calls::new());
 }
 
-/// Defers `calls` and what the provider has to send to its timer.
+/// Defers `calls` and what the provider has to send to its doorbell.
 pub fn later(owner: &NdkAdapterObject, calls: &Calls) {
     let mut p = owner.provider.lock();
     p.defer(calls);

@@ -1,7 +1,10 @@
-//! The NDK provider's timer routine (issue 21): the consumer callbacks the data path deferred
-//! (`crate::resources::provider::deferred`), the transports' retransmission timeouts and the
-//! connection manager's, then what they send. Runs as a DPC at DISPATCH_LEVEL, outside any
-//! delivery on the wire, so its callbacks may post sends that deliver at once.
+//! The NDK provider's two routines (issue 21), one body: the doorbell DPC (`provider_dpc`),
+//! which a post or a received packet queues when something is to be sent or called back now,
+//! and the timer (`provider_timer`), which runs the transports' retransmission timeouts and the
+//! connection manager's. Each makes the consumer callbacks the data path deferred
+//! (`crate::resources::provider::deferred`), frames what there is to send and drains the link.
+//! Both run at DISPATCH_LEVEL, outside any delivery on the wire, so their callbacks may post
+//! sends (which ring the doorbell again: the DPC runs once more after this run, no recursion).
 
 use crate::context::context;
 use crate::perform::direct::Direct;
@@ -9,8 +12,19 @@ use crate::perform::drain::drain;
 use crate::perform::ndkcalls;
 use crate::perform::rdma::{self, Addresses};
 use crate::resources::ndkobject::NdkAdapterObject;
+use crate::resources::provider::TX_BUDGET;
 use crate::resources::timer::now_ns;
 use ndis_sys::types::PVOID;
+use ndis_sys::wdm::KDPC;
+
+/// Which routine runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum By {
+    /// The timer: it is no longer armed.
+    Timer,
+    /// The doorbell DPC: the timer, if armed, stays so.
+    Doorbell,
+}
 
 /// The timer's routine; its context is the NDK adapter object.
 ///
@@ -28,31 +42,62 @@ pub unsafe extern "system" fn provider_timer(
     }
     // SAFETY: the context passed at arming (see the function contract).
     let owner = unsafe { &*function_context.cast::<NdkAdapterObject>() };
+    service(owner, By::Timer);
+    // The last access to the object: after it, a close may free it.
+    owner.timer.routine_done();
+}
+
+/// The doorbell DPC's routine; its context is the NDK adapter object.
+///
+/// # Safety
+/// Initialized by `init_object` with the object as context, which `free_adapter` keeps until
+/// the DPC is stopped (after this routine's last access, `routine_done`).
+pub unsafe extern "system" fn provider_dpc(
+    _dpc: *mut KDPC,
+    deferred_context: PVOID,
+    _system1: PVOID,
+    _system2: PVOID,
+) {
+    if deferred_context.is_null() {
+        return;
+    }
+    // SAFETY: the context given at initialization (see the function contract).
+    let owner = unsafe { &*deferred_context.cast::<NdkAdapterObject>() };
+    service(owner, By::Doorbell);
+    // The last access to the object: after it, a close may free it.
+    owner.doorbell.routine_done();
+}
+
+/// One run of either routine: timeouts and sending, the deferred callbacks, what they asked to
+/// send, the link's drain.
+fn service(owner: &NdkAdapterObject, by: By) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
-    run(owner);
+    run(owner, by);
     ndkcalls::make_deferred(owner);
     send(owner);
     drain::<Direct>(shell, true);
-    // The last access to the object: after it, a close may free it.
-    owner.timer.routine_done();
 }
 
 /// The routine's work before the callbacks: timeouts, then what to send. Out of line: its frame
 /// is gone before the callbacks and the drain.
 #[inline(never)]
-fn run(owner: &NdkAdapterObject) {
+fn run(owner: &NdkAdapterObject, by: By) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
     let now = now_ns();
     let mut p = owner.provider.lock();
-    p.armed_at = None;
+    if by == By::Timer {
+        p.armed_at = None;
+    }
+    // A run's share of packets (`Provider::tx_budget`).
+    p.tx_budget = TX_BUDGET;
     p.handle_timeouts(now);
     rdma::transmit(shell, owner, &mut p);
 }
 
 /// Frames what the callbacks just made asked to send (a post from a completion's handler),
-/// and arms the timer again for what is left (callbacks beyond one run's, a later timeout).
+/// and rings or arms again for what is left (callbacks beyond one run's, a later timeout).
 /// Out of line, as `run`.
 #[inline(never)]
 fn send(owner: &NdkAdapterObject) {

@@ -75,9 +75,12 @@ impl Provider {
     /// The earliest time the timer's routine has work: a transport's or the CM's timeout.
     #[must_use]
     pub fn next_deadline(&self) -> Option<u64> {
+        let live = self.live_qp_slots();
         let qps = self
             .qps
             .as_slice()
+            .get(live)
+            .unwrap_or_default()
             .iter()
             .filter_map(|s| s.rc.as_ref().and_then(|rc| rc.timeout()));
         qps.chain(self.cm.timeout()).min()
@@ -87,7 +90,8 @@ impl Provider {
 impl Provider {
     /// The transports' and the CM's timeouts due at `now` (the timer's routine).
     pub fn handle_timeouts(&mut self, now: u64) {
-        for q in self.qps.as_mut_slice() {
+        let live = self.live_qp_slots();
+        for q in self.qps.as_mut_slice().get_mut(live).unwrap_or_default() {
             if let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut())
                 && rc.timeout().is_some_and(|t| t <= now)
             {

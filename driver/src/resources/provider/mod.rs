@@ -89,6 +89,10 @@ pub const QPN_BASE: u32 = 0x100;
 /// message.
 pub const SCRATCH: usize = 1024;
 
+/// Packets a run of the provider's DPC or timer frames at most ([`Provider::tx_budget`]): 64
+/// packets are 64 KiB at the 1,024-byte path MTU, 5 µs of a 100 Gb/s link.
+pub const TX_BUDGET: u32 = 64;
+
 /// The shell's side of a PD slot.
 pub struct Domain {
     /// The `NDK_PD` the consumer holds (null when the slot is free).
@@ -149,6 +153,15 @@ pub struct Provider {
     pub transmit_due: bool,
     /// A QP stopped sending for want of room on the link: the drain's `refill` resumes it.
     pub held_back: bool,
+    /// One past the highest QP slot in use: the walks over the QPs (each doorbell's transmit,
+    /// timeouts, deadlines) stop there, not at the provisioned 256 slots, whose transports
+    /// are hundreds of kilobytes to touch (`qp::Provider::create_qp`, `close_qp`).
+    pub qp_span: usize,
+    /// Packets the QPs may still frame in this run of the provider's DPC or timer: a run does a
+    /// bounded amount of work and rings the doorbell again for the rest, so that the DPCs
+    /// queued meanwhile (a peer's, which acknowledges what this one sent) run in between, and no
+    /// DPC runs long (Windows' DPC watchdog). Reset by each run (`entry::ndk::timer`).
+    pub tx_budget: u32,
     /// The NDK adapter is closing: its timer is not armed again.
     pub closing: bool,
     /// Where RoCEv2 peers were last seen: IP address to MAC address ([`neighbors`]).
@@ -659,6 +672,16 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, profile: &
     let member = unsafe { &raw mut (*place).held_back };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(false) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).qp_span };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(0) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).tx_budget };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(TX_BUDGET) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).closing };

@@ -296,7 +296,13 @@ impl Provider {
         slot.inline_size = sizes.inline_bytes;
         slot._arrays = Some(arrays);
         slot.qp = Some(qp);
+        self.qp_span = self.qp_span.max(index.saturating_add(1));
         Ok(index)
+    }
+
+    /// The QP slots that may be in use: those below [`Provider::qp_span`].
+    pub fn live_qp_slots(&self) -> core::ops::Range<usize> {
+        0..self.qp_span.min(self.qps.as_slice().len())
     }
 
     /// Records the object of a QP just created.
@@ -390,6 +396,16 @@ impl Provider {
         s.rc = None;
         s.qp = None;
         *s = QpSlot::free();
+        // The span ends after the highest slot still in use.
+        while let Some(last) = self.qp_span.checked_sub(1)
+            && self
+                .qps
+                .as_slice()
+                .get(last)
+                .is_some_and(|s| s.qp.is_none())
+        {
+            self.qp_span = last;
+        }
         if let Some(create) = create {
             self.release_cq(create.receive_cq, calls);
             self.release_cq(create.initiator_cq, calls);

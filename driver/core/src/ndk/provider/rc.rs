@@ -45,6 +45,13 @@ use crate::roce::headers::{
 /// them all (1 GiB at a 256-byte PMTU is 2^22 packets).
 const MAX_PSNS_IN_FLIGHT: i64 = 1 << 22;
 
+/// Packets of a long SEND or WRITE after which one more asks for an ACK (its 64th, 128th, ...),
+/// besides the last: the responder acknowledges the message in parts, so the requester sees
+/// progress within it (its timeout measures time without progress, and a timeout resends from
+/// the first packet not acknowledged, not from the message's first). IBTA lets any request
+/// packet set AckReq (ndkpi.md §7.5).
+const ACK_EVERY: u32 = 64;
+
 /// PSN arithmetic modulo 2^24 (§7.5).
 pub mod psn {
     use super::MASK_24;
@@ -602,7 +609,13 @@ impl<'a> Rc<'a> {
         };
         let ext = opcode.extensions();
         let transport = Transport {
-            bth: self.bth(opcode, p, last, last && f.solicited, len),
+            bth: self.bth(
+                opcode,
+                p,
+                last || k.saturating_add(1).is_multiple_of(ACK_EVERY),
+                last && f.solicited,
+                len,
+            ),
             reth: ext.reth.then_some(Reth {
                 va: f.remote_va,
                 rkey: f.remote_token,
@@ -678,6 +691,16 @@ impl<'a> Rc<'a> {
     }
 
     fn rewind_to_oldest(&mut self) {
+        // A SEND or WRITE acknowledged in part resumes after its last acknowledged packet.
+        let next = psn::add(self.acked, 1);
+        if self
+            .flights
+            .get(0)
+            .is_some_and(|f| f.kind != Kind::Read && f.contains(next))
+        {
+            self.rewind_to(next);
+            return;
+        }
         self.tx_flight = 0;
         self.tx_packet = self
             .flights
@@ -704,7 +727,8 @@ impl<'a> Rc<'a> {
     /// Completes the SENDs and WRITEs whose last PSN is at or before `p` (cumulative ACK),
     /// stopping at a READ that has not had all its responses. Returns whether any completed.
     fn acknowledge(&mut self, now: u64, p: u32, qp: &mut Qp<'_>) -> bool {
-        if psn::diff(p, self.acked) > 0 {
+        let advanced = psn::diff(p, self.acked) > 0;
+        if advanced {
             self.acked = p;
         }
         let p = self.acked;
@@ -717,7 +741,13 @@ impl<'a> Rc<'a> {
             qp.finish_initiator(f.slot, Outcome::status(CompletionStatus::Success));
             progress = true;
         }
-        if progress {
+        // Part of a long SEND or WRITE acknowledged is progress too (`ACK_EVERY`).
+        let partly = advanced
+            && self
+                .flights
+                .get(0)
+                .is_some_and(|f| f.kind != Kind::Read && f.contains(p));
+        if progress || partly {
             self.progress(now);
         }
         progress
@@ -1048,17 +1078,27 @@ impl<'a> Rc<'a> {
                 return false;
             }
         };
-        let queued = self
-            .reads
-            .push(ReadResponse {
-                first_psn: p,
-                npsn: self.packets(len),
-                sent: 0,
-                mr,
-                offset,
-                len,
-            })
-            .is_some();
+        let response = ReadResponse {
+            first_psn: p,
+            npsn: self.packets(len),
+            sent: 0,
+            mr,
+            offset,
+            len,
+        };
+        // A duplicate of a READ still being answered (the requester timed out and asks again
+        // for the rest, from `p`): its answer restarts there, in the READ's own place (IBTA
+        // 9.7.5.1.3: a duplicate READ is executed again); pushed as a new one it would take
+        // a second slot of the inbound read limit and be NAKed when none is left.
+        let answering = self.reads.iter().position(|r| {
+            let d = psn::diff(p, r.first_psn);
+            d >= 0 && d < i64::from(r.npsn)
+        });
+        if let Some(slot) = answering.and_then(|n| self.reads.get_mut(n)) {
+            *slot = response;
+            return true;
+        }
+        let queued = self.reads.push(response).is_some();
         if !queued {
             // More READs than the inbound read limit (§4.3).
             self.nak(p, NakCode::InvalidRequest);
@@ -1371,6 +1411,97 @@ mod tests {
             assert!(l.run(20_000) < 20_000);
             check_traffic(&l, 10, 600, 2, bases);
         }
+    }
+
+    #[test]
+    fn a_long_write_is_acknowledged_in_parts_and_resumes_after_the_last_acknowledged() {
+        // §7.5 (ACK_EVERY): a 200-packet WRITE asks for an ACK at its 64th, 128th and 192nd
+        // packets and its last. The second half of its first transmission is lost: B has
+        // acknowledged PSN 63 (of 0..99 received), so the timeout resends from 64, not 0.
+        let pmtu = 256usize;
+        let (ca, cb) = config(pmtu as u32, 0, 0);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
+        let len = 200 * pmtu;
+        let (src, src_va) = l.a.register(len, 0, pattern(9));
+        let (remote, remote_va) = l.b.register(len, REMOTE, |_| 0);
+        let op = Operation::Write {
+            remote_va,
+            remote_token: remote,
+        };
+        l.a.qp.post(7, op, &[sge(src, src_va, len)], 0).unwrap();
+        l.loss = Box::new(|a_to_b, n, _| a_to_b && (100..200).contains(&n));
+        assert!(l.run(10_000) < 10_000, "settled");
+        assert_eq!(l.a.completed(Queue::Initiator), ok([7]));
+        assert_eq!(l.b.bytes(remote_va, len), l.a.bytes(src_va, len));
+        let requests: Vec<&Transport> = l
+            .trace
+            .iter()
+            .filter(|(ab, _)| *ab)
+            .map(|(_, t)| t)
+            .collect();
+        let asks: Vec<u32> = requests
+            .iter()
+            .take(200)
+            .filter(|t| t.bth.ack_req)
+            .map(|t| t.bth.psn)
+            .collect();
+        assert_eq!(asks, [63, 127, 191, 199]);
+        let sent = |p: u32| requests.iter().filter(|t| t.bth.psn == p).count();
+        assert_eq!(
+            (sent(0), sent(63)),
+            (1, 1),
+            "nothing acknowledged is resent"
+        );
+        assert_eq!((sent(64), sent(199)), (2, 2), "the rest is, once");
+        assert_eq!(requests.len(), 200 + 136);
+    }
+
+    #[test]
+    fn a_duplicate_read_restarts_its_answer_in_its_own_place() {
+        // IBTA 9.7.5.1.3: the requester asks again for the rest of a READ still being answered
+        // (its responses were late); the answer restarts at the PSN asked for, with every slot
+        // of the inbound read limit in use, and nothing is NAKed.
+        use super::super::harness::Node;
+        let pmtu = 256u32;
+        let (_, cb) = config(pmtu, 100, 0);
+        let mut storage = NodeStorage::new();
+        let mut b = Node::new(&mut storage, cb, 2);
+        let (token, va) = b.register(64 * 1024, REMOTE, pattern(4));
+        let read = |psn: u32, at: u64, len: u32| {
+            let reth = Reth {
+                va: va + at,
+                rkey: token,
+                len,
+            };
+            request(Opcode::ReadRequest, psn, true, Some(reth))
+        };
+        // Four READs of ten responses each: PSNs 100.., 110.., 120.., 130...
+        for i in 0..4u32 {
+            let t = read(100 + 10 * i, u64::from(i) * 4096, 10 * pmtu);
+            assert!(b.rc.handle(0, &t, 0, &mut b.qp, &mut b.mem).is_none());
+        }
+        let poll = |b: &mut Node<'_>, n: usize| {
+            let mut out = Vec::new();
+            while out.len() < n {
+                let Some(p) = b.rc.poll_transmit(0, &mut b.qp, &mut b.mem) else {
+                    break;
+                };
+                out.push((p.transport.bth.psn, p.transport.bth.opcode));
+            }
+            out
+        };
+        let first: Vec<u32> = poll(&mut b, 3).iter().map(|r| r.0).collect();
+        assert_eq!(first, [100, 101, 102]);
+        // The requester asks again from 103 for the other 7 responses.
+        let again = read(103, 3 * u64::from(pmtu), 7 * pmtu);
+        assert!(b.rc.handle(0, &again, 0, &mut b.qp, &mut b.mem).is_none());
+        let rest = poll(&mut b, 100);
+        let psns: Vec<u32> = rest.iter().map(|r| r.0).collect();
+        let want: Vec<u32> = (103..140).collect();
+        assert_eq!(psns, want, "each response once, in order, no NAK");
+        assert_eq!(rest[0].1, Opcode::ReadResponseFirst);
+        assert_eq!(rest[6].1, Opcode::ReadResponseLast);
     }
 
     #[test]

@@ -263,7 +263,8 @@ impl Cm<'_> {
     /// The next thing the shell must do (a callback, a QP effect). QP effects and completions
     /// come before connect events; connect events come in the order the requests arrived.
     pub fn poll_event(&mut self) -> Option<Event> {
-        for (i, c) in self.conns.iter_mut().enumerate() {
+        self.shrink_span();
+        for (i, c) in self.live_mut().iter_mut().enumerate() {
             let Ok(index) = u16::try_from(i) else {
                 break;
             };
@@ -311,7 +312,7 @@ impl Cm<'_> {
             }
         }
         let (i, c) = self
-            .conns
+            .live_mut()
             .iter_mut()
             .enumerate()
             .filter(|(_, c)| c.events & EV_CONNECT != 0)
@@ -331,13 +332,13 @@ impl Cm<'_> {
     /// When [`Cm::handle_timeout`] must be called next, if at all.
     #[must_use]
     pub fn timeout(&self) -> Option<u64> {
-        self.conns.iter().filter_map(|c| c.deadline).min()
+        self.live().iter().filter_map(|c| c.deadline).min()
     }
 
     /// Resends what was not answered in time; fails the handshakes out of retries.
     pub fn handle_timeout(&mut self, now: u64) {
         let (retries, next) = (self.cfg.retries, self.deadline(now));
-        for c in self.conns.iter_mut() {
+        for c in self.live_mut() {
             if c.deadline.is_none_or(|d| d > now) {
                 continue;
             }

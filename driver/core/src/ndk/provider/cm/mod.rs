@@ -243,6 +243,10 @@ pub struct Cm<'s> {
     cfg: CmConfig,
     addresses: [Option<SockAddr>; MAX_ADDRESSES],
     conns: &'s mut [ConnSlot],
+    /// One past the highest connection slot that may be in use: the walks a provider makes on
+    /// every run (events, timeouts) stop there, not at the provisioned table's end (slots of
+    /// a few hundred bytes each). Grows at allocation, shrinks in [`Cm::poll_event`].
+    span: usize,
     binds: &'s mut [BindSlot],
     stateless: [Option<Stateless>; STATELESS],
     next_port: u16,
@@ -286,6 +290,7 @@ impl<'s> Cm<'s> {
             cfg,
             addresses: [None; MAX_ADDRESSES],
             conns,
+            span: 0,
             binds,
             stateless: [None; STATELESS],
             next_port: cfg.ephemeral.0,
@@ -314,6 +319,26 @@ impl<'s> Cm<'s> {
     }
 
     // ---- slots ----
+
+    /// The connection slots that may be in use.
+    fn live(&self) -> &[ConnSlot] {
+        self.conns.get(..self.span).unwrap_or(self.conns)
+    }
+
+    /// The connection slots that may be in use.
+    fn live_mut(&mut self) -> &mut [ConnSlot] {
+        let span = self.span.min(self.conns.len());
+        self.conns.get_mut(..span).unwrap_or_default()
+    }
+
+    /// Ends the span after the highest slot in use.
+    fn shrink_span(&mut self) {
+        while let Some(last) = self.span.checked_sub(1)
+            && self.conns.get(last).is_none_or(|c| c.state == State::Free)
+        {
+            self.span = last;
+        }
+    }
 
     fn conn(&self, id: ConnId) -> Result<&ConnSlot, CmStatus> {
         self.conns
@@ -352,6 +377,7 @@ impl<'s> Cm<'s> {
         // Generations start at 1, so that no wire id is 0 (a REQ's "unknown").
         slot.generation = slot.generation.wrapping_add(1).max(1);
         slot.state = State::Idle;
+        self.span = self.span.max(i.saturating_add(1));
         Some(ConnId {
             index: u16::try_from(i).ok()?,
             generation: slot.generation,
