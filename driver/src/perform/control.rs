@@ -29,7 +29,7 @@ pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: boo
                 // The whole run of QoS effects at once, out of line (`qos::apply`).
                 if !qos_done {
                     qos_done = true;
-                    owed = qos::apply(context, fx);
+                    owed = qos::apply(context);
                 }
             }
             Effect::Drain => {
@@ -67,6 +67,11 @@ pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: boo
             Effect::WaitForNdkWork => ndk::wait_for_work_items(context),
             Effect::EndPause => Control::paused(&context.core),
         }
+    }
+    // Sets another CPU's decision left and this one performed (`qos::apply`): its own effects
+    // may not have listed the drain.
+    if let Some(work) = owed.take() {
+        drain::reconfigured::<W>(context, work, at_dispatch);
     }
 }
 

@@ -34,6 +34,22 @@ pub struct Reconfigured {
     xon: Option<PfcRequest>,
 }
 
+impl Reconfigured {
+    /// This reconfiguration's work after `earlier`'s, not sent yet: one drain sends both, and
+    /// one XON resumes every priority either owed one for (an XON's quanta are 0).
+    #[must_use]
+    pub fn after(self, earlier: Reconfigured) -> Reconfigured {
+        let xon = match (self.xon, earlier.xon) {
+            (Some(mut a), Some(b)) => {
+                a.class_enable |= b.class_enable;
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        };
+        Reconfigured { xon }
+    }
+}
+
 /// Sends what [`configure`] left for the wire. `W`: how frames reach the wire here
 /// ([`Wire`]).
 pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured, at_dispatch: bool) {

@@ -3,7 +3,9 @@
 //! and the sets the machine owes are indicated. The decisions are the core's
 //! (`dcbndk_core::machine`, `dcbndk_core::qos`).
 
-use dcbndk_core::machine::{Effect, Effects};
+use core::sync::atomic::Ordering;
+
+use dcbndk_core::qos::state::Indications;
 
 use super::drain::{Reconfigured, configure};
 use super::indicate;
@@ -12,40 +14,60 @@ use ndis_sys::status::{
     NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE,
 };
 
-/// Performs the QoS effects of `fx`, in its order, with the sets the machine owes (taken once,
-/// under the control lock, which is released before anything is indicated). An effect whose
-/// set another CPU took first is skipped: that CPU's indications carried the newer set.
-/// Returns what the link owes the wire, for `Effect::Drain`.
+/// Performs the QoS sets the machine owes (`Effect::Reconfigure`, `IndicateOperational`,
+/// `IndicateRemote`): the operational set is published and configured on the link, then
+/// indicated; then the remote set. Returns what the link owes the wire, for `Effect::Drain`.
+///
+/// One CPU at a time performs (`Adapter::qos_performer`), taking the owed sets under the control
+/// lock and performing them with no lock held, again until none is owed; a CPU that finds
+/// another performing leaves its sets to it. So NDIS sees the sets in the order they were
+/// taken (two CPUs that each took a set and indicated it could otherwise swap them, leaving
+/// NDIS with the older one), and the core's `take_pending` says each one's CHANGED bits against
+/// the one before and drops a repeat.
 ///
 /// Out of line, so that the wire sees nothing while a parameter set is on this stack: the
 /// owed sets (1.7 KiB) and a payload (1 KiB) live only in this frame, which is gone when the
 /// caller drains, and draining may run a peer's whole receive path on this thread
 /// (`crate::resources::wire`). Found by `cargo xtask pe`'s stack check (issue 18).
 #[inline(never)]
-pub fn apply(context: &AdapterContext, fx: &Effects) -> Option<Reconfigured> {
-    let owed = context.control.lock().take_qos();
+pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
+    let performer = &context.core.qos_performer;
     let mut work = None;
-    for effect in fx.iter() {
-        match (effect, &owed.operational, &owed.remote) {
-            (Effect::Reconfigure, Some(operational), _) => {
+    loop {
+        if performer.swap(true, Ordering::AcqRel) {
+            // Another CPU performs; it takes what this one's decision left owed.
+            return work;
+        }
+        loop {
+            let owed = context.control.lock().take_qos();
+            if owed == Indications::NONE {
+                break;
+            }
+            if let Some(operational) = &owed.operational {
                 let content = operational.content();
                 context.classifier.publish_with(|classifier| {
                     compile_into(classifier, &context.core.config, Some(&content));
                 });
-                work = Some(configure(context, &content));
-            }
-            (Effect::IndicateOperational, Some(operational), _) => {
+                let reconfigured = configure(context, &content);
+                work = Some(match work.take() {
+                    Some(earlier) => reconfigured.after(earlier),
+                    None => reconfigured,
+                });
                 indicate::parameters(
                     context,
                     NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE,
                     operational,
                 );
             }
-            (Effect::IndicateRemote, _, Some(remote)) => {
+            if let Some(remote) = &owed.remote {
                 indicate::parameters(context, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE, remote);
             }
-            _ => {}
+        }
+        performer.store(false, Ordering::Release);
+        // A set owed after the last take, by a CPU that found this one performing: take it
+        // (or leave it to the CPU that performs now).
+        if !context.control.lock().qos_owed() {
+            return work;
         }
     }
-    work
 }

@@ -56,6 +56,25 @@ static CLOCKS: LazyLock<Mutex<HashMap<u32, Arc<Clock>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn clock(wire: u32) -> Arc<Clock> {
+    thread_local! {
+        /// The clock this thread read last: a wire's clock is never replaced, and the clocks
+        /// are read on every frame the driver times.
+        static LAST: std::cell::RefCell<Option<(u32, Arc<Clock>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    if let Some(c) = LAST.with(|l| {
+        l.borrow()
+            .as_ref()
+            .and_then(|(w, c)| (*w == wire).then(|| c.clone()))
+    }) {
+        return c;
+    }
+    let c = clock_of(wire);
+    LAST.with(|l| *l.borrow_mut() = Some((wire, c.clone())));
+    c
+}
+
+fn clock_of(wire: u32) -> Arc<Clock> {
     lock(&CLOCKS)
         .entry(wire)
         .or_insert_with(|| {
@@ -243,9 +262,7 @@ fn start_wall_clock_timers() {
 }
 
 fn current_wire() -> u32 {
-    verifier::with_thread(|t| t.current_adapter)
-        .and_then(|h| Sim::get().adapter(h))
-        .map_or(DEFAULT_WIRE, |a| wire_of(&a))
+    verifier::with_thread(|t| t.current_wire).unwrap_or(DEFAULT_WIRE)
 }
 
 /// `NdisGetSystemUpTimeEx` (any IRQL): milliseconds of the calling adapter's wire clock.

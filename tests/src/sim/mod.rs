@@ -437,6 +437,7 @@ pub(crate) fn call_handler<R>(
         t.irql = irql;
         if let Some(a) = adapter {
             t.current_adapter = Some(a.handle());
+            t.current_wire = Some(clock::wire_of(a));
         }
         setup(t);
         saved

@@ -131,6 +131,9 @@ pub struct ThreadState {
     pub in_initialize: Option<usize>,
     /// The adapter handle of the handler running on this thread, if any.
     pub current_adapter: Option<usize>,
+    /// That adapter's virtual wire (`SimVirtualWire`), read when the handler was called: the
+    /// clock `NdisGetSystemUpTimeEx` and `KeQueryPerformanceCounter` read.
+    pub current_wire: Option<u32>,
 }
 
 thread_local! {

@@ -10,6 +10,7 @@ pub mod traffic;
 use crate::ndis;
 use crate::ndk::addresses::NetworkAddresses;
 use crate::ndk::tables::SockAddr;
+use crate::qos::params::{QosParameters, flags as qos_flags};
 use crate::qos::state::{Indications, QosState};
 use config::AdapterConfig;
 use state::StateMachine;
@@ -76,6 +77,10 @@ pub struct Adapter {
     pub ndk: crate::ndk::NdkState,
     /// Per-priority and per-TC traffic, per CPU (issue 9); no memory until the shell attaches it.
     pub traffic: traffic::Traffic<'static>,
+    /// Set while one CPU performs the QoS sets owed (takes, applies and indicates them, until
+    /// none is owed): NDIS sees the indications in the order they were taken, and no lock is
+    /// held while indicating (`perform::qos::apply` in the shell).
+    pub qos_performer: core::sync::atomic::AtomicBool,
 }
 
 impl Adapter {
@@ -88,6 +93,7 @@ impl Adapter {
             stats: Statistics::default(),
             ndk: crate::ndk::NdkState::new(config.network_direct, config.ndk_technology),
             traffic: traffic::Traffic::default(),
+            qos_performer: core::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -132,6 +138,27 @@ pub struct Settings {
     pub qos: QosState,
     /// Status indications decided under the lock, for the shell to make once it is released.
     pub pending: Indications,
+    /// The last set of each kind taken for indication ([`Settings::take_pending`]).
+    pub taken: Indications,
+}
+
+/// Drops `owed` when it equals `taken` but for the CHANGED bits, else sets its CHANGED bits
+/// against `taken` and records it there ([`Settings::take_pending`]). In place: a set is 432
+/// bytes.
+fn against_taken(owed: &mut Option<QosParameters>, taken: &mut Option<QosParameters>) {
+    let Some(set) = owed.as_mut() else {
+        return;
+    };
+    let changed = set.changed_from(taken.as_ref());
+    let same_flags = taken.as_ref().is_some_and(|t| {
+        (t.flags & !qos_flags::ALL_CHANGED) == (set.flags & !qos_flags::ALL_CHANGED)
+    });
+    if changed == 0 && same_flags {
+        *owed = None;
+        return;
+    }
+    set.flags = (set.flags & !qos_flags::ALL_CHANGED) | changed;
+    *taken = *owed;
 }
 
 impl Settings {
@@ -148,6 +175,7 @@ impl Settings {
         resetting: false,
         qos: QosState::EMPTY,
         pending: Indications::NONE,
+        taken: Indications::NONE,
     };
 
     /// The settings of a freshly initialized adapter.
@@ -172,6 +200,7 @@ impl Settings {
             resetting,
             qos,
             pending,
+            taken,
         } = self;
         *packet_filter = 0;
         *lookahead = MAX_LOOKAHEAD;
@@ -183,11 +212,21 @@ impl Settings {
         *resetting = false;
         qos.reset(config.qos_capabilities, config.dcbx_willing);
         *pending = Indications::NONE;
+        *taken = Indications::NONE;
     }
 
-    /// Takes the indications decided so far.
+    /// Takes the indications decided so far, as NDIS is to see them after the last ones taken:
+    /// a set equal to the last of its kind taken is dropped, and the CHANGED bits of the others
+    /// are those against it. Decisions made under the lock are merged until taken (a newer set
+    /// replaces an older one), so a set that changed and changed back before the shell took it
+    /// would otherwise be indicated twice in a row with CHANGED bits against a set NDIS never saw
+    /// (spec §5: an indication says what changed since the previous one). The shell takes and
+    /// indicates under one lock, in this order (`perform::qos::apply`).
     pub fn take_pending(&mut self) -> Indications {
-        core::mem::take(&mut self.pending)
+        let mut owed = core::mem::take(&mut self.pending);
+        against_taken(&mut owed.operational, &mut self.taken.operational);
+        against_taken(&mut owed.remote, &mut self.taken.remote);
+        owed
     }
 
     /// The adapter's IP addresses (`OID_GEN_NETWORK_LAYER_ADDRESSES`) copied into `out`, IPv4
@@ -202,5 +241,50 @@ impl Settings {
     #[must_use]
     pub fn multicast_list(&self) -> &[[u8; 6]] {
         self.multicast.get(..self.multicast_len).unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::boxed::Box;
+
+    fn set(pfc: u32) -> QosParameters {
+        QosParameters {
+            flags: qos_flags::ALL_CONFIGURED | qos_flags::ALL_CHANGED,
+            num_tcs: 2,
+            prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
+            tc_bw: [50, 50, 0, 0, 0, 0, 0, 0],
+            tsa: [2, 2, 0, 0, 0, 0, 0, 0],
+            pfc_enable: pfc,
+            ..QosParameters::default()
+        }
+    }
+
+    fn owe(s: &mut Settings, remote: QosParameters) {
+        s.pending.merge(Indications {
+            operational: None,
+            remote: Some(remote),
+        });
+    }
+
+    #[test]
+    fn a_set_that_changed_back_before_it_was_taken_is_not_indicated_again() {
+        let mut s = Box::new(Settings::EMPTY);
+        let (x, y) = (set(0x08), set(0x18));
+        owe(&mut s, x);
+        let first = s.take_pending().remote.expect("the first set");
+        assert_eq!(first.flags & qos_flags::ALL_CHANGED, qos_flags::ALL_CHANGED);
+        // X -> Y -> X decided under the lock, merged, then taken: X again, nothing to say.
+        owe(&mut s, y);
+        owe(&mut s, x);
+        assert_eq!(s.take_pending(), Indications::NONE);
+        // X -> Y taken: only PFC changed against X, whatever the merged set carried.
+        let mut y_vs_other = y;
+        y_vs_other.flags |= qos_flags::ALL_CHANGED;
+        owe(&mut s, y_vs_other);
+        let taken = s.take_pending().remote.expect("Y");
+        assert_eq!(taken.flags & qos_flags::ALL_CHANGED, qos_flags::PFC_CHANGED);
+        assert_eq!(s.taken.remote, Some(taken));
     }
 }

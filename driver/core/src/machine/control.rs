@@ -295,6 +295,12 @@ impl Control {
         self.settings.take_pending()
     }
 
+    /// Whether a QoS set is owed (decided and not taken yet).
+    #[must_use]
+    pub fn qos_owed(&self) -> bool {
+        self.settings.pending != Indications::NONE
+    }
+
     /// Records `new` with what is owed already (a newer set replaces an older one: NDIS is told
     /// the state as it is) and lists the effects of what is now owed. A new operational set is
     /// re-advertised at once (issue 8: the LLDPDU carries it): the agent transmits fast again.
