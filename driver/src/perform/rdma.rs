@@ -442,27 +442,37 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
     // A connection message is answered by the CM owning its destination address: the CMs learn
     // the adapter's current addresses first (a request may come before any local bind).
     let addresses = (packet.transport.bth.dest_qp == CM_QPN).then(|| Addresses::of(context));
-    context.ndk_ports.any(|owner| {
-        let mut p = owner.provider.lock();
-        if let Some(a) = &addresses {
-            a.give(&mut p);
-        }
-        let taken = take(&mut p, &packet, now);
-        if taken {
-            // What it owes (an ACK, a READ response, a connection message, completions) is
-            // framed by the provider's doorbell DPC, outside this delivery: framing and
-            // classifying here would add their stack to the receive path's (`cargo xtask pe`).
-            p.transmit_due = true;
-            schedule(owner, &mut p, now);
-        }
-        taken
-    });
+    let offer = |owned_only: bool| {
+        context.ndk_ports.any(|owner| {
+            let mut p = owner.provider.lock();
+            if let Some(a) = &addresses {
+                a.give(&mut p);
+            }
+            let taken = take(&mut p, &packet, now, owned_only);
+            if taken {
+                // What it owes (an ACK, a READ response, a connection message, completions) is
+                // framed by the provider's doorbell DPC, outside this delivery: framing and
+                // classifying here would add their stack to the receive path's (`cargo xtask
+                // pe`).
+                p.transmit_due = true;
+                schedule(owner, &mut p, now);
+            }
+            taken
+        })
+    };
+    // A connection message goes to the CM that owns it (its listener, its connection), since
+    // every open NDK adapter has the adapter's addresses; one no CM owns, to the first with
+    // the address, which refuses it or lets it go.
+    if !offer(true) && addresses.is_some() {
+        offer(false);
+    }
     true
 }
 
-/// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses,
-/// or a packet for one of its connected QPs.
-fn take(p: &mut Provider, packet: &Packet<'_>, now: u64) -> bool {
+/// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses
+/// (with `owned_only`, only one its CM owns: `Cm::owns`), or a packet for one of its connected
+/// QPs.
+fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bool {
     let a = &packet.addressing;
     let (src, dst) = match a.ip {
         IpAddrs::V4 { src, dst } => {
@@ -480,7 +490,7 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64) -> bool {
         let Ok(msg) = cm_wire::decode(packet.payload) else {
             return false;
         };
-        if !p.cm.has_address(&msg.dst) || ip(&msg.dst) != dst {
+        if !p.cm.has_address(&msg.dst) || ip(&msg.dst) != dst || (owned_only && !p.cm.owns(&msg)) {
             return false;
         }
         p.neighbors.learn(src, a.src_mac);

@@ -15,10 +15,14 @@ pub mod ndk_conformance;
 pub mod ndk_objects;
 pub mod ndk_perf;
 pub mod ndk_ping;
+mod netstack_host;
+mod netstack_ndk;
+mod netstack_tcp;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
 pub mod stress;
+pub mod test_netstack;
 pub mod validate_dcb;
 pub mod workload;
 
@@ -84,6 +88,7 @@ pub fn groups() -> Vec<Group> {
     groups.push(ndk_conformance::group());
     groups.push(ndk_ping::group());
     groups.push(ndk_perf::group());
+    groups.push(test_netstack::group());
     groups.push(dcbx::group());
     groups.push(dcbx_interop::group());
     groups.extend(qos_link::groups());

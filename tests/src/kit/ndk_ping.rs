@@ -239,13 +239,24 @@ pub(super) fn connect(
     } else {
         (ip4(1), ip4(2))
     };
+    connect_at(a, b, src, SocketAddr::new(dst, PORT))
+}
+
+/// Connects `a`, from its address `src`, to a listener `b` opens on `dst`, with private data
+/// both ways, checking every step as [`connect`] does.
+pub(super) fn connect_at(
+    a: &Side<'_>,
+    b: &Side<'_>,
+    src: IpAddr,
+    dst: SocketAddr,
+) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
     let listener = b
         .ndk
         .create_listener()
         .map_err(|s| format!("listener: {s:#x}"))?;
     expect_eq(
         "NdkListen",
-        b.ndk.listen(&listener, SocketAddr::new(dst, PORT)),
+        b.ndk.listen(&listener, dst),
         NDIS_STATUS_SUCCESS,
     )?;
     let active = a
@@ -257,7 +268,7 @@ pub(super) fn connect(
         &active,
         &a.qp,
         SocketAddr::new(src, 0),
-        SocketAddr::new(dst, PORT),
+        dst,
         (4, 2),
         b"caller's private data",
         connected,

@@ -223,10 +223,14 @@ fn start_wall_clock_timers() {
             loop {
                 let seen = *lock(&ARMED.0);
                 loop {
+                    // The earliest due first, as `advance` fires them and as the kernel's
+                    // timer table expires them: a timer whose routine takes longer than its
+                    // period must not starve the others by being found first every time.
                     let due = lock(&TIMERS)
                         .iter_mut()
                         .filter(|(_, t)| !clock(t.wire).manual.load(Ordering::Acquire))
-                        .find(|(_, t)| t.due_ms.is_some_and(|d| d <= now_ms(t.wire)))
+                        .filter(|(_, t)| t.due_ms.is_some_and(|d| d <= now_ms(t.wire)))
+                        .min_by_key(|(_, t)| t.due_ms)
                         .map(|(_, t)| {
                             let fired = *t;
                             t.due_ms = (t.period_ms > 0)

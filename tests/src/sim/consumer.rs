@@ -12,13 +12,17 @@
 //!   (ndkpi.md §0, §6.3; §8 rules 1-2);
 //! - a create that returns anything but `STATUS_PENDING` never calls its `CreateCompletion`
 //!   and leaves `*ppObject` alone (§1.2, rule 6);
-//! - after the close, no pool memory under the adapter object's tag is left (the leak check).
+//! - after the close, no pool memory under the adapter object's tag is left (the leak check;
+//!   while other NDK adapters stay open on the same miniport adapter, none of the blocks this
+//!   open made).
 //!
 //! An open adapter is closed when its [`NdkConsumer`] is dropped.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{LazyLock, Mutex};
 
 use dcbndk::resources::ndkobject::TAG_NDK_ADAPTER;
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
@@ -38,18 +42,30 @@ use super::{Sim, as_handle, call_handler, lock};
 /// The bytes of pool memory the driver holds for `adapter` under `tag`.
 #[must_use]
 pub fn allocations_tagged(adapter: &Adapter, tag: u32) -> usize {
+    blocks_tagged(adapter, tag).len()
+}
+
+/// The addresses of the pool blocks `adapter` holds under `tag`.
+fn blocks_tagged(adapter: &Adapter, tag: u32) -> Vec<usize> {
     let handle = adapter.shared().handle();
     lock(&super::exports::ALLOCATIONS)
-        .values()
-        .filter(|a| a.owner == handle && a.tag == tag)
-        .count()
+        .iter()
+        .filter(|(_, a)| a.owner == handle && a.tag == tag)
+        .map(|(&at, _)| at)
+        .collect()
 }
+
+/// Miniport adapter handle -> NDK adapters open on it through [`NdkConsumer`]s (NDIS opens one
+/// per NDK consumer, and a miniport may have several open at once).
+static OPEN: LazyLock<Mutex<HashMap<usize, usize>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// An NDK adapter the consumer opened; closed by [`NdkConsumer::close`].
 pub struct NdkConsumer<'a> {
     adapter: &'a Adapter,
     object: *mut NDK_ADAPTER,
     dispatch: NDK_ADAPTER_DISPATCH,
+    /// The blocks under the adapter object's tag that its open made.
+    blocks: Vec<usize>,
 }
 
 /// What `NdkQueryAdapterInfo` answered.
@@ -91,7 +107,8 @@ impl<'a> NdkConsumer<'a> {
         let sentinel = 0x5A5A_usize as *mut NDK_ADAPTER;
         let mut out = sentinel;
         let context = adapter.shared().context();
-        let before = allocations_tagged(adapter, TAG_NDK_ADAPTER);
+        let before_blocks = blocks_tagged(adapter, TAG_NDK_ADAPTER);
+        let before = before_blocks.len();
         let status = call_handler(
             Some(adapter.shared()),
             PASSIVE_LEVEL,
@@ -151,10 +168,16 @@ impl<'a> NdkConsumer<'a> {
                 report(format!("NDK_ADAPTER_DISPATCH.{slot} is NULL"));
             }
         }
+        let blocks = blocks_tagged(adapter, TAG_NDK_ADAPTER)
+            .into_iter()
+            .filter(|b| !before_blocks.contains(b))
+            .collect();
+        *lock(&OPEN).entry(adapter.shared().handle()).or_default() += 1;
         Ok(Self {
             adapter,
             object: out,
             dispatch,
+            blocks,
         })
     }
 
@@ -334,7 +357,25 @@ impl Drop for NdkConsumer<'_> {
             // SAFETY: the registered handler, this adapter's context, an adapter it opened.
             || unsafe { close(as_handle(context), object) },
         );
-        let left = allocations_tagged(self.adapter, TAG_NDK_ADAPTER);
+        // The last one closed: nothing may be left under the tag. Others still open: the
+        // blocks this open made may not be.
+        let others = {
+            let mut open = lock(&OPEN);
+            let handle = self.adapter.shared().handle();
+            let n = open.get(&handle).copied().unwrap_or(1).saturating_sub(1);
+            if n == 0 {
+                open.remove(&handle);
+            } else {
+                open.insert(handle, n);
+            }
+            n
+        };
+        let now = blocks_tagged(self.adapter, TAG_NDK_ADAPTER);
+        let left = if others == 0 {
+            now.len()
+        } else {
+            self.blocks.iter().filter(|b| now.contains(b)).count()
+        };
         if left != 0 {
             Sim::get().report(
                 Some(self.adapter.shared()),

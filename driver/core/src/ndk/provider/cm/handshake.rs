@@ -24,25 +24,9 @@ impl Cm<'_> {
             self.handle_req(msg);
             return;
         }
-        let found = if msg.remote_id == 0 {
-            // From a caller that never learnt our id (it gave up before our REP reached it):
-            // its request's id and address name our connector, as for a REQ sent again.
-            self.conns.iter_mut().find(|c| {
-                c.passive
-                    && c.state != State::Free
-                    && c.remote_id == msg.local_id
-                    && same_endpoint(&on_wire(c.remote), &msg.src)
-            })
-        } else {
-            let index = usize::from(u16::try_from(msg.remote_id & 0xFFFF).unwrap_or(0));
-            let generation = u16::try_from(msg.remote_id >> 16).unwrap_or(0);
-            self.conns.get_mut(index).filter(|c| {
-                c.state != State::Free
-                    && c.generation == generation
-                    && same_endpoint(&on_wire(c.remote), &msg.src)
-                    && (c.remote_id == msg.local_id || c.state == State::ReqSent)
-            })
-        };
+        let found = self
+            .connection_for(msg)
+            .and_then(|index| self.conns.get_mut(index));
         let Some(c) = found else {
             // A connection this side no longer has: let the peer's DREQ finish, and its REP
             // fail rather than time out.
@@ -124,6 +108,60 @@ impl Cm<'_> {
         }
     }
 
+    /// Whether `msg` is this CM's to handle: a REQ to one of its listeners (or one it already
+    /// took), or another message naming one of its connections. Every NDK adapter open on a
+    /// miniport adapter has a CM with the adapter's addresses, and all their messages come to
+    /// QP 1; the shell offers a message to the CM that owns it (`perform::rdma::arrived`), and
+    /// one no CM owns to the first with its address, which answers it statelessly.
+    #[must_use]
+    pub fn owns(&self, msg: &Msg<'_>) -> bool {
+        if msg.check().is_err() {
+            return false;
+        }
+        if msg.kind == Kind::Req {
+            return self.request_taken(msg).is_some() || self.listener_for(msg).is_some();
+        }
+        self.connection_for(msg).is_some()
+    }
+
+    /// The passive connection a REQ (sent again) or a message from a caller that never learnt
+    /// our id (it gave up before our REP reached it) names: its request's id and address.
+    fn request_taken(&self, msg: &Msg<'_>) -> Option<usize> {
+        self.conns.iter().position(|c| {
+            c.passive
+                && c.state != State::Free
+                && c.remote_id == msg.local_id
+                && same_endpoint(&on_wire(c.remote), &msg.src)
+        })
+    }
+
+    /// The listener bound to a REQ's destination.
+    fn listener_for(&self, msg: &Msg<'_>) -> Option<usize> {
+        self.binds.iter().position(|b| {
+            matches!(b.state, BindState::Listening { .. })
+                && same_endpoint(&on_wire(b.local), &msg.dst)
+        })
+    }
+
+    /// The connection a message other than a REQ names: by our id when the peer knows it,
+    /// else as [`Self::request_taken`].
+    fn connection_for(&self, msg: &Msg<'_>) -> Option<usize> {
+        if msg.remote_id == 0 {
+            return self.request_taken(msg);
+        }
+        let index = usize::from(u16::try_from(msg.remote_id & 0xFFFF).unwrap_or(0));
+        let generation = u16::try_from(msg.remote_id >> 16).unwrap_or(0);
+        self.conns
+            .get(index)
+            .filter(|c| {
+                c.state != State::Free
+                    && c.generation == generation
+                    && same_endpoint(&on_wire(c.remote), &msg.src)
+                    && (c.remote_id == msg.local_id || c.state == State::ReqSent)
+            })
+            .map(|_| index)
+    }
+
     /// The peer's DREQ on an established connection: one disconnect event, a flush, a DREP.
     fn peer_disconnect(c: &mut ConnSlot) {
         c.state = State::Disconnected;
@@ -138,12 +176,9 @@ impl Cm<'_> {
 
     fn handle_req(&mut self, msg: &Msg<'_>) {
         // A REQ sent again: answer it again if the answer is known, else it is in hand.
-        let dup = self.conns.iter_mut().find(|c| {
-            c.passive
-                && c.state != State::Free
-                && c.remote_id == msg.local_id
-                && same_endpoint(&on_wire(c.remote), &msg.src)
-        });
+        let dup = self
+            .request_taken(msg)
+            .and_then(|index| self.conns.get_mut(index));
         if let Some(c) = dup {
             match c.state {
                 State::RepSent => c.tx = Some(Kind::Rep),
@@ -152,10 +187,9 @@ impl Cm<'_> {
             }
             return;
         }
-        let listener = self.binds.iter().enumerate().find(|(_, b)| {
-            matches!(b.state, BindState::Listening { .. })
-                && same_endpoint(&on_wire(b.local), &msg.dst)
-        });
+        let listener = self
+            .listener_for(msg)
+            .and_then(|index| Some((index, self.binds.get(index)?)));
         let Some((index, b)) = listener else {
             self.refuse(msg, RejectReason::NoListener);
             return;

@@ -289,3 +289,67 @@ fn a_caller_that_gives_up_frees_what_nobody_owns() {
     );
     net.b.close_connector(cb).unwrap();
 }
+
+/// Several NDK adapters open on one miniport adapter each have a CM with the adapter's
+/// addresses, and every CM message comes to QP 1: each message is owned by the one CM whose
+/// listener or connection it names (`Cm::owns`), which is how the shell routes it
+/// (`perform::rdma::arrived`); a message no CM owns is left to the first with the address.
+#[test]
+fn each_message_is_owned_by_the_cm_of_its_listener_or_connection() {
+    let mut net = Net::new();
+    // A second NDK adapter on B's miniport adapter, listening on the next port.
+    let mut other = new_cm(&[SockAddr::v4(B, 0)], 8, config());
+    let l = other.create_listener().unwrap();
+    other.listen(l, SockAddr::v4(B, PORT + 1)).unwrap();
+    // The bytes of the message sent last.
+    let last = |net: &Net| -> Vec<u8> { net.flight.last().unwrap().2.clone() };
+    // A's REQ to B:PORT is B's first CM's; the other has no listener there.
+    let (_, ca) = net.start(b"hi", 1, 1);
+    net.send_all(true);
+    assert_eq!(net.flight.len(), 1);
+    let req = last(&net);
+    let m = decode(&req).unwrap();
+    assert_eq!(m.kind, Kind::Req);
+    assert!(net.b.owns(&m) && !other.owns(&m));
+    // Sent again, it stays the first CM's (it took it).
+    net.run(2);
+    assert!(net.b.owns(&m) && !other.owns(&m));
+    // The rest of the handshake: the REP is the caller's, the RTU the first CM's.
+    let cb = net.indicated();
+    net.b.accept(net.now, cb, qp(2), 1, 1, b"yo").unwrap();
+    net.send_all(false);
+    let rep_bytes = last(&net);
+    let rep = decode(&rep_bytes).unwrap();
+    assert_eq!(rep.kind, Kind::Rep);
+    assert!(net.a.owns(&rep));
+    net.run(2);
+    net.a.complete_connect(ca).unwrap();
+    net.send_all(true);
+    let rtu_bytes = last(&net);
+    let rtu = decode(&rtu_bytes).unwrap();
+    assert_eq!(rtu.kind, Kind::Rtu);
+    assert!(net.b.owns(&rtu) && !other.owns(&rtu));
+    net.run(2);
+    // A REQ to B:PORT + 1 is the other CM's.
+    let c = net.a.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, 0));
+    net.a
+        .connect(net.now, c, qp(3), src, SockAddr::v4(B, PORT + 1), 1, 1, b"")
+        .unwrap();
+    net.send_all(true);
+    let req2_bytes = last(&net);
+    let req2 = decode(&req2_bytes).unwrap();
+    assert_eq!(req2.kind, Kind::Req);
+    assert!(other.owns(&req2) && !net.b.owns(&req2));
+    // A REQ to a port nobody listens on is nobody's: the first CM refuses it.
+    let c = net.a.create_connector().unwrap();
+    let src = Source::Address(SockAddr::v4(A, 0));
+    net.flight.clear();
+    net.a
+        .connect(net.now, c, qp(4), src, SockAddr::v4(B, PORT + 2), 1, 1, b"")
+        .unwrap();
+    net.send_all(true);
+    let req3_bytes = last(&net);
+    let req3 = decode(&req3_bytes).unwrap();
+    assert!(!other.owns(&req3) && !net.b.owns(&req3));
+}
