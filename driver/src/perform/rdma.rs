@@ -501,7 +501,7 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64) -> bool {
         let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut()) else {
             return false;
         };
-        rc.handle(now, &packet.transport, payload_len, qp, mem)
+        rc.handle(now, &packet.transport, payload_len, qp, mem, None)
     };
     if let Some(deliver) = deliver
         && !p.deliver_payload(slot, deliver, packet.payload)
