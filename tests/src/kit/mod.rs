@@ -15,6 +15,7 @@ pub mod ndk_conformance;
 pub mod ndk_objects;
 pub mod ndk_perf;
 pub mod ndk_ping;
+pub mod ndk_srq;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
