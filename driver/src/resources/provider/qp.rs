@@ -2,6 +2,7 @@
 //! [`Qp`] over queues allocated at `NdkCreateQp` or `NdkCreateQpWithSrq`, its CQs, PD and SRQ (a
 //! QP is their successor until it closes, §1.3), and the transport state a connection adds.
 
+use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::CallStatus;
 use dcbndk_core::ndk::provider::mr::PdId;
 use dcbndk_core::ndk::provider::qp::{
@@ -126,6 +127,52 @@ fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option
         reads,
         inline,
     })
+}
+
+/// What [`build_qp`] allocates with.
+struct Made {
+    handle: NDIS_HANDLE,
+    /// READs answered at once: the storage for the inbound read limit.
+    reads: usize,
+    sizes: QpStorageSizes,
+}
+
+/// Allocates the queues of `create` into the free `slot` and makes the QP over them there
+/// (member by member: a whole `QpSlot` built and moved would be a large stack temporary). On
+/// failure the slot is left free.
+fn build_qp(
+    slot: &mut QpSlot,
+    create: &QpCreate,
+    made: &Made,
+    profile: &Profile,
+) -> Result<(), CallStatus> {
+    slot._arrays = allocate(made.handle, &made.sizes, made.reads);
+    let Some(arrays) = slot._arrays.as_mut() else {
+        return Err(CallStatus::InsufficientResources);
+    };
+    // SAFETY: the QP is stored beside its arrays, declared before them (so it is dropped
+    // first), and nothing else makes a slice of them while it lives.
+    let Some(storage) = (unsafe { storage(arrays, &made.sizes) }) else {
+        slot._arrays = None;
+        return Err(CallStatus::InvalidParameter);
+    };
+    // Not through a function pointer: the image's stack check takes an indirect call for a call
+    // of any function whose address the image holds (every dispatch function).
+    let built = if create.srq.is_some() {
+        Qp::new_on_srq(create.context, create.pd, &create.limits, profile, storage)
+    } else {
+        Qp::new(create.context, create.pd, &create.limits, profile, storage)
+    };
+    match built {
+        Ok(qp) => {
+            slot.qp = Some(qp);
+            Ok(())
+        }
+        Err(status) => {
+            slot._arrays = None;
+            Err(status)
+        }
+    }
 }
 
 /// The storage of `sizes` in `arrays`: a pool array holds at least one element, so each slice is
@@ -272,11 +319,29 @@ impl Provider {
     /// is not open (an SRQ of another PD too); `STATUS_INSUFFICIENT_RESOURCES` when every slot
     /// is taken or the pool is exhausted.
     pub fn create_qp(&mut self, mut create: QpCreate) -> Result<usize, CallStatus> {
-        if let Some(srq) = create.srq {
-            let (depth, max_sge) = self.srq_shape(srq, create.pd)?;
-            create.limits.receive_depth = depth;
-            create.limits.max_receive_sge = max_sge;
+        let Some(srq) = create.srq else {
+            return self.make_qp(&create);
+        };
+        let (depth, max_sge) = self.srq_shape(srq, create.pd)?;
+        create.limits.receive_depth = depth;
+        create.limits.max_receive_sge = max_sge;
+        self.srq_mut(srq)
+            .ok_or(CallStatus::InvalidParameter)?
+            .attach()?;
+        let made = self.make_qp(&create);
+        if made.is_err() {
+            // Not made: the SRQ's user count goes back. No close can be pending (the SRQ was
+            // open at the attach, and the lock has been held since).
+            let _ = self.srq_mut(srq).map(Srq::detach);
         }
+        made
+    }
+
+    /// [`Provider::create_qp`] but the SRQ's part. Out of line, and the queues and the QP are
+    /// made in their slot: the arrays (seven pool arrays) and the QP moved through `Result`s
+    /// made a debug build's frame larger than a page.
+    #[inline(never)]
+    fn make_qp(&mut self, create: &QpCreate) -> Result<usize, CallStatus> {
         let sizes = create.limits.check(&self.profile)?;
         if !self.cq_open(create.receive_cq) || !self.cq_open(create.initiator_cq) {
             return Err(CallStatus::InvalidParameter);
@@ -287,60 +352,38 @@ impl Provider {
             .iter()
             .position(|s| s.qp.is_none())
             .ok_or(CallStatus::InsufficientResources)?;
-        let reads = usize::try_from(self.profile.max_read_limit).unwrap_or(0);
-        let mut arrays =
-            allocate(self.ndis_handle, &sizes, reads).ok_or(CallStatus::InsufficientResources)?;
-        // SAFETY: the QP is stored beside its arrays, declared before them (so it is dropped
-        // first), and nothing else makes a slice of them while it lives.
-        let storage =
-            unsafe { storage(&mut arrays, &sizes) }.ok_or(CallStatus::InvalidParameter)?;
-        let qp = if create.srq.is_some() {
-            Qp::new_on_srq(
-                create.context,
-                create.pd,
-                &create.limits,
-                &self.profile,
-                storage,
-            )?
-        } else {
-            Qp::new(
-                create.context,
-                create.pd,
-                &create.limits,
-                &self.profile,
-                storage,
-            )?
+        let made = Made {
+            handle: self.ndis_handle,
+            reads: usize::try_from(self.profile.max_read_limit).unwrap_or(0),
+            sizes,
         };
-        self.mem.retain_pd(create.pd)?;
-        if let Some(srq) = create.srq {
-            let attached = self
-                .srq_mut(srq)
-                .ok_or(CallStatus::InvalidParameter)
-                .and_then(Srq::attach);
-            if let Err(status) = attached {
-                // The PD cannot be closing: it was retained just now.
-                let _ = self.mem.release_pd(create.pd);
-                return Err(status);
+        let profile = self.profile;
+        let slot = self
+            .qps
+            .as_mut_slice()
+            .get_mut(index)
+            .ok_or(CallStatus::InsufficientResources)?;
+        build_qp(slot, create, &made, &profile)?;
+        if let Err(status) = self.mem.retain_pd(create.pd) {
+            if let Some(s) = self.qps.as_mut_slice().get_mut(index) {
+                // The QP first, then the arrays it borrows.
+                s.qp = None;
+                *s = QpSlot::free();
             }
+            return Err(status);
         }
         for cq in [create.receive_cq, create.initiator_cq] {
             if let Some(s) = self.cqs.as_mut_slice().get_mut(cq) {
                 s.users = s.users.saturating_add(1);
             }
         }
-        let slot = self
-            .qps
-            .as_mut_slice()
-            .get_mut(index)
-            .ok_or(CallStatus::InsufficientResources)?;
-        // Member by member: a whole `QpSlot` built and moved would be a large stack temporary.
-        slot.rc = None;
-        slot.path = None;
-        slot.object = core::ptr::null_mut();
-        slot.create = Some(create);
-        slot.inline_size = sizes.inline_bytes;
-        slot._arrays = Some(arrays);
-        slot.qp = Some(qp);
+        if let Some(slot) = self.qps.as_mut_slice().get_mut(index) {
+            slot.rc = None;
+            slot.path = None;
+            slot.object = core::ptr::null_mut();
+            slot.create = Some(*create);
+            slot.inline_size = sizes.inline_bytes;
+        }
         Ok(index)
     }
 
