@@ -102,8 +102,9 @@ cases! {
 
     // The NDKPI provider (issue 21): objects in pool blocks, the core's model over 'static
     // slices of pool arrays, the provider built in place, the adapter close tearing down.
-    ci_ndk_provider_close_frees_all => "CloseNDKAdapterHandler with a QP, MR, PD and CQs still open frees them all: nothing left under any NDK pool tag",
+    ci_ndk_provider_close_frees_all => "CloseNDKAdapterHandler with a QP, MR, PD, CQs, an SRQ holding a receive and a QP on it still open frees them all: nothing left under any NDK pool tag",
     ci_ndk_provider_close_with_successors => "rules 8-10 (§1.3): PD and CQ closed while a QP uses them -> PENDING, each completed exactly once when the QP closes; no notification after",
+    more_ndk_srq_close_with_successors => "rules 8-10 (§1.3): NdkCloseSrq with a QP on it and NdkClosePd with the SRQ -> PENDING, each completed exactly once when the QP closes; an SRQ alone pends its PD's close until it closes; the SRQ's receives never complete",
 
     // DCBX between two adapters (timers on the wire's clock, LLDPDUs through the link's slots).
     ci_dcbx_willing_adopts => "willing adapter adopts a non-willing peer",

@@ -1,15 +1,17 @@
 //! Makes the consumer callbacks the provider deferred to its timer
-//! (`resources::provider::deferred`), after the provider's lock is released (ndkpi.md §1.2-§1.3): a CQ's notification, and then whatever its return owes (the
+//! (`resources::provider::deferred`), after the provider's lock is released (ndkpi.md §1.2-§1.3): a CQ's or an SRQ's notification, and then whatever its return owes (the
 //! next notification, a close that waited for it); a pending close's completion, after the
 //! object's block is freed (no callback after the close completion, and the consumer may free
 //! what the context points to inside it).
 
 use crate::resources::ndkobject::{
-    NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_ENDPOINT, TAG_NDK_PD, free_object, new_connector,
+    NdkAdapterObject, TAG_NDK_CQ, TAG_NDK_ENDPOINT, TAG_NDK_PD, TAG_NDK_SRQ, free_object,
+    new_connector,
 };
 use crate::resources::provider::{Call, Closed};
 use crate::resources::status::notify_status;
 use ndis_sys::ndkpi::NDK_FN_CONNECT_EVENT_CALLBACK;
+use ndis_sys::status::NDIS_STATUS_SUCCESS;
 use ndis_sys::types::PVOID;
 
 /// The most deferred callbacks one run of the provider's timer makes; what is left waits for
@@ -50,6 +52,20 @@ fn make_one(adapter: &NdkAdapterObject, call: Call) {
             }
             adapter.provider.lock().cq_returned_deferring(cq);
         }
+        Call::SrqNotify {
+            srq,
+            callback,
+            context,
+        } => {
+            if let Some(callback) = callback {
+                // SAFETY: the consumer's callback with the context it gave NdkCreateSrq; the SRQ
+                // is open and stays so until the callback returns (its close pends meanwhile,
+                // `Srq::close`). Its status is STATUS_SUCCESS: this provider has no fatal SRQ
+                // error (`NDK_FN_SRQ_NOTIFICATION_CALLBACK`'s STATUS_INTERNAL_ERROR).
+                unsafe { callback(context, NDIS_STATUS_SUCCESS) };
+            }
+            adapter.provider.lock().srq_returned_deferring(srq);
+        }
         Call::Request {
             completion,
             context,
@@ -81,6 +97,8 @@ fn make_one(adapter: &NdkAdapterObject, call: Call) {
                 Closed::Pd(p) => unsafe { free_object(handle, TAG_NDK_PD, p) },
                 // SAFETY: as above, a shared endpoint's block.
                 Closed::SharedEndpoint(p) => unsafe { free_object(handle, TAG_NDK_ENDPOINT, p) },
+                // SAFETY: as above, an SRQ's block.
+                Closed::Srq(p) => unsafe { free_object(handle, TAG_NDK_SRQ, p) },
             }
             if let Some(completion) = close.completion {
                 // SAFETY: the consumer's close completion with its context (ndkpi.md §1.2).

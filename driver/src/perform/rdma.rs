@@ -512,14 +512,20 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
     p.neighbors.learn(src, a.src_mac);
     let payload_len = u32::try_from(packet.payload.len()).unwrap_or(u32::MAX);
     let deliver = {
-        let Provider { qps, mem, .. } = &mut *p;
+        let Provider { qps, mem, srqs, .. } = &mut *p;
         let Some(q) = qps.as_mut_slice().get_mut(slot) else {
             return false;
         };
+        // A QP created with an SRQ takes a SEND's receive from it (`Qp::take_receive`).
+        let srq = q
+            .create
+            .and_then(|c| c.srq)
+            .and_then(|s| srqs.as_mut_slice().get_mut(s))
+            .and_then(|s| s.srq.as_mut());
         let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut()) else {
             return false;
         };
-        rc.handle(now, &packet.transport, payload_len, qp, mem)
+        rc.handle(now, &packet.transport, payload_len, qp, mem, srq)
     };
     if let Some(deliver) = deliver
         && !p.deliver_payload(slot, deliver, packet.payload)

@@ -46,6 +46,8 @@ pub const TAG_NDK_CONNECTOR: ULONG = pool_tag(b"DcbN");
 pub const TAG_NDK_LISTENER: ULONG = pool_tag(b"DcbI");
 /// The pool tag of a shared endpoint object.
 pub const TAG_NDK_ENDPOINT: ULONG = pool_tag(b"DcbE");
+/// The pool tag of a shared receive queue object.
+pub const TAG_NDK_SRQ: ULONG = pool_tag(b"DcbS");
 
 /// An open NDK adapter: the `NDK_ADAPTER` the consumer holds, then the provider's state.
 #[repr(C)]
@@ -344,6 +346,7 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
         provider.teardown(|left| {
             let (tag, object) = match left {
                 Left::Qp(object) => (TAG_NDK_QP, object.cast::<()>()),
+                Left::Srq(object) => (TAG_NDK_SRQ, object.cast()),
                 Left::Mr(object) => (TAG_NDK_MR, object.cast()),
                 Left::Pd(object) => (TAG_NDK_PD, object.cast()),
                 Left::Cq(object) => (TAG_NDK_CQ, object.cast()),

@@ -40,6 +40,7 @@ pub const fn call_status(status: CallStatus) -> NTSTATUS {
         CallStatus::InsufficientResources => s::NDIS_STATUS_RESOURCES,
         CallStatus::InvalidDeviceState => s::NDIS_STATUS_INVALID_STATE,
         CallStatus::NotSupported => s::NDIS_STATUS_NOT_SUPPORTED,
+        CallStatus::InvalidDeviceRequest => s::NDIS_STATUS_INVALID_DEVICE_REQUEST,
     }
 }
 

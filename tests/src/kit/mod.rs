@@ -15,6 +15,7 @@ pub mod ndk_conformance;
 pub mod ndk_objects;
 pub mod ndk_perf;
 pub mod ndk_ping;
+pub mod ndk_srq;
 mod netstack_host;
 mod netstack_ndk;
 mod netstack_tcp;

@@ -4,7 +4,7 @@
 //! notifications as a verifier would. Rules from ndkpi.md §8 and the sections cited per case.
 
 use dcbndk::resources::ndkobject::{
-    TAG_NDK_ADAPTER, TAG_NDK_CQ, TAG_NDK_MR, TAG_NDK_PD, TAG_NDK_QP,
+    TAG_NDK_ADAPTER, TAG_NDK_CQ, TAG_NDK_MR, TAG_NDK_PD, TAG_NDK_QP, TAG_NDK_SRQ,
 };
 use dcbndk::resources::provider::TAG_NDK_TABLES;
 use dcbndk_core::ndk::Profile;
@@ -29,12 +29,13 @@ use crate::sim::{Adapter, Registry, lock};
 
 const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 const PROFILE: Profile = Profile::ROCE_V2_100G;
-const TAGS: [(&str, u32); 6] = [
+const TAGS: [(&str, u32); 7] = [
     ("adapter", TAG_NDK_ADAPTER),
     ("CQ", TAG_NDK_CQ),
     ("PD", TAG_NDK_PD),
     ("MR", TAG_NDK_MR),
     ("QP", TAG_NDK_QP),
+    ("SRQ", TAG_NDK_SRQ),
     ("tables", TAG_NDK_TABLES),
 ];
 
@@ -62,17 +63,19 @@ pub fn cases() -> Vec<Case> {
             memory_regions,
         ),
         Case::new(
-            "CloseNDKAdapterHandler with a QP, MR, PD and CQs still open frees them all: nothing left under any NDK pool tag",
+            "CloseNDKAdapterHandler with a QP, MR, PD, CQs, an SRQ holding a receive and a QP on it still open frees them all: nothing left under any NDK pool tag",
             adapter_close_frees_all,
         ),
         Case::new(
-            "low resources: each failable call of NdkCreateCq, NdkCreatePd, NdkCreateMr, NdkCreateQp, NdkCreateConnector, NdkCreateListener and NdkRegisterMr (its MDL mapping) failed in turn -> STATUS_INSUFFICIENT_RESOURCES inline, nothing kept; then each succeeds",
+            "low resources: each failable call of NdkCreateCq, NdkCreatePd, NdkCreateMr, NdkCreateQp, NdkCreateSrq, NdkCreateQpWithSrq, NdkModifySrq (a larger ring), NdkCreateConnector, NdkCreateListener and NdkRegisterMr (its MDL mapping) failed in turn -> STATUS_INSUFFICIENT_RESOURCES inline, nothing kept; then each succeeds",
             objects_low_resources,
         ),
     ]
 }
 
-fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> CaseResult {
+/// Runs `body` on a started adapter, then checks that nothing is left under any NDK pool tag,
+/// the verifier, and the halt.
+pub(super) fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> CaseResult {
     let a = started(Registry::inf_defaults())?;
     let result = body(&a);
     let leaks = TAGS
@@ -92,7 +95,7 @@ fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> CaseResult {
     Ok(None)
 }
 
-fn open(a: &Adapter) -> Result<NdkConsumer<'_>, String> {
+pub(super) fn open(a: &Adapter) -> Result<NdkConsumer<'_>, String> {
     NdkConsumer::open(a, V1_2).map_err(|s| format!("open: {s:#x}"))
 }
 
@@ -486,11 +489,22 @@ fn adapter_close_frees_all() -> CaseResult {
             ndk.receive(&qp, 1, &[(0x1000, 8, 0x101)]),
             NDIS_STATUS_SUCCESS,
         )?;
-        let open_objects: usize = [TAG_NDK_CQ, TAG_NDK_PD, TAG_NDK_MR, TAG_NDK_QP]
+        let srq = ndk
+            .create_srq(&pd, 4, 1, 1)
+            .map_err(|s| format!("SRQ: {s:#x}"))?;
+        expect_eq(
+            "SRQ receive",
+            ndk.srq_receive(&srq, 2, &[(0x1000, 8, 0x101)]),
+            NDIS_STATUS_SUCCESS,
+        )?;
+        let _on_srq = ndk
+            .create_qp_with_srq(&pd, (&cq, &cq), &srq, 0, [4, 1, 0])
+            .map_err(|s| format!("QP on the SRQ: {s:#x}"))?;
+        let open_objects: usize = [TAG_NDK_CQ, TAG_NDK_PD, TAG_NDK_MR, TAG_NDK_QP, TAG_NDK_SRQ]
             .iter()
             .map(|t| allocations_tagged(a, *t))
             .sum();
-        expect_eq("object blocks while open", open_objects, 4)?;
+        expect_eq("object blocks while open", open_objects, 6)?;
         ndk.close();
         Ok(())
     })
@@ -508,6 +522,9 @@ fn objects_low_resources() -> CaseResult {
         let ndk = open(a)?;
         let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
         let cq = ndk.create_cq(8).map_err(|s| format!("CQ: {s:#x}"))?;
+        let srq = ndk
+            .create_srq(&pd, 4, 1, 0)
+            .map_err(|s| format!("SRQ: {s:#x}"))?;
         let pool = |a: &Adapter| -> Vec<usize> {
             TAGS.iter()
                 .map(|(_, t)| allocations_tagged(a, *t))
@@ -519,6 +536,9 @@ fn objects_low_resources() -> CaseResult {
             "PD",
             "MR",
             "QP",
+            "SRQ",
+            "QP on SRQ",
+            "SRQ resize",
             "connector",
             "listener",
             "registration",
@@ -530,6 +550,10 @@ fn objects_low_resources() -> CaseResult {
                     .transpose()
                     .map_err(|s| format!("MR: {s:#x}"))?;
                 let chain = MdlChain::split(vec![0u8; 8192], &[4096], MdlKind::LockedUnmapped);
+                let resized = (name == "SRQ resize")
+                    .then(|| ndk.create_srq(&pd, 4, 1, 0))
+                    .transpose()
+                    .map_err(|s| format!("SRQ to resize: {s:#x}"))?;
                 scope.cover_thread();
                 let status = match name {
                     "CQ" => ndk
@@ -544,6 +568,19 @@ fn objects_low_resources() -> CaseResult {
                     "QP" => ndk
                         .create_qp(&pd, &cq, &cq, 0, [4, 4, 1, 1, 16])
                         .map(|o| o.close(&ndk, o.dispatch.NdkCloseQp)),
+                    "SRQ" => ndk
+                        .create_srq(&pd, 16, 2, 1)
+                        .map(|o| o.close(&ndk, o.dispatch.NdkCloseSrq)),
+                    "QP on SRQ" => ndk
+                        .create_qp_with_srq(&pd, (&cq, &cq), &srq, 0, [4, 1, 16])
+                        .map(|o| o.close(&ndk, o.dispatch.NdkCloseQp)),
+                    "SRQ resize" => match &resized {
+                        Some(r) => match ndk.modify_srq(r, 64, 0) {
+                            NDIS_STATUS_SUCCESS => Ok(NDIS_STATUS_SUCCESS),
+                            other => Err(other),
+                        },
+                        None => Err(-1),
+                    },
                     "connector" => ndk
                         .create_connector()
                         .map(|o| ndk.close_object(o.ptr, o.dispatch.NdkCloseConnector)),
@@ -561,6 +598,9 @@ fn objects_low_resources() -> CaseResult {
                 scope.leave();
                 if let Some(mr) = mr {
                     mr.close(&ndk, mr.dispatch.NdkCloseMr);
+                }
+                if let Some(r) = resized {
+                    r.close(&ndk, r.dispatch.NdkCloseSrq);
                 }
                 drop(chain);
                 Ok::<_, String>(status.map_or_else(|s| s, |_| NDIS_STATUS_SUCCESS))
@@ -584,6 +624,11 @@ fn objects_low_resources() -> CaseResult {
             )?;
             points.push(format!("{name} {}", sweep.points()));
         }
+        expect_eq(
+            "close QP-less SRQ",
+            srq.close(&ndk, srq.dispatch.NdkCloseSrq),
+            NDIS_STATUS_SUCCESS,
+        )?;
         expect_eq(
             "close QP-less CQ",
             cq.close(&ndk, cq.dispatch.NdkCloseCq),

@@ -192,7 +192,7 @@ fn pair(wire: u32) -> Result<(Adapter, Adapter), String> {
     Ok((make(1)?, make(2)?))
 }
 
-fn ip4(last: u8) -> IpAddr {
+pub(super) fn ip4(last: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(10, 0, 0, last))
 }
 

@@ -1,11 +1,13 @@
 //! The simulated NDK consumer's objects (issue 21): completion queues, protection domains,
-//! memory regions and queue pairs created through the provider's dispatch tables, each call made
+//! memory regions, shared receive queues and queue pairs created through the provider's dispatch
+//! tables, each call made
 //! at DISPATCH_LEVEL (the highest the DDI allows, ndkpi.md §2) through [`call_handler`], with
 //! what the provider hands back checked as a verifier would: the object's header type and
 //! version and a full dispatch table (§0, rule 2), no `CreateCompletion` for an inline create
 //! and no output written by a failed one (§1.2, rule 6), notification callbacks only after an
-//! arm and never overlapping or after the CQ's close (§3.3, §1.3), and each close completion
-//! made exactly once, after a close that returned `STATUS_PENDING` only (§1.2).
+//! arm and never overlapping or after the CQ's close (§3.3, §1.3), an SRQ's limit events never
+//! overlapping nor after its close, and each close or request completion made exactly once,
+//! after a call that returned `STATUS_PENDING` only (§1.2).
 
 use std::ffi::c_void;
 use std::ptr::null_mut;
@@ -15,8 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
     NDK_CQ, NDK_CQ_DISPATCH, NDK_MR, NDK_MR_DISPATCH, NDK_OBJECT_HEADER, NDK_PD, NDK_PD_DISPATCH,
-    NDK_QP, NDK_QP_DISPATCH, NDK_RESULT_EX, NDK_SGE, NDK_SGE_ADDRESS, NdkObjectTypeCq,
-    NdkObjectTypeMr, NdkObjectTypePd, NdkObjectTypeQp,
+    NDK_QP, NDK_QP_DISPATCH, NDK_RESULT_EX, NDK_SGE, NDK_SGE_ADDRESS, NDK_SRQ, NDK_SRQ_DISPATCH,
+    NdkObjectTypeCq, NdkObjectTypeMr, NdkObjectTypePd, NdkObjectTypeQp, NdkObjectTypeSrq,
 };
 use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::{NTSTATUS, PVOID};
@@ -36,8 +38,35 @@ pub struct Events {
     pub close_completions: AtomicU32,
     /// Create completions made.
     pub create_completions: AtomicU32,
+    /// Request completions made (`NdkModifySrq`'s).
+    pub request_completions: AtomicU32,
     /// The object was closed (a callback after this is a violation).
     pub closed: AtomicBool,
+    /// Its close completed: returned `STATUS_SUCCESS`, or its completion was called.
+    pub close_done: AtomicBool,
+}
+
+unsafe extern "system" fn on_srq_notify(context: PVOID, status: NTSTATUS) {
+    // SAFETY: the context is a live `Events` of an SRQ this consumer created.
+    let events = unsafe { &*context.cast::<Events>() };
+    if events.running.swap(true, Ordering::SeqCst) {
+        Sim::get().report(None, Rule::DoubleCompletion, "SRQ notifications overlap");
+    }
+    if events.close_done.load(Ordering::SeqCst) {
+        Sim::get().report(
+            None,
+            Rule::DoubleCompletion,
+            "SRQ notification after its close completed",
+        );
+    }
+    lock(&events.notifications).push(status);
+    events.running.store(false, Ordering::SeqCst);
+}
+
+unsafe extern "system" fn on_request(context: PVOID, _status: NTSTATUS) {
+    // SAFETY: the context is a live `Events` of an object this consumer made a request on.
+    let events = unsafe { &*context.cast::<Events>() };
+    events.request_completions.fetch_add(1, Ordering::SeqCst);
 }
 
 unsafe extern "system" fn on_notify(context: PVOID, status: NTSTATUS) {
@@ -61,6 +90,7 @@ unsafe extern "system" fn on_close(context: PVOID) {
     // SAFETY: the context is a live `Events` of an object this consumer closed.
     let events = unsafe { &*context.cast::<Events>() };
     events.close_completions.fetch_add(1, Ordering::SeqCst);
+    events.close_done.store(true, Ordering::SeqCst);
 }
 
 unsafe extern "system" fn on_create(
@@ -95,6 +125,8 @@ pub type Pd = Object<NDK_PD, NDK_PD_DISPATCH>;
 pub type Mr = Object<NDK_MR, NDK_MR_DISPATCH>;
 /// A queue pair.
 pub type Qp = Object<NDK_QP, NDK_QP_DISPATCH>;
+/// A shared receive queue.
+pub type Srq = Object<NDK_SRQ, NDK_SRQ_DISPATCH>;
 
 /// Makes one call of the provider at DISPATCH_LEVEL on `ndk`'s adapter.
 pub fn at_dispatch<R>(ndk: &NdkConsumer<'_>, name: &str, f: impl FnOnce() -> R) -> R {
@@ -228,6 +260,9 @@ impl<O, D> Object<O, D> {
                 format!("a close returned {status:#x} and called its completion"),
             );
         }
+        if status == NDIS_STATUS_SUCCESS {
+            self.events.close_done.store(true, Ordering::SeqCst);
+        }
         status
     }
 }
@@ -355,6 +390,133 @@ impl NdkConsumer<'_> {
             dispatch,
             events,
         })
+    }
+
+    /// `NdkCreateSrq` on `pd` of `depth` receives of `max_sge` SGEs armed at `threshold`, with
+    /// a notification callback recording into its events.
+    pub fn create_srq(
+        &self,
+        pd: &Pd,
+        depth: u32,
+        max_sge: u32,
+        threshold: u32,
+    ) -> Result<Srq, NTSTATUS> {
+        let f = pd.dispatch.NdkCreateSrq.ok_or(-1)?;
+        // Leaked on purpose, as `ndk_connect::Request::new` says.
+        let events: &'static Events = Box::leak(Box::default());
+        let p = pd.ptr;
+        let note = ctx(events);
+        // SAFETY: a live PD; the contexts are live events.
+        let ptr = create(
+            self,
+            "NdkCreateSrq",
+            NdkObjectTypeSrq,
+            events,
+            |c, o| unsafe {
+                f(
+                    p,
+                    depth,
+                    max_sge,
+                    threshold,
+                    Some(on_srq_notify),
+                    note,
+                    null_mut(),
+                    Some(on_create),
+                    c,
+                    o,
+                )
+            },
+        )?;
+        let dispatch = dispatch_of(self, "NDK_SRQ", ptr, 4);
+        Ok(Srq {
+            ptr,
+            dispatch,
+            events,
+        })
+    }
+
+    /// `NdkCreateQpWithSrq` on `pd` with these CQs and SRQ, `QPContext` `context` and sizes
+    /// `[initiator_depth, initiator_sge, inline]`.
+    pub fn create_qp_with_srq(
+        &self,
+        pd: &Pd,
+        (rcq, icq): (&Cq, &Cq),
+        srq: &Srq,
+        context: usize,
+        sizes: [u32; 3],
+    ) -> Result<Qp, NTSTATUS> {
+        let f = pd.dispatch.NdkCreateQpWithSrq.ok_or(-1)?;
+        // Leaked on purpose, as `ndk_connect::Request::new` says.
+        let events: &'static Events = Box::leak(Box::default());
+        let (p, r, i, s) = (pd.ptr, rcq.ptr, icq.ptr, srq.ptr);
+        let [id, is, inl] = sizes;
+        // SAFETY: a live PD, CQs and SRQ; the context is live events.
+        let ptr = create(
+            self,
+            "NdkCreateQpWithSrq",
+            NdkObjectTypeQp,
+            events,
+            |c, o| unsafe {
+                f(
+                    p,
+                    r,
+                    i,
+                    s,
+                    context as PVOID,
+                    id,
+                    is,
+                    inl,
+                    Some(on_create),
+                    c,
+                    o,
+                )
+            },
+        )?;
+        let dispatch = dispatch_of(self, "NDK_QP", ptr, 11);
+        Ok(Qp {
+            ptr,
+            dispatch,
+            events,
+        })
+    }
+
+    /// `NdkSrqReceive` with the SGEs `(va, len, token)`.
+    pub fn srq_receive(&self, srq: &Srq, context: usize, sges: &[(u64, u32, u32)]) -> NTSTATUS {
+        let Some(f) = srq.dispatch.NdkSrqReceive else {
+            return -1;
+        };
+        let list = sge_list(sges);
+        let p = srq.ptr;
+        let n = u32::try_from(list.len()).unwrap_or(u32::MAX);
+        // SAFETY: a live SRQ and a list of `n` SGEs.
+        at_dispatch(self, "NdkSrqReceive", || unsafe {
+            f(p, context as PVOID, list.as_ptr(), n)
+        })
+    }
+
+    /// `NdkModifySrq` to `depth` and `threshold` (0: kept). A call that did not pend must not
+    /// call its completion (§1.2, rule 7).
+    pub fn modify_srq(&self, srq: &Srq, depth: u32, threshold: u32) -> NTSTATUS {
+        let Some(f) = srq.dispatch.NdkModifySrq else {
+            return -1;
+        };
+        let p = srq.ptr;
+        let events = ctx(srq.events);
+        let before = srq.events.request_completions.load(Ordering::SeqCst);
+        // SAFETY: a live SRQ; the context is its live events.
+        let status = at_dispatch(self, "NdkModifySrq", || unsafe {
+            f(p, depth, threshold, Some(on_request), events)
+        });
+        if status != NDIS_STATUS_PENDING
+            && srq.events.request_completions.load(Ordering::SeqCst) != before
+        {
+            report(
+                self,
+                Rule::DoubleCompletion,
+                format!("NdkModifySrq returned {status:#x} inline and called its completion"),
+            );
+        }
+        status
     }
 
     /// `NdkArmCq`.

@@ -231,7 +231,10 @@ fn rc_case(mut u: Unstructured<'_>) -> Result<()> {
                 };
                 let now = l.now;
                 let node = if side_a { &mut l.a } else { &mut l.b };
-                if let Some(d) = node.rc.handle(now, &t, len, &mut node.qp, &mut node.mem) {
+                if let Some(d) = node
+                    .rc
+                    .handle(now, &t, len, &mut node.qp, &mut node.mem, None)
+                {
                     let bytes = vec![0xF0u8; len as usize];
                     node.scatter(d, &bytes);
                 }

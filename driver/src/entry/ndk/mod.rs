@@ -15,6 +15,8 @@ pub mod objects;
 pub mod pd;
 pub mod pump;
 pub mod qp;
+pub mod sgl;
+pub mod srq;
 pub mod timer;
 pub mod unimplemented;
 

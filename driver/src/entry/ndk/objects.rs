@@ -5,7 +5,7 @@
 use dcbndk_core::ndk::provider::mr::{MrId, PdId};
 
 use crate::resources::ndkobject::{NdkAdapterObject, NdkObject, object};
-use ndis_sys::ndkpi::{NDK_CQ, NDK_MR, NDK_PD, NDK_QP};
+use ndis_sys::ndkpi::{NDK_CQ, NDK_MR, NDK_PD, NDK_QP, NDK_SRQ};
 
 /// The CQ block and its adapter behind a consumer's pointer.
 ///
@@ -63,6 +63,18 @@ pub unsafe fn mr_parts<'a>(mr: *mut NDK_MR) -> (Option<(MrId, PdId)>, &'a NdkAda
 pub unsafe fn qp_parts<'a>(qp: *mut NDK_QP) -> (usize, &'a NdkAdapterObject) {
     // SAFETY: the caller's contract.
     let block = unsafe { object(qp) };
+    // SAFETY: the adapter outlives its objects (ndkpi.md §1.3).
+    let owner = unsafe { &*block.adapter };
+    (block.slot, owner)
+}
+
+/// The slot and adapter of an SRQ (for its functions and `NdkCreateQpWithSrq`).
+///
+/// # Safety
+/// `srq` is a live SRQ of this provider.
+pub unsafe fn srq_slot<'a>(srq: *mut NDK_SRQ) -> (usize, &'a NdkAdapterObject) {
+    // SAFETY: the caller's contract.
+    let block = unsafe { object(srq) };
     // SAFETY: the adapter outlives its objects (ndkpi.md §1.3).
     let owner = unsafe { &*block.adapter };
     (block.slot, owner)

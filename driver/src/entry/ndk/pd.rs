@@ -2,13 +2,13 @@
 //! table) and the `NDK_PD` dispatch table. Creates complete inline (§1.2). A PD closed while its
 //! regions or QPs are open pends until the last of them closes (§1.3). Memory windows are not
 //! offered (`MaxMwCount` 0): `NdkCreateMw` fails `STATUS_NOT_SUPPORTED`. Shared receive queues
-//! are not implemented yet ([`super::unimplemented`]).
+//! and the QPs on them: [`super::srq`], [`super::qp`].
 
 use dcbndk_core::ndk::provider::mr::PdClose;
 
 use super::extension::query_extension;
 use super::objects::pd_parts as parts;
-use super::{mr, qp, unimplemented};
+use super::{mr, qp, srq};
 use crate::resources::ndkobject::{
     NdkObject, TAG_NDK_PD, adapter, free_object, new_object, object_header,
 };
@@ -30,9 +30,9 @@ static PD_DISPATCH: NDK_PD_DISPATCH = NDK_PD_DISPATCH {
     NdkQueryExtension: Some(query_extension),
     NdkCreateMr: Some(mr::create_mr),
     NdkCreateMw: Some(create_mw),
-    NdkCreateSrq: Some(unimplemented::create_srq),
+    NdkCreateSrq: Some(srq::create_srq),
     NdkCreateQp: Some(qp::create_qp),
-    NdkCreateQpWithSrq: Some(unimplemented::create_qp_with_srq),
+    NdkCreateQpWithSrq: Some(qp::create_qp_with_srq),
     NdkGetPrivilegedMemoryRegionToken: Some(get_privileged_token),
 };
 
@@ -78,8 +78,8 @@ pub unsafe extern "system" fn create_pd(
     NDIS_STATUS_SUCCESS
 }
 
-/// `NdkClosePd` (ndkpi.md §1.3): `STATUS_SUCCESS`, or `STATUS_PENDING` while regions or QPs
-/// of the PD are open, completed through `CloseCompletion` when the last closes.
+/// `NdkClosePd` (ndkpi.md §1.3): `STATUS_SUCCESS`, or `STATUS_PENDING` while regions, SRQs or
+/// QPs of the PD are open, completed through `CloseCompletion` when the last closes.
 ///
 /// # Safety
 /// Called by the consumer with a live PD of this provider.

@@ -4,15 +4,17 @@
 //! completion (unless `NDK_OP_FLAG_SILENT_SUCCESS` and successful). A QP that is not connected
 //! takes receives and local requests (fast register, invalidate) and refuses the rest with
 //! `STATUS_CONNECTION_INVALID` (`NDK_FN_SEND`). Memory windows are not offered: `NdkBind` fails
-//! `STATUS_NOT_SUPPORTED`.
+//! `STATUS_NOT_SUPPORTED`. A QP made by `NdkCreateQpWithSrq` takes its receives from its SRQ
+//! ([`super::srq`]) and refuses `NdkReceive` (`STATUS_INVALID_DEVICE_REQUEST`).
 
 use dcbndk_core::ndk::provider::mr::FastRegistration;
 use dcbndk_core::ndk::provider::op_flags;
 use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
 
 use super::extension::query_extension;
-use super::objects::{cq_slot, mr_parts, pd_parts};
+use super::objects::{cq_slot, mr_parts, pd_parts, srq_slot};
 use super::pump::kick;
+use super::sgl::{MAX_SGES, sges};
 use crate::perform::rdma;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object, object_header,
@@ -22,7 +24,8 @@ use crate::resources::provider::qp::QpCreate;
 use crate::resources::status::call_status;
 use ndis_sys::ndkpi::{
     NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_LOGICAL_ADDRESS, NDK_MR, NDK_MW,
-    NDK_OBJECT_HEADER, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE, NdkObjectTypeMr, NdkObjectTypeQp,
+    NDK_OBJECT_HEADER, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE, NDK_SRQ, NdkObjectTypeMr,
+    NdkObjectTypeQp,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
@@ -44,10 +47,6 @@ static QP_DISPATCH: NDK_QP_DISPATCH = NDK_QP_DISPATCH {
     NdkWrite: Some(write),
     NdkSendAndInvalidate: Some(send_and_invalidate),
 };
-
-/// The most SGEs one request can carry: the profile's `MaxSge` is at most this (checked by the
-/// core against the QP's own limit; a request with more fails `STATUS_INVALID_PARAMETER`).
-const MAX_SGES: usize = 16;
 
 /// `NdkCreateQp` (ndkpi.md §2.3): a QP on `pd` completing into `pReceiveCq` and
 /// `pInitiatorCq`, with the queue depths, SGE counts and inline size asked (each at most the
@@ -99,7 +98,83 @@ pub unsafe extern "system" fn create_qp(
             max_initiator_sge,
             inline_data: inline_data_size,
         },
+        srq: None,
     };
+    // SAFETY: a live adapter object; `qp` valid for a write (caller's contract).
+    unsafe { make(owner, create, qp) }
+}
+
+/// `NdkCreateQpWithSrq` (ndkpi.md §2.3): as `NdkCreateQp`, its receives taken from `pSrq`
+/// (an SRQ of the same PD, else `STATUS_INVALID_PARAMETER`), its receive ring sized by it.
+/// Inline `STATUS_SUCCESS` with `*ppNdkQp`, `STATUS_INVALID_PARAMETER` (an initiator depth, SGE
+/// count or inline size above the adapter's, a closed SRQ) or `STATUS_INSUFFICIENT_RESOURCES`.
+///
+/// # Safety
+/// Called by the consumer with a live PD, CQs and SRQ of this provider; `qp` valid for a write.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "system" fn create_qp_with_srq(
+    ndk_pd: *mut NDK_PD,
+    receive_cq: *mut NDK_CQ,
+    initiator_cq: *mut NDK_CQ,
+    srq: *mut NDK_SRQ,
+    qp_context: PVOID,
+    initiator_depth: ULONG,
+    max_initiator_sge: ULONG,
+    inline_data_size: ULONG,
+    _create_completion: NDK_FN_CREATE_COMPLETION,
+    _request_context: PVOID,
+    qp: *mut *mut NDK_QP,
+) -> NTSTATUS {
+    let null = ndk_pd.is_null() || receive_cq.is_null() || initiator_cq.is_null();
+    if null || srq.is_null() || qp.is_null() {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    // SAFETY: a live PD (caller's contract).
+    let (pd, owner) = unsafe { pd_parts(ndk_pd) };
+    let Some(pd) = pd else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    // SAFETY: live CQs and SRQ (caller's contract).
+    let (receive_slot, receive_owner) = unsafe { cq_slot(receive_cq) };
+    // SAFETY: as above.
+    let (initiator_slot, initiator_owner) = unsafe { cq_slot(initiator_cq) };
+    // SAFETY: as above.
+    let (srq_index, srq_owner) = unsafe { srq_slot(srq) };
+    let ours = [receive_owner, initiator_owner, srq_owner]
+        .iter()
+        .all(|o| core::ptr::eq(*o, owner));
+    if !ours {
+        // An object of another NDK adapter \[INFER: objects of one adapter only\].
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let create = QpCreate {
+        pd,
+        receive_cq: receive_slot,
+        initiator_cq: initiator_slot,
+        context: qp_context as usize,
+        // The receive depth and SGE count are the SRQ's (`Provider::create_qp`).
+        limits: QpLimits {
+            receive_depth: 0,
+            initiator_depth,
+            max_receive_sge: 0,
+            max_initiator_sge,
+            inline_data: inline_data_size,
+        },
+        srq: Some(srq_index),
+    };
+    // SAFETY: a live adapter object; `qp` valid for a write (caller's contract).
+    unsafe { make(owner, create, qp) }
+}
+
+/// Creates the QP `create` describes and its object, writing it to `qp`: the end of both
+/// creates. Out of line: its frame (the object block, the callbacks a failure owes) is not
+/// under the creates' argument checks.
+///
+/// # Safety
+/// `owner` is the live adapter object of the create's objects; `qp` valid for a write.
+#[inline(never)]
+unsafe fn make(owner: &NdkAdapterObject, create: QpCreate, qp: *mut *mut NDK_QP) -> NTSTATUS {
+    let pd = create.pd;
     let mut provider = owner.provider.lock();
     let slot = match provider.create_qp(create) {
         Ok(slot) => slot,
@@ -179,33 +254,6 @@ unsafe extern "system" fn flush(qp: *mut NDK_QP) {
     let mut calls = Calls::new();
     owner.provider.lock().flush_qp(slot, &mut calls);
     rdma::defer(owner, &calls);
-}
-
-/// Copies the consumer's SGE list into `out`; `None` for a null list with entries or more
-/// than [`MAX_SGES`].
-///
-/// # Safety
-/// `sgl` is valid for `n` reads when non-null.
-unsafe fn sges(sgl: *const NDK_SGE, n: ULONG, out: &mut [Sge; MAX_SGES]) -> Option<&[Sge]> {
-    let n = usize::try_from(n).ok()?;
-    if n > MAX_SGES || (n > 0 && sgl.is_null()) {
-        return None;
-    }
-    for (i, dst) in out.iter_mut().enumerate().take(n) {
-        // `i` < `n` and the list is valid for `n` reads (caller's contract).
-        let at = sgl.wrapping_add(i);
-        // SAFETY: `at` is inside the consumer's list; it may be unaligned.
-        let sge = unsafe { at.read_unaligned() };
-        // SAFETY: both members of the union are 8-byte integers or pointers.
-        let address = unsafe { sge.address.LogicalAddress };
-        *dst = Sge {
-            // The bits of the address: a kernel virtual address has the top bit set.
-            va: u64::from_ne_bytes(address.to_ne_bytes()),
-            len: sge.Length,
-            token: sge.MemoryRegionToken,
-        };
-    }
-    out.get(..n)
 }
 
 /// Posts an initiator request, then sends what it makes ready ([`kick`], once the post's own

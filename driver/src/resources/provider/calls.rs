@@ -7,7 +7,7 @@ use dcbndk_core::ndk::provider::cq::Notify;
 use ndis_sys::ndkpi::{
     NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CONNECT_EVENT_CALLBACK,
     NDK_FN_CQ_NOTIFICATION_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK, NDK_FN_REQUEST_COMPLETION,
-    NDK_PD, NDK_SHARED_ENDPOINT,
+    NDK_FN_SRQ_NOTIFICATION_CALLBACK, NDK_PD, NDK_SHARED_ENDPOINT, NDK_SRQ,
 };
 use ndis_sys::types::NTSTATUS;
 use ndis_sys::types::PVOID;
@@ -35,6 +35,17 @@ pub enum Call {
         context: PVOID,
         /// `CqStatus`.
         status: Notify,
+    },
+    /// `NdkSrqNotificationCallback` of the SRQ in slot `srq` with `STATUS_SUCCESS` (its limit
+    /// event, `NDK_FN_SRQ_NOTIFICATION_CALLBACK`); afterwards the caller tells the SRQ it
+    /// returned (`Srq::callback_returned`).
+    SrqNotify {
+        /// The SRQ's slot.
+        srq: usize,
+        /// The consumer's callback.
+        callback: NDK_FN_SRQ_NOTIFICATION_CALLBACK,
+        /// Its context.
+        context: PVOID,
     },
     /// A request that returned `STATUS_PENDING` completes (ndkpi.md §1.2).
     Request {
@@ -81,10 +92,12 @@ pub enum Closed {
     Pd(*mut NDK_PD),
     /// A shared endpoint.
     SharedEndpoint(*mut NDK_SHARED_ENDPOINT),
+    /// A shared receive queue.
+    Srq(*mut NDK_SRQ),
 }
 
-/// The most callbacks collected at once: a QP's close notifies its two CQs and completes the
-/// pending closes of both and of its PD (5); the CM's events are taken while there is room
+/// The most callbacks collected at once: a QP's close notifies its two CQs and its SRQ and
+/// completes the pending closes of the three and of its PD (7); the CM's events are taken while there is room
 /// ([`Calls::has_room`]) and the rest wait in the CM for the next round.
 pub const MAX_CALLS: usize = 16;
 

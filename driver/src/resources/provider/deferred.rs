@@ -130,6 +130,15 @@ impl Provider {
         self.defer(&calls);
     }
 
+    /// The notification callback of the SRQ in `slot` returned: what that owes is deferred.
+    /// Out of line, as [`Provider::cq_returned_deferring`].
+    #[inline(never)]
+    pub fn srq_returned_deferring(&mut self, slot: usize) {
+        let mut calls = Calls::new();
+        self.srq_callback_returned(slot, &mut calls);
+        self.defer(&calls);
+    }
+
     /// Closes connector `id` (its object could not be made), deferring what that owes.
     #[inline(never)]
     pub fn close_connector_deferring(&mut self, id: dcbndk_core::ndk::provider::cm::ConnId) {

@@ -1,11 +1,13 @@
 //! The NDKPI provider's state for one open NDK adapter (issue 21; ndkpi.md §1-§5): the core's
 //! protection-domain and memory-region tables (`dcbndk_core::ndk::provider::mr`), the completion
-//! queues ([`cq`]) and queue pairs ([`qp`]), each over pool memory this file allocates, and the
+//! queues ([`cq`]), queue pairs ([`qp`]) and shared receive queues ([`srq`]), each over pool
+//! memory this file allocates, and the
 //! shell's own per-slot data the core does not keep (the object the consumer holds, the MDL of a
 //! region, a close waiting for its successors).
 //!
 //! One [`Provider`] per `OpenNDKAdapterHandler`, allocated at the open (its tables) and at each
-//! create (a CQ's ring, a QP's queues), so that nothing is allocated on the data path. It lives
+//! create (a CQ's ring, a QP's queues, an SRQ's ring), so that nothing is allocated on the data
+//! path. It lives
 //! under one spin lock, the NDK adapter's (`crate::resources::ndkobject::NdkAdapterObject`):
 //! every dispatch call on any of its objects takes it once, decides, and leaves it before it
 //! makes a consumer callback ([`Calls`]). One lock for the whole provider is the simple choice
@@ -35,6 +37,7 @@ pub mod memory;
 pub mod neighbors;
 pub mod notes;
 pub mod qp;
+pub mod srq;
 
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::cm::{BindSlot, Cm, CmConfig, CmStorage, ConnSlot};
@@ -44,10 +47,11 @@ use crate::resources::memory::{PoolArray, pool_tag};
 use connect::{ConnectorSlot, ListenerSlot};
 use cq::CqSlot;
 use ndis_sys::ndkpi::{
-    NDK_CONNECTOR, NDK_CQ, NDK_LISTENER, NDK_MR, NDK_PD, NDK_QP, NDK_SHARED_ENDPOINT,
+    NDK_CONNECTOR, NDK_CQ, NDK_LISTENER, NDK_MR, NDK_PD, NDK_QP, NDK_SHARED_ENDPOINT, NDK_SRQ,
 };
 use ndis_sys::types::{NDIS_HANDLE, PMDL, ULONG};
 use qp::QpSlot;
+use srq::SrqSlot;
 
 pub use calls::{Call, Calls, CloseCall, Closed};
 
@@ -69,6 +73,8 @@ pub struct Provisioned {
     pub connectors: usize,
     /// Listeners and shared endpoints.
     pub listeners: usize,
+    /// Shared receive queues.
+    pub srqs: usize,
 }
 
 /// The tables of every open NDK adapter.
@@ -79,6 +85,7 @@ pub const PROVISIONED: Provisioned = Provisioned {
     qps: 256,
     connectors: 256,
     listeners: 64,
+    srqs: 64,
 };
 
 /// The QP number of the first QP slot of an NDK adapter: numbers below are IBTA's special
@@ -176,6 +183,8 @@ pub struct Provider {
     pub cqs: PoolArray<CqSlot>,
     /// Queue pairs, by slot.
     pub qps: PoolArray<QpSlot>,
+    /// Shared receive queues, by slot.
+    pub srqs: PoolArray<SrqSlot>,
     /// The shell's side of each PD slot (same index as the core's).
     pub domains: PoolArray<Domain>,
     /// The shell's side of each MR slot (same index as the core's).
@@ -247,6 +256,7 @@ impl Provider {
             mr_slots,
             cqs,
             qps,
+            srqs,
             domains,
             regions,
             conn_slots,
@@ -270,6 +280,7 @@ impl Provider {
             scratch,
             cqs,
             qps,
+            srqs,
             domains,
             regions,
             pd_slots,
@@ -291,6 +302,7 @@ pub struct Tables {
     mr_slots: PoolArray<MrSlot>,
     cqs: PoolArray<CqSlot>,
     qps: PoolArray<QpSlot>,
+    srqs: PoolArray<SrqSlot>,
     domains: PoolArray<Domain>,
     regions: PoolArray<Region>,
     conn_slots: PoolArray<ConnSlot>,
@@ -324,6 +336,8 @@ impl Tables {
             cqs: unsafe { PoolArray::new(h, tag, n.cqs, || CqSlot::FREE) }?,
             // SAFETY: see above.
             qps: unsafe { PoolArray::new(h, tag, n.qps, QpSlot::free) }?,
+            // SAFETY: see above.
+            srqs: unsafe { PoolArray::new(h, tag, n.srqs, || SrqSlot::FREE) }?,
             // SAFETY: see above.
             domains: unsafe { PoolArray::new(h, tag, n.pds, || Domain::FREE) }?,
             // SAFETY: see above.
@@ -384,6 +398,7 @@ struct Fields {
     scratch: PoolArray<u8>,
     cqs: PoolArray<CqSlot>,
     qps: PoolArray<QpSlot>,
+    srqs: PoolArray<SrqSlot>,
     domains: PoolArray<Domain>,
     regions: PoolArray<Region>,
     pd_slots: PoolArray<PdSlot>,
@@ -456,6 +471,11 @@ unsafe fn write_rest(
     unsafe { member.write(f.qps) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
+    let member = unsafe { &raw mut (*place).srqs };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(f.srqs) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
     let member = unsafe { &raw mut (*place).domains };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(f.domains) };
@@ -503,7 +523,12 @@ fn settle<F: FnMut(Left)>(calls: &mut Calls, free: &mut F) {
                 object: Closed::SharedEndpoint(p),
                 ..
             } => free(Left::SharedEndpoint(p)),
+            Call::Closed {
+                object: Closed::Srq(p),
+                ..
+            } => free(Left::Srq(p)),
             Call::Notify { .. }
+            | Call::SrqNotify { .. }
             | Call::Request { .. }
             | Call::ConnectEvent { .. }
             | Call::Event { .. } => {}
@@ -517,6 +542,8 @@ fn settle<F: FnMut(Left)>(calls: &mut Calls, free: &mut F) {
 pub enum Left {
     /// A queue pair.
     Qp(*mut NDK_QP),
+    /// A shared receive queue.
+    Srq(*mut NDK_SRQ),
     /// A memory region.
     Mr(*mut NDK_MR),
     /// A protection domain.
@@ -532,8 +559,9 @@ pub enum Left {
 }
 
 impl Provider {
-    /// Closes every object still open, successors first (QPs, regions, PDs, CQs), handing each
-    /// object to `free` once its slot is free, a PD or CQ whose close was pending included. No
+    /// Closes every object still open, successors first (QPs, SRQs, regions, PDs, CQs), handing
+    /// each object to `free` once its slot is free, a PD, CQ or SRQ whose close was pending
+    /// included (its receives are dropped). No
     /// callback is made: the adapter's close is blocking and the consumer closed (or abandoned)
     /// everything before it (ndkpi.md §1.3).
     pub fn teardown(&mut self, mut free: impl FnMut(Left)) {
@@ -576,6 +604,16 @@ impl Provider {
             let object = self.close_qp(slot, &mut calls);
             if !object.is_null() {
                 free(Left::Qp(object));
+            }
+            settle(&mut calls, &mut free);
+        }
+        for slot in 0..self.srqs.as_slice().len() {
+            let Some(object) = self.srq_at(slot) else {
+                continue;
+            };
+            self.free_srq_now(slot, &mut calls);
+            if !object.is_null() {
+                free(Left::Srq(object));
             }
             settle(&mut calls, &mut free);
         }

@@ -1,13 +1,15 @@
 //! Queue pairs in the provider (ndkpi.md §2.3-§2.4, §3.4): a slot per QP holding the core's
-//! [`Qp`] over queues allocated at `NdkCreateQp`, its CQs and PD (a QP is their successor until
-//! it closes, §1.3), and the transport state a connection adds.
+//! [`Qp`] over queues allocated at `NdkCreateQp` or `NdkCreateQpWithSrq`, its CQs, PD and SRQ (a
+//! QP is their successor until it closes, §1.3), and the transport state a connection adds.
 
+use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::CallStatus;
 use dcbndk_core::ndk::provider::mr::PdId;
 use dcbndk_core::ndk::provider::qp::{
     Operation, Qp, QpLimits, QpStorage, QpStorageSizes, Queue, Sge, WorkRequest,
 };
 use dcbndk_core::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadResponse};
+use dcbndk_core::ndk::provider::srq::Srq;
 use dcbndk_core::ndk::tables::SockAddr;
 
 use super::calls::Calls;
@@ -43,8 +45,10 @@ pub struct QpCreate {
     pub initiator_cq: usize,
     /// `QPContext`.
     pub context: usize,
-    /// The sizes.
+    /// The sizes (with an SRQ, the receive depth and SGE count are set from it at the create).
     pub limits: QpLimits,
+    /// The SRQ's slot (`NdkCreateQpWithSrq`).
+    pub srq: Option<usize>,
 }
 
 /// One QP slot.
@@ -122,6 +126,75 @@ fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option
         flights,
         reads,
         inline,
+    })
+}
+
+/// What [`build_qp`] allocates with.
+struct Made {
+    handle: NDIS_HANDLE,
+    /// READs answered at once: the storage for the inbound read limit.
+    reads: usize,
+    sizes: QpStorageSizes,
+}
+
+/// Allocates the queues of `create` into the free `slot` and makes the QP over them there
+/// (member by member: a whole `QpSlot` built and moved would be a large stack temporary). On
+/// failure the slot is left free.
+fn build_qp(
+    slot: &mut QpSlot,
+    create: &QpCreate,
+    made: &Made,
+    profile: &Profile,
+) -> Result<(), CallStatus> {
+    slot._arrays = allocate(made.handle, &made.sizes, made.reads);
+    let Some(arrays) = slot._arrays.as_mut() else {
+        return Err(CallStatus::InsufficientResources);
+    };
+    // SAFETY: the QP is stored beside its arrays, declared before them (so it is dropped
+    // first), and nothing else makes a slice of them while it lives.
+    let Some(storage) = (unsafe { storage(arrays, &made.sizes) }) else {
+        slot._arrays = None;
+        return Err(CallStatus::InvalidParameter);
+    };
+    // Not through a function pointer: the image's stack check takes an indirect call for a call
+    // of any function whose address the image holds (every dispatch function).
+    let built = if create.srq.is_some() {
+        Qp::new_on_srq(create.context, create.pd, &create.limits, profile, storage)
+    } else {
+        Qp::new(create.context, create.pd, &create.limits, profile, storage)
+    };
+    match built {
+        Ok(qp) => {
+            slot.qp = Some(qp);
+            Ok(())
+        }
+        Err(status) => {
+            slot._arrays = None;
+            Err(status)
+        }
+    }
+}
+
+/// The storage of `sizes` in `arrays`: a pool array holds at least one element, so each slice is
+/// cut to what the QP asked for (a receive depth or an SGE count of 0).
+///
+/// # Safety
+/// The QP that gets the slices is stored beside `arrays`, declared before them (dropped first),
+/// and nothing else makes a slice of them while it lives.
+unsafe fn storage(arrays: &mut QpArrays, sizes: &QpStorageSizes) -> Option<QpStorage<'static>> {
+    // SAFETY: the caller's contract.
+    let receive = unsafe { arrays.receive.as_unbounded_mut_slice() };
+    // SAFETY: as above.
+    let receive_sges = unsafe { arrays.receive_sges.as_unbounded_mut_slice() };
+    // SAFETY: as above.
+    let initiator = unsafe { arrays.initiator.as_unbounded_mut_slice() };
+    // SAFETY: as above.
+    let initiator_sges = unsafe { arrays.initiator_sges.as_unbounded_mut_slice() };
+    Some(QpStorage {
+        receive: receive.get_mut(..sizes.receive)?,
+        receive_sges: receive_sges.get_mut(..sizes.receive_sges)?,
+        initiator: initiator.get_mut(..sizes.initiator)?,
+        initiator_sges: initiator_sges.get_mut(..sizes.initiator_sges)?,
     })
 }
 
@@ -237,14 +310,38 @@ impl Provider {
             .is_some_and(|s| s.cq.is_some() && s.close.is_none())
     }
 
-    /// `NdkCreateQp` (§2.3): checks the sizes against the profile, takes a slot, allocates the
-    /// queues, and counts the QP as a successor of its PD and CQs. Returns the slot.
+    /// `NdkCreateQp` and `NdkCreateQpWithSrq` (§2.3): checks the sizes against the profile,
+    /// takes a slot, allocates the queues, and counts the QP as a successor of its PD, CQs and
+    /// SRQ. Returns the slot.
     ///
     /// # Errors
-    /// `STATUS_INVALID_PARAMETER` for a size above the adapter's limits or a PD or CQ that is
-    /// not open; `STATUS_INSUFFICIENT_RESOURCES` when every slot is taken or the pool is
-    /// exhausted.
-    pub fn create_qp(&mut self, create: QpCreate) -> Result<usize, CallStatus> {
+    /// `STATUS_INVALID_PARAMETER` for a size above the adapter's limits or a PD, CQ or SRQ that
+    /// is not open (an SRQ of another PD too); `STATUS_INSUFFICIENT_RESOURCES` when every slot
+    /// is taken or the pool is exhausted.
+    pub fn create_qp(&mut self, mut create: QpCreate) -> Result<usize, CallStatus> {
+        let Some(srq) = create.srq else {
+            return self.make_qp(&create);
+        };
+        let (depth, max_sge) = self.srq_shape(srq, create.pd)?;
+        create.limits.receive_depth = depth;
+        create.limits.max_receive_sge = max_sge;
+        self.srq_mut(srq)
+            .ok_or(CallStatus::InvalidParameter)?
+            .attach()?;
+        let made = self.make_qp(&create);
+        if made.is_err() {
+            // Not made: the SRQ's user count goes back. No close can be pending (the SRQ was
+            // open at the attach, and the lock has been held since).
+            let _ = self.srq_mut(srq).map(Srq::detach);
+        }
+        made
+    }
+
+    /// [`Provider::create_qp`] but the SRQ's part. Out of line, and the queues and the QP are
+    /// made in their slot: the arrays (seven pool arrays) and the QP moved through `Result`s
+    /// made a debug build's frame larger than a page.
+    #[inline(never)]
+    fn make_qp(&mut self, create: &QpCreate) -> Result<usize, CallStatus> {
         let sizes = create.limits.check(&self.profile)?;
         if !self.cq_open(create.receive_cq) || !self.cq_open(create.initiator_cq) {
             return Err(CallStatus::InvalidParameter);
@@ -255,47 +352,38 @@ impl Provider {
             .iter()
             .position(|s| s.qp.is_none())
             .ok_or(CallStatus::InsufficientResources)?;
-        let reads = usize::try_from(self.profile.max_read_limit).unwrap_or(0);
-        let mut arrays =
-            allocate(self.ndis_handle, &sizes, reads).ok_or(CallStatus::InsufficientResources)?;
-        // SAFETY (each slice): the QP is stored beside its arrays, declared before them (so it
-        // is dropped first), and nothing else makes a slice of them while it lives.
-        let storage = QpStorage {
-            // SAFETY: see above.
-            receive: unsafe { arrays.receive.as_unbounded_mut_slice() },
-            // SAFETY: see above.
-            receive_sges: unsafe { arrays.receive_sges.as_unbounded_mut_slice() },
-            // SAFETY: see above.
-            initiator: unsafe { arrays.initiator.as_unbounded_mut_slice() },
-            // SAFETY: see above.
-            initiator_sges: unsafe { arrays.initiator_sges.as_unbounded_mut_slice() },
+        let made = Made {
+            handle: self.ndis_handle,
+            reads: usize::try_from(self.profile.max_read_limit).unwrap_or(0),
+            sizes,
         };
-        let qp = Qp::new(
-            create.context,
-            create.pd,
-            &create.limits,
-            &self.profile,
-            storage,
-        )?;
-        self.mem.retain_pd(create.pd)?;
-        for cq in [create.receive_cq, create.initiator_cq] {
-            if let Some(s) = self.cqs.as_mut_slice().get_mut(cq) {
-                s.users = s.users.saturating_add(1);
-            }
-        }
+        let profile = self.profile;
         let slot = self
             .qps
             .as_mut_slice()
             .get_mut(index)
             .ok_or(CallStatus::InsufficientResources)?;
-        // Member by member: a whole `QpSlot` built and moved would be a large stack temporary.
-        slot.rc = None;
-        slot.path = None;
-        slot.object = core::ptr::null_mut();
-        slot.create = Some(create);
-        slot.inline_size = sizes.inline_bytes;
-        slot._arrays = Some(arrays);
-        slot.qp = Some(qp);
+        build_qp(slot, create, &made, &profile)?;
+        if let Err(status) = self.mem.retain_pd(create.pd) {
+            if let Some(s) = self.qps.as_mut_slice().get_mut(index) {
+                // The QP first, then the arrays it borrows.
+                s.qp = None;
+                *s = QpSlot::free();
+            }
+            return Err(status);
+        }
+        for cq in [create.receive_cq, create.initiator_cq] {
+            if let Some(s) = self.cqs.as_mut_slice().get_mut(cq) {
+                s.users = s.users.saturating_add(1);
+            }
+        }
+        if let Some(slot) = self.qps.as_mut_slice().get_mut(index) {
+            slot.rc = None;
+            slot.path = None;
+            slot.object = core::ptr::null_mut();
+            slot.create = Some(*create);
+            slot.inline_size = sizes.inline_bytes;
+        }
         self.qp_span = self.qp_span.max(index.saturating_add(1));
         Ok(index)
     }
@@ -359,7 +447,8 @@ impl Provider {
     }
 
     /// Moves every completion the QP in `slot` has ready to its CQs (§3.1); a CQ that
-    /// overflows fails the QP (§3.3).
+    /// overflows fails the QP (§3.3). Then the limit event of its SRQ, if the receives it took
+    /// made one due.
     pub fn drain_qp(&mut self, slot: usize, calls: &mut Calls) {
         loop {
             let Some(s) = self.qp_slot(slot) else {
@@ -369,6 +458,9 @@ impl Provider {
                 return;
             };
             let Some((queue, completion)) = s.qp.as_mut().and_then(Qp::poll) else {
+                if let Some(srq) = create.srq {
+                    self.poll_srq(srq, calls);
+                }
                 return;
             };
             let cq = match queue {
@@ -383,8 +475,9 @@ impl Provider {
     }
 
     /// `NdkCloseQp` (§1.3-§1.4): outstanding requests complete `STATUS_CANCELLED` on their CQs
-    /// (which outlive the QP), then the QP stops being a successor of its CQs and PD, which may
-    /// complete their pending closes. Returns the QP's object, whose block the caller frees.
+    /// (which outlive the QP), then the QP stops being a successor of its CQs, SRQ and PD,
+    /// which may complete their pending closes. Returns the QP's object, whose block the caller
+    /// frees.
     pub fn close_qp(&mut self, slot: usize, calls: &mut Calls) -> *mut NDK_QP {
         self.flush_qp(slot, calls);
         let Some(s) = self.qp_slot(slot) else {
@@ -409,6 +502,9 @@ impl Provider {
         if let Some(create) = create {
             self.release_cq(create.receive_cq, calls);
             self.release_cq(create.initiator_cq, calls);
+            if let Some(srq) = create.srq {
+                self.release_srq(srq, calls);
+            }
             self.release_pd_child(create.pd, calls);
         }
         object

@@ -362,7 +362,10 @@ impl<'s> Link<'s> {
         let node = if a_to_b { &mut self.b } else { &mut self.a };
         for (t, data) in packets {
             let len = data.len() as u32;
-            if let Some(d) = node.rc.handle(now, &t, len, &mut node.qp, &mut node.mem) {
+            if let Some(d) = node
+                .rc
+                .handle(now, &t, len, &mut node.qp, &mut node.mem, None)
+            {
                 node.scatter(d, &data);
             }
         }

@@ -15,6 +15,10 @@
 //!   READ or WRITE need, answering with the NAK code the responder sends (ndkpi.md §5, §7.3).
 //! - [`qp`]: a queue pair's state and its initiator and receive queues as bounded rings, the
 //!   posting rules and the flush (ndkpi.md §2.4, §3.4, §8 rules 19-24).
+//! - [`srq`]: shared receive queues (§2.5): receives posted once for the QPs of a PD created on
+//!   the SRQ, each taken by the QP a SEND arrives on and completed on that QP's receive CQ; the
+//!   limit event (`NotifyThreshold`), `NdkModifySrq`'s depth and threshold, the close that
+//!   waits for its QPs.
 //! - [`rc`]: the reliable-connected transport between two QPs as `roce::headers::Transport`
 //!   values and payload descriptors: segmentation, PSNs, ACK/NAK, RNR, retransmission with
 //!   retry budgets, READ responses, the remote access checks (ndkpi.md §7.4, §7.5).
@@ -57,7 +61,7 @@
 //! [`cm::Cm::visit_connections`] / [`cm::Cm::visit_endpoints`] instead of the synthetic model
 //! (not rewired yet).
 //!
-//! Not done yet: shared receive queues; memory windows (absent: the adapter info must say
+//! Not done yet: memory windows (absent: the adapter info must say
 //! `MaxMwCount` 0); CQ resize and interrupt moderation; in [`cm`]: wildcard listen
 //! addresses, the owner (user-mode ND) of a connection in the tables (all are listed as
 //! kernel), address resolution (`NETWORK_UNREACHABLE` / `HOST_UNREACHABLE` are the shell's,
@@ -72,8 +76,10 @@ pub mod cm;
 pub mod cq;
 pub mod mr;
 pub mod qp;
+mod queue;
 pub mod rc;
 mod ring;
+pub mod srq;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod harness;
@@ -138,6 +144,9 @@ pub enum CallStatus {
     InvalidDeviceState,
     /// `STATUS_NOT_SUPPORTED`: a feature the adapter does not offer (memory windows).
     NotSupported,
+    /// `STATUS_INVALID_DEVICE_REQUEST`: a request the object does not take (`NdkReceive` on a
+    /// QP created with an SRQ) \[INFER\].
+    InvalidDeviceRequest,
 }
 
 impl CallStatus {
@@ -150,6 +159,7 @@ impl CallStatus {
             CallStatus::InsufficientResources => "STATUS_INSUFFICIENT_RESOURCES",
             CallStatus::InvalidDeviceState => "STATUS_INVALID_DEVICE_STATE",
             CallStatus::NotSupported => "STATUS_NOT_SUPPORTED",
+            CallStatus::InvalidDeviceRequest => "STATUS_INVALID_DEVICE_REQUEST",
         }
     }
 }

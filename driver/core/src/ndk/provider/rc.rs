@@ -35,6 +35,7 @@
 use super::mr::{MemoryTable, MrId, Placement, RemoteOp};
 use super::qp::{Operation, Outcome, Qp, QpState, Sge};
 use super::ring::Ring;
+use super::srq::Srq;
 use super::{CompletionStatus, op_flags};
 use crate::roce::headers::{
     Aeth, Bth, DEFAULT_PKEY, MASK_24, NakCode, Opcode, Reth, Syndrome, Transport,
@@ -641,7 +642,8 @@ impl<'a> Rc<'a> {
     }
 
     /// A packet arrived for this QP with `payload_len` bytes of payload (after the headers, pad
-    /// removed). Returns where those bytes go, if anywhere.
+    /// removed). Returns where those bytes go, if anywhere. `srq` is the QP's shared receive
+    /// queue if it was created with one (a SEND takes its receive from there).
     pub fn handle(
         &mut self,
         now: u64,
@@ -649,9 +651,10 @@ impl<'a> Rc<'a> {
         payload_len: u32,
         qp: &mut Qp<'_>,
         mem: &mut MemoryTable<'_>,
+        srq: Option<&mut Srq<'_>>,
     ) -> Option<Deliver> {
         if t.bth.opcode.is_request() {
-            self.respond(t, payload_len, qp, mem)
+            self.respond(t, payload_len, qp, mem, srq)
         } else {
             self.on_response(now, t, payload_len, qp)
         }
@@ -862,6 +865,7 @@ impl<'a> Rc<'a> {
         payload_len: u32,
         qp: &mut Qp<'_>,
         mem: &mut MemoryTable<'_>,
+        srq: Option<&mut Srq<'_>>,
     ) -> Option<Deliver> {
         if qp.state() != QpState::Connected {
             // Flushed or closed: its receives are cancelled, so a message in progress can land
@@ -922,7 +926,7 @@ impl<'a> Rc<'a> {
                     if self.incoming.is_some() {
                         return self.nak(p, NakCode::InvalidRequest);
                     }
-                    let Some((slot, req, sges)) = qp.take_receive() else {
+                    let Some((slot, req, sges)) = qp.take_receive(srq) else {
                         self.answer = Some(Answer::Rnr(p));
                         self.gap_naked = true;
                         return None;
@@ -1929,7 +1933,7 @@ mod tests {
             b.qp.post_receive(i, &[sge(dst, dst_va, 1024)]).unwrap();
         }
         let answers = |b: &mut Node<'_>, t: Transport, len: u32| {
-            let d = b.rc.handle(0, &t, len, &mut b.qp, &mut b.mem);
+            let d = b.rc.handle(0, &t, len, &mut b.qp, &mut b.mem, None);
             let mut out = Vec::new();
             while let Some(p) = b.rc.poll_transmit(0, &mut b.qp, &mut b.mem) {
                 let a = p.transport.aeth.unwrap();
