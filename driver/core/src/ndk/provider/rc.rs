@@ -1483,7 +1483,7 @@ mod tests {
         // Four READs of ten responses each: PSNs 100.., 110.., 120.., 130...
         for i in 0..4u32 {
             let t = read(100 + 10 * i, u64::from(i) * 4096, 10 * pmtu);
-            assert!(b.rc.handle(0, &t, 0, &mut b.qp, &mut b.mem).is_none());
+            assert!(b.rc.handle(0, &t, 0, &mut b.qp, &mut b.mem, None).is_none());
         }
         let poll = |b: &mut Node<'_>, n: usize| {
             let mut out = Vec::new();
@@ -1499,7 +1499,7 @@ mod tests {
         assert_eq!(first, [100, 101, 102]);
         // The requester asks again from 103 for the other 7 responses.
         let again = read(103, 3 * u64::from(pmtu), 7 * pmtu);
-        assert!(b.rc.handle(0, &again, 0, &mut b.qp, &mut b.mem).is_none());
+        assert!(b.rc.handle(0, &again, 0, &mut b.qp, &mut b.mem, None).is_none());
         let rest = poll(&mut b, 100);
         let psns: Vec<u32> = rest.iter().map(|r| r.0).collect();
         let want: Vec<u32> = (103..140).collect();
