@@ -26,10 +26,10 @@
 //!   client's `RDMA Outbound` octet counters (`OID_NDK_STATISTICS`, the "RDMA Activity"
 //!   counter set) moved by at least the bytes written. Test-NetStack's throughput rule, both
 //!   counters > `NDKPerf.TPUT` (90 %, 70 % since PR #92) of the smaller link speed, is
-//!   **reported, not enforced**: NDK here moves about 1 Gb/s per connection at best, wall
-//!   clock, in an optimized build (every packet waits for a provider's timer,
-//!   `driver/src/entry/ndk/pump.rs`), a tenth of 10 Gb/s; each note gives the figures and the
-//!   verdict the rule would give.
+//!   **reported, not enforced**: NDK here moves a few Gb/s per connection, wall clock, in an
+//!   optimized build (the software RoCEv2 engine's CPU: framing, an ICRC computed and checked
+//!   per packet, the simulated ndis.sys's checks), below 90 % of 10 Gb/s; each note gives the
+//!   figures and the verdict the rule would give.
 //! - **Stage 5, N:1** (`Invoke-NDKPerfNto1`): each node in turn receives from all the others at
 //!   once, a server instance per client on ports 9000, 9001, ...
 //! - **1:N**: each node in turn sends to all the others at once (what the brief of issue 21

@@ -1499,7 +1499,10 @@ mod tests {
         assert_eq!(first, [100, 101, 102]);
         // The requester asks again from 103 for the other 7 responses.
         let again = read(103, 3 * u64::from(pmtu), 7 * pmtu);
-        assert!(b.rc.handle(0, &again, 0, &mut b.qp, &mut b.mem, None).is_none());
+        assert!(
+            b.rc.handle(0, &again, 0, &mut b.qp, &mut b.mem, None)
+                .is_none()
+        );
         let rest = poll(&mut b, 100);
         let psns: Vec<u32> = rest.iter().map(|r| r.0).collect();
         let want: Vec<u32> = (103..140).collect();
