@@ -22,6 +22,7 @@ use crate::resources::ndkobject::{
 use crate::resources::provider::Calls;
 use crate::resources::provider::qp::QpCreate;
 use crate::resources::status::call_status;
+use crate::resources::timer::now_ns;
 use ndis_sys::ndkpi::{
     NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_LOGICAL_ADDRESS, NDK_MR, NDK_MW,
     NDK_OBJECT_HEADER, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE, NDK_SRQ, NdkObjectTypeMr,
@@ -420,44 +421,44 @@ unsafe extern "system" fn receive(
     n: ULONG,
 ) -> NTSTATUS {
     // SAFETY: the caller's contract.
-    let (status, owner) = unsafe { queue_receive(qp, context, sgl, n) };
-    if let Some(owner) = owner {
-        kick(owner);
-    }
-    status
+    unsafe { queue_receive(qp, context, sgl, n) }
 }
 
-/// Queues a receive (see [`queue`]).
+/// Queues a receive (see [`queue`]). Nothing is sent for it: a SEND the responder refused for
+/// want of a receive is retried by its requester (RNR, ndkpi.md §7.5), so the doorbell rings
+/// only when the post left callbacks owed (a receive on a flushed QP completes at once).
 ///
 /// # Safety
 /// As `receive`.
 #[inline(never)]
-unsafe fn queue_receive<'a>(
+unsafe fn queue_receive(
     qp: *mut NDK_QP,
     context: PVOID,
     sgl: *const NDK_SGE,
     n: ULONG,
-) -> (NTSTATUS, Option<&'a NdkAdapterObject>) {
+) -> NTSTATUS {
     if qp.is_null() {
-        return (NDIS_STATUS_INVALID_PARAMETER, None);
+        return NDIS_STATUS_INVALID_PARAMETER;
     }
     let mut staged = [Sge::EMPTY; MAX_SGES];
     // SAFETY: caller's contract.
     let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
-        return (NDIS_STATUS_INVALID_PARAMETER, None);
+        return NDIS_STATUS_INVALID_PARAMETER;
     };
     // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { parts::<'a>(qp) };
+    let (slot, owner) = unsafe { parts(qp) };
     let mut calls = Calls::new();
     let posted = {
         let mut provider = owner.provider.lock();
         let posted = provider.post_receive(slot, context as usize, list);
         provider.drain_qp(slot, &mut calls);
-        provider.defer(&calls);
+        if !calls.is_empty() {
+            provider.defer(&calls);
+            rdma::schedule(owner, &mut provider, now_ns());
+        }
         posted
     };
-    let status = posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS);
-    (status, Some(owner))
+    posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
 /// `NdkBind`: no memory windows on this adapter (`MaxMwCount` 0): `STATUS_NOT_SUPPORTED`
