@@ -175,6 +175,9 @@ pub struct AdapterShared {
     pub net_luid: u64,
     /// The adapter's registry key.
     pub registry: Mutex<Registry>,
+    /// Its virtual wire (`SimVirtualWire` in the registry it was created with, which nothing
+    /// changes afterwards): read on every clock read the driver makes.
+    pub wire: u32,
     /// The attributes set at initialize.
     pub attributes: Mutex<Attributes>,
     /// Every status indication, in order.
@@ -279,11 +282,13 @@ impl Adapter {
         let luid_index =
             u64::try_from(NEXT_LUID_INDEX.fetch_add(1, Ordering::Relaxed)).unwrap_or(0) & 0xFF_FFFF;
         let net_luid = (6u64 << 48) | (luid_index << 24);
+        let wire = super::clock::wire_in(&registry);
         let shared = Arc::new(AdapterShared {
             driver,
             if_index,
             net_luid,
             registry: Mutex::new(registry),
+            wire,
             attributes: Mutex::new(Attributes::default()),
             indications: Mutex::new(Vec::new()),
             events: Mutex::new(Vec::new()),

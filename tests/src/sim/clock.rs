@@ -36,7 +36,13 @@ pub const DEFAULT_WIRE: u32 = 1;
 /// Where an adapter is attached: its `SimVirtualWire` value (as the driver reads it).
 #[must_use]
 pub fn wire_of(adapter: &AdapterShared) -> u32 {
-    match lock(&adapter.registry).get("SimVirtualWire") {
+    adapter.wire
+}
+
+/// The `SimVirtualWire` value of `registry` (the default wire without one).
+#[must_use]
+pub fn wire_in(registry: &super::Registry) -> u32 {
+    match registry.get("SimVirtualWire") {
         Some(super::RegValue::Dword(v)) => *v,
         Some(super::RegValue::Sz(s)) => s.trim().parse().unwrap_or(DEFAULT_WIRE),
         None => DEFAULT_WIRE,

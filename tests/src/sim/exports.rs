@@ -1594,7 +1594,27 @@ fn sim_lock(lock_struct: *mut NDIS_SPIN_LOCK, api: &str) -> Option<(usize, Arc<S
     }
     // SAFETY: a non-NULL NDIS_SPIN_LOCK of the caller's.
     let id = unsafe { (*lock_struct).SpinLock };
+    // The locks this thread looked up since the last free of any lock (a free changes the
+    // generation: a lock freed is never found in a cache): the table behind a mutex is what
+    // every acquire and release of the driver's would otherwise pay for.
+    let generation = LOCK_FREES.load(Ordering::Acquire);
+    let cached = LOCK_CACHE.with(|c| {
+        let c = c.borrow();
+        (c.0 == generation).then(|| c.1.get(&id).cloned()).flatten()
+    });
+    if let Some(l) = cached {
+        return Some((id, l));
+    }
     let found = lock(&sim().locks).get(&id).cloned();
+    if let Some(l) = &found {
+        LOCK_CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.0 != generation {
+                *c = (generation, super::AddressMap::default());
+            }
+            c.1.insert(id, Arc::clone(l));
+        });
+    }
     if found.is_none() {
         sim().report(
             None,
@@ -1646,6 +1666,17 @@ pub unsafe extern "system" fn NdisFreeSpinLock(lock_struct: *mut NDIS_SPIN_LOCK)
         );
     }
     lock(&sim().locks).remove(&id);
+    LOCK_FREES.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Spin locks freed so far: the generation of every thread's lock cache (`sim_lock`).
+static LOCK_FREES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// The locks this thread found in the table, valid while no lock was freed since (the
+    /// generation it was filled in).
+    static LOCK_CACHE: std::cell::RefCell<(u64, super::AddressMap<Arc<SimLock>>)> =
+        std::cell::RefCell::new((u64::MAX, super::AddressMap::default()));
 }
 
 /// `NdisAcquireSpinLock` (<= DISPATCH_LEVEL): raises to DISPATCH_LEVEL and saves the old IRQL. A
