@@ -808,10 +808,11 @@ impl<'a> Rc<'a> {
                 }
                 Syndrome::Nak(code) => {
                     self.acknowledge(now, psn::add(p, MASK_24), qp);
-                    let named = self.flights.iter().find(|f| f.contains(p));
-                    if let Some(f) = named {
-                        qp.finish_initiator(f.slot, Outcome::status(nak_status(code)));
-                    }
+                    // A NAK naming no request outstanding answers a duplicate of one that has
+                    // completed (resent after its answer was on the way): dropped, as a
+                    // duplicate response is (§7.5; `rc_duplicates.rs`).
+                    let f = self.flights.iter().find(|f| f.contains(p))?;
+                    qp.finish_initiator(f.slot, Outcome::status(nak_status(code)));
                     self.fail(qp);
                 }
             }
@@ -884,7 +885,7 @@ impl<'a> Rc<'a> {
         }
         if d < 0 {
             if t.bth.opcode == Opcode::ReadRequest {
-                self.queue_read(t, qp, mem);
+                self.queue_read(t, qp, mem, true);
             } else {
                 self.answer = Some(Answer::Ack(psn::add(self.epsn, MASK_24)));
             }
@@ -904,7 +905,7 @@ impl<'a> Rc<'a> {
         let mut deliver = None;
         match op {
             Opcode::ReadRequest => {
-                if self.queue_read(t, qp, mem) {
+                if self.queue_read(t, qp, mem, false) {
                     // READs count as messages (MSN) and consume their responses' PSNs.
                     let n = self.packets(u64::from(t.reth.map_or(0, |r| r.len)));
                     self.epsn = psn::add(self.epsn, n);
@@ -1062,8 +1063,15 @@ impl<'a> Rc<'a> {
         None
     }
 
-    /// Queues the responses of a READ Request (new or repeated); false when it was NAKed.
-    fn queue_read(&mut self, t: &Transport, qp: &mut Qp<'_>, mem: &mut MemoryTable<'_>) -> bool {
+    /// Queues the responses of a READ Request (new, or a `duplicate`); false when it was NAKed
+    /// or, a duplicate, dropped.
+    fn queue_read(
+        &mut self,
+        t: &Transport,
+        qp: &mut Qp<'_>,
+        mem: &mut MemoryTable<'_>,
+        duplicate: bool,
+    ) -> bool {
         let p = t.bth.psn;
         let Some(reth) = t.reth else {
             self.nak(p, NakCode::InvalidRequest);
@@ -1103,10 +1111,14 @@ impl<'a> Rc<'a> {
             return true;
         }
         let queued = self.reads.push(response).is_some();
-        if !queued {
+        if !queued && !duplicate {
             // More READs than the inbound read limit (§4.3).
             self.nak(p, NakCode::InvalidRequest);
         }
+        // A duplicate with every slot taken by newer READs is dropped, never NAKed (§7.5): the
+        // requester has no more READs out than the limit, so this one is stale (resent after
+        // its answer was on the way), or the requester asks again on its timeout once a slot
+        // is free (`rc_duplicates.rs`).
         queued
     }
 }
@@ -1118,6 +1130,10 @@ fn sges_ok(mem: &mut MemoryTable<'_>, pd: super::mr::PdId, sges: &[Sge], write: 
             .is_ok()
     })
 }
+
+#[cfg(test)]
+#[path = "rc_duplicates.rs"]
+mod duplicates;
 
 #[cfg(test)]
 mod tests {
