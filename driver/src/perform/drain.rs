@@ -136,12 +136,12 @@ fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64)
         W::transmit_sent(context, sent, at_dispatch);
         retry_held(context, at_dispatch);
         if W::OUTSIDE_DELIVERY {
-            refill(context);
+            refill(context, u32::try_from(n).unwrap_or(u32::MAX));
         }
     }
     retry_held(context, at_dispatch);
     if W::OUTSIDE_DELIVERY {
-        refill(context);
+        refill(context, 0);
     }
     let refresh = context.link.state().lock().link.rx_poll(now);
     if let Some(request) = refresh {

@@ -167,7 +167,9 @@ pub struct Provider {
     /// Packets the QPs may still frame in this run of the provider's DPC or timer: a run does a
     /// bounded amount of work and rings the doorbell again for the rest, so that the DPCs
     /// queued meanwhile (a peer's, which acknowledges what this one sent) run in between, and no
-    /// DPC runs long (Windows' DPC watchdog). Reset by each run (`entry::ndk::timer`).
+    /// DPC runs long (Windows' DPC watchdog). Reset by each run (`entry::ndk::timer`); the
+    /// link's drain raises it to the frames it just sent (`perform::rdma::refill`), so that a
+    /// QP keeps its priority's queue as full as the link's schedule empties it.
     pub tx_budget: u32,
     /// The NDK adapter is closing: its timer is not armed again.
     pub closing: bool,
