@@ -40,7 +40,7 @@ const BUFFER: usize = 128 * 1024;
 const MSG_TX: u64 = 0;
 const MSG_RX: u64 = 4096;
 const RDMA: u64 = 8192;
-const PORT: u16 = 9000;
+pub(super) const PORT: u16 = 9000;
 
 /// The group.
 #[must_use]
@@ -250,6 +250,21 @@ pub(super) fn connect_at(
     src: IpAddr,
     dst: SocketAddr,
 ) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
+    connect_waiting(a, b, src, dst, &mut |done| wait_for(WAIT, done))
+}
+
+/// How a connect waits for the provider's callbacks: polls its argument until it holds or
+/// gives up, saying which (the wall clock's `wait_for`, or a manual clock's advance).
+pub(super) type Waiter<'w> = dyn FnMut(&mut dyn FnMut() -> bool) -> bool + 'w;
+
+/// [`connect_at`], waiting with `wait`.
+pub(super) fn connect_waiting(
+    a: &Side<'_>,
+    b: &Side<'_>,
+    src: IpAddr,
+    dst: SocketAddr,
+    wait: &mut Waiter<'_>,
+) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
     let listener = b
         .ndk
         .create_listener()
@@ -274,7 +289,7 @@ pub(super) fn connect_at(
         connected,
     );
     expect_eq("NdkConnect", status, NDIS_STATUS_PENDING)?;
-    let indicated = wait_for(WAIT, || !lock(&listener.incoming.connectors).is_empty());
+    let indicated = wait(&mut || !lock(&listener.incoming.connectors).is_empty());
     ensure(indicated, || "no ConnectEvent".into())?;
     let ptr = lock(&listener.incoming.connectors)[0] as *mut _;
     let passive = b.ndk.connector_at(ptr);
@@ -299,7 +314,7 @@ pub(super) fn connect_at(
     expect_eq("NdkAccept", status, NDIS_STATUS_PENDING)?;
     expect_eq(
         "NdkConnect completion",
-        connected.wait(WAIT),
+        request(wait, connected),
         Some(NDIS_STATUS_SUCCESS),
     )?;
     let (status, irl, orl, data) = a.ndk.connection_data(&active);
@@ -315,12 +330,12 @@ pub(super) fn connect_at(
     expect_eq("NdkCompleteConnect", status, NDIS_STATUS_PENDING)?;
     expect_eq(
         "NdkCompleteConnect completion",
-        completed.wait(WAIT),
+        request(wait, completed),
         Some(NDIS_STATUS_SUCCESS),
     )?;
     expect_eq(
         "NdkAccept completion",
-        accepted.wait(WAIT),
+        request(wait, accepted),
         Some(NDIS_STATUS_SUCCESS),
     )?;
     Ok((
@@ -332,6 +347,12 @@ pub(super) fn connect_at(
         },
         listener,
     ))
+}
+
+/// Waits with `wait` for `r`'s completion; its status.
+fn request(wait: &mut Waiter<'_>, r: &Request) -> Option<i32> {
+    wait(&mut || r.status().is_some());
+    r.status()
 }
 
 pub(super) fn close_connection(

@@ -50,7 +50,7 @@ const GBPS: u64 = 10;
 /// Bytes a frame takes on the wire: the frame, the 802.1Q tag, FCS, preamble and IFG.
 const WIRE: u64 = FRAME as u64 + 4 + 24;
 /// Tolerance of a share: the HLK's ±1 percentage point.
-const TOLERANCE_PP: f64 = 1.0;
+pub(super) const TOLERANCE_PP: f64 = 1.0;
 
 /// What one priority offers.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -361,6 +361,27 @@ impl MdlChain {
         out
     }
 
+    /// A copy of the buffer's `len` bytes from `offset` (what [`MdlChain::memory`] copies
+    /// whole, for one message of a large buffer).
+    ///
+    /// # Panics
+    /// When they are not all inside the buffer.
+    #[must_use]
+    pub fn read_memory(&self, offset: usize, len: usize) -> Vec<u8> {
+        assert!(
+            offset
+                .checked_add(len)
+                .is_some_and(|end| end <= self.memory.len()),
+            "read past the buffer"
+        );
+        let mut out = vec![0u8; len];
+        // SAFETY: inside the buffer (checked above).
+        let src = unsafe { self.memory.cast::<u8>().add(offset) };
+        // SAFETY: `len` bytes readable at `src`; `out` is the test's own, not the buffer.
+        unsafe { std::ptr::copy(src, out.as_mut_ptr(), len) };
+        out
+    }
+
     /// Overwrites the buffer's bytes from `offset` with `bytes`.
     ///
     /// # Panics
