@@ -14,6 +14,8 @@ pub mod ndk;
 pub mod ndk_conformance;
 pub mod ndk_objects;
 pub mod ndk_perf;
+mod ndk_perf_ets;
+mod ndk_perf_sizes;
 pub mod ndk_ping;
 pub mod ndk_srq;
 mod netstack_host;

@@ -1,15 +1,32 @@
-//! Group "NdkPerf": what ndkperf measures, between two simulated adapters (issue 21): the SEND
-//! message rate with a window of requests in flight, and RDMA WRITE and READ of 1 MiB, each
-//! against this machine's memcpy of the same bytes measured in the same run. Every case checks
-//! the bytes and the completions; the figures are notes (wall clock, the simulated ndis.sys's
-//! checks included). The issue's goals (2 million messages per second, half of memcpy's
-//! bandwidth) are not met, and the figures say by how much.
+//! Group "NdkPerf": what ndkperf measures, between two simulated adapters (issue 21,
+//! deliverable 5): send, write and read bandwidth and latency by message size, and the RDMA
+//! class beside a TCP class under ETS, with PFC on and off.
+//!
+//! - Here: the SEND message rate with a window of requests in flight, and RDMA WRITE and READ
+//!   of 1 MiB, each against this machine's memcpy of the same bytes measured in the same run.
+//!   The issue's goals (2 million messages per second, half of memcpy's bandwidth) are not
+//!   met, and the figures say by how much.
+//! - `super::ndk_perf_sizes`: SEND, WRITE and READ at 64 B, 4 KiB, 64 KiB and 1 MiB, bandwidth
+//!   with a window and latency p50/p99 one message at a time, one table-like note per
+//!   operation.
+//! - `super::ndk_perf_ets`: RDMA WRITEs (priority 3, TC 1) and a TCP flood (priority 0, TC 0)
+//!   from one adapter on a 10 Gb/s link with ETS 50/50, on a manual clock: each TC's share of
+//!   the wire time at the receiver within QosEts's tolerance; PFC on priority 3 on and off:
+//!   nothing dropped, nothing retransmitted. In this model the RDMA engine takes RoCEv2 frames
+//!   at their arrival, so no receive buffer fills with them and PFC changes nothing; the cases
+//!   check that rather than fake a loss.
+//!
+//! Every case checks the bytes and the completions of every message. The wall-clock figures
+//! (all but the ETS and PFC cases', which are the link's virtual time) include the simulated
+//! ndis.sys's checks and vary with this machine's load.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
+use super::ndk_perf_ets::{ets_case, pfc_case};
+use super::ndk_perf_sizes::{Op, by_size};
 use super::ndk_ping::{close_connection, connect, on_pair, side_with};
 use super::{Case, CaseResult, Group, ensure, expect_eq, note};
 
@@ -18,7 +35,7 @@ use super::{Case, CaseResult, Group, ensure, expect_eq, note};
 pub fn group() -> Group {
     Group {
         name: "NdkPerf",
-        description: "as ndkperf between two simulated adapters: SEND message rate with a window, RDMA WRITE and READ of 1 MiB, each beside memcpy of the same bytes; bytes and completions checked, figures noted",
+        description: "as ndkperf between two simulated adapters: SEND message rate with a window, RDMA WRITE and READ of 1 MiB beside memcpy; SEND, WRITE and READ bandwidth and latency by message size; RDMA beside a TCP class under ETS 50/50 on a 10 Gb/s link, PFC on and off; bytes and completions checked, figures noted",
         cases,
     }
 }
@@ -32,6 +49,30 @@ fn cases() -> Vec<Case> {
         Case::new(
             "RDMA WRITE of 1 MiB and READ of it back: bytes exact; MB/s beside memcpy's",
             write_read_1mib,
+        ),
+        Case::new(
+            "SEND by message size (64 B, 4 KiB, 64 KiB, 1 MiB): bandwidth with a window, latency p50/p99 one at a time; every message's completions and received bytes checked",
+            || by_size(Op::Send),
+        ),
+        Case::new(
+            "RDMA WRITE by message size (64 B, 4 KiB, 64 KiB, 1 MiB): bandwidth with a window, latency p50/p99 one at a time; every message's completion and bytes at the peer checked",
+            || by_size(Op::Write),
+        ),
+        Case::new(
+            "RDMA READ by message size (64 B, 4 KiB, 64 KiB, 1 MiB): bandwidth with a window, latency p50/p99 one at a time; every message's completion and bytes read checked",
+            || by_size(Op::Read),
+        ),
+        Case::new(
+            "ETS with a TCP class competing: RDMA WRITEs (NetworkDirect, priority 3, TC 1) and a TCP flood (port 5201, priority 0, TC 0) from one adapter share a 10 Gb/s link configured ETS 50/50: each TC's share of the wire time at the receiver within QosEts's 1 pp, the link busy; every WRITE's bytes exact at the peer and on the wire once, every TCP frame received on its priority",
+            ets_case,
+        ),
+        Case::new(
+            "PFC on priority 3, RDMA and TCP backlogged: nothing dropped, no RoCEv2 packet retransmitted (PSNs seen on the wire), bytes exact",
+            || pfc_case(true),
+        ),
+        Case::new(
+            "PFC off on priority 3, RDMA and TCP backlogged: nothing dropped, no RoCEv2 packet retransmitted, bytes exact (the RDMA engine consumes RoCEv2 frames at arrival: no receive buffer fills)",
+            || pfc_case(false),
         ),
     ]
 }
@@ -184,6 +225,6 @@ mod tests {
             .map(|r| format!("{}: {}", r.name, r.reason))
             .collect();
         assert!(failed.is_empty(), "{}", failed.join("\n"));
-        assert_eq!(reports.len(), 2);
+        assert_eq!(reports.len(), 8);
     }
 }
