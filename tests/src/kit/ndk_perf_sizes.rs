@@ -70,7 +70,7 @@ pub(super) struct Size {
 }
 
 /// Divides the counts in debug builds (the cargo test): the checks are the same.
-const SCALE: usize = if cfg!(debug_assertions) { 8 } else { 1 };
+const SCALE: usize = if cfg!(debug_assertions) { 16 } else { 1 };
 
 /// The sizes, with windows that keep up to a few megabytes in flight (32 messages at most:
 /// half the QP's 64-deep queues).
@@ -78,26 +78,26 @@ pub(super) const SIZES: [Size; 4] = [
     Size {
         bytes: 64,
         window: 32,
-        messages: 4000 / SCALE,
-        samples: 400 / SCALE,
+        messages: 8000 / SCALE,
+        samples: 1000 / SCALE,
     },
     Size {
         bytes: 4 << 10,
         window: 32,
-        messages: 2000 / SCALE,
-        samples: 400 / SCALE,
+        messages: 4000 / SCALE,
+        samples: 1000 / SCALE,
     },
     Size {
         bytes: 64 << 10,
         window: 8,
-        messages: 256 / SCALE,
-        samples: 100 / SCALE,
+        messages: 512 / SCALE,
+        samples: 200 / SCALE,
     },
     Size {
         bytes: 1 << 20,
         window: 4,
-        messages: 32 / SCALE,
-        samples: 20 / SCALE,
+        messages: 64 / SCALE,
+        samples: 100 / SCALE,
     },
 ];
 
