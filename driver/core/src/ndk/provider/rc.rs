@@ -250,6 +250,9 @@ pub struct ReadResponse {
     mr: MrId,
     offset: u64,
     len: u64,
+    /// A duplicate of a READ answered already, answered again: it holds no slot of the inbound
+    /// read limit against a new READ ([`Rc::queue_read`]).
+    replay: bool,
 }
 
 impl ReadResponse {
@@ -261,6 +264,7 @@ impl ReadResponse {
         mr: MrId::NONE,
         offset: 0,
         len: 0,
+        replay: false,
     };
 }
 
@@ -1090,13 +1094,14 @@ impl<'a> Rc<'a> {
                 return false;
             }
         };
-        let response = ReadResponse {
+        let mut response = ReadResponse {
             first_psn: p,
             npsn: self.packets(len),
             sent: 0,
             mr,
             offset,
             len,
+            replay: duplicate,
         };
         // A duplicate of a READ still being answered (the requester timed out and asks again
         // for the rest, from `p`): its answer restarts there, in the READ's own place (IBTA
@@ -1107,19 +1112,36 @@ impl<'a> Rc<'a> {
             d >= 0 && d < i64::from(r.npsn)
         });
         if let Some(slot) = answering.and_then(|n| self.reads.get_mut(n)) {
+            response.replay = slot.replay;
             *slot = response;
             return true;
+        }
+        // A duplicate of a READ answered already is answered again (§7.5) if a slot is free;
+        // else it is dropped, never NAKed: it is stale (resent after its answer was on the way,
+        // as the requester has no more READs out than the limit), or the requester asks again
+        // on its timeout. A new READ finding every slot taken evicts such replays first, which
+        // are stale or asked again the same way (`rc_duplicates.rs`).
+        if self.reads.is_full() && !duplicate {
+            self.evict_replays();
         }
         let queued = self.reads.push(response).is_some();
         if !queued && !duplicate {
             // More READs than the inbound read limit (§4.3).
             self.nak(p, NakCode::InvalidRequest);
         }
-        // A duplicate with every slot taken by newer READs is dropped, never NAKed (§7.5): the
-        // requester has no more READs out than the limit, so this one is stale (resent after
-        // its answer was on the way), or the requester asks again on its timeout once a slot
-        // is free (`rc_duplicates.rs`).
         queued
+    }
+
+    /// Drops the READs answered again as duplicates ([`ReadResponse::replay`]), the others
+    /// keeping their order: one turn of the ring, each popped and the rest pushed back.
+    fn evict_replays(&mut self) {
+        for _ in 0..self.reads.len() {
+            if let Some(r) = self.reads.pop()
+                && !r.replay
+            {
+                let _ = self.reads.push(r); // A slot was just freed.
+            }
+        }
     }
 }
 

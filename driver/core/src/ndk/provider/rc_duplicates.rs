@@ -1,10 +1,12 @@
-//! Tests of [`super::rc`]: a READ Request resent after its answer was on the way (a stale
-//! duplicate) is never NAKed by the responder and never fails the requester (ndkpi.md §7.5:
-//! "duplicate PSN (older) → re-send read response, no re-execution"; rule 48). Kit group
-//! NdkPerf's READ case found it: under load the requester's timeout resent a READ whose
-//! responses had arrived, the duplicate found every slot of the inbound read limit taken by
-//! newer READs, was NAKed invalid-request, and the NAK, naming no request outstanding, failed
-//! the requester's QP: every READ then completed `STATUS_CANCELLED`.
+//! Tests of the RC transport (`super`): a READ Request resent after its answer was on the way
+//! (a stale duplicate) is never NAKed by the responder, takes no slot of the inbound read limit
+//! from a new READ, and never fails the requester (ndkpi.md §7.5: "duplicate PSN (older) →
+//! re-send read response, no re-execution"; rule 48). Kit group NdkPerf's READ case found both
+//! under load: the requester's timeout resent a READ whose responses had arrived, and either
+//! the duplicate found every slot taken by newer READs and was NAKed invalid-request (a NAK
+//! naming no request outstanding, which failed the requester's QP), or, answered again, it
+//! held a slot when the next new READ came, which was NAKed in its place; every READ then
+//! completed `STATUS_CANCELLED`.
 
 use super::super::CompletionStatus;
 use super::super::harness::{Node, NodeStorage, config};
@@ -91,6 +93,55 @@ fn a_stale_duplicate_read_finding_the_read_limit_full_is_not_naked() {
             .is_none()
     );
     assert_eq!(drain(&mut b), [(100, Opcode::ReadResponseOnly, None)]);
+}
+
+#[test]
+fn a_new_read_evicts_a_duplicate_answered_again_rather_than_be_naked() {
+    let (_, cb) = config(256, 100, 0);
+    let mut storage = NodeStorage::new();
+    let mut b = Node::new(&mut storage, cb, 2);
+    let (token, va) = b.register(4096, mr_flags::ALLOW_REMOTE_READ, |i| i as u8);
+    let read = |psn: u32| {
+        let reth = Reth {
+            va,
+            rkey: token,
+            len: 64,
+        };
+        transport(Opcode::ReadRequest, psn, Some(reth), None)
+    };
+    assert!(
+        b.rc.handle(0, &read(100), 0, &mut b.qp, &mut b.mem, None)
+            .is_none()
+    );
+    assert_eq!(drain(&mut b), [(100, Opcode::ReadResponseOnly, None)]);
+    // READ 100 again (stale), answered again with a slot free; then three new READs fill the
+    // harness's four slots, and a fourth new READ comes.
+    assert!(
+        b.rc.handle(0, &read(100), 0, &mut b.qp, &mut b.mem, None)
+            .is_none()
+    );
+    for psn in 101..105 {
+        assert!(
+            b.rc.handle(0, &read(psn), 0, &mut b.qp, &mut b.mem, None)
+                .is_none()
+        );
+    }
+    let want: Vec<_> = (101..105)
+        .map(|psn| (psn, Opcode::ReadResponseOnly, None))
+        .collect();
+    assert_eq!(drain(&mut b), want, "the replay evicted, no NAK");
+    // A fifth new READ with four answered and nothing replayed: over the limit, NAKed.
+    for psn in 105..110 {
+        assert!(
+            b.rc.handle(0, &read(psn), 0, &mut b.qp, &mut b.mem, None)
+                .is_none()
+        );
+    }
+    let last = drain(&mut b);
+    assert_eq!(
+        last.first(),
+        Some(&(109, Opcode::Acknowledge, Some(NakCode::InvalidRequest)))
+    );
 }
 
 #[test]
