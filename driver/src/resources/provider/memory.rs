@@ -1,14 +1,23 @@
-//! Protection domains and memory regions in the provider (ndkpi.md §2.3, §2.6, §5): the core's
-//! [`MemoryTable`](dcbndk_core::ndk::provider::mr::MemoryTable) decides; this file keeps what it
-//! does not: each PD's and MR's object, a PD close waiting for its successors (§1.3), and the MDL
-//! chain a region was registered with (what its bytes are read from and written to).
+//! Protection domains, memory regions and logical address mappings in the provider (ndkpi.md
+//! §2.1, §2.3, §2.6, §5): the core's [`MemoryTable`](dcbndk_core::ndk::provider::mr::MemoryTable)
+//! decides; this file keeps what it does not: each PD's and MR's object, a PD close waiting for
+//! its successors (§1.3), the MDL chain a region was registered with and the MDL chain of each
+//! LAM (what their bytes are read from and written to), and reads the page array of an
+//! `NdkFastRegister` into the core's page pool.
+//!
+//! A LAM's chain is the consumer's: it stays locked (and valid) from `NdkBuildLAM` until
+//! `NdkReleaseLAM` (`NDK_FN_BUILD_LAM`: "It is the responsibility of the NDK consumer to ensure
+//! that the MDL chain is locked"), and the consumer releases a LAM only once the requests and
+//! fast-registered regions that use it are done (`NDK_FN_RELEASE_LAM`). The release clears the
+//! chain here, under the provider's lock that every copy runs under, so a copy never follows
+//! the chain of a released LAM: an address of one no longer resolves (core `mr::lam`).
 
 use dcbndk_core::ndk::provider::CallStatus;
-use dcbndk_core::ndk::provider::mr::{MrId, PdClose, PdId};
+use dcbndk_core::ndk::provider::mr::{Built, FastRegistration, Geometry, MrId, PdClose, PdId};
 
 use super::Provider;
 use super::calls::{Call, Calls, CloseCall, Closed};
-use ndis_sys::ndkpi::{NDK_MR, NDK_PD};
+use ndis_sys::ndkpi::{NDK_LOGICAL_ADDRESS, NDK_MR, NDK_PD};
 use ndis_sys::types::PMDL;
 
 impl Provider {
@@ -135,5 +144,78 @@ impl Provider {
             .as_slice()
             .get(mr.index())
             .map_or(core::ptr::null_mut(), |r| r.mdl)
+    }
+
+    /// `NdkBuildLAM` once its size check passed: a LAM of `geometry` over the first `len` bytes
+    /// of the chain `mdl` (checked virtually contiguous and mapped by the caller), which the
+    /// data path copies through until [`Provider::release_lam`].
+    ///
+    /// # Errors
+    /// `STATUS_INSUFFICIENT_RESOURCES` when the LAM table is full.
+    pub fn build_lam(
+        &mut self,
+        mdl: PMDL,
+        geometry: &Geometry,
+        len: u64,
+    ) -> Result<Built, CallStatus> {
+        let built = self.mem.build_lam(geometry, len)?;
+        if let Some(chain) = self.lam_chains.as_mut_slice().get_mut(built.id.index()) {
+            *chain = mdl;
+        }
+        Ok(built)
+    }
+
+    /// `NdkReleaseLAM` of the LAM whose `AdapterContext` is `context`: its addresses stop
+    /// resolving and its chain is the consumer's again. A context that names no live LAM of
+    /// this adapter changes nothing (the function returns nothing to say so).
+    pub fn release_lam(&mut self, context: u64) {
+        if let Some(id) = self.mem.release_lam(context)
+            && let Some(chain) = self.lam_chains.as_mut_slice().get_mut(id.index())
+        {
+            *chain = core::ptr::null_mut();
+        }
+    }
+
+    /// Stages an `NdkFastRegister` of `mr` posted on the QP in `slot` (§5): reads the
+    /// consumer's `fr.page_count` page addresses at `pages` into the region's free bank, where
+    /// the core checks each is a page of a live LAM of this adapter. Returns the ticket the
+    /// posted request carries.
+    ///
+    /// # Errors
+    /// Inline, nothing to post: `STATUS_INVALID_PARAMETER` (a null array, a QP or MR the
+    /// provider does not have, the core's refusals), `STATUS_ACCESS_VIOLATION` (the core's).
+    ///
+    /// # Safety
+    /// `pages` is null or valid for reads of `fr.page_count` `NDK_LOGICAL_ADDRESS`es (the
+    /// consumer's array, nonpaged as everything an NDKPI call at DISPATCH_LEVEL hands over).
+    pub unsafe fn stage_fast_register(
+        &mut self,
+        slot: usize,
+        mr: MrId,
+        fr: &FastRegistration,
+        pages: *const NDK_LOGICAL_ADDRESS,
+    ) -> Result<u32, CallStatus> {
+        if pages.is_null() {
+            return Err(CallStatus::InvalidParameter);
+        }
+        let pd = self
+            .qps
+            .as_slice()
+            .get(slot)
+            .and_then(|q| q.create)
+            .map(|c| c.pd)
+            .ok_or(CallStatus::InvalidParameter)?;
+        self.mem.stage_fast_register(pd, mr, fr, |bank| {
+            // The core hands a bank of exactly `fr.page_count` entries.
+            for (i, entry) in bank.iter_mut().enumerate() {
+                // SAFETY: `i < fr.page_count`: inside the consumer's array (function contract).
+                let at = unsafe { pages.add(i) };
+                // SAFETY: a readable entry of the array (function contract); read unaligned, as
+                // nothing promises more of the consumer's buffer.
+                let address = unsafe { at.read_unaligned() };
+                // A negative address is none this adapter hands out; 0 never resolves.
+                *entry = u64::try_from(address).unwrap_or(0);
+            }
+        })
     }
 }

@@ -147,6 +147,12 @@ pub enum CallStatus {
     /// `STATUS_INVALID_DEVICE_REQUEST`: a request the object does not take (`NdkReceive` on a
     /// QP created with an SRQ) \[INFER\].
     InvalidDeviceRequest,
+    /// `STATUS_ACCESS_VIOLATION`: an `NdkFastRegister` asking remote access of a region not
+    /// initialized for it (the DDI's inline status), or of another PD's region.
+    AccessViolation,
+    /// `STATUS_IMPLEMENTATION_LIMIT`: `NdkInitializeFastRegisterMr` of more pages than the
+    /// adapter supports (the DDI's status for it).
+    ImplementationLimit,
 }
 
 impl CallStatus {
@@ -160,6 +166,8 @@ impl CallStatus {
             CallStatus::InvalidDeviceState => "STATUS_INVALID_DEVICE_STATE",
             CallStatus::NotSupported => "STATUS_NOT_SUPPORTED",
             CallStatus::InvalidDeviceRequest => "STATUS_INVALID_DEVICE_REQUEST",
+            CallStatus::AccessViolation => "STATUS_ACCESS_VIOLATION",
+            CallStatus::ImplementationLimit => "STATUS_IMPLEMENTATION_LIMIT",
         }
     }
 }

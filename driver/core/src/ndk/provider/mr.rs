@@ -3,9 +3,11 @@
 //! privileged token, and the access checks a local SGE and a remote READ or WRITE need.
 //!
 //! The core never touches the memory: a check answers with a [`Placement`] (which region, at
-//! which offset), and the shell, which kept the MDL or the fast-register page list of that
-//! region, moves the bytes. The VA a region is registered at is an index only, never
-//! dereferenced (§5, `NdkRegisterMr`).
+//! which offset, or which LAM), and the shell, which kept the MDL chain of that region or LAM,
+//! moves the bytes; a fast-registered region's bytes are found page by page through
+//! [`MemoryTable::fast_segment`] in the LAMs its page array names ([`lam`], and `fast` for
+//! the page pool). The VA a region is registered at is an index only, never dereferenced (§5,
+//! `NdkRegisterMr`).
 //!
 //! # Token encoding
 //!
@@ -20,15 +22,22 @@
 //!
 //! The privileged token ([`PRIVILEGED_TOKEN`]) has a zero top part, which no region's token
 //! has: it lets an SGE carry an adapter logical address (from `NdkBuildLAM`) with local read
-//! and write, and never grants remote access (§5, rule 17).
+//! and write, and never grants remote access (§5, rule 17). The address must lie in a live LAM
+//! of this adapter ([`LamTable::resolve`]), else the request fails as for a bad token.
 //!
 //! A region belongs to one protection domain and is usable only by QPs of that domain (§5).
 //! A PD closed while regions (or QPs, through [`MemoryTable::retain_pd`]) still refer to it
 //! closes when the last one goes (§1.3, rule 9).
 
+mod fast;
+pub mod lam;
+
 use super::{CallStatus, CompletionStatus, op_flags};
 use crate::ndk::Profile;
 use crate::roce::headers::NakCode;
+
+pub use fast::{CHUNK, PagePool, Segment};
+pub use lam::{Built, Geometry, LamId, LamSlot, LamTable};
 
 /// The page size of a fast-register page list (`PAGE_SIZE` on x64 and ARM64, §5
 /// `FRMRPageCount`).
@@ -179,6 +188,18 @@ pub struct MrSlot {
     base: u64,
     len: u64,
     access: Access,
+    /// The first chunk of the page pool `NdkInitializeFastRegisterMr` reserved ([`fast`]).
+    chunk: usize,
+    /// Chunks reserved (0: none).
+    chunks: usize,
+    /// The bank (0 or 1) of the current fast registration's pages.
+    bank: u8,
+    /// The ticket of the `NdkFastRegister` whose pages wait in the other bank (0: none).
+    staged: u32,
+    /// The current fast registration's FBO.
+    fbo: u32,
+    /// The current fast registration's page count.
+    pages: u32,
 }
 
 impl MrSlot {
@@ -197,6 +218,12 @@ impl MrSlot {
             remote_read: false,
             remote_write: false,
         },
+        chunk: 0,
+        chunks: 0,
+        bank: 0,
+        staged: 0,
+        fbo: 0,
+        pages: 0,
     };
 }
 
@@ -214,6 +241,9 @@ pub struct FastRegistration {
     pub base_va: u64,
     /// `Flags` (`NDK_OP_FLAG_ALLOW_*`).
     pub flags: u32,
+    /// What [`MemoryTable::stage_fast_register`] returned when the request was posted: the
+    /// request runs over the pages it staged, if they are still the region's.
+    pub ticket: u32,
 }
 
 /// Which remote operation an access check is for.
@@ -263,8 +293,14 @@ pub enum Placement {
         /// The offset from the registered base VA.
         offset: u64,
     },
-    /// The SGE's address is an adapter logical address (privileged token, local only).
-    Logical,
+    /// The SGE's address is an adapter logical address (privileged token, local only): the
+    /// bytes are in LAM `lam`, `offset` bytes from the first byte its MDL chain maps.
+    Logical {
+        /// The LAM.
+        lam: LamId,
+        /// The offset in its MDL chain.
+        offset: u64,
+    },
 }
 
 /// Closing a PD.
@@ -284,6 +320,12 @@ pub struct MemoryTable<'a> {
     mrs: &'a mut [MrSlot],
     max_registration_size: u64,
     frmr_page_count: u32,
+    /// The LAMs ([`lam`]).
+    lams: LamTable<'a>,
+    /// The fast-registered regions' pages ([`fast`]).
+    pool: PagePool<'a>,
+    /// The last fast-register ticket handed out.
+    ticket: u32,
 }
 
 fn token(index: usize, key: u8) -> Option<u32> {
@@ -331,6 +373,9 @@ impl<'a> MemoryTable<'a> {
             mrs,
             max_registration_size: profile.max_registration_size,
             frmr_page_count: profile.frmr_page_count,
+            lams: LamTable::none(),
+            pool: PagePool::none(),
+            ticket: 0,
         })
     }
 
@@ -475,86 +520,6 @@ impl<'a> MemoryTable<'a> {
         Ok(())
     }
 
-    /// `NdkInitializeFastRegisterMr`: reserves `page_count` pages; `remote_access` allows later
-    /// fast registrations with remote flags.
-    ///
-    /// # Errors
-    /// `STATUS_INVALID_PARAMETER` for a normal MR or a page count of 0 or above
-    /// `FRMRPageCount`; `STATUS_INVALID_DEVICE_STATE` while fast-registered.
-    pub fn init_fast_register(
-        &mut self,
-        mr: MrId,
-        page_count: u32,
-        remote_access: bool,
-    ) -> Result<(), CallStatus> {
-        let max = self.frmr_page_count;
-        let slot = self.mr_mut(mr)?;
-        if !slot.fast || page_count == 0 || page_count > max {
-            return Err(CallStatus::InvalidParameter);
-        }
-        if slot.state == State::Valid {
-            return Err(CallStatus::InvalidDeviceState);
-        }
-        slot.frmr_pages = page_count;
-        slot.frmr_remote = remote_access;
-        Ok(())
-    }
-
-    /// Executes an `NdkFastRegister` work request on a QP of `pd` (§5). The token it makes valid
-    /// is the MR's current one, so the consumer may read it before the request runs.
-    ///
-    /// # Errors
-    /// The completion status: `STATUS_INVALID_PARAMETER` for an MR not initialized for fast
-    /// registration, more pages than reserved, an offset not inside the first page, a length
-    /// the pages cannot hold, a zero base VA or an empty region; `STATUS_ACCESS_VIOLATION` for
-    /// another PD's MR, an MR already valid, or remote flags the initialization did not allow.
-    pub fn fast_register(
-        &mut self,
-        pd: PdId,
-        mr: MrId,
-        fr: &FastRegistration,
-    ) -> Result<(), CompletionStatus> {
-        let FastRegistration {
-            page_count,
-            fbo,
-            len,
-            base_va,
-            flags,
-        } = *fr;
-        let access = Access::from_op_flags(flags);
-        let slot = self
-            .mr_mut(mr)
-            .map_err(|_| CompletionStatus::InvalidParameter)?;
-        if !slot.fast || slot.frmr_pages == 0 {
-            return Err(CompletionStatus::InvalidParameter);
-        }
-        if slot.pd != pd.0
-            || slot.state == State::Valid
-            || (access.is_remote() && !slot.frmr_remote)
-        {
-            return Err(CompletionStatus::AccessViolation);
-        }
-        let capacity = u64::from(page_count)
-            .checked_mul(PAGE_SIZE)
-            .and_then(|bytes| bytes.checked_sub(u64::from(fbo)));
-        let fits = capacity.is_some_and(|c| len <= c);
-        if page_count == 0
-            || page_count > slot.frmr_pages
-            || u64::from(fbo) >= PAGE_SIZE
-            || !fits
-            || len == 0
-            || base_va == 0
-            || base_va.checked_add(len).is_none()
-        {
-            return Err(CompletionStatus::InvalidParameter);
-        }
-        slot.state = State::Valid;
-        slot.base = base_va;
-        slot.len = len;
-        slot.access = access;
-        Ok(())
-    }
-
     /// Executes an `NdkInvalidate` work request for `mr` on a QP of `pd` (§5).
     ///
     /// # Errors
@@ -603,7 +568,9 @@ impl<'a> MemoryTable<'a> {
         }
         let pd = PdId(slot.pd);
         slot.end_registration();
+        let (chunk, chunks) = (slot.chunk, slot.chunks);
         *slot = MrSlot::FREE.with_key(slot.key);
+        self.pool.mark(chunk, chunks, false);
         self.release_pd(pd)
     }
 
@@ -678,8 +645,9 @@ impl<'a> MemoryTable<'a> {
     }
 
     /// The check of a local SGE `(va, len, token)` of a request on a QP of `pd`; `write` when
-    /// the adapter writes into it (a receive, a READ sink). The privileged token passes with
-    /// [`Placement::Logical`] (the address is then a logical address, §5).
+    /// the adapter writes into it (a receive, a READ sink). With the privileged token the
+    /// address is a logical address (§5): it passes with [`Placement::Logical`] when a live
+    /// LAM maps all `len` bytes, whatever the PD (a LAM is the adapter's, not a domain's).
     ///
     /// # Errors
     /// Why not; the request completes with [`AccessError::status`].
@@ -692,7 +660,8 @@ impl<'a> MemoryTable<'a> {
         write: bool,
     ) -> Result<Placement, AccessError> {
         if token == PRIVILEGED_TOKEN {
-            return Ok(Placement::Logical);
+            let (lam, offset) = self.lams.resolve(va, len)?;
+            return Ok(Placement::Logical { lam, offset });
         }
         self.check(pd, token, va, len, |a| !write || a.local_write)
     }

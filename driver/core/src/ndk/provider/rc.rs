@@ -1073,7 +1073,7 @@ impl<'a> Rc<'a> {
         let (mr, offset) = match mem.check_remote(qp.pd(), reth.rkey, reth.va, len, RemoteOp::Read)
         {
             Ok(Placement::Region { mr, offset }) => (mr, offset),
-            Ok(Placement::Logical) => {
+            Ok(Placement::Logical { .. }) => {
                 self.nak(p, NakCode::RemoteAccess);
                 return false;
             }
@@ -1698,13 +1698,20 @@ mod tests {
         let pd = l.b.pd;
         let fr = l.b.mem.create_mr(pd, true).unwrap();
         l.b.mem.init_fast_register(fr, 1, true).unwrap();
-        let reg = FastRegistration {
+        let geometry = l.b.mem.lam_geometry(0x5000_0000, 4096).unwrap();
+        let page = l.b.mem.build_lam(&geometry, 4096).unwrap().first;
+        let mut reg = FastRegistration {
             page_count: 1,
             fbo: 0,
             len: 4096,
             base_va: 0x5000_0000,
             flags: op_flags::ALLOW_REMOTE_WRITE,
+            ticket: 0,
         };
+        reg.ticket =
+            l.b.mem
+                .stage_fast_register(pd, fr, &reg, |bank| bank.fill(page))
+                .unwrap();
         l.b.mem.fast_register(pd, fr, &reg).unwrap();
         let token = l.b.mem.remote_token(fr);
         l.b.qp.post_receive(0, &[sge(dst, dst_va, 512)]).unwrap();
