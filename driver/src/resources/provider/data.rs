@@ -201,13 +201,13 @@ impl Provider {
             mem,
             qps,
             regions,
-            lam_chains,
+            fast,
             scratch,
             ..
         } = self;
         let chains = Chains {
             regions: regions.as_slice(),
-            lams: lam_chains.as_slice(),
+            lams: fast.as_ref().map_or(&[], |f| f.get().lam_chains.as_slice()),
         };
         let q = qps.as_slice().get(slot)?;
         let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
@@ -234,7 +234,7 @@ impl Provider {
             mem,
             qps,
             regions,
-            lam_chains,
+            fast,
             ..
         } = self;
         let Some(q) = qps.as_slice().get(slot) else {
@@ -245,7 +245,7 @@ impl Provider {
         };
         let chains = Chains {
             regions: regions.as_slice(),
-            lams: lam_chains.as_slice(),
+            lams: fast.as_ref().map_or(&[], |f| f.get().lam_chains.as_slice()),
         };
         match deliver.target {
             Target::Receive { slot, offset } => {
@@ -269,12 +269,12 @@ impl Provider {
             mem,
             qps,
             regions,
-            lam_chains,
+            fast,
             ..
         } = self;
         let chains = Chains {
             regions: regions.as_slice(),
-            lams: lam_chains.as_slice(),
+            lams: fast.as_ref().map_or(&[], |f| f.get().lam_chains.as_slice()),
         };
         let Some(q) = qps.as_mut_slice().get_mut(slot) else {
             return false;

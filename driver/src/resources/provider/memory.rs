@@ -13,12 +13,101 @@
 //! the chain of a released LAM: an address of one no longer resolves (core `mr::lam`).
 
 use dcbndk_core::ndk::provider::CallStatus;
-use dcbndk_core::ndk::provider::mr::{Built, FastRegistration, Geometry, MrId, PdClose, PdId};
+use dcbndk_core::ndk::provider::mr::{
+    Built, CHUNK, FastRegistration, Geometry, LamSlot, LamTable, MrId, PagePool, PdClose, PdId,
+};
 
-use super::Provider;
 use super::calls::{Call, Calls, CloseCall, Closed};
+use super::{PROVISIONED, Provider, TAG_NDK_TABLES};
+use crate::resources::memory::{PoolArray, PoolBox};
 use ndis_sys::ndkpi::{NDK_LOGICAL_ADDRESS, NDK_MR, NDK_PD};
-use ndis_sys::types::PMDL;
+use ndis_sys::types::{NDIS_HANDLE, PMDL};
+
+/// The tables of logical address mappings and fast-registered pages (§5): the core's LAM slots
+/// and page pool, which the provider's `mem` borrows, and the MDL chain of each LAM. Their
+/// headers share one pool block, allocated apart from the provider's other tables: in a debug
+/// build each table's temporaries weigh on the frames that place the provider, which these four
+/// would take past a page.
+pub struct FastTables {
+    /// Borrowed by `mem` (never read by name).
+    _lam_slots: PoolArray<LamSlot>,
+    /// Borrowed by `mem` (never read by name).
+    _pages: PoolArray<u64>,
+    /// Borrowed by `mem` (never read by name).
+    _used: PoolArray<bool>,
+    /// The MDL chain of each LAM slot (same index as the core's; null when the slot is free):
+    /// what the bytes at its logical addresses are read from and written to.
+    pub lam_chains: PoolArray<PMDL>,
+}
+
+/// [`FastTables`] just allocated, and the core's tables over them.
+struct Fast {
+    /// The arrays, stored in the provider beside (after) `mem`.
+    tables: PoolBox<FastTables>,
+    /// The LAM table over `tables`' slots.
+    lams: LamTable<'static>,
+    /// The page pool over `tables`' entries.
+    pool: PagePool<'static>,
+}
+
+/// Allocates the [`FastTables`] of the provider placed at `place` and gives its `mem` the LAM
+/// table and page pool over them; `false` when the pool is exhausted (nothing changed).
+///
+/// # Safety
+/// `place` holds a placed provider that nothing else refers to; `h` is valid for its life.
+#[inline(never)]
+pub unsafe fn add_fast_memory(place: *mut Provider, h: NDIS_HANDLE, seed: u8) -> bool {
+    // SAFETY: the handle is valid for the provider's life (function contract).
+    let Some(Fast { tables, lams, pool }) = (unsafe { FastTables::allocate(h, seed) }) else {
+        return false;
+    };
+    // SAFETY: a placed provider, referred to by nothing else (function contract).
+    let provider = unsafe { &mut *place };
+    provider.mem.set_fast_memory(lams, pool);
+    provider.fast = Some(tables);
+    true
+}
+
+impl FastTables {
+    /// The tables of [`PROVISIONED`], LAM generations seeded from `seed`; `None` when the pool
+    /// is exhausted (what was allocated is freed).
+    ///
+    /// # Safety
+    /// `h` is valid for the tables' life.
+    #[inline(never)]
+    unsafe fn allocate(h: NDIS_HANDLE, seed: u8) -> Option<Fast> {
+        let n = PROVISIONED;
+        let tag = TAG_NDK_TABLES;
+        // SAFETY: the handle is valid for the tables' life (function contract).
+        let mut lam_slots = unsafe { PoolArray::new(h, tag, n.lams, || LamSlot::FREE) }?;
+        let entries = n.frmr_chunks.saturating_mul(CHUNK);
+        // SAFETY: as above.
+        let mut pages = unsafe { PoolArray::new(h, tag, entries, || 0u64) }?;
+        // SAFETY: as above.
+        let mut used = unsafe { PoolArray::new(h, tag, n.frmr_chunks, || false) }?;
+        // SAFETY: as above.
+        let lam_chains = unsafe { PoolArray::new(h, tag, n.lams, core::ptr::null_mut) }?;
+        // SAFETY: the elements never move (pool memory: the headers move into the box, not what
+        // they point at); the provider stores `mem`, which borrows them, before the box, so it
+        // is dropped first; nothing else makes a slice of these three arrays.
+        let slots = unsafe { lam_slots.as_unbounded_mut_slice() };
+        let lams = LamTable::new(slots, seed).ok()?;
+        // SAFETY: as above.
+        let entries = unsafe { pages.as_unbounded_mut_slice() };
+        // SAFETY: as above.
+        let chunks = unsafe { used.as_unbounded_mut_slice() };
+        let pool = PagePool::new(entries, chunks).ok()?;
+        let arrays = FastTables {
+            _lam_slots: lam_slots,
+            _pages: pages,
+            _used: used,
+            lam_chains,
+        };
+        // SAFETY: as above.
+        let tables = unsafe { PoolBox::new(h, tag, arrays) }?;
+        Some(Fast { tables, lams, pool })
+    }
+}
 
 impl Provider {
     /// `NdkCreatePd`: a PD slot whose object the caller records with
@@ -159,7 +248,11 @@ impl Provider {
         len: u64,
     ) -> Result<Built, CallStatus> {
         let built = self.mem.build_lam(geometry, len)?;
-        if let Some(chain) = self.lam_chains.as_mut_slice().get_mut(built.id.index()) {
+        let chains = self
+            .fast
+            .as_mut()
+            .map(|f| f.get_mut().lam_chains.as_mut_slice());
+        if let Some(chain) = chains.and_then(|c| c.get_mut(built.id.index())) {
             *chain = mdl;
         }
         Ok(built)
@@ -170,7 +263,12 @@ impl Provider {
     /// this adapter changes nothing (the function returns nothing to say so).
     pub fn release_lam(&mut self, context: u64) {
         if let Some(id) = self.mem.release_lam(context)
-            && let Some(chain) = self.lam_chains.as_mut_slice().get_mut(id.index())
+            && let Some(tables) = self.fast.as_mut()
+            && let Some(chain) = tables
+                .get_mut()
+                .lam_chains
+                .as_mut_slice()
+                .get_mut(id.index())
         {
             *chain = core::ptr::null_mut();
         }

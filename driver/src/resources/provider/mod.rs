@@ -4,7 +4,8 @@
 //! memory this file allocates, and the
 //! shell's own per-slot data the core does not keep (the object the consumer holds, the MDL of a
 //! region or of a logical address mapping, a close waiting for its successors). The core's LAM
-//! table and its pool of fast-register page entries are allocated here too (see [`memory`]).
+//! table and its pool of fast-register page entries are allocated here too, apart
+//! ([`memory::FastTables`]).
 //!
 //! One [`Provider`] per `OpenNDKAdapterHandler`, allocated at the open (its tables) and at each
 //! create (a CQ's ring, a QP's queues, an SRQ's ring), so that nothing is allocated on the data
@@ -42,11 +43,9 @@ pub mod srq;
 
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::cm::{BindSlot, Cm, CmConfig, CmStorage, ConnSlot};
-use dcbndk_core::ndk::provider::mr::{
-    CHUNK, LamSlot, LamTable, MemoryTable, MrSlot, PagePool, PdSlot,
-};
+use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
 
-use crate::resources::memory::{PoolArray, pool_tag};
+use crate::resources::memory::{PoolArray, PoolBox, pool_tag};
 use connect::{ConnectorSlot, ListenerSlot};
 use cq::CqSlot;
 use ndis_sys::ndkpi::{
@@ -80,7 +79,7 @@ pub struct Provisioned {
     pub srqs: usize,
     /// Logical address mappings (`NdkBuildLAM`) live at once.
     pub lams: usize,
-    /// Chunks of [`CHUNK`] page entries for fast-registered regions: each
+    /// Chunks of `CHUNK` (16) page entries for fast-registered regions: each
     /// `NdkInitializeFastRegisterMr` of `n` pages reserves `2n` entries (two banks,
     /// `dcbndk_core::ndk::provider::mr`'s `fast`).
     pub frmr_chunks: usize,
@@ -202,9 +201,6 @@ pub struct Provider {
     pub domains: PoolArray<Domain>,
     /// The shell's side of each MR slot (same index as the core's).
     pub regions: PoolArray<Region>,
-    /// The MDL chain of each LAM slot (same index as the core's; null when the slot is free):
-    /// what the bytes at its logical addresses are read from and written to.
-    pub lam_chains: PoolArray<PMDL>,
     /// The NDIS handle every allocation of this provider is made with.
     pub ndis_handle: NDIS_HANDLE,
     /// The adapter's NDK profile (the limits creates are checked against).
@@ -213,12 +209,9 @@ pub struct Provider {
     _pd_slots: PoolArray<PdSlot>,
     /// Owned for `mem`, which borrows it (never read by name).
     _mr_slots: PoolArray<MrSlot>,
-    /// Owned for `mem`, which borrows it (never read by name).
-    _lam_slots: PoolArray<LamSlot>,
-    /// Owned for `mem`, which borrows it (never read by name).
-    _frmr_pages: PoolArray<u64>,
-    /// Owned for `mem`, which borrows it (never read by name).
-    _frmr_used: PoolArray<bool>,
+    /// The LAM and page-pool tables `mem` borrows, and each LAM's MDL chain (`None` only
+    /// while the provider is being placed).
+    pub fast: Option<PoolBox<memory::FastTables>>,
     /// Owned for `cm`, which borrows it (never read by name).
     _conn_slots: PoolArray<ConnSlot>,
     /// Owned for `cm`, which borrows it (never read by name).
@@ -251,7 +244,16 @@ impl Provider {
         else {
             return false;
         };
-        true
+        // The LAM and page-pool tables come last, on frames of their own: with the others they
+        // would take the placing frames of a debug build past a page.
+        // SAFETY: `place` holds the provider just placed, referred to by nothing else yet.
+        if unsafe { memory::add_fast_memory(place, ndis_handle, seed) } {
+            return true;
+        }
+        // SAFETY: as above; every member is placed, so dropping it in place frees every table
+        // and leaves nothing at `place`.
+        unsafe { core::ptr::drop_in_place(place) };
+        false
     }
 
     /// [`Provider::init_in`], with `?`.
@@ -270,24 +272,12 @@ impl Provider {
         let pds = unsafe { t.pd_slots.as_unbounded_mut_slice() };
         // SAFETY: as above.
         let mrs = unsafe { t.mr_slots.as_unbounded_mut_slice() };
-        // SAFETY: as above.
-        let lams = LamTable::new(unsafe { t.lam_slots.as_unbounded_mut_slice() }, seed).ok()?;
-        // SAFETY: as above.
-        let pages = unsafe { t.frmr_pages.as_unbounded_mut_slice() };
-        // SAFETY: as above.
-        let used = unsafe { t.frmr_used.as_unbounded_mut_slice() };
-        let mem = MemoryTable::new(pds, mrs, seed, profile)
-            .ok()?
-            .with_fast_memory(lams, PagePool::new(pages, used).ok()?);
+        let mem = MemoryTable::new(pds, mrs, seed, profile).ok()?;
         // SAFETY: `place` is valid for writes of a Provider (function contract).
         unsafe { write_cm(place, &mut t, profile) };
         let Tables {
             pd_slots,
             mr_slots,
-            lam_slots,
-            lam_chains,
-            frmr_pages,
-            frmr_used,
             cqs,
             qps,
             srqs,
@@ -317,12 +307,8 @@ impl Provider {
             srqs,
             domains,
             regions,
-            lam_chains,
             pd_slots,
             mr_slots,
-            lam_slots,
-            frmr_pages,
-            frmr_used,
             conn_slots,
             bind_slots,
         };
@@ -338,10 +324,6 @@ impl Provider {
 pub struct Tables {
     pd_slots: PoolArray<PdSlot>,
     mr_slots: PoolArray<MrSlot>,
-    lam_slots: PoolArray<LamSlot>,
-    lam_chains: PoolArray<PMDL>,
-    frmr_pages: PoolArray<u64>,
-    frmr_used: PoolArray<bool>,
     cqs: PoolArray<CqSlot>,
     qps: PoolArray<QpSlot>,
     srqs: PoolArray<SrqSlot>,
@@ -374,16 +356,6 @@ impl Tables {
             pd_slots: unsafe { PoolArray::new(h, tag, n.pds, || PdSlot::FREE) }?,
             // SAFETY: see above.
             mr_slots: unsafe { PoolArray::new(h, tag, n.mrs, || MrSlot::FREE) }?,
-            // SAFETY: see above.
-            lam_slots: unsafe { PoolArray::new(h, tag, n.lams, || LamSlot::FREE) }?,
-            // SAFETY: see above.
-            lam_chains: unsafe { PoolArray::new(h, tag, n.lams, core::ptr::null_mut) }?,
-            // SAFETY: see above.
-            frmr_pages: unsafe {
-                PoolArray::new(h, tag, n.frmr_chunks.saturating_mul(CHUNK), || 0u64)
-            }?,
-            // SAFETY: see above.
-            frmr_used: unsafe { PoolArray::new(h, tag, n.frmr_chunks, || false) }?,
             // SAFETY: see above.
             cqs: unsafe { PoolArray::new(h, tag, n.cqs, || CqSlot::FREE) }?,
             // SAFETY: see above.
@@ -453,12 +425,8 @@ struct Fields {
     srqs: PoolArray<SrqSlot>,
     domains: PoolArray<Domain>,
     regions: PoolArray<Region>,
-    lam_chains: PoolArray<PMDL>,
     pd_slots: PoolArray<PdSlot>,
     mr_slots: PoolArray<MrSlot>,
-    lam_slots: PoolArray<LamSlot>,
-    frmr_pages: PoolArray<u64>,
-    frmr_used: PoolArray<bool>,
     conn_slots: PoolArray<ConnSlot>,
     bind_slots: PoolArray<BindSlot>,
 }
@@ -542,11 +510,6 @@ unsafe fn write_rest(
     unsafe { member.write(f.regions) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
-    let member = unsafe { &raw mut (*place).lam_chains };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.lam_chains) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
     let member = unsafe { &raw mut (*place)._pd_slots };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(f.pd_slots) };
@@ -557,19 +520,9 @@ unsafe fn write_rest(
     unsafe { member.write(f.mr_slots) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
-    let member = unsafe { &raw mut (*place)._lam_slots };
+    let member = unsafe { &raw mut (*place).fast };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.lam_slots) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place)._frmr_pages };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.frmr_pages) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place)._frmr_used };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.frmr_used) };
+    unsafe { member.write(None) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place)._conn_slots };

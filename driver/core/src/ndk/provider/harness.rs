@@ -112,12 +112,11 @@ impl<'s> Node<'s> {
             flights,
             reads,
         } = storage;
-        let mut mem = MemoryTable::new(pds, mrs, seed, &profile)
-            .unwrap()
-            .with_fast_memory(
-                LamTable::new(lams, seed).unwrap(),
-                PagePool::new(pages, used).unwrap(),
-            );
+        let mut mem = MemoryTable::new(pds, mrs, seed, &profile).unwrap();
+        mem.set_fast_memory(
+            LamTable::new(lams, seed).unwrap(),
+            PagePool::new(pages, used).unwrap(),
+        );
         let pd = mem.create_pd().unwrap();
         let mut qp = Qp::new(
             0x0A00 + usize::from(seed),

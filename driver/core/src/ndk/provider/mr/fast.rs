@@ -146,13 +146,12 @@ pub(super) fn shape_ok(fr: &FastRegistration, reserved: u32) -> bool {
 }
 
 impl<'a> MemoryTable<'a> {
-    /// The table with LAMs and a page pool (without them, which [`MemoryTable::new`] gives,
-    /// every `NdkBuildLAM` and `NdkInitializeFastRegisterMr` fails).
-    #[must_use]
-    pub fn with_fast_memory(mut self, lams: super::LamTable<'a>, pool: PagePool<'a>) -> Self {
+    /// Gives the table its LAMs and page pool (without them, as [`MemoryTable::new`] makes it,
+    /// every `NdkBuildLAM` and `NdkInitializeFastRegisterMr` fails). In place: the shell's
+    /// placing frames carry no second copy of the table.
+    pub fn set_fast_memory(&mut self, lams: super::LamTable<'a>, pool: PagePool<'a>) {
         self.lams = lams;
         self.pool = pool;
-        self
     }
 
     /// `NdkInitializeFastRegisterMr`: reserves two banks of `page_count` pages in the pool;

@@ -28,12 +28,12 @@ fn with_pool(n: usize, chunks: usize) -> Slots {
 }
 
 fn table(s: &mut Slots) -> MemoryTable<'_> {
-    MemoryTable::new(&mut s.pds, &mut s.mrs, 0x5A, &Profile::ROCE_V2_100G)
-        .unwrap()
-        .with_fast_memory(
-            LamTable::new(&mut s.lams, 0x21).unwrap(),
-            PagePool::new(&mut s.pages, &mut s.used).unwrap(),
-        )
+    let mut t = MemoryTable::new(&mut s.pds, &mut s.mrs, 0x5A, &Profile::ROCE_V2_100G).unwrap();
+    t.set_fast_memory(
+        LamTable::new(&mut s.lams, 0x21).unwrap(),
+        PagePool::new(&mut s.pages, &mut s.used).unwrap(),
+    );
+    t
 }
 
 /// Builds a LAM over `len` bytes at `va`; its page addresses.
