@@ -98,6 +98,14 @@ impl<T> PoolBox<T> {
         unsafe { self.ptr.as_ref() }
     }
 
+    /// An exclusive reference to the value.
+    #[must_use]
+    pub fn get_mut(&mut self) -> &mut T {
+        // SAFETY: `ptr` holds an initialized T owned by this box until drop; `&mut self` makes
+        // this the only reference made through the box.
+        unsafe { self.ptr.as_mut() }
+    }
+
     /// The address of the value, stable for the box's life.
     #[must_use]
     pub const fn as_ptr(&self) -> *mut T {

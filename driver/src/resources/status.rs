@@ -41,6 +41,8 @@ pub const fn call_status(status: CallStatus) -> NTSTATUS {
         CallStatus::InvalidDeviceState => s::NDIS_STATUS_INVALID_STATE,
         CallStatus::NotSupported => s::NDIS_STATUS_NOT_SUPPORTED,
         CallStatus::InvalidDeviceRequest => s::NDIS_STATUS_INVALID_DEVICE_REQUEST,
+        CallStatus::AccessViolation => s::STATUS_ACCESS_VIOLATION,
+        CallStatus::ImplementationLimit => s::STATUS_IMPLEMENTATION_LIMIT,
     }
 }
 

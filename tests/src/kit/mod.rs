@@ -12,6 +12,7 @@ pub mod lifecycle;
 pub mod low_resources;
 pub mod ndk;
 pub mod ndk_conformance;
+pub mod ndk_lam;
 pub mod ndk_objects;
 pub mod ndk_perf;
 mod ndk_perf_ets;

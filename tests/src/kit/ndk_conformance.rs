@@ -2,8 +2,9 @@
 //! case per rule implemented (issue 21), through the simulator's NDK consumer
 //! (`sim::consumer`), which checks IRQLs, the header and dispatch table of what the provider
 //! returns, create completions and the pool at close as a verifier would. The cases on CQs,
-//! PDs, MRs and QPs are in `ndk_objects`, on shared receive queues in `ndk_srq`, connections and
-//! shared endpoints in group NdkPing.
+//! PDs, MRs and QPs are in `ndk_objects`, on shared receive queues in `ndk_srq`, on logical
+//! address mappings and fast-registered regions in `ndk_lam`, connections and shared endpoints
+//! in group NdkPing.
 
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use ndis_sys::ndkpi::NdkObjectTypeAdapter;
@@ -23,7 +24,7 @@ use dcbndk::resources::ndkobject::TAG_NDK_ADAPTER;
 pub fn group() -> Group {
     Group {
         name: "NdkConformance",
-        description: "the NDKPI provider against ndkpi.md §8: open and version negotiation, object header and dispatch table, NdkQueryAdapterInfo, inline creates, NdkQueryExtension, open under low resources; CQs, PDs, MRs, QPs and shared receive queues",
+        description: "the NDKPI provider against ndkpi.md §8: open and version negotiation, object header and dispatch table, NdkQueryAdapterInfo, inline creates, NdkQueryExtension, open under low resources; CQs, PDs, MRs, QPs and shared receive queues; logical address mappings and fast-registered regions",
         cases,
     }
 }
@@ -58,6 +59,7 @@ fn cases() -> Vec<Case> {
     .into_iter()
     .chain(super::ndk_objects::cases())
     .chain(super::ndk_srq::cases())
+    .chain(super::ndk_lam::cases())
     .collect()
 }
 

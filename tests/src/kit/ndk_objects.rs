@@ -13,6 +13,7 @@ use ndis_sys::ndkpi::{NDK_CQ_NOTIFY_ANY, NdkOperationTypeReceive};
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_INVALID_STATE, NDIS_STATUS_NOT_SUPPORTED,
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CANCELLED, STATUS_CONNECTION_INVALID,
+    STATUS_IMPLEMENTATION_LIMIT,
 };
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -59,7 +60,7 @@ pub fn cases() -> Vec<Case> {
             close_with_successors,
         ),
         Case::new(
-            "§5: MR tokens (local = remote, nonzero, distinct per MR), the privileged token, NdkInitializeFastRegisterMr bounds, NdkDeregisterMr of an unregistered MR -> INVALID_DEVICE_STATE; no memory windows: NdkCreateMw and NdkBind NOT_SUPPORTED",
+            "§5: MR tokens (local = remote, nonzero, distinct per MR), the privileged token, NdkInitializeFastRegisterMr bounds (0: INVALID_PARAMETER, above FRMRPageCount: IMPLEMENTATION_LIMIT), NdkDeregisterMr of an unregistered MR -> INVALID_DEVICE_STATE; no memory windows: NdkCreateMw and NdkBind NOT_SUPPORTED",
             memory_regions,
         ),
         Case::new(
@@ -67,7 +68,7 @@ pub fn cases() -> Vec<Case> {
             adapter_close_frees_all,
         ),
         Case::new(
-            "low resources: each failable call of NdkCreateCq, NdkCreatePd, NdkCreateMr, NdkCreateQp, NdkCreateSrq, NdkCreateQpWithSrq, NdkModifySrq (a larger ring), NdkCreateConnector, NdkCreateListener and NdkRegisterMr (its MDL mapping) failed in turn -> STATUS_INSUFFICIENT_RESOURCES inline, nothing kept; then each succeeds",
+            "low resources: each failable call of NdkCreateCq, NdkCreatePd, NdkCreateMr, NdkCreateQp, NdkCreateSrq, NdkCreateQpWithSrq, NdkModifySrq (a larger ring), NdkCreateConnector, NdkCreateListener, NdkRegisterMr and NdkBuildLAM (their MDL mappings) failed in turn -> STATUS_INSUFFICIENT_RESOURCES inline, nothing kept; then each succeeds",
             objects_low_resources,
         ),
     ]
@@ -408,7 +409,8 @@ fn memory_regions() -> CaseResult {
         let f = fast.ptr;
         for (pages, want) in [
             (0, NDIS_STATUS_INVALID_PARAMETER),
-            (PROFILE.frmr_page_count + 1, NDIS_STATUS_INVALID_PARAMETER),
+            // NDK_FN_INITIALIZE_FAST_REGISTER_MR: a page count the adapter does not support.
+            (PROFILE.frmr_page_count + 1, STATUS_IMPLEMENTATION_LIMIT),
             (PROFILE.frmr_page_count, NDIS_STATUS_SUCCESS),
         ] {
             // SAFETY: a live MR; no completion (inline).
@@ -510,8 +512,8 @@ fn adapter_close_frees_all() -> CaseResult {
     })
 }
 
-/// Driver Verifier's systematic low resources simulation over each create (and a registration,
-/// whose MDL of locked pages must be mapped): the k-th failable call fails, for each k; each such
+/// Driver Verifier's systematic low resources simulation over each create (and a registration
+/// and a LAM, whose MDLs of locked pages must be mapped): the k-th failable call fails, for each k; each such
 /// call must fail `STATUS_INSUFFICIENT_RESOURCES` inline and keep nothing (the pool by tag is as
 /// before the call), and the run that reaches no k must succeed.
 fn objects_low_resources() -> CaseResult {
@@ -542,6 +544,7 @@ fn objects_low_resources() -> CaseResult {
             "connector",
             "listener",
             "registration",
+            "LAM",
         ] {
             let before = pool(a);
             let sweep = faults::systematic(16, |scope| {
@@ -587,6 +590,16 @@ fn objects_low_resources() -> CaseResult {
                     "listener" => ndk
                         .create_listener()
                         .map(|o| ndk.close_object(o.ptr, o.dispatch.NdkCloseListener)),
+                    "LAM" => {
+                        let mut lam = ndk.build_lam(&chain, 8192, Some(4096));
+                        if lam.status == NDIS_STATUS_SUCCESS {
+                            ndk.release_lam(&mut lam);
+                        }
+                        match lam.status {
+                            NDIS_STATUS_SUCCESS => Ok(NDIS_STATUS_SUCCESS),
+                            other => Err(other),
+                        }
+                    }
                     _ => match &mr {
                         Some(mr) => match ndk.register(mr, &chain, 8192, 0) {
                             NDIS_STATUS_SUCCESS => Ok(NDIS_STATUS_SUCCESS),

@@ -82,12 +82,15 @@ fn cases() -> Vec<Case> {
             disconnect,
         ),
     ]
+    .into_iter()
+    .chain(super::ndk_lam::ping_cases())
+    .collect()
 }
 
 /// One side: an adapter's consumer, its objects and its registered buffer.
 pub(super) struct Side<'a> {
     pub(super) ndk: NdkConsumer<'a>,
-    pd: Pd,
+    pub(super) pd: Pd,
     pub(super) cq: Cq,
     pub(super) qp: Qp,
     mr: Mr,

@@ -32,6 +32,7 @@ pub mod mdl;
 pub mod nbl;
 pub mod ndk;
 pub mod ndk_connect;
+pub mod ndk_memory;
 pub mod ndk_objects;
 pub mod receive;
 pub mod registry;

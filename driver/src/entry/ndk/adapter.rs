@@ -1,12 +1,13 @@
 //! The NDK adapter (issue 21; ndkpi.md §1.1, §2.1, §6): `OpenNDKAdapterHandler` and
 //! `CloseNDKAdapterHandler`, which NDIS calls at PASSIVE_LEVEL, and the adapter's dispatch
-//! table. Implemented: `NdkQueryAdapterInfo` and `NdkQueryExtension`; the table's other slots
-//! are the stubs of [`super::unimplemented`], so that every slot is a valid pointer (rule 2).
+//! table: `NdkQueryAdapterInfo` and `NdkQueryExtension` here, the creates in the files of the
+//! objects they create, `NdkBuildLAM` and `NdkReleaseLAM` in [`super::lam`]; every slot is a
+//! valid pointer (rule 2).
 
 use core::mem::offset_of;
 
 use super::extension::query_extension;
-use super::{connector, cq, endpoint, listener, pd, timer, unimplemented};
+use super::{connector, cq, endpoint, lam, listener, pd, timer};
 use crate::context::{AdapterContext, context};
 use crate::perform::rdma;
 use crate::resources::ndk::current_processor;
@@ -36,8 +37,8 @@ static ADAPTER_DISPATCH: NDK_ADAPTER_DISPATCH = NDK_ADAPTER_DISPATCH {
     NdkCreateSharedEndpoint: Some(endpoint::create_shared_endpoint),
     NdkCreateConnector: Some(connector::create_connector),
     NdkCreateListener: Some(listener::create_listener),
-    NdkBuildLAM: Some(unimplemented::build_lam),
-    NdkReleaseLAM: Some(unimplemented::release_lam),
+    NdkBuildLAM: Some(lam::build_lam),
+    NdkReleaseLAM: Some(lam::release_lam),
 };
 
 /// The NDKPI version an open asks for, if this provider speaks it: 1.1 (NDIS 6.30) and 1.2

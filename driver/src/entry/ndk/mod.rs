@@ -1,5 +1,5 @@
-//! The NDK entry points: the NDKPI provider's objects ([`adapter`], and the functions not
-//! implemented yet, [`unimplemented`]); and, not NDIS handlers, the routine of the work item that raises the
+//! The NDK entry points: the NDKPI provider's objects ([`adapter`] and the others, one file per
+//! object; [`lam`]: logical address mappings); and, not NDIS handlers, the routine of the work item that raises the
 //! NDK PnP events, and [`activity`], through which the NDKPI engine (issue 21) and the
 //! simulator's workload report what happens on NDK.
 
@@ -9,6 +9,7 @@ pub mod connector;
 pub mod cq;
 pub mod endpoint;
 pub mod extension;
+pub mod lam;
 pub mod listener;
 pub mod mr;
 pub mod objects;
@@ -18,7 +19,6 @@ pub mod qp;
 pub mod sgl;
 pub mod srq;
 pub mod timer;
-pub mod unimplemented;
 
 use core::sync::atomic::Ordering;
 

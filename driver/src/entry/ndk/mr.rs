@@ -171,8 +171,12 @@ unsafe extern "system" fn deregister_mr(
     done.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
-/// `NdkInitializeFastRegisterMr` (ndkpi.md §5): reserves `AdapterPageCount` pages (at most
-/// `FRMRPageCount`) for later `NdkFastRegister` requests. Inline.
+/// `NdkInitializeFastRegisterMr` (ndkpi.md §5): reserves two banks of `AdapterPageCount` page
+/// entries in the provider's page pool for later `NdkFastRegister` requests (core
+/// `ndk::provider::mr`'s `fast`). Inline: `STATUS_SUCCESS`, `STATUS_INVALID_PARAMETER` (a
+/// normal MR, 0 pages), `STATUS_IMPLEMENTATION_LIMIT` (more than `FRMRPageCount` or the pool
+/// holds), `STATUS_INVALID_DEVICE_STATE` (fast-registered now), `STATUS_INSUFFICIENT_RESOURCES`
+/// (the pool full for now).
 ///
 /// # Safety
 /// Called by the consumer with a live MR of this provider.

@@ -479,43 +479,86 @@ unsafe extern "system" fn bind(
 }
 
 /// `NdkFastRegister` (ndkpi.md §5): a work request on the initiator queue that makes the MR's
-/// token valid over `AdapterPageCount` pages of `AdapterPageArray` from `FBO`. Its checks are
-/// made when it runs (the completion's status); the page array is the consumer's until then.
+/// token valid over `AdapterPageCount` pages of `AdapterPageArray` from `FBO`. The page array
+/// is read now (the DDI does not ask the consumer to keep it), into the region's free bank of
+/// the provider's page pool, and every entry must be a page of a live LAM of this adapter
+/// (`dcbndk_core::ndk::provider::mr`'s `fast`). Inline: `STATUS_SUCCESS` (a completion
+/// follows), `STATUS_INVALID_PARAMETER` (a page array, shape or MR refused; an MR or QP of
+/// another adapter), `STATUS_ACCESS_VIOLATION` (remote flags on a region initialized without
+/// remote access, the DDI's status; another PD's region), or the posting statuses. The rest is
+/// checked when it runs (the completion's status).
 ///
 /// # Safety
-/// Called by the consumer with a live QP and MR of this provider.
+/// Called by the consumer with a live QP and MR of this provider; `pages` valid for reads of
+/// `page_count` entries.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "system" fn fast_register(
     qp: *mut NDK_QP,
     context: PVOID,
     ndk_mr: *mut NDK_MR,
     page_count: ULONG,
-    _pages: *const NDK_LOGICAL_ADDRESS,
+    pages: *const NDK_LOGICAL_ADDRESS,
     fbo: ULONG,
     length: SIZE_T,
     base_va: PVOID,
     flags: ULONG,
 ) -> NTSTATUS {
-    if ndk_mr.is_null() {
+    if ndk_mr.is_null() || qp.is_null() {
         return NDIS_STATUS_INVALID_PARAMETER;
     }
+    let registration = FastRegistration {
+        page_count,
+        fbo,
+        len: u64::try_from(length).unwrap_or(u64::MAX),
+        base_va: base_va as u64,
+        flags,
+        ticket: 0,
+    };
+    // SAFETY: the caller's contract.
+    let (status, owner) = unsafe { queue_fast_register(qp, context, ndk_mr, registration, pages) };
+    if let Some(owner) = owner {
+        kick(owner);
+    }
+    status
+}
+
+/// Stages and queues an `NdkFastRegister` under one hold of the provider's lock (see
+/// [`queue`]; out of line for the same reason).
+///
+/// # Safety
+/// As `fast_register`.
+#[inline(never)]
+unsafe fn queue_fast_register<'a>(
+    qp: *mut NDK_QP,
+    context: PVOID,
+    ndk_mr: *mut NDK_MR,
+    mut registration: FastRegistration,
+    pages: *const NDK_LOGICAL_ADDRESS,
+) -> (NTSTATUS, Option<&'a NdkAdapterObject>) {
     // SAFETY: a live MR (caller's contract).
-    let (ids, _) = unsafe { mr_parts(ndk_mr) };
-    let Some((mr, _)) = ids else {
-        return NDIS_STATUS_INVALID_PARAMETER;
+    let (ids, mr_owner) = unsafe { mr_parts(ndk_mr) };
+    // SAFETY: a live QP (caller's contract).
+    let (slot, owner) = unsafe { parts::<'a>(qp) };
+    let Some((mr, _)) = ids.filter(|_| core::ptr::eq(mr_owner, owner)) else {
+        return (NDIS_STATUS_INVALID_PARAMETER, None);
     };
-    let op = Operation::FastRegister {
-        mr,
-        registration: FastRegistration {
-            page_count,
-            fbo,
-            len: u64::try_from(length).unwrap_or(u64::MAX),
-            base_va: base_va as u64,
-            flags,
-        },
+    let flags = registration.flags;
+    let mut calls = Calls::new();
+    let posted = {
+        let mut provider = owner.provider.lock();
+        // SAFETY: the consumer's array of `page_count` entries (caller's contract).
+        let staged = unsafe { provider.stage_fast_register(slot, mr, &registration, pages) };
+        let posted = staged.and_then(|ticket| {
+            registration.ticket = ticket;
+            let op = Operation::FastRegister { mr, registration };
+            provider.post(slot, context as usize, op, &[], flags)
+        });
+        provider.drain_qp(slot, &mut calls);
+        provider.defer(&calls);
+        posted
     };
-    // SAFETY: caller's contract; no SGE list.
-    unsafe { post(qp, context, op, core::ptr::null(), 0, flags) }
+    let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);
+    (status, Some(owner))
 }
 
 /// `NdkInvalidate` (ndkpi.md §5): a work request that ends a fast registration. Only regions

@@ -4,15 +4,19 @@
 //! [`MemoryTable::check_local`] says (token, domain, bounds, write access) and found in the
 //! region it names, whose MDL chain the bytes go through ([`crate::resources::mdl`]). The VA a
 //! region was registered at is an index: its offset from the region's base is the offset in the
-//! MDL chain (§5, `NdkRegisterMr`). Adapter logical addresses (the privileged token with a LAM)
-//! are not offered yet (`NdkBuildLAM` is not implemented), so an SGE that names one fails.
+//! MDL chain (§5, `NdkRegisterMr`). A fast-registered region has no MDL of its own: each page of
+//! its page array is a page of a LAM, and its bytes go through that LAM's MDL chain, page by
+//! page as the core's [`MemoryTable::fast_segment`] finds them. An SGE with the privileged
+//! token names a logical address, whose LAM the core's check found: its bytes go through that
+//! LAM's chain too (§5, `NdkBuildLAM`).
 
-use dcbndk_core::ndk::provider::mr::{MemoryTable, MrId, PdId, Placement};
+use dcbndk_core::ndk::provider::mr::{LamId, MemoryTable, MrId, PdId, Placement};
 use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
 
 use super::{Provider, Region};
 use crate::resources::mdl::{copy_in, copy_out};
+use ndis_sys::types::PMDL;
 
 /// Where the bytes go or come from.
 enum Move<'a> {
@@ -29,17 +33,31 @@ impl Move<'_> {
     }
 }
 
-/// Copies between a region's bytes `offset..` and `bytes`.
-fn region_move(regions: &[Region], mr: MrId, offset: u64, bytes: Move<'_>) -> bool {
-    let Some(region) = regions.get(mr.index()) else {
-        return false;
-    };
-    let Ok(offset) = usize::try_from(offset) else {
+/// The MDL chains bytes are moved through: each region's and each LAM's.
+#[derive(Clone, Copy)]
+struct Chains<'a> {
+    regions: &'a [Region],
+    lams: &'a [PMDL],
+}
+
+/// Copies between a region's bytes `offset..` and `bytes`: through its MDL chain, or for a
+/// fast-registered region through the LAMs of its pages.
+fn region_move(
+    mem: &MemoryTable<'_>,
+    chains: Chains<'_>,
+    mr: MrId,
+    offset: u64,
+    bytes: Move<'_>,
+) -> bool {
+    let Some(region) = chains.regions.get(mr.index()) else {
         return false;
     };
     if region.mdl.is_null() {
-        return false;
+        return fast_move(mem, chains.lams, mr, offset, bytes);
     }
+    let Ok(offset) = usize::try_from(offset) else {
+        return false;
+    };
     match bytes {
         // SAFETY: the region's MDL chain, registered by the consumer and pinned until it
         // deregisters or closes the region, which happens under the provider's lock this runs
@@ -50,11 +68,78 @@ fn region_move(regions: &[Region], mr: MrId, offset: u64, bytes: Move<'_>) -> bo
     }
 }
 
+/// Copies between the fast-registered region `mr`'s bytes `offset..` and `bytes`, one page's
+/// run at a time, each through the chain of the LAM holding that page.
+fn fast_move(
+    mem: &MemoryTable<'_>,
+    lams: &[PMDL],
+    mr: MrId,
+    mut offset: u64,
+    mut bytes: Move<'_>,
+) -> bool {
+    let total = bytes.len();
+    let mut done = 0usize;
+    while done < total {
+        let left = u64::try_from(total.saturating_sub(done)).unwrap_or(u64::MAX);
+        let Ok(segment) = mem.fast_segment(mr, offset, left) else {
+            return false;
+        };
+        let Some(stop) = usize::try_from(segment.len)
+            .ok()
+            .filter(|&n| n != 0)
+            .and_then(|n| done.checked_add(n))
+        else {
+            return false;
+        };
+        let moved = match &mut bytes {
+            Move::Out(out) => out
+                .get_mut(done..stop)
+                .is_some_and(|chunk| lam_move(lams, segment.lam, segment.offset, Move::Out(chunk))),
+            Move::In(data) => data
+                .get(done..stop)
+                .is_some_and(|chunk| lam_move(lams, segment.lam, segment.offset, Move::In(chunk))),
+        };
+        let Some(next) = offset.checked_add(segment.len) else {
+            return false;
+        };
+        if !moved {
+            return false;
+        }
+        done = stop;
+        offset = next;
+    }
+    true
+}
+
+/// Copies between LAM `lam`'s bytes `offset..` (from the first byte its chain maps) and `bytes`.
+fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
+    let Some(&chain) = lams.get(lam.index()) else {
+        return false;
+    };
+    let Ok(offset) = usize::try_from(offset) else {
+        return false;
+    };
+    if chain.is_null() {
+        return false;
+    }
+    match bytes {
+        // SAFETY: the chain of a live LAM (the core resolved `lam` from a live address, and the
+        // release clears it under the provider's lock this runs under), which the consumer keeps
+        // locked from NdkBuildLAM until NdkReleaseLAM and does not release while a request or a
+        // region uses it (NDK_FN_RELEASE_LAM; `super::memory`); mapped at the build; IRQL <=
+        // DISPATCH_LEVEL. The core checked the range lies in the bytes the LAM maps.
+        Move::Out(out) => unsafe { copy_out(chain, offset, out) }.is_ok(),
+        // SAFETY: as above; the core allowed the write (the privileged token's local write, or a
+        // region fast-registered with write access over pages the consumer locked for it).
+        Move::In(data) => unsafe { copy_in(chain, offset, data) }.is_ok(),
+    }
+}
+
 /// Moves message bytes `offset..offset + bytes.len()` of the SGE list `sges` of a request on a
 /// QP of `pd`.
 fn sge_move(
     mem: &mut MemoryTable<'_>,
-    regions: &[Region],
+    chains: Chains<'_>,
     pd: PdId,
     sges: &[Sge],
     offset: u64,
@@ -80,23 +165,20 @@ fn sge_move(
             else {
                 return false;
             };
-            let Placement::Region { mr, offset: roff } = placement else {
-                return false;
-            };
             let Ok(n_usize) = usize::try_from(n) else {
                 return false;
             };
             let Some(stop) = done.checked_add(n_usize) else {
                 return false;
             };
-            let moved = match &mut bytes {
-                Move::Out(out) => out
-                    .get_mut(done..stop)
-                    .is_some_and(|chunk| region_move(regions, mr, roff, Move::Out(chunk))),
-                Move::In(data) => data
-                    .get(done..stop)
-                    .is_some_and(|chunk| region_move(regions, mr, roff, Move::In(chunk))),
+            let chunk = match &mut bytes {
+                Move::Out(out) => out.get_mut(done..stop).map(Move::Out),
+                Move::In(data) => data.get(done..stop).map(Move::In),
             };
+            let moved = chunk.is_some_and(|chunk| match placement {
+                Placement::Region { mr, offset } => region_move(mem, chains, mr, offset, chunk),
+                Placement::Logical { lam, offset } => lam_move(chains.lams, lam, offset, chunk),
+            });
             if !moved {
                 return false;
             }
@@ -119,9 +201,14 @@ impl Provider {
             mem,
             qps,
             regions,
+            fast,
             scratch,
             ..
         } = self;
+        let chains = Chains {
+            regions: regions.as_slice(),
+            lams: fast.as_ref().map_or(&[], |f| f.get().lam_chains.as_slice()),
+        };
         let q = qps.as_slice().get(slot)?;
         let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
             return None;
@@ -130,19 +217,12 @@ impl Provider {
         let ok = match payload {
             Payload::None => out.is_empty(),
             Payload::Request { slot, offset, .. } => match qp.initiator_request(slot) {
-                Some((_, sges)) => sge_move(
-                    mem,
-                    regions.as_slice(),
-                    create.pd,
-                    sges,
-                    offset,
-                    Move::Out(out),
-                ),
+                Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, Move::Out(out)),
                 None => false,
             },
             Payload::Inline { slot, offset, .. } => q.inline_bytes(slot, offset, out),
             Payload::Region { mr, offset, .. } => {
-                region_move(regions.as_slice(), mr, offset, Move::Out(out))
+                region_move(mem, chains, mr, offset, Move::Out(out))
             }
         };
         ok.then_some(&*out)
@@ -151,7 +231,11 @@ impl Provider {
     /// Places a received payload where the transport said (`Rc::handle`'s [`Deliver`]).
     pub fn deliver_payload(&mut self, slot: usize, deliver: Deliver, data: &[u8]) -> bool {
         let Provider {
-            mem, qps, regions, ..
+            mem,
+            qps,
+            regions,
+            fast,
+            ..
         } = self;
         let Some(q) = qps.as_slice().get(slot) else {
             return false;
@@ -159,19 +243,22 @@ impl Provider {
         let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
             return false;
         };
-        let regions = regions.as_slice();
+        let chains = Chains {
+            regions: regions.as_slice(),
+            lams: fast.as_ref().map_or(&[], |f| f.get().lam_chains.as_slice()),
+        };
         match deliver.target {
             Target::Receive { slot, offset } => {
                 qp.receive_request(slot).is_some_and(|(_, sges)| {
-                    sge_move(mem, regions, create.pd, sges, offset, Move::In(data))
+                    sge_move(mem, chains, create.pd, sges, offset, Move::In(data))
                 })
             }
             Target::ReadSink { slot, offset } => {
                 qp.initiator_request(slot).is_some_and(|(_, sges)| {
-                    sge_move(mem, regions, create.pd, sges, offset, Move::In(data))
+                    sge_move(mem, chains, create.pd, sges, offset, Move::In(data))
                 })
             }
-            Target::Region { mr, offset } => region_move(regions, mr, offset, Move::In(data)),
+            Target::Region { mr, offset } => region_move(mem, chains, mr, offset, Move::In(data)),
         }
     }
 
@@ -179,8 +266,16 @@ impl Provider {
     /// slot `ring`) into the QP's inline buffer of that slot, at post time (§2.11).
     pub fn copy_inline(&mut self, slot: usize, ring: usize, sges: &[Sge]) -> bool {
         let Provider {
-            mem, qps, regions, ..
+            mem,
+            qps,
+            regions,
+            fast,
+            ..
         } = self;
+        let chains = Chains {
+            regions: regions.as_slice(),
+            lams: fast.as_ref().map_or(&[], |f| f.get().lam_chains.as_slice()),
+        };
         let Some(q) = qps.as_mut_slice().get_mut(slot) else {
             return false;
         };
@@ -197,6 +292,6 @@ impl Provider {
         else {
             return false;
         };
-        sge_move(mem, regions.as_slice(), create.pd, sges, 0, Move::Out(out))
+        sge_move(mem, chains, create.pd, sges, 0, Move::Out(out))
     }
 }

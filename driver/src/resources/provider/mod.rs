@@ -3,7 +3,9 @@
 //! queues ([`cq`]), queue pairs ([`qp`]) and shared receive queues ([`srq`]), each over pool
 //! memory this file allocates, and the
 //! shell's own per-slot data the core does not keep (the object the consumer holds, the MDL of a
-//! region, a close waiting for its successors).
+//! region or of a logical address mapping, a close waiting for its successors). The core's LAM
+//! table and its pool of fast-register page entries are allocated here too, apart
+//! ([`memory::FastTables`]).
 //!
 //! One [`Provider`] per `OpenNDKAdapterHandler`, allocated at the open (its tables) and at each
 //! create (a CQ's ring, a QP's queues, an SRQ's ring), so that nothing is allocated on the data
@@ -43,7 +45,7 @@ use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::cm::{BindSlot, Cm, CmConfig, CmStorage, ConnSlot};
 use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
 
-use crate::resources::memory::{PoolArray, pool_tag};
+use crate::resources::memory::{PoolArray, PoolBox, pool_tag};
 use connect::{ConnectorSlot, ListenerSlot};
 use cq::CqSlot;
 use ndis_sys::ndkpi::{
@@ -75,6 +77,12 @@ pub struct Provisioned {
     pub listeners: usize,
     /// Shared receive queues.
     pub srqs: usize,
+    /// Logical address mappings (`NdkBuildLAM`) live at once.
+    pub lams: usize,
+    /// Chunks of `CHUNK` (16) page entries for fast-registered regions: each
+    /// `NdkInitializeFastRegisterMr` of `n` pages reserves `2n` entries (two banks,
+    /// `dcbndk_core::ndk::provider::mr`'s `fast`).
+    pub frmr_chunks: usize,
 }
 
 /// The tables of every open NDK adapter.
@@ -86,6 +94,10 @@ pub const PROVISIONED: Provisioned = Provisioned {
     connectors: 256,
     listeners: 64,
     srqs: 64,
+    lams: 1024,
+    // 16,384 entries (128 KiB): 32 regions of `FRMRPageCount` (256) pages, or 512 of the 16 the
+    // DDI asks a provider to support at least.
+    frmr_chunks: 1024,
 };
 
 /// The QP number of the first QP slot of an NDK adapter: numbers below are IBTA's special
@@ -199,6 +211,9 @@ pub struct Provider {
     _pd_slots: PoolArray<PdSlot>,
     /// Owned for `mem`, which borrows it (never read by name).
     _mr_slots: PoolArray<MrSlot>,
+    /// The LAM and page-pool tables `mem` borrows, and each LAM's MDL chain (`None` only
+    /// while the provider is being placed).
+    pub fast: Option<PoolBox<memory::FastTables>>,
     /// Owned for `cm`, which borrows it (never read by name).
     _conn_slots: PoolArray<ConnSlot>,
     /// Owned for `cm`, which borrows it (never read by name).
@@ -231,7 +246,16 @@ impl Provider {
         else {
             return false;
         };
-        true
+        // The LAM and page-pool tables come last, on frames of their own: with the others they
+        // would take the placing frames of a debug build past a page.
+        // SAFETY: `place` holds the provider just placed, referred to by nothing else yet.
+        if unsafe { memory::add_fast_memory(place, ndis_handle, seed) } {
+            return true;
+        }
+        // SAFETY: as above; every member is placed, so dropping it in place frees every table
+        // and leaves nothing at `place`.
+        unsafe { core::ptr::drop_in_place(place) };
+        false
     }
 
     /// [`Provider::init_in`], with `?`.
@@ -496,6 +520,11 @@ unsafe fn write_rest(
     let member = unsafe { &raw mut (*place)._mr_slots };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(f.mr_slots) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).fast };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(None) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place)._conn_slots };

@@ -22,7 +22,10 @@ use std::vec;
 use std::vec::Vec;
 
 use super::cq::Completion;
-use super::mr::{MemoryTable, MrId, MrSlot, PdId, PdSlot, Placement, mr_flags};
+use super::mr::{
+    CHUNK, LamSlot, LamTable, MemoryTable, MrId, MrSlot, PagePool, PdId, PdSlot, Placement,
+    mr_flags,
+};
 use super::qp::{Qp, QpLimits, QpStorage, Queue, Sge, WorkRequest};
 use super::rc::{Deliver, Flight, Payload, Rc, RcConfig, RcStorage, ReadResponse, Target};
 use crate::ndk::Profile;
@@ -32,6 +35,9 @@ use crate::roce::headers::Transport;
 pub struct NodeStorage {
     pds: Vec<PdSlot>,
     mrs: Vec<MrSlot>,
+    lams: Vec<LamSlot>,
+    pages: Vec<u64>,
+    used: Vec<bool>,
     receive: Vec<WorkRequest>,
     receive_sges: Vec<Sge>,
     initiator: Vec<WorkRequest>,
@@ -46,6 +52,9 @@ impl NodeStorage {
         Self {
             pds: vec![PdSlot::FREE; 2],
             mrs: vec![MrSlot::FREE; 16],
+            lams: vec![LamSlot::FREE; 4],
+            pages: vec![0; 4 * CHUNK],
+            used: vec![false; 4],
             receive: vec![WorkRequest::EMPTY; sizes.receive],
             receive_sges: vec![Sge::EMPTY; sizes.receive_sges],
             initiator: vec![WorkRequest::EMPTY; sizes.initiator],
@@ -93,6 +102,9 @@ impl<'s> Node<'s> {
         let NodeStorage {
             pds,
             mrs,
+            lams,
+            pages,
+            used,
             receive,
             receive_sges,
             initiator,
@@ -101,6 +113,10 @@ impl<'s> Node<'s> {
             reads,
         } = storage;
         let mut mem = MemoryTable::new(pds, mrs, seed, &profile).unwrap();
+        mem.set_fast_memory(
+            LamTable::new(lams, seed).unwrap(),
+            PagePool::new(pages, used).unwrap(),
+        );
         let pd = mem.create_pd().unwrap();
         let mut qp = Qp::new(
             0x0A00 + usize::from(seed),

@@ -10,9 +10,11 @@
 //!   against the [`Profile`](super::Profile)), `NdkGetCqResults(Ex)`, `NdkArmCq` with the merge
 //!   table and the notification decision (once per arm, immediately when new completions are
 //!   queued, serialized callbacks), and overflow (ndkpi.md §3).
-//! - [`mr`]: protection domains and memory regions: registration, fast registration,
-//!   invalidation, tokens, the privileged token and the access checks a local SGE and a remote
-//!   READ or WRITE need, answering with the NAK code the responder sends (ndkpi.md §5, §7.3).
+//! - [`mr`]: protection domains and memory regions: registration, fast registration (the page
+//!   arrays in a pool of two banks per region, staged when posted), invalidation, tokens, the
+//!   privileged token, logical address mappings ([`mr::lam`]: checkable handles, resolved to a
+//!   LAM and an offset in its MDL chain) and the access checks a local SGE and a remote READ or
+//!   WRITE need, answering with the NAK code the responder sends (ndkpi.md §2.1, §5, §7.3).
 //! - [`qp`]: a queue pair's state and its initiator and receive queues as bounded rings, the
 //!   posting rules and the flush (ndkpi.md §2.4, §3.4, §8 rules 19-24).
 //! - [`srq`]: shared receive queues (§2.5): receives posted once for the QPs of a PD created on
@@ -147,6 +149,12 @@ pub enum CallStatus {
     /// `STATUS_INVALID_DEVICE_REQUEST`: a request the object does not take (`NdkReceive` on a
     /// QP created with an SRQ) \[INFER\].
     InvalidDeviceRequest,
+    /// `STATUS_ACCESS_VIOLATION`: an `NdkFastRegister` asking remote access of a region not
+    /// initialized for it (the DDI's inline status), or of another PD's region.
+    AccessViolation,
+    /// `STATUS_IMPLEMENTATION_LIMIT`: `NdkInitializeFastRegisterMr` of more pages than the
+    /// adapter supports (the DDI's status for it).
+    ImplementationLimit,
 }
 
 impl CallStatus {
@@ -160,6 +168,8 @@ impl CallStatus {
             CallStatus::InvalidDeviceState => "STATUS_INVALID_DEVICE_STATE",
             CallStatus::NotSupported => "STATUS_NOT_SUPPORTED",
             CallStatus::InvalidDeviceRequest => "STATUS_INVALID_DEVICE_REQUEST",
+            CallStatus::AccessViolation => "STATUS_ACCESS_VIOLATION",
+            CallStatus::ImplementationLimit => "STATUS_IMPLEMENTATION_LIMIT",
         }
     }
 }

@@ -232,7 +232,7 @@ impl Rc<'_> {
         let (mr, offset) = match mem.check_remote(qp.pd(), reth.rkey, reth.va, len, RemoteOp::Read)
         {
             Ok(Placement::Region { mr, offset }) => (mr, offset),
-            Ok(Placement::Logical) => {
+            Ok(Placement::Logical { .. }) => {
                 self.nak(p, NakCode::RemoteAccess);
                 return false;
             }

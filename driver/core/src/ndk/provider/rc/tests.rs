@@ -571,13 +571,20 @@ fn send_with_invalidate_and_solicited_events_reach_the_receive_completion() {
     let pd = l.b.pd;
     let fr = l.b.mem.create_mr(pd, true).unwrap();
     l.b.mem.init_fast_register(fr, 1, true).unwrap();
-    let reg = FastRegistration {
+    let geometry = l.b.mem.lam_geometry(0x5000_0000, 4096).unwrap();
+    let page = l.b.mem.build_lam(&geometry, 4096).unwrap().first;
+    let mut reg = FastRegistration {
         page_count: 1,
         fbo: 0,
         len: 4096,
         base_va: 0x5000_0000,
         flags: op_flags::ALLOW_REMOTE_WRITE,
+        ticket: 0,
     };
+    reg.ticket =
+        l.b.mem
+            .stage_fast_register(pd, fr, &reg, |bank| bank.fill(page))
+            .unwrap();
     l.b.mem.fast_register(pd, fr, &reg).unwrap();
     let token = l.b.mem.remote_token(fr);
     l.b.qp.post_receive(0, &[sge(dst, dst_va, 512)]).unwrap();
