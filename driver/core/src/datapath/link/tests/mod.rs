@@ -184,6 +184,7 @@ fn any_sequence_of_calls_is_safe_and_conserves_frames() {
             }
             let _ = l.next_event_ns(t);
             let _ = l.stats(t);
+            assert_eq!(l.is_idle(), l.queued_frames() == 0);
         }
         assert_eq!(accepted, sent + l.queued_frames() as u64);
     }
