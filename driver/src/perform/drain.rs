@@ -12,11 +12,11 @@ use super::held::retry_held;
 use super::post::Wire;
 use super::rdma::refill;
 use crate::context::AdapterContext;
-use crate::resources::link::Sent;
+use crate::resources::link::{Sent, State};
 use crate::resources::timer::now_ns;
 
-/// Frames [`drain`] takes off the link per acquisition of its lock (128 bytes of stack).
-const BATCH: usize = 8;
+/// Frames [`drain`] takes off the link per acquisition of its lock (256 bytes of stack).
+const BATCH: usize = 16;
 
 /// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
 /// sent here: the caller passes what this returns to [`reconfigured`] once the parameter sets
@@ -62,7 +62,7 @@ pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured, at_di
 /// A PFC frame from the peer (the receive path consumes it), arrived at `at_ns`: what the link
 /// sent before that goes first, then the enabled priorities pause from `at_ns`.
 pub fn pause<W: Wire>(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
-    drain_until::<W>(context, at_dispatch, at_ns);
+    drain_at::<W>(context, at_dispatch, at_ns.min(now_ns()));
     context
         .link
         .state()
@@ -93,20 +93,27 @@ pub fn send_pfc<W: Wire>(
 /// (or when the backlog began), as long as that is not later than now. Frames refilled from
 /// held NBLs on the way join the same backlog, as they would have on a real clock.
 pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
-    drain_until::<W>(context, at_dispatch, now_ns());
+    drain_at::<W>(context, at_dispatch, now_ns());
 }
 
-/// [`drain`] up to `until` (at most now): a PFC frame that arrived within the last clock tick
-/// stops the link at its own arrival time, not at the end of the tick.
-fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64) {
-    let now = until.min(now_ns());
-    loop {
-        // Up to BATCH frames per acquisition of the link's lock, delivered together: the lock
-        // is what a frame costs most (issue 20's send-path bench). Held NBLs are retried after
-        // each batch, so frames refilled from them join the backlog at most BATCH frames later
-        // than one by one: a queue holds 32.
+/// [`drain`] up to `now`, a time the caller read from the clock in this entry point (the send
+/// path reads it under the link's lock, with the chain it queues) or an earlier one: a PFC
+/// frame that arrived within the last clock tick stops the link at its own arrival time, not
+/// at the end of the tick.
+///
+/// Each batch costs one acquisition of the link's lock to take its frames and one to give their
+/// buffers back (the lock is what a frame costs most after its copy: issue 20's send-path
+/// bench); the held NBLs are retried only when some are held, as both acquisitions see; and the
+/// last look, which finds nothing more due, also computes when the timer is due, so that a
+/// drain that retried, refilled and refreshed nothing arms it without a further look.
+pub fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) {
+    let tail = loop {
+        // Up to BATCH frames per acquisition of the link's lock, delivered together. Held NBLs
+        // are retried after each batch, so frames refilled from them join the backlog at most
+        // BATCH frames later than one by one: a queue holds 32.
         let mut batch = [Sent::default(); BATCH];
         let mut n = 0;
+        let mut tail = None;
         {
             let mut s = context.link.state().lock();
             while let Some(place) = batch.get_mut(n) {
@@ -128,47 +135,64 @@ fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64)
                 *place = s.sent(sent.handle, sent.end_ns);
                 n = n.saturating_add(1);
             }
+            if n == 0 {
+                // Caught up: what is left to do, seen under this acquisition.
+                let held = s.any_held();
+                let refresh = s.link.rx_poll(now);
+                tail = Some((held, refresh, next_event(&mut s, now)));
+            }
         }
         let Some(sent) = batch.get(..n).filter(|b| !b.is_empty()) else {
-            break;
+            break tail;
         };
         // The buffers stay off the free list (ours) until their frames have been delivered.
-        W::transmit_sent(context, sent, at_dispatch);
-        retry_held(context, at_dispatch);
-        if W::OUTSIDE_DELIVERY {
-            refill(context);
+        if W::transmit_sent(context, sent, at_dispatch) {
+            retry_held(context, at_dispatch);
         }
+        if W::OUTSIDE_DELIVERY {
+            let _refilled = refill(context);
+        }
+    };
+    let Some((held, refresh, next)) = tail else {
+        return;
+    };
+    if held {
+        retry_held(context, at_dispatch);
     }
-    retry_held(context, at_dispatch);
-    if W::OUTSIDE_DELIVERY {
-        refill(context);
-    }
-    let refresh = context.link.state().lock().link.rx_poll(now);
+    let refilled = W::OUTSIDE_DELIVERY && refill(context);
+    let refreshed = refresh.is_some();
     if let Some(request) = refresh {
         send_pfc::<W>(context, request, at_dispatch, now);
     }
-    rearm(context, now);
+    if held || refilled || refreshed {
+        // The link changed since the last look (or may have, under the PFC frame's delivery).
+        rearm(context, now);
+    } else if let Some(next_ns) = next {
+        arm(context, next_ns);
+    }
 }
 
 /// Arms the timer at the link's next event after `now`: a queued frame's turn, a pause ending,
 /// or the refresh of an XOFF in force.
 pub fn rearm(context: &AdapterContext, now: u64) {
-    let next = {
-        let mut s = context.link.state().lock();
-        // Caught up to now: what did not start by now (paused, or refilled too late) starts
-        // no earlier than now.
-        s.ready_ns = s.ready_ns.max(now);
-        // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
-        let refresh = s
-            .xoff_sent
-            .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
-        match (s.link.next_event_ns(now), refresh) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    };
+    let next = next_event(&mut context.link.state().lock(), now);
     if let Some(next_ns) = next {
         arm(context, next_ns);
+    }
+}
+
+/// When the timer is due after `now` ([`rearm`]), under the link's lock.
+fn next_event(s: &mut State, now: u64) -> Option<u64> {
+    // Caught up to now: what did not start by now (paused, or refilled too late) starts no
+    // earlier than now.
+    s.ready_ns = s.ready_ns.max(now);
+    // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
+    let refresh = s
+        .xoff_sent
+        .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
+    match (s.link.next_event_ns(now), refresh) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

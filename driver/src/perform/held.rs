@@ -5,8 +5,8 @@
 //! link's drain (`super::drain`) share this.
 
 use dcbndk_core::adapter::stats::{Destination, SentTally};
-use dcbndk_core::adapter::traffic::Way;
-use dcbndk_core::datapath::classify::TAG_ROOM;
+use dcbndk_core::adapter::traffic::{Tally, Way};
+use dcbndk_core::datapath::classify::{Compiled, Decision, TAG_ROOM};
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 use dcbndk_core::status::Status;
 
@@ -18,163 +18,217 @@ use crate::resources::nbl::{
     Chain, copy_frame, frame_length, header, meta_of, nb_length, net_buffers, next_nbl, progress,
     set_next, set_progress, set_status,
 };
-use crate::resources::ndk::{count_rdma, current_processor};
+use crate::resources::ndk::{count_rdma_at, current_processor};
 use crate::resources::status::ndis_status;
+use crate::resources::timer::now_ns;
 use ndis_sys::nbl::NET_BUFFER_LIST;
+
+/// What the frames of one pass (a chain, a retry pass) add to the counters, counted in plain
+/// memory frame by frame and added once per pass: the per-CPU counters (traffic, RDMA) under
+/// the link's lock, on its CPU, the adapter's send counters after it. Counted frame by frame
+/// with atomic adds, they cost four to six locked read-modify-writes per frame (issue 20's
+/// send-path bench); counted here, one per counter a pass moved.
+#[derive(Default)]
+struct Counts {
+    sent: SentTally,
+    traffic: Tally,
+    rdma_frames: u64,
+    rdma_bytes: u64,
+}
+
+impl Counts {
+    /// A frame of `len` bytes (as queued, tag included; `length` as NDIS gave it) sent to `to`
+    /// with decision `d`.
+    fn frame(&mut self, to: Destination, length: u32, len: usize, d: &Decision) {
+        let len = u64::try_from(len).unwrap_or(u64::MAX);
+        self.traffic.count(d.priority, d.tc, len);
+        self.traffic.header(d.frame);
+        if d.is_rdma {
+            self.rdma_frames = self.rdma_frames.wrapping_add(1);
+            self.rdma_bytes = self.rdma_bytes.wrapping_add(len);
+        }
+        self.sent.count(to, u64::from(length));
+    }
+
+    /// Adds the per-CPU counters to processor `cpu`'s blocks: the caller holds the link's lock,
+    /// so it runs at DISPATCH_LEVEL on that processor (`crate::resources::ndk`).
+    fn add_per_cpu(&self, context: &AdapterContext, cpu: usize) {
+        context.core.traffic.add(cpu, Way::Transmit, &self.traffic);
+        count_rdma_at(
+            &context.core.ndk,
+            cpu,
+            false,
+            self.rdma_frames,
+            self.rdma_bytes,
+        );
+    }
+}
 
 /// Sends a chain of NBLs NDIS handed over (`MiniportSendNetBufferLists`, the adapter running):
 /// each NBL's frames go onto the link or the NBL is held. The NBLs done are returned, each with
-/// its status, to be completed once the link's lock is released.
+/// its status, to be completed once the link's lock is released, with the clock read under the
+/// lock (the caller's drain starts from it).
 ///
-/// One acquisition of the link's lock for the whole chain (and one look at the processor
-/// number): the lock is what a frame costs most (issue 20's send-path bench), and the chain is
-/// NDIS's batch. Everything done under it returns at once: `NdisGetDataBuffer`, the classifier
+/// One acquisition of the link's lock for the whole chain, one look at the processor number and
+/// the clock, one reader's entry into the published classifier, one addition per counter: what
+/// a frame cost most besides its copy (issue 20's send-path bench), paid once for NDIS's batch.
+/// Everything done under the lock returns at once: `NdisGetDataBuffer`, the classifier
 /// (lock-free), counters.
 ///
 /// # Safety
 /// `chain` is a chain of valid NBLs NDIS handed to this miniport, owned by it until completed.
-pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> Chain {
+pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> (Chain, u64) {
     let mut done = Chain::default();
-    let mut sent = SentTally::default();
+    let mut counts = Counts::default();
     let mut s = context.link.state().lock();
-    // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released.
+    // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released; and no caller that
+    // took the lock before read a later time.
     let cpu = current_processor();
-    let mut nbl = chain;
-    while !nbl.is_null() {
-        // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
-        let next = unsafe { next_nbl(nbl) };
-        // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
-        unsafe { set_next(nbl, null_mut()) };
-        // SAFETY: as above; a fresh NBL starts at its first NB.
-        unsafe { set_progress(nbl, 0) };
-        // SAFETY: as above; its Next is NULL.
-        if let Some(status) = unsafe { send_or_hold(context, &mut s, cpu, &mut sent, nbl, false) } {
-            // SAFETY: as above; the status member is the miniport's to set before completion.
-            unsafe { set_status(nbl, ndis_status(status)) };
-            // SAFETY: as above.
-            unsafe { done.push(nbl) };
+    let now = now_ns();
+    context.classifier.read(|c| {
+        let pass = Pass {
+            context,
+            classifier: c,
+            now,
+            retry: false,
+        };
+        let mut nbl = chain;
+        while !nbl.is_null() {
+            // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
+            let next = unsafe { next_nbl(nbl) };
+            // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
+            unsafe { set_next(nbl, null_mut()) };
+            // SAFETY: as above; a fresh NBL starts at its first NB.
+            unsafe { set_progress(nbl, 0) };
+            // SAFETY: as above; its Next is NULL.
+            if let Some(status) = unsafe { pass.send_or_hold(&mut s, &mut counts, nbl) } {
+                // SAFETY: as above; the status member is the miniport's to set before completion.
+                unsafe { set_status(nbl, ndis_status(status)) };
+                // SAFETY: as above.
+                unsafe { done.push(nbl) };
+            }
+            nbl = next;
         }
-        nbl = next;
-    }
+    });
+    counts.add_per_cpu(context, cpu);
     drop(s);
-    context.core.stats.sent_tally(&sent);
-    done
+    context.core.stats.sent_tally(&counts.sent);
+    (done, now)
 }
 
-/// Sends the NBL's frames from its saved progress on, under the link's lock `s`, on processor
-/// `cpu`, counting what it sent in `sent`; `Some(status)` when it is done, `None` when it is held (a lossless queue is full, or
-/// older NBLs are held). `retry`: the NBL is the oldest of the held ring.
-///
-/// # Safety
-/// `nbl` is a valid NBL owned by the miniport, its Next NULL.
-unsafe fn send_or_hold(
-    context: &AdapterContext,
-    s: &mut State,
-    cpu: usize,
-    sent: &mut SentTally,
-    nbl: *mut NET_BUFFER_LIST,
+/// What every NBL of one pass shares: the adapter, the classifier read for the pass, the clock
+/// read under the link's lock, and whether the pass retries held NBLs.
+struct Pass<'a> {
+    context: &'a AdapterContext,
+    classifier: &'a Compiled,
+    now: u64,
+    /// The NBL is the oldest of its held ring.
     retry: bool,
-) -> Option<Status> {
-    // SAFETY: per the function contract.
-    let meta = unsafe { meta_of(nbl) };
-    // SAFETY: as above.
-    let start = unsafe { progress(nbl) };
-    let mut status = Status::Success;
-    // SAFETY: as above.
-    for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
-        // SAFETY: `nb` is a NET_BUFFER of the NBL.
-        let length = unsafe { nb_length(nb) };
-        let Some(len) = frame_length(length) else {
-            context.core.stats.send_error();
-            status = Status::InvalidLength;
-            continue;
-        };
-        // The frame is read once, straight into a transmit buffer, and classified there.
-        // SAFETY: as above; the NB holds `len` bytes (its DataLength).
-        let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
-        let full = match context.link.read_frame(s, len, fill) {
-            Read::Slot(slot) => {
-                let end = TAG_ROOM.saturating_add(len.min(HEADER_BYTES));
-                // SAFETY: the buffer is ours (read, not queued or given back yet), and the
-                // header is last used before either.
-                let header = unsafe { context.link.frame(slot, TAG_ROOM..end) };
-                let d = context
-                    .classifier
-                    .read(|c| c.classify_header(header, &meta));
-                let to = header
-                    .get(..6)
-                    .and_then(|d| <[u8; 6]>::try_from(d).ok())
-                    .map_or(Destination::Directed, Destination::of);
-                let priority = d.priority;
-                // A new NBL waits behind the ones already held on its priority (their order).
-                if !retry && s.has_held(priority) {
-                    s.unread(slot);
-                    Some(priority)
-                } else {
-                    match context.link.queue_read(s, slot, len, priority, d.tag) {
-                        Queued::Yes(len) => {
-                            let traffic = &context.core.traffic;
-                            traffic.count(
-                                cpu,
-                                Way::Transmit,
-                                priority,
-                                d.tc,
-                                u64::try_from(len).unwrap_or(0),
-                            );
-                            traffic.header(cpu, Way::Transmit, d.frame);
-                            if d.is_rdma {
-                                count_rdma(&context.core.ndk, false, len);
+}
+
+impl Pass<'_> {
+    /// Sends the NBL's frames from its saved progress on, under the link's lock `s`, counting what
+    /// it sent in `counts`; `Some(status)` when it is done, `None` when it is held (a lossless
+    /// queue is full, or older NBLs are held).
+    ///
+    /// # Safety
+    /// `nbl` is a valid NBL owned by the miniport, its Next NULL.
+    unsafe fn send_or_hold(
+        &self,
+        s: &mut State,
+        counts: &mut Counts,
+        nbl: *mut NET_BUFFER_LIST,
+    ) -> Option<Status> {
+        let Self {
+            context,
+            classifier,
+            now,
+            retry,
+        } = *self;
+        // SAFETY: per the function contract.
+        let meta = unsafe { meta_of(nbl) };
+        // SAFETY: as above.
+        let start = unsafe { progress(nbl) };
+        let mut status = Status::Success;
+        // SAFETY: as above.
+        for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
+            // SAFETY: `nb` is a NET_BUFFER of the NBL.
+            let length = unsafe { nb_length(nb) };
+            let Some(len) = frame_length(length) else {
+                context.core.stats.send_error();
+                status = Status::InvalidLength;
+                continue;
+            };
+            // The frame is read once, straight into a transmit buffer, and classified there.
+            // SAFETY: as above; the NB holds `len` bytes (its DataLength).
+            let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
+            let full = match context.link.read_frame(s, len, fill) {
+                Read::Slot(slot) => {
+                    let end = TAG_ROOM.saturating_add(len.min(HEADER_BYTES));
+                    // SAFETY: the buffer is ours (read, not queued or given back yet), and the
+                    // header is last used before either.
+                    let header = unsafe { context.link.frame(slot, TAG_ROOM..end) };
+                    let d = classifier.classify_header(header, &meta);
+                    let to = header
+                        .get(..6)
+                        .and_then(|d| <[u8; 6]>::try_from(d).ok())
+                        .map_or(Destination::Directed, Destination::of);
+                    let priority = d.priority;
+                    // A new NBL waits behind the ones already held on its priority (their order).
+                    if !retry && s.has_held(priority) {
+                        s.unread(slot);
+                        Some(priority)
+                    } else {
+                        match context.link.queue_read(s, slot, len, priority, d.tag, now) {
+                            Queued::Yes(len) => {
+                                counts.frame(to, length, len, &d);
+                                None
                             }
-                            sent.count(to, u64::from(length));
-                            None
+                            Queued::Full => Some(priority),
+                            Queued::Dropped => {
+                                context.core.stats.send_error();
+                                status = Status::InvalidLength;
+                                None
+                            }
                         }
-                        Queued::Full => Some(priority),
-                        Queued::Dropped => {
+                    }
+                }
+                Read::Unreadable => {
+                    context.core.stats.send_error();
+                    status = Status::InvalidLength;
+                    None
+                }
+                Read::NoBuffer => {
+                    // Every transmit buffer is in use: the frame waits for one on its priority,
+                    // which only its header tells.
+                    let mut storage = [0u8; HEADER_BYTES];
+                    // SAFETY: as above; the header is last used here, while the NBL is ours.
+                    match unsafe { header(nb, length, &mut storage) } {
+                        Some((_, header)) => {
+                            Some(classifier.classify_header(header, &meta).priority)
+                        }
+                        None => {
                             context.core.stats.send_error();
                             status = Status::InvalidLength;
                             None
                         }
                     }
                 }
-            }
-            Read::Unreadable => {
-                context.core.stats.send_error();
-                status = Status::InvalidLength;
-                None
-            }
-            Read::NoBuffer => {
-                // Every transmit buffer is in use: the frame waits for one on its priority,
-                // which only its header tells.
-                let mut storage = [0u8; HEADER_BYTES];
-                // SAFETY: as above; the header is last used here, while the NBL is ours.
-                match unsafe { header(nb, length, &mut storage) } {
-                    Some((_, header)) => Some(
-                        context
-                            .classifier
-                            .read(|c| c.classify_header(header, &meta))
-                            .priority,
-                    ),
-                    None => {
-                        context.core.stats.send_error();
-                        status = Status::InvalidLength;
-                        None
-                    }
+            };
+            if let Some(priority) = full {
+                // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
+                // held: once the lock is released, a MiniportCancelSend or a retry on another CPU
+                // may take it.
+                // SAFETY: as above; the NBL is still ours (not completed).
+                unsafe { set_progress(nbl, index) };
+                if !retry && !s.hold(priority, nbl as usize) {
+                    return Some(Status::Resources);
                 }
+                return None;
             }
-        };
-        if let Some(priority) = full {
-            // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
-            // held: once the lock is released, a MiniportCancelSend or a retry on another CPU
-            // may take it.
-            // SAFETY: as above; the NBL is still ours (not completed).
-            unsafe { set_progress(nbl, index) };
-            if !retry && !s.hold(priority, nbl as usize) {
-                return Some(Status::Resources);
-            }
-            return None;
         }
+        Some(status)
     }
-    Some(status)
 }
 
 /// Retries the held NBLs, oldest first on each priority, completing each that got all its
@@ -195,34 +249,46 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
     // after the lock is released.
     loop {
         let mut done = Chain::default();
-        let mut sent = SentTally::default();
+        let mut counts = Counts::default();
         {
             let mut s = context.link.state().lock();
             let cpu = current_processor();
-            let mut stuck = 0u8;
-            loop {
-                let first = (0..8u8)
-                    .filter(|&p| stuck & (1 << p) == 0 && s.has_room(p))
-                    .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)));
-                let Some((priority, first)) = first else {
-                    break;
+            // The clock only for a pass that may queue (the drain asks for a pass only when
+            // NBLs are held; other callers ask after each frame they deliver).
+            let now = if s.any_held() { now_ns() } else { 0 };
+            context.classifier.read(|c| {
+                let pass = Pass {
+                    context,
+                    classifier: c,
+                    now,
+                    retry: true,
                 };
-                let nbl = first as *mut NET_BUFFER_LIST;
-                // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
-                let Some(status) =
-                    (unsafe { send_or_hold(context, &mut s, cpu, &mut sent, nbl, true) })
-                else {
-                    stuck |= 1 << priority;
-                    continue;
-                };
-                let _ = s.pop_held(priority);
-                // SAFETY: as above.
-                unsafe { set_status(nbl, ndis_status(status)) };
-                // SAFETY: as above; out of the held ring, its Next is NULL.
-                unsafe { done.push(nbl) };
-            }
+                let mut stuck = 0u8;
+                loop {
+                    let first = (0..8u8)
+                        .filter(|&p| stuck & (1 << p) == 0 && s.has_room(p))
+                        .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)));
+                    let Some((priority, first)) = first else {
+                        break;
+                    };
+                    let nbl = first as *mut NET_BUFFER_LIST;
+                    // SAFETY: a held NBL is owned by the miniport until completed here or at
+                    // pause.
+                    let Some(status) = (unsafe { pass.send_or_hold(&mut s, &mut counts, nbl) })
+                    else {
+                        stuck |= 1 << priority;
+                        continue;
+                    };
+                    let _ = s.pop_held(priority);
+                    // SAFETY: as above.
+                    unsafe { set_status(nbl, ndis_status(status)) };
+                    // SAFETY: as above; out of the held ring, its Next is NULL.
+                    unsafe { done.push(nbl) };
+                }
+            });
+            counts.add_per_cpu(context, cpu);
         }
-        context.core.stats.sent_tally(&sent);
+        context.core.stats.sent_tally(&counts.sent);
         // SAFETY: completed once, now that they left the held ring.
         unsafe { done.complete(context.handle, at_dispatch) };
         if !context.link.end_retry() {

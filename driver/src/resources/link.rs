@@ -287,6 +287,15 @@ impl State {
         self.put_slot(slot);
     }
 
+    /// Posts the frame in transmit buffer `slot` ([`LinkShell::post`]).
+    fn post(&mut self, slot: u16, at_ns: u64) -> bool {
+        if self.outbox.push(slot, at_ns) {
+            return true;
+        }
+        self.put_slot(slot);
+        false
+    }
+
     fn put_slot(&mut self, slot: u16) {
         if let Some(s) = self.free.get_mut(self.free_len) {
             *s = slot;
@@ -328,6 +337,16 @@ impl State {
             }
             *ring = kept;
         }
+    }
+
+    /// Whether NBLs are held on any priority: a pass over them ([`retry_held`]) has something
+    /// to do. Read under the lock that made room (a frame dequeued, a buffer given back), it
+    /// sees every NBL held before; one held later was held by a caller that saw that room and
+    /// makes its own pass.
+    ///
+    /// [`retry_held`]: crate::perform::held::retry_held
+    pub fn any_held(&self) -> bool {
+        self.held.iter().any(|r| r.len > 0)
     }
 
     /// Whether NBLs are held on `priority`.
@@ -577,12 +596,14 @@ impl LinkShell {
     }
 
     /// Gives the transmit buffers of `sent` back once their frames have been delivered, under
-    /// one acquisition of the lock.
-    pub fn release_sent(&self, sent: &[Sent]) {
+    /// one acquisition of the lock; whether NBLs are held ([`State::any_held`], read under it:
+    /// the caller retries them only then).
+    pub fn release_sent(&self, sent: &[Sent]) -> bool {
         let mut s = self.state().lock();
         for frame in sent {
             s.put_slot(frame.slot);
         }
+        s.any_held()
     }
 
     /// Gives transmit buffer `slot` back once its frame has been delivered.
@@ -595,11 +616,21 @@ impl LinkShell {
     /// be posted.
     pub fn post(&self, slot: u16, at_ns: u64) -> bool {
         let mut s = self.state().lock();
-        if s.outbox.push(slot, at_ns) {
-            return true;
+        s.post(slot, at_ns)
+    }
+
+    /// Posts the frames of `sent` ([`LinkShell::post`] each, in order) under one acquisition of
+    /// the lock: how many could not be posted (their buffers are released), and whether NBLs
+    /// are held ([`State::any_held`]).
+    pub fn post_sent(&self, sent: &[Sent]) -> (usize, bool) {
+        let mut s = self.state().lock();
+        let mut lost = 0usize;
+        for frame in sent {
+            if !s.post(frame.slot, frame.at_ns) {
+                lost = lost.saturating_add(1);
+            }
         }
-        s.put_slot(slot);
-        false
+        (lost, s.any_held())
     }
 
     /// Copies `frame` (a PFC frame, not queued) into a free transmit buffer and posts it;
@@ -713,7 +744,8 @@ impl LinkShell {
 
     /// Queues the frame of `len` bytes that [`LinkShell::read_frame`] put in buffer `slot` on
     /// `priority`, tagged in place as `tag` says. The buffer goes back to the free list unless
-    /// the frame is queued. The caller holds the state lock.
+    /// the frame is queued. The caller holds the state lock, and read the clock (`now`) in this
+    /// entry point: a frame queued on an idle link starts a backlog that cannot start earlier.
     pub fn queue_read(
         &self,
         state: &mut State,
@@ -721,13 +753,14 @@ impl LinkShell {
         len: usize,
         priority: u8,
         tag: TagAction,
+        now: u64,
     ) -> Queued {
         if !state.has_room(priority) {
             state.put_slot(slot);
             return Queued::Full;
         }
-        if state.link.queued_frames() == 0 {
-            state.ready_ns = now_ns();
+        if state.link.is_idle() {
+            state.ready_ns = now;
         }
         let written = self
             .buffers
