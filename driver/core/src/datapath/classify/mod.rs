@@ -274,7 +274,21 @@ impl Table {
     /// of its length on the way.
     #[inline(always)]
     fn get(&self, key: u32) -> Option<Entry> {
-        let mut at = Self::home(key);
+        // The first probe in line: with at most a quarter of the slots used it is almost always
+        // the last (an empty slot or the key).
+        let home = Self::home(key);
+        let slot = self.slots.get(home % SLOTS)?;
+        let entry = slot.entry?;
+        if slot.key == key {
+            return Some(entry);
+        }
+        self.probe(key, home.wrapping_add(1))
+    }
+
+    /// [`Table::get`] past its first probe, from slot `at` on: out of line (rare).
+    #[cold]
+    #[inline(never)]
+    fn probe(&self, key: u32, mut at: usize) -> Option<Entry> {
         // At most half the slots are used, so the walk meets an empty slot long before SLOTS.
         for _ in 0..SLOTS {
             let slot = self.slots.get(at % SLOTS)?;
