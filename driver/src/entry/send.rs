@@ -24,7 +24,7 @@ use dcbndk_core::status::Status;
 
 use crate::context::{AdapterContext, context};
 use crate::perform::direct::Direct;
-use crate::perform::drain::{drain, drain_at, retry_soon};
+use crate::perform::drain::{drain, retry_soon};
 use crate::perform::held::send_chain;
 use crate::resources::nbl::{Chain, net_buffers, next_nbl, set_next, set_status};
 use crate::resources::status::ndis_status;
@@ -73,9 +73,8 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
         return;
     }
     // SAFETY: NDIS's chain, ours until completed.
-    let (done, now) = unsafe { send_chain(context, chain) };
-    // From the clock the chain was queued at (read under the link's lock): one read per call.
-    drain_at::<Direct>(context, at_dispatch, now);
+    let done = unsafe { send_chain(context, chain) };
+    drain::<Direct>(context, at_dispatch);
     // SAFETY: NBLs NDIS handed over, each with its status, completed once; the held ones are not
     // in this chain.
     unsafe { done.complete(context.handle, at_dispatch) };

@@ -12,11 +12,13 @@ use super::held::retry_held;
 use super::post::Wire;
 use super::rdma::refill;
 use crate::context::AdapterContext;
-use crate::resources::link::{Sent, State};
+use crate::resources::link::Sent;
 use crate::resources::timer::now_ns;
 
-/// Frames [`drain`] takes off the link per acquisition of its lock (256 bytes of stack).
-const BATCH: usize = 16;
+/// Frames [`drain`] takes off the link per acquisition of its lock (128 bytes of stack: the
+/// batch is on the stack of a peer's receive path when that drains under a delivery, `cargo
+/// xtask pe`'s dev budget).
+const BATCH: usize = 8;
 
 /// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
 /// sent here: the caller passes what this returns to [`reconfigured`] once the parameter sets
@@ -96,24 +98,22 @@ pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
     drain_at::<W>(context, at_dispatch, now_ns());
 }
 
-/// [`drain`] up to `now`, a time the caller read from the clock in this entry point (the send
-/// path reads it under the link's lock, with the chain it queues) or an earlier one: a PFC
-/// frame that arrived within the last clock tick stops the link at its own arrival time, not
-/// at the end of the tick.
+/// [`drain`] up to `now`, the clock read by the caller or an earlier time (one clock read per
+/// drain): a PFC frame that arrived within the last clock tick stops the link at its own
+/// arrival time, not at the end of the tick.
 ///
 /// Each batch costs one acquisition of the link's lock to take its frames and one to give their
 /// buffers back (the lock is what a frame costs most after its copy: issue 20's send-path
-/// bench); the held NBLs are retried only when some are held, as both acquisitions see; and the
-/// last look, which finds nothing more due, also computes when the timer is due, so that a
-/// drain that retried, refilled and refreshed nothing arms it without a further look.
-pub fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) {
-    let tail = loop {
+/// bench), and the held NBLs are retried only when some are held, as the acquisition that made
+/// room sees (a pass over them is an acquisition more, on a path that almost never holds one).
+fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) {
+    let held = loop {
         // Up to BATCH frames per acquisition of the link's lock, delivered together. Held NBLs
         // are retried after each batch, so frames refilled from them join the backlog at most
         // BATCH frames later than one by one: a queue holds 32.
         let mut batch = [Sent::default(); BATCH];
         let mut n = 0;
-        let mut tail = None;
+        let mut held = false;
         {
             let mut s = context.link.state().lock();
             while let Some(place) = batch.get_mut(n) {
@@ -136,63 +136,53 @@ pub fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) 
                 n = n.saturating_add(1);
             }
             if n == 0 {
-                // Caught up: what is left to do, seen under this acquisition.
-                let held = s.any_held();
-                let refresh = s.link.rx_poll(now);
-                tail = Some((held, refresh, next_event(&mut s, now)));
+                // Caught up: whether NBLs wait, seen under this acquisition.
+                held = s.any_held();
             }
         }
         let Some(sent) = batch.get(..n).filter(|b| !b.is_empty()) else {
-            break tail;
+            break held;
         };
         // The buffers stay off the free list (ours) until their frames have been delivered.
         if W::transmit_sent(context, sent, at_dispatch) {
             retry_held(context, at_dispatch);
         }
         if W::OUTSIDE_DELIVERY {
-            let _refilled = refill(context);
+            refill(context);
         }
-    };
-    let Some((held, refresh, next)) = tail else {
-        return;
     };
     if held {
         retry_held(context, at_dispatch);
     }
-    let refilled = W::OUTSIDE_DELIVERY && refill(context);
-    let refreshed = refresh.is_some();
+    if W::OUTSIDE_DELIVERY {
+        refill(context);
+    }
+    let refresh = context.link.state().lock().link.rx_poll(now);
     if let Some(request) = refresh {
         send_pfc::<W>(context, request, at_dispatch, now);
     }
-    if held || refilled || refreshed {
-        // The link changed since the last look (or may have, under the PFC frame's delivery).
-        rearm(context, now);
-    } else if let Some(next_ns) = next {
-        arm(context, next_ns);
-    }
+    rearm(context, now);
 }
 
 /// Arms the timer at the link's next event after `now`: a queued frame's turn, a pause ending,
 /// or the refresh of an XOFF in force.
 pub fn rearm(context: &AdapterContext, now: u64) {
-    let next = next_event(&mut context.link.state().lock(), now);
+    let next = {
+        let mut s = context.link.state().lock();
+        // Caught up to now: what did not start by now (paused, or refilled too late) starts
+        // no earlier than now.
+        s.ready_ns = s.ready_ns.max(now);
+        // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
+        let refresh = s
+            .xoff_sent
+            .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
+        match (s.link.next_event_ns(now), refresh) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    };
     if let Some(next_ns) = next {
         arm(context, next_ns);
-    }
-}
-
-/// When the timer is due after `now` ([`rearm`]), under the link's lock.
-fn next_event(s: &mut State, now: u64) -> Option<u64> {
-    // Caught up to now: what did not start by now (paused, or refilled too late) starts no
-    // earlier than now.
-    s.ready_ns = s.ready_ns.max(now);
-    // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
-    let refresh = s
-        .xoff_sent
-        .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
-    match (s.link.next_event_ns(now), refresh) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 

@@ -4,39 +4,30 @@
 //! [`complete_held`] (pause and halt). The send entry point (`crate::entry::send`) and the
 //! link's drain (`super::drain`) share this.
 
-use dcbndk_core::adapter::stats::{Destination, SentTally};
-use dcbndk_core::adapter::traffic::{Tally, Way};
-use dcbndk_core::datapath::classify::{Compiled, Decision, TAG_ROOM};
+use dcbndk_core::adapter::stats::Destination;
+use dcbndk_core::adapter::traffic::Way;
+use dcbndk_core::datapath::classify::{Compiled, Decision, Meta, TAG_ROOM};
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 use dcbndk_core::status::Status;
 
 use core::ptr::null_mut;
 
 use crate::context::AdapterContext;
-use crate::resources::link::{Queued, Read, State};
+use crate::resources::link::{Queued, Read, SendTally, State};
 use crate::resources::nbl::{
     Chain, copy_frame, frame_length, header, meta_of, nb_length, net_buffers, next_nbl, progress,
     set_next, set_progress, set_status,
 };
 use crate::resources::ndk::{count_rdma_at, current_processor};
 use crate::resources::status::ndis_status;
-use crate::resources::timer::now_ns;
 use ndis_sys::nbl::NET_BUFFER_LIST;
 
-/// What the frames of one pass (a chain, a retry pass) add to the counters, counted in plain
-/// memory frame by frame and added once per pass: the per-CPU counters (traffic, RDMA) under
-/// the link's lock, on its CPU, the adapter's send counters after it. Counted frame by frame
-/// with atomic adds, they cost four to six locked read-modify-writes per frame (issue 20's
-/// send-path bench); counted here, one per counter a pass moved.
-#[derive(Default)]
-struct Counts {
-    sent: SentTally,
-    traffic: Tally,
-    rdma_frames: u64,
-    rdma_bytes: u64,
-}
-
-impl Counts {
+/// Counting what a pass over NBLs (a chain, a retry pass) sends, in the link state's
+/// [`SendTally`] under its lock, frame by frame in plain memory; the counters are added once per
+/// pass, still under the lock (the per-CPU ones then go to the CPU the pass runs on). Counted
+/// frame by frame with atomic adds, they cost four to six locked read-modify-writes per frame
+/// (issue 20's send-path bench); counted here, one per counter a pass moved.
+impl SendTally {
     /// A frame of `len` bytes (as queued, tag included; `length` as NDIS gave it) sent to `to`
     /// with decision `d`.
     fn frame(&mut self, to: Destination, length: u32, len: usize, d: &Decision) {
@@ -50,9 +41,10 @@ impl Counts {
         self.sent.count(to, u64::from(length));
     }
 
-    /// Adds the per-CPU counters to processor `cpu`'s blocks: the caller holds the link's lock,
-    /// so it runs at DISPATCH_LEVEL on that processor (`crate::resources::ndk`).
-    fn add_per_cpu(&self, context: &AdapterContext, cpu: usize) {
+    /// Adds what was counted to the adapter's counters, those per CPU to processor `cpu`'s
+    /// blocks (the caller holds the link's lock, so it runs at DISPATCH_LEVEL on that
+    /// processor: `crate::resources::ndk`), and starts again from zero.
+    fn add_to(&mut self, context: &AdapterContext, cpu: usize) {
         context.core.traffic.add(cpu, Way::Transmit, &self.traffic);
         count_rdma_at(
             &context.core.ndk,
@@ -61,93 +53,84 @@ impl Counts {
             self.rdma_frames,
             self.rdma_bytes,
         );
+        context.core.stats.sent_tally(&self.sent);
+        *self = Self::ZERO;
     }
 }
 
 /// Sends a chain of NBLs NDIS handed over (`MiniportSendNetBufferLists`, the adapter running):
 /// each NBL's frames go onto the link or the NBL is held. The NBLs done are returned, each with
-/// its status, to be completed once the link's lock is released, with the clock read under the
-/// lock (the caller's drain starts from it).
+/// its status, to be completed once the link's lock is released.
 ///
-/// One acquisition of the link's lock for the whole chain, one look at the processor number and
-/// the clock, one reader's entry into the published classifier, one addition per counter: what
-/// a frame cost most besides its copy (issue 20's send-path bench), paid once for NDIS's batch.
-/// Everything done under the lock returns at once: `NdisGetDataBuffer`, the classifier
-/// (lock-free), counters.
+/// One acquisition of the link's lock for the whole chain, one look at the processor number,
+/// one reader's entry into the published classifier (`Published::reader`), one addition per
+/// counter: what a frame cost most besides its copy (issue 20's send-path bench), paid once for
+/// NDIS's batch. Everything done under the lock returns at once: `NdisGetDataBuffer`, the
+/// classifier (lock-free), counters.
 ///
 /// # Safety
 /// `chain` is a chain of valid NBLs NDIS handed to this miniport, owned by it until completed.
-pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> (Chain, u64) {
+pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> Chain {
     let mut done = Chain::default();
-    let mut counts = Counts::default();
     let mut s = context.link.state().lock();
-    // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released; and no caller that
-    // took the lock before read a later time.
+    // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released.
     let cpu = current_processor();
-    let now = now_ns();
-    context.classifier.read(|c| {
-        let pass = Pass {
-            context,
-            classifier: c,
-            now,
-            retry: false,
-        };
-        let mut nbl = chain;
-        while !nbl.is_null() {
-            // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
-            let next = unsafe { next_nbl(nbl) };
-            // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
-            unsafe { set_next(nbl, null_mut()) };
-            // SAFETY: as above; a fresh NBL starts at its first NB.
-            unsafe { set_progress(nbl, 0) };
-            // SAFETY: as above; its Next is NULL.
-            if let Some(status) = unsafe { pass.send_or_hold(&mut s, &mut counts, nbl) } {
-                // SAFETY: as above; the status member is the miniport's to set before completion.
-                unsafe { set_status(nbl, ndis_status(status)) };
-                // SAFETY: as above.
-                unsafe { done.push(nbl) };
-            }
-            nbl = next;
+    let classifier = context.classifier.reader();
+    let pass = Pass {
+        context,
+        classifier: &classifier,
+        retry: false,
+    };
+    let mut nbl = chain;
+    while !nbl.is_null() {
+        // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
+        let next = unsafe { next_nbl(nbl) };
+        // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
+        unsafe { set_next(nbl, null_mut()) };
+        // SAFETY: as above; a fresh NBL starts at its first NB.
+        unsafe { set_progress(nbl, 0) };
+        // SAFETY: as above; its Next is NULL.
+        if let Some(status) = unsafe { pass.send_or_hold(&mut s, nbl) } {
+            // SAFETY: as above; the status member is the miniport's to set before completion.
+            unsafe { set_status(nbl, ndis_status(status)) };
+            // SAFETY: as above.
+            unsafe { done.push(nbl) };
         }
-    });
-    counts.add_per_cpu(context, cpu);
+        nbl = next;
+    }
+    drop(classifier);
+    s.tally.add_to(context, cpu);
     drop(s);
-    context.core.stats.sent_tally(&counts.sent);
-    (done, now)
+    done
 }
 
-/// What every NBL of one pass shares: the adapter, the classifier read for the pass, the clock
-/// read under the link's lock, and whether the pass retries held NBLs.
+/// What every NBL of one pass shares: the adapter, the classifier read for the pass, and
+/// whether the pass retries held NBLs.
 struct Pass<'a> {
     context: &'a AdapterContext,
     classifier: &'a Compiled,
-    now: u64,
     /// The NBL is the oldest of its held ring.
     retry: bool,
 }
 
 impl Pass<'_> {
     /// Sends the NBL's frames from its saved progress on, under the link's lock `s`, counting what
-    /// it sent in `counts`; `Some(status)` when it is done, `None` when it is held (a lossless
+    /// it sent in `s.tally`; `Some(status)` when it is done, `None` when it is held (a lossless
     /// queue is full, or older NBLs are held).
     ///
-    /// Inlined into its two loops (a chain, a retry pass): what it sets up for every NBL (the
-    /// addresses in the classifier, the link, the counters), about fifty instructions, is then
-    /// set up once per loop (issue 20's send-path bench: an NBL is usually one frame).
+    /// Inlined into its two loops (a chain, a retry pass) in an optimized build: what it sets up
+    /// for every NBL (the addresses in the classifier, the link, the counters), about fifty
+    /// instructions, is then set up once per loop (issue 20's send-path bench: an NBL is
+    /// usually one frame). Not in a debug build, where inlining would add its locals to the
+    /// frames of the loops, one of which is on the deepest stack path (`cargo xtask pe`).
     ///
     /// # Safety
     /// `nbl` is a valid NBL owned by the miniport, its Next NULL.
-    #[inline(always)]
-    unsafe fn send_or_hold(
-        &self,
-        s: &mut State,
-        counts: &mut Counts,
-        nbl: *mut NET_BUFFER_LIST,
-    ) -> Option<Status> {
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn send_or_hold(&self, s: &mut State, nbl: *mut NET_BUFFER_LIST) -> Option<Status> {
         let Self {
             context,
             classifier,
-            now,
             retry,
         } = *self;
         // SAFETY: per the function contract.
@@ -173,7 +156,7 @@ impl Pass<'_> {
                     // SAFETY: the buffer is ours (read, not queued or given back yet), and the
                     // header is last used before either.
                     let header = unsafe { context.link.frame(slot, TAG_ROOM..end) };
-                    let d = classifier.classify_header(header, &meta);
+                    let d = classify(classifier, header, &meta);
                     let to = header
                         .get(..6)
                         .and_then(|d| <[u8; 6]>::try_from(d).ok())
@@ -184,9 +167,9 @@ impl Pass<'_> {
                         s.unread(slot);
                         Some(priority)
                     } else {
-                        match context.link.queue_read(s, slot, len, priority, d.tag, now) {
+                        match context.link.queue_read(s, slot, len, priority, d.tag) {
                             Queued::Yes(len) => {
-                                counts.frame(to, length, len, &d);
+                                s.tally.frame(to, length, len, &d);
                                 None
                             }
                             Queued::Full => Some(priority),
@@ -209,9 +192,7 @@ impl Pass<'_> {
                     let mut storage = [0u8; HEADER_BYTES];
                     // SAFETY: as above; the header is last used here, while the NBL is ours.
                     match unsafe { header(nb, length, &mut storage) } {
-                        Some((_, header)) => {
-                            Some(classifier.classify_header(header, &meta).priority)
-                        }
+                        Some((_, header)) => Some(classify(classifier, header, &meta).priority),
                         None => {
                             context.core.stats.send_error();
                             status = Status::InvalidLength;
@@ -236,6 +217,15 @@ impl Pass<'_> {
     }
 }
 
+/// `Compiled::classify_header`, whose inlined scan and decision make a large frame in a debug
+/// build: there it is a call of its own, below `send_or_hold`'s frame rather than in it, as
+/// the published classifier's reader closure kept it before (`cargo xtask pe`'s dev budget).
+/// An optimized build inlines it.
+#[cfg_attr(debug_assertions, inline(never))]
+fn classify(classifier: &Compiled, header: &[u8], meta: &Meta) -> Decision {
+    classifier.classify_header(header, meta)
+}
+
 /// Retries the held NBLs, oldest first on each priority, completing each that got all its
 /// frames on the link. One retrier at a time: a caller that finds a pass under way leaves it to
 /// that retrier, which makes another pass before it stops if one was asked for meanwhile (an
@@ -254,46 +244,38 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
     // after the lock is released.
     loop {
         let mut done = Chain::default();
-        let mut counts = Counts::default();
         {
             let mut s = context.link.state().lock();
             let cpu = current_processor();
-            // The clock only for a pass that may queue (the drain asks for a pass only when
-            // NBLs are held; other callers ask after each frame they deliver).
-            let now = if s.any_held() { now_ns() } else { 0 };
-            context.classifier.read(|c| {
-                let pass = Pass {
-                    context,
-                    classifier: c,
-                    now,
-                    retry: true,
+            let classifier = context.classifier.reader();
+            let pass = Pass {
+                context,
+                classifier: &classifier,
+                retry: true,
+            };
+            let mut stuck = 0u8;
+            loop {
+                let first = (0..8u8)
+                    .filter(|&p| stuck & (1 << p) == 0 && s.has_room(p))
+                    .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)));
+                let Some((priority, first)) = first else {
+                    break;
                 };
-                let mut stuck = 0u8;
-                loop {
-                    let first = (0..8u8)
-                        .filter(|&p| stuck & (1 << p) == 0 && s.has_room(p))
-                        .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)));
-                    let Some((priority, first)) = first else {
-                        break;
-                    };
-                    let nbl = first as *mut NET_BUFFER_LIST;
-                    // SAFETY: a held NBL is owned by the miniport until completed here or at
-                    // pause.
-                    let Some(status) = (unsafe { pass.send_or_hold(&mut s, &mut counts, nbl) })
-                    else {
-                        stuck |= 1 << priority;
-                        continue;
-                    };
-                    let _ = s.pop_held(priority);
-                    // SAFETY: as above.
-                    unsafe { set_status(nbl, ndis_status(status)) };
-                    // SAFETY: as above; out of the held ring, its Next is NULL.
-                    unsafe { done.push(nbl) };
-                }
-            });
-            counts.add_per_cpu(context, cpu);
+                let nbl = first as *mut NET_BUFFER_LIST;
+                // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
+                let Some(status) = (unsafe { pass.send_or_hold(&mut s, nbl) }) else {
+                    stuck |= 1 << priority;
+                    continue;
+                };
+                let _ = s.pop_held(priority);
+                // SAFETY: as above.
+                unsafe { set_status(nbl, ndis_status(status)) };
+                // SAFETY: as above; out of the held ring, its Next is NULL.
+                unsafe { done.push(nbl) };
+            }
+            drop(classifier);
+            s.tally.add_to(context, cpu);
         }
-        context.core.stats.sent_tally(&counts.sent);
         // SAFETY: completed once, now that they left the held ring.
         unsafe { done.complete(context.handle, at_dispatch) };
         if !context.link.end_retry() {

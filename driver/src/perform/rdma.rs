@@ -162,10 +162,7 @@ fn queue(
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
         return false;
     };
-    match context
-        .link
-        .queue_read(s, slot, len, d.priority, d.tag, now_ns())
-    {
+    match context.link.queue_read(s, slot, len, d.priority, d.tag) {
         Queued::Yes(on_wire) => {
             count_rdma(&context.core.ndk, false, on_wire);
             true
@@ -403,22 +400,18 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
 /// Queues what the open NDK adapters of `context` held back for room, or owe and have not
 /// framed yet (the link's drain calls it after each batch: room was made). A provider with
 /// neither is left alone: the drain runs on the send path, and every other reason to send
-/// arms the provider's timer. Whether a provider had something to frame (the link may have
-/// new frames: the drain then looks again before it arms its timer).
-pub fn refill(context: &AdapterContext) -> bool {
+/// arms the provider's timer.
+pub fn refill(context: &AdapterContext) {
     if context.ndk_ports.is_empty() {
-        return false;
+        return;
     }
-    let mut framed = false;
     context.ndk_ports.any(|owner| {
         let mut p = owner.provider.lock();
         if p.held_back || p.transmit_due {
             transmit(context, owner, &mut p);
-            framed = true;
         }
         false
     });
-    framed
 }
 
 /// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a

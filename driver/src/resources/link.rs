@@ -21,7 +21,8 @@ use core::cell::UnsafeCell;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use dcbndk_core::adapter::traffic::TrafficBlock;
+use dcbndk_core::adapter::stats::SentTally;
+use dcbndk_core::adapter::traffic::{Tally, TrafficBlock};
 use dcbndk_core::datapath::classify::{TAG_ROOM, TagAction, tag_in_place};
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
 
@@ -93,6 +94,35 @@ pub struct State {
     /// still in their transmit buffers, in the order sent: the hub delivers them when that
     /// delivery has returned.
     outbox: Outbox,
+    /// What the frames queued under the current acquisition of the lock add to the counters,
+    /// counted frame by frame and added to them before the lock is released
+    /// (`crate::perform::held`); kept here rather than on the send path's stack, which a retry
+    /// pass under a peer's receive path shares with it (`cargo xtask pe`'s dev budget).
+    pub tally: SendTally,
+}
+
+/// What a pass over NBLs (a chain, a retry pass) adds to the counters, counted in plain memory:
+/// the traffic per priority and TC, the RDMA frames and the adapter's send counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendTally {
+    /// The adapter's send counters by destination.
+    pub sent: SentTally,
+    /// The traffic counters.
+    pub traffic: Tally,
+    /// RDMA frames and their bytes.
+    pub rdma_frames: u64,
+    /// The RDMA frames' bytes.
+    pub rdma_bytes: u64,
+}
+
+impl SendTally {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        sent: SentTally::ZERO,
+        traffic: Tally::ZERO,
+        rdma_frames: 0,
+        rdma_bytes: 0,
+    };
 }
 
 /// Transmit buffers whose frames are on their way to the wire, oldest first, each with the time
@@ -202,6 +232,7 @@ impl State {
         xoff_sent: false,
         ready_ns: 0,
         outbox: Outbox::EMPTY,
+        tally: SendTally::ZERO,
     };
 
     /// Builds the state of an idle link of `bits_per_second` in place at `place`, every buffer
@@ -235,6 +266,7 @@ impl State {
             xoff_sent,
             ready_ns,
             outbox,
+            tally,
         } = self;
         link.reset(LinkConfig {
             rx: RxThresholds::for_link(RX_BUFFER_BYTES_TOTAL, bits_per_second, 100),
@@ -249,6 +281,7 @@ impl State {
         *xoff_sent = false;
         *ready_ns = 0;
         *outbox = Outbox::EMPTY;
+        *tally = SendTally::ZERO;
     }
 
     fn take_slot(&mut self) -> Option<u16> {
@@ -744,8 +777,7 @@ impl LinkShell {
 
     /// Queues the frame of `len` bytes that [`LinkShell::read_frame`] put in buffer `slot` on
     /// `priority`, tagged in place as `tag` says. The buffer goes back to the free list unless
-    /// the frame is queued. The caller holds the state lock, and read the clock (`now`) in this
-    /// entry point: a frame queued on an idle link starts a backlog that cannot start earlier.
+    /// the frame is queued. The caller holds the state lock.
     pub fn queue_read(
         &self,
         state: &mut State,
@@ -753,14 +785,13 @@ impl LinkShell {
         len: usize,
         priority: u8,
         tag: TagAction,
-        now: u64,
     ) -> Queued {
         if !state.has_room(priority) {
             state.put_slot(slot);
             return Queued::Full;
         }
         if state.link.is_idle() {
-            state.ready_ns = now;
+            state.ready_ns = now_ns();
         }
         let written = self
             .buffers

@@ -144,11 +144,10 @@ impl<'a> Traffic<'a> {
     }
 }
 
-/// The traffic of a batch of frames one way, counted in plain memory (the caller's stack) and
-/// then added to the per-CPU counters at once with [`Traffic::add`]: a frame costs four plain
-/// additions instead of four atomic read-modify-writes, which were a tenth of the send path's
-/// time per frame (issue 20's send-path bench), and a batch costs one atomic add per counter
-/// it moved. What [`Traffic::count`] and [`Traffic::header`] count, frame by frame, the same.
+/// The traffic of a batch of frames one way, counted in plain memory (the caller's) and then
+/// added to the per-CPU counters at once with [`Traffic::add`]: a frame costs four plain
+/// additions instead of four atomic read-modify-writes (issue 20's send-path bench), and a
+/// batch one atomic add per counter it moved. What [`Traffic::count`] and [`Traffic::header`] count, frame by frame, the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tally {
     /// Frames and bytes per priority (`2 * priority`, `2 * priority + 1`), then per TC (16 on):
@@ -159,6 +158,12 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        flows: [0; 4 * EIGHT],
+        bad: [0; 2],
+    };
+
     /// Counts one frame of `bytes` bytes under `priority` and `tc` (each taken modulo 8), as
     /// [`Traffic::count`].
     #[inline]
