@@ -220,8 +220,9 @@ impl Pass<'_> {
 /// `Compiled::classify_header`, whose inlined scan and decision make a large frame in a debug
 /// build: there it is a call of its own, below `send_or_hold`'s frame rather than in it, as
 /// the published classifier's reader closure kept it before (`cargo xtask pe`'s dev budget).
-/// An optimized build inlines it.
+/// An optimized build inlines it (a call returns the decision through memory).
 #[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn classify(classifier: &Compiled, header: &[u8], meta: &Meta) -> Decision {
     classifier.classify_header(header, meta)
 }
