@@ -85,6 +85,9 @@ pub struct State {
     frames: [(u16, u16); TX_SLOTS],
     /// Per priority: NBLs waiting for room on that priority's queue, oldest first.
     held: [Ring; 8],
+    /// The priorities whose ring is not empty: the send path's test per frame and the drain's
+    /// per batch read one byte, not a ring's length each in a line of its own.
+    held_mask: u8,
     /// An XOFF is in force (sent, no XON since): the timer refreshes it.
     pub xoff_sent: bool,
     /// When the current backlog began (the clock at the enqueue into an empty link): no frame
@@ -229,6 +232,7 @@ impl State {
         free_len: 0,
         frames: [(0, 0); TX_SLOTS],
         held: [Ring::EMPTY; 8],
+        held_mask: 0,
         xoff_sent: false,
         ready_ns: 0,
         outbox: Outbox::EMPTY,
@@ -263,6 +267,7 @@ impl State {
             free_len,
             frames,
             held,
+            held_mask,
             xoff_sent,
             ready_ns,
             outbox,
@@ -278,6 +283,7 @@ impl State {
         *free_len = TX_SLOTS;
         frames.fill((0, 0));
         held.fill(Ring::EMPTY);
+        *held_mask = 0;
         *xoff_sent = false;
         *ready_ns = 0;
         *outbox = Outbox::EMPTY;
@@ -338,9 +344,15 @@ impl State {
 
     /// Holds an NBL behind the others of `priority`; `false` when its ring is full.
     pub fn hold(&mut self, priority: u8, nbl: usize) -> bool {
-        self.held
-            .get_mut(usize::from(priority & 7))
-            .is_some_and(|r| r.push(nbl))
+        let p = priority & 7;
+        let held = self
+            .held
+            .get_mut(usize::from(p))
+            .is_some_and(|r| r.push(nbl));
+        if held {
+            self.held_mask |= 1 << p;
+        }
+        held
     }
 
     /// The oldest NBL held on `priority`.
@@ -350,7 +362,13 @@ impl State {
 
     /// Removes the oldest NBL held on `priority`.
     pub fn pop_held(&mut self, priority: u8) -> Option<usize> {
-        self.held.get_mut(usize::from(priority & 7))?.pop()
+        let p = priority & 7;
+        let ring = self.held.get_mut(usize::from(p))?;
+        let first = ring.pop();
+        if ring.len == 0 {
+            self.held_mask &= !(1 << p);
+        }
+        first
     }
 
     /// Takes out of every ring the held NBLs `matches` says to, keeping the others in order.
@@ -359,7 +377,8 @@ impl State {
         mut matches: impl FnMut(usize) -> bool,
         mut taken: impl FnMut(usize),
     ) {
-        for ring in &mut self.held {
+        let mut mask = 0u8;
+        for (p, ring) in self.held.iter_mut().enumerate() {
             let mut kept = Ring::EMPTY;
             while let Some(nbl) = ring.pop() {
                 if matches(nbl) {
@@ -369,7 +388,11 @@ impl State {
                 }
             }
             *ring = kept;
+            if ring.len > 0 {
+                mask |= 1u8.wrapping_shl(u32::try_from(p).unwrap_or(8));
+            }
         }
+        self.held_mask = mask;
     }
 
     /// Whether NBLs are held on any priority: a pass over them ([`retry_held`]) has something
@@ -379,14 +402,12 @@ impl State {
     ///
     /// [`retry_held`]: crate::perform::held::retry_held
     pub fn any_held(&self) -> bool {
-        self.held.iter().any(|r| r.len > 0)
+        self.held_mask != 0
     }
 
     /// Whether NBLs are held on `priority`.
     pub fn has_held(&self, priority: u8) -> bool {
-        self.held
-            .get(usize::from(priority & 7))
-            .is_some_and(|r| r.len > 0)
+        self.held_mask & (1 << (priority & 7)) != 0
     }
 
     /// A received frame of `bytes` bytes on `priority` entered the receive buffer (`Some`: send
