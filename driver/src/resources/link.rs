@@ -378,7 +378,7 @@ impl State {
         mut taken: impl FnMut(usize),
     ) {
         let mut mask = 0u8;
-        for (p, ring) in self.held.iter_mut().enumerate() {
+        for (p, ring) in (0u8..).zip(self.held.iter_mut()) {
             let mut kept = Ring::EMPTY;
             while let Some(nbl) = ring.pop() {
                 if matches(nbl) {
@@ -389,7 +389,7 @@ impl State {
             }
             *ring = kept;
             if ring.len > 0 {
-                mask |= 1u8.wrapping_shl(u32::try_from(p).unwrap_or(8));
+                mask |= 1 << (p & 7);
             }
         }
         self.held_mask = mask;
