@@ -99,7 +99,7 @@ fn arm_dcbx(context: &AdapterContext, at_ms: u64) {
 /// Builds the LLDPDU with TTL `ttl` in a free transmit buffer and sends it.
 fn transmit_lldpdu<W: Wire>(context: &AdapterContext, ttl: u16, at_dispatch: bool) {
     if let Some(sent) = build_lldpdu(context, ttl) {
-        W::transmit_sent(context, &[sent], at_dispatch);
+        let _held = W::transmit_sent(context, &[sent], at_dispatch);
     }
 }
 

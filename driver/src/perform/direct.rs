@@ -21,7 +21,7 @@ impl Wire for Direct {
         pump(from, at_dispatch);
     }
 
-    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) {
+    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool {
         // One walk over the ports for the whole batch: each peer receives the frames in the
         // order the link sent them.
         let me = core::ptr::from_ref(from).cast::<()>();
@@ -42,8 +42,9 @@ impl Wire for Direct {
             }
             wire::leave(port);
         }
-        from.link.release_sent(sent);
+        let held = from.link.release_sent(sent);
         pump(from, at_dispatch);
+        held
     }
 }
 

@@ -15,7 +15,9 @@ use crate::context::AdapterContext;
 use crate::resources::link::Sent;
 use crate::resources::timer::now_ns;
 
-/// Frames [`drain`] takes off the link per acquisition of its lock (128 bytes of stack).
+/// Frames [`drain`] takes off the link per acquisition of its lock (128 bytes of stack: the
+/// batch is on the stack of a peer's receive path when that drains under a delivery, `cargo
+/// xtask pe`'s dev budget).
 const BATCH: usize = 8;
 
 /// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
@@ -62,7 +64,7 @@ pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured, at_di
 /// A PFC frame from the peer (the receive path consumes it), arrived at `at_ns`: what the link
 /// sent before that goes first, then the enabled priorities pause from `at_ns`.
 pub fn pause<W: Wire>(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
-    drain_until::<W>(context, at_dispatch, at_ns);
+    drain_at::<W>(context, at_dispatch, at_ns.min(now_ns()));
     context
         .link
         .state()
@@ -93,20 +95,25 @@ pub fn send_pfc<W: Wire>(
 /// (or when the backlog began), as long as that is not later than now. Frames refilled from
 /// held NBLs on the way join the same backlog, as they would have on a real clock.
 pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
-    drain_until::<W>(context, at_dispatch, now_ns());
+    drain_at::<W>(context, at_dispatch, now_ns());
 }
 
-/// [`drain`] up to `until` (at most now): a PFC frame that arrived within the last clock tick
-/// stops the link at its own arrival time, not at the end of the tick.
-fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64) {
-    let now = until.min(now_ns());
-    loop {
-        // Up to BATCH frames per acquisition of the link's lock, delivered together: the lock
-        // is what a frame costs most (issue 20's send-path bench). Held NBLs are retried after
-        // each batch, so frames refilled from them join the backlog at most BATCH frames later
-        // than one by one: a queue holds 32.
+/// [`drain`] up to `now`, the clock read by the caller or an earlier time (one clock read per
+/// drain): a PFC frame that arrived within the last clock tick stops the link at its own
+/// arrival time, not at the end of the tick.
+///
+/// Each batch costs one acquisition of the link's lock to take its frames and one to give their
+/// buffers back (the lock is what a frame costs most after its copy: issue 20's send-path
+/// bench), and the held NBLs are retried only when some are held, as the acquisition that made
+/// room sees (a pass over them is an acquisition more, on a path that almost never holds one).
+fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) {
+    let held = loop {
+        // Up to BATCH frames per acquisition of the link's lock, delivered together. Held NBLs
+        // are retried after each batch, so frames refilled from them join the backlog at most
+        // BATCH frames later than one by one: a queue holds 32.
         let mut batch = [Sent::default(); BATCH];
         let mut n = 0;
+        let mut held = false;
         {
             let mut s = context.link.state().lock();
             while let Some(place) = batch.get_mut(n) {
@@ -128,18 +135,25 @@ fn drain_until<W: Wire>(context: &AdapterContext, at_dispatch: bool, until: u64)
                 *place = s.sent(sent.handle, sent.end_ns);
                 n = n.saturating_add(1);
             }
+            if n == 0 {
+                // Caught up: whether NBLs wait, seen under this acquisition.
+                held = s.any_held();
+            }
         }
         let Some(sent) = batch.get(..n).filter(|b| !b.is_empty()) else {
-            break;
+            break held;
         };
         // The buffers stay off the free list (ours) until their frames have been delivered.
-        W::transmit_sent(context, sent, at_dispatch);
-        retry_held(context, at_dispatch);
+        if W::transmit_sent(context, sent, at_dispatch) {
+            retry_held(context, at_dispatch);
+        }
         if W::OUTSIDE_DELIVERY {
             refill(context, u32::try_from(n).unwrap_or(u32::MAX));
         }
+    };
+    if held {
+        retry_held(context, at_dispatch);
     }
-    retry_held(context, at_dispatch);
     if W::OUTSIDE_DELIVERY {
         refill(context, 0);
     }

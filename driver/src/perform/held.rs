@@ -4,41 +4,83 @@
 //! [`complete_held`] (pause and halt). The send entry point (`crate::entry::send`) and the
 //! link's drain (`super::drain`) share this.
 
-use dcbndk_core::adapter::stats::{Destination, SentTally};
+use dcbndk_core::adapter::stats::Destination;
 use dcbndk_core::adapter::traffic::Way;
-use dcbndk_core::datapath::classify::TAG_ROOM;
+use dcbndk_core::datapath::classify::{Compiled, Decision, Meta, TAG_ROOM};
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 use dcbndk_core::status::Status;
 
 use core::ptr::null_mut;
 
 use crate::context::AdapterContext;
-use crate::resources::link::{Queued, Read, State};
+use crate::resources::link::{Queued, Read, SendTally, State};
 use crate::resources::nbl::{
     Chain, copy_frame, frame_length, header, meta_of, nb_length, net_buffers, next_nbl, progress,
     set_next, set_progress, set_status,
 };
-use crate::resources::ndk::{count_rdma, current_processor};
+use crate::resources::ndk::{count_rdma_at, current_processor};
 use crate::resources::status::ndis_status;
 use ndis_sys::nbl::NET_BUFFER_LIST;
+
+/// Counting what a pass over NBLs (a chain, a retry pass) sends, in the link state's
+/// [`SendTally`] under its lock, frame by frame in plain memory; the counters are added once per
+/// pass, still under the lock (the per-CPU ones then go to the CPU the pass runs on). Counted
+/// frame by frame with atomic adds, they cost four to six locked read-modify-writes per frame
+/// (issue 20's send-path bench); counted here, one per counter a pass moved.
+impl SendTally {
+    /// A frame of `len` bytes (as queued, tag included; `length` as NDIS gave it) sent to `to`
+    /// with decision `d`.
+    fn frame(&mut self, to: Destination, length: u32, len: usize, d: &Decision) {
+        let len = u64::try_from(len).unwrap_or(u64::MAX);
+        self.traffic.count(d.priority, d.tc, len);
+        self.traffic.header(d.frame);
+        if d.is_rdma {
+            self.rdma_frames = self.rdma_frames.wrapping_add(1);
+            self.rdma_bytes = self.rdma_bytes.wrapping_add(len);
+        }
+        self.sent.count(to, u64::from(length));
+    }
+
+    /// Adds what was counted to the adapter's counters, those per CPU to processor `cpu`'s
+    /// blocks (the caller holds the link's lock, so it runs at DISPATCH_LEVEL on that
+    /// processor: `crate::resources::ndk`), and starts again from zero.
+    fn add_to(&mut self, context: &AdapterContext, cpu: usize) {
+        context.core.traffic.add(cpu, Way::Transmit, &self.traffic);
+        count_rdma_at(
+            &context.core.ndk,
+            cpu,
+            false,
+            self.rdma_frames,
+            self.rdma_bytes,
+        );
+        context.core.stats.sent_tally(&self.sent);
+        *self = Self::ZERO;
+    }
+}
 
 /// Sends a chain of NBLs NDIS handed over (`MiniportSendNetBufferLists`, the adapter running):
 /// each NBL's frames go onto the link or the NBL is held. The NBLs done are returned, each with
 /// its status, to be completed once the link's lock is released.
 ///
-/// One acquisition of the link's lock for the whole chain (and one look at the processor
-/// number): the lock is what a frame costs most (issue 20's send-path bench), and the chain is
-/// NDIS's batch. Everything done under it returns at once: `NdisGetDataBuffer`, the classifier
-/// (lock-free), counters.
+/// One acquisition of the link's lock for the whole chain, one look at the processor number,
+/// one reader's entry into the published classifier (`Published::reader`), one addition per
+/// counter: what a frame cost most besides its copy (issue 20's send-path bench), paid once for
+/// NDIS's batch. Everything done under the lock returns at once: `NdisGetDataBuffer`, the
+/// classifier (lock-free), counters.
 ///
 /// # Safety
 /// `chain` is a chain of valid NBLs NDIS handed to this miniport, owned by it until completed.
 pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> Chain {
     let mut done = Chain::default();
-    let mut sent = SentTally::default();
     let mut s = context.link.state().lock();
     // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released.
     let cpu = current_processor();
+    let classifier = context.classifier.reader();
+    let pass = Pass {
+        context,
+        classifier: &classifier,
+        retry: false,
+    };
     let mut nbl = chain;
     while !nbl.is_null() {
         // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
@@ -48,7 +90,7 @@ pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) 
         // SAFETY: as above; a fresh NBL starts at its first NB.
         unsafe { set_progress(nbl, 0) };
         // SAFETY: as above; its Next is NULL.
-        if let Some(status) = unsafe { send_or_hold(context, &mut s, cpu, &mut sent, nbl, false) } {
+        if let Some(status) = unsafe { pass.send_or_hold(&mut s, nbl) } {
             // SAFETY: as above; the status member is the miniport's to set before completion.
             unsafe { set_status(nbl, ndis_status(status)) };
             // SAFETY: as above.
@@ -56,125 +98,133 @@ pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) 
         }
         nbl = next;
     }
+    drop(classifier);
+    s.tally.add_to(context, cpu);
     drop(s);
-    context.core.stats.sent_tally(&sent);
     done
 }
 
-/// Sends the NBL's frames from its saved progress on, under the link's lock `s`, on processor
-/// `cpu`, counting what it sent in `sent`; `Some(status)` when it is done, `None` when it is held (a lossless queue is full, or
-/// older NBLs are held). `retry`: the NBL is the oldest of the held ring.
-///
-/// # Safety
-/// `nbl` is a valid NBL owned by the miniport, its Next NULL.
-unsafe fn send_or_hold(
-    context: &AdapterContext,
-    s: &mut State,
-    cpu: usize,
-    sent: &mut SentTally,
-    nbl: *mut NET_BUFFER_LIST,
+/// What every NBL of one pass shares: the adapter, the classifier read for the pass, and
+/// whether the pass retries held NBLs.
+struct Pass<'a> {
+    context: &'a AdapterContext,
+    classifier: &'a Compiled,
+    /// The NBL is the oldest of its held ring.
     retry: bool,
-) -> Option<Status> {
-    // SAFETY: per the function contract.
-    let meta = unsafe { meta_of(nbl) };
-    // SAFETY: as above.
-    let start = unsafe { progress(nbl) };
-    let mut status = Status::Success;
-    // SAFETY: as above.
-    for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
-        // SAFETY: `nb` is a NET_BUFFER of the NBL.
-        let length = unsafe { nb_length(nb) };
-        let Some(len) = frame_length(length) else {
-            context.core.stats.send_error();
-            status = Status::InvalidLength;
-            continue;
-        };
-        // The frame is read once, straight into a transmit buffer, and classified there.
-        // SAFETY: as above; the NB holds `len` bytes (its DataLength).
-        let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
-        let full = match context.link.read_frame(s, len, fill) {
-            Read::Slot(slot) => {
-                let end = TAG_ROOM.saturating_add(len.min(HEADER_BYTES));
-                // SAFETY: the buffer is ours (read, not queued or given back yet), and the
-                // header is last used before either.
-                let header = unsafe { context.link.frame(slot, TAG_ROOM..end) };
-                let d = context
-                    .classifier
-                    .read(|c| c.classify_header(header, &meta));
-                let to = header
-                    .get(..6)
-                    .and_then(|d| <[u8; 6]>::try_from(d).ok())
-                    .map_or(Destination::Directed, Destination::of);
-                let priority = d.priority;
-                // A new NBL waits behind the ones already held on its priority (their order).
-                if !retry && s.has_held(priority) {
-                    s.unread(slot);
-                    Some(priority)
-                } else {
-                    match context.link.queue_read(s, slot, len, priority, d.tag) {
-                        Queued::Yes(len) => {
-                            let traffic = &context.core.traffic;
-                            traffic.count(
-                                cpu,
-                                Way::Transmit,
-                                priority,
-                                d.tc,
-                                u64::try_from(len).unwrap_or(0),
-                            );
-                            traffic.header(cpu, Way::Transmit, d.frame);
-                            if d.is_rdma {
-                                count_rdma(&context.core.ndk, false, len);
+}
+
+impl Pass<'_> {
+    /// Sends the NBL's frames from its saved progress on, under the link's lock `s`, counting what
+    /// it sent in `s.tally`; `Some(status)` when it is done, `None` when it is held (a lossless
+    /// queue is full, or older NBLs are held).
+    ///
+    /// Inlined into its two loops (a chain, a retry pass) in an optimized build: what it sets up
+    /// for every NBL (the addresses in the classifier, the link, the counters), about fifty
+    /// instructions, is then set up once per loop (issue 20's send-path bench: an NBL is
+    /// usually one frame). Not in a debug build, where inlining would add its locals to the
+    /// frames of the loops, one of which is on the deepest stack path (`cargo xtask pe`).
+    ///
+    /// # Safety
+    /// `nbl` is a valid NBL owned by the miniport, its Next NULL.
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    unsafe fn send_or_hold(&self, s: &mut State, nbl: *mut NET_BUFFER_LIST) -> Option<Status> {
+        let Self {
+            context,
+            classifier,
+            retry,
+        } = *self;
+        // SAFETY: per the function contract.
+        let meta = unsafe { meta_of(nbl) };
+        // SAFETY: as above.
+        let start = unsafe { progress(nbl) };
+        let mut status = Status::Success;
+        // SAFETY: as above.
+        for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
+            // SAFETY: `nb` is a NET_BUFFER of the NBL.
+            let length = unsafe { nb_length(nb) };
+            let Some(len) = frame_length(length) else {
+                context.core.stats.send_error();
+                status = Status::InvalidLength;
+                continue;
+            };
+            // The frame is read once, straight into a transmit buffer, and classified there.
+            // SAFETY: as above; the NB holds `len` bytes (its DataLength).
+            let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
+            let full = match context.link.read_frame(s, len, fill) {
+                Read::Slot(slot) => {
+                    let end = TAG_ROOM.saturating_add(len.min(HEADER_BYTES));
+                    // SAFETY: the buffer is ours (read, not queued or given back yet), and the
+                    // header is last used before either.
+                    let header = unsafe { context.link.frame(slot, TAG_ROOM..end) };
+                    let d = classify(classifier, header, &meta);
+                    let to = header
+                        .get(..6)
+                        .and_then(|d| <[u8; 6]>::try_from(d).ok())
+                        .map_or(Destination::Directed, Destination::of);
+                    let priority = d.priority;
+                    // A new NBL waits behind the ones already held on its priority (their order).
+                    if !retry && s.has_held(priority) {
+                        s.unread(slot);
+                        Some(priority)
+                    } else {
+                        match context.link.queue_read(s, slot, len, priority, d.tag) {
+                            Queued::Yes(len) => {
+                                s.tally.frame(to, length, len, &d);
+                                None
                             }
-                            sent.count(to, u64::from(length));
-                            None
+                            Queued::Full => Some(priority),
+                            Queued::Dropped => {
+                                context.core.stats.send_error();
+                                status = Status::InvalidLength;
+                                None
+                            }
                         }
-                        Queued::Full => Some(priority),
-                        Queued::Dropped => {
+                    }
+                }
+                Read::Unreadable => {
+                    context.core.stats.send_error();
+                    status = Status::InvalidLength;
+                    None
+                }
+                Read::NoBuffer => {
+                    // Every transmit buffer is in use: the frame waits for one on its priority,
+                    // which only its header tells.
+                    let mut storage = [0u8; HEADER_BYTES];
+                    // SAFETY: as above; the header is last used here, while the NBL is ours.
+                    match unsafe { header(nb, length, &mut storage) } {
+                        Some((_, header)) => Some(classify(classifier, header, &meta).priority),
+                        None => {
                             context.core.stats.send_error();
                             status = Status::InvalidLength;
                             None
                         }
                     }
                 }
-            }
-            Read::Unreadable => {
-                context.core.stats.send_error();
-                status = Status::InvalidLength;
-                None
-            }
-            Read::NoBuffer => {
-                // Every transmit buffer is in use: the frame waits for one on its priority,
-                // which only its header tells.
-                let mut storage = [0u8; HEADER_BYTES];
-                // SAFETY: as above; the header is last used here, while the NBL is ours.
-                match unsafe { header(nb, length, &mut storage) } {
-                    Some((_, header)) => Some(
-                        context
-                            .classifier
-                            .read(|c| c.classify_header(header, &meta))
-                            .priority,
-                    ),
-                    None => {
-                        context.core.stats.send_error();
-                        status = Status::InvalidLength;
-                        None
-                    }
+            };
+            if let Some(priority) = full {
+                // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
+                // held: once the lock is released, a MiniportCancelSend or a retry on another CPU
+                // may take it.
+                // SAFETY: as above; the NBL is still ours (not completed).
+                unsafe { set_progress(nbl, index) };
+                if !retry && !s.hold(priority, nbl as usize) {
+                    return Some(Status::Resources);
                 }
+                return None;
             }
-        };
-        if let Some(priority) = full {
-            // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
-            // held: once the lock is released, a MiniportCancelSend or a retry on another CPU
-            // may take it.
-            // SAFETY: as above; the NBL is still ours (not completed).
-            unsafe { set_progress(nbl, index) };
-            if !retry && !s.hold(priority, nbl as usize) {
-                return Some(Status::Resources);
-            }
-            return None;
         }
+        Some(status)
     }
-    Some(status)
+}
+
+/// `Compiled::classify_header`, whose inlined scan and decision make a large frame in a debug
+/// build: there it is a call of its own, below `send_or_hold`'s frame rather than in it, as
+/// the published classifier's reader closure kept it before (`cargo xtask pe`'s dev budget).
+/// An optimized build inlines it (a call returns the decision through memory).
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn classify(classifier: &Compiled, header: &[u8], meta: &Meta) -> Decision {
+    classifier.classify_header(header, meta)
 }
 
 /// Retries the held NBLs, oldest first on each priority, completing each that got all its
@@ -195,10 +245,15 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
     // after the lock is released.
     loop {
         let mut done = Chain::default();
-        let mut sent = SentTally::default();
         {
             let mut s = context.link.state().lock();
             let cpu = current_processor();
+            let classifier = context.classifier.reader();
+            let pass = Pass {
+                context,
+                classifier: &classifier,
+                retry: true,
+            };
             let mut stuck = 0u8;
             loop {
                 let first = (0..8u8)
@@ -209,9 +264,7 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
                 };
                 let nbl = first as *mut NET_BUFFER_LIST;
                 // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
-                let Some(status) =
-                    (unsafe { send_or_hold(context, &mut s, cpu, &mut sent, nbl, true) })
-                else {
+                let Some(status) = (unsafe { pass.send_or_hold(&mut s, nbl) }) else {
                     stuck |= 1 << priority;
                     continue;
                 };
@@ -221,8 +274,9 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
                 // SAFETY: as above; out of the held ring, its Next is NULL.
                 unsafe { done.push(nbl) };
             }
+            drop(classifier);
+            s.tally.add_to(context, cpu);
         }
-        context.core.stats.sent_tally(&sent);
         // SAFETY: completed once, now that they left the held ring.
         unsafe { done.complete(context.handle, at_dispatch) };
         if !context.link.end_retry() {

@@ -22,8 +22,9 @@ pub trait Wire {
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64);
     /// Puts frames already in `from`'s transmit buffers (off the free list, the caller's: the
     /// link dequeued them, or the caller built one) on the wire, in order; their buffers are
-    /// released once the frames have been delivered.
-    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool);
+    /// released once the frames have been delivered. Whether NBLs are held (seen under the
+    /// link's lock after the frames left it: the caller retries them only then).
+    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool;
 }
 
 /// Everything under `perform::receive::arrived`, which a delivery calls: the frame is posted,
@@ -42,14 +43,17 @@ impl Wire for Posted {
         }
     }
 
-    fn transmit_sent(from: &AdapterContext, sent: &[Sent], _at_dispatch: bool) {
-        for frame in sent {
-            if from.link.post(frame.slot, frame.at_ns) {
-                wire::posted(1);
-            } else {
-                from.core.stats.send_error();
-            }
+    fn transmit_sent(from: &AdapterContext, sent: &[Sent], _at_dispatch: bool) -> bool {
+        let (lost, held) = from.link.post_sent(sent);
+        let posted = sent.len().saturating_sub(lost);
+        if posted > 0 {
+            wire::posted(posted);
         }
+        for _ in 0..lost {
+            // No room in the outbox: the frame is lost, as a NIC's with a full ring would be.
+            from.core.stats.send_error();
+        }
+        held
     }
 }
 

@@ -21,7 +21,8 @@ use core::cell::UnsafeCell;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use dcbndk_core::adapter::traffic::TrafficBlock;
+use dcbndk_core::adapter::stats::SentTally;
+use dcbndk_core::adapter::traffic::{Tally, TrafficBlock};
 use dcbndk_core::datapath::classify::{TAG_ROOM, TagAction, tag_in_place};
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
 
@@ -84,6 +85,9 @@ pub struct State {
     frames: [(u16, u16); TX_SLOTS],
     /// Per priority: NBLs waiting for room on that priority's queue, oldest first.
     held: [Ring; 8],
+    /// The priorities whose ring is not empty: the send path's test per frame and the drain's
+    /// per batch read one byte, not a ring's length each in a line of its own.
+    held_mask: u8,
     /// An XOFF is in force (sent, no XON since): the timer refreshes it.
     pub xoff_sent: bool,
     /// When the current backlog began (the clock at the enqueue into an empty link): no frame
@@ -93,6 +97,35 @@ pub struct State {
     /// still in their transmit buffers, in the order sent: the hub delivers them when that
     /// delivery has returned.
     outbox: Outbox,
+    /// What the frames queued under the current acquisition of the lock add to the counters,
+    /// counted frame by frame and added to them before the lock is released
+    /// (`crate::perform::held`); kept here rather than on the send path's stack, which a retry
+    /// pass under a peer's receive path shares with it (`cargo xtask pe`'s dev budget).
+    pub tally: SendTally,
+}
+
+/// What a pass over NBLs (a chain, a retry pass) adds to the counters, counted in plain memory:
+/// the traffic per priority and TC, the RDMA frames and the adapter's send counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendTally {
+    /// The adapter's send counters by destination.
+    pub sent: SentTally,
+    /// The traffic counters.
+    pub traffic: Tally,
+    /// RDMA frames and their bytes.
+    pub rdma_frames: u64,
+    /// The RDMA frames' bytes.
+    pub rdma_bytes: u64,
+}
+
+impl SendTally {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        sent: SentTally::ZERO,
+        traffic: Tally::ZERO,
+        rdma_frames: 0,
+        rdma_bytes: 0,
+    };
 }
 
 /// Transmit buffers whose frames are on their way to the wire, oldest first, each with the time
@@ -199,9 +232,11 @@ impl State {
         free_len: 0,
         frames: [(0, 0); TX_SLOTS],
         held: [Ring::EMPTY; 8],
+        held_mask: 0,
         xoff_sent: false,
         ready_ns: 0,
         outbox: Outbox::EMPTY,
+        tally: SendTally::ZERO,
     };
 
     /// Builds the state of an idle link of `bits_per_second` in place at `place`, every buffer
@@ -232,9 +267,11 @@ impl State {
             free_len,
             frames,
             held,
+            held_mask,
             xoff_sent,
             ready_ns,
             outbox,
+            tally,
         } = self;
         link.reset(LinkConfig {
             rx: RxThresholds::for_link(RX_BUFFER_BYTES_TOTAL, bits_per_second, 100),
@@ -246,9 +283,11 @@ impl State {
         *free_len = TX_SLOTS;
         frames.fill((0, 0));
         held.fill(Ring::EMPTY);
+        *held_mask = 0;
         *xoff_sent = false;
         *ready_ns = 0;
         *outbox = Outbox::EMPTY;
+        *tally = SendTally::ZERO;
     }
 
     fn take_slot(&mut self) -> Option<u16> {
@@ -287,6 +326,15 @@ impl State {
         self.put_slot(slot);
     }
 
+    /// Posts the frame in transmit buffer `slot` ([`LinkShell::post`]).
+    fn post(&mut self, slot: u16, at_ns: u64) -> bool {
+        if self.outbox.push(slot, at_ns) {
+            return true;
+        }
+        self.put_slot(slot);
+        false
+    }
+
     fn put_slot(&mut self, slot: u16) {
         if let Some(s) = self.free.get_mut(self.free_len) {
             *s = slot;
@@ -296,9 +344,15 @@ impl State {
 
     /// Holds an NBL behind the others of `priority`; `false` when its ring is full.
     pub fn hold(&mut self, priority: u8, nbl: usize) -> bool {
-        self.held
-            .get_mut(usize::from(priority & 7))
-            .is_some_and(|r| r.push(nbl))
+        let p = priority & 7;
+        let held = self
+            .held
+            .get_mut(usize::from(p))
+            .is_some_and(|r| r.push(nbl));
+        if held {
+            self.held_mask |= 1 << p;
+        }
+        held
     }
 
     /// The oldest NBL held on `priority`.
@@ -308,7 +362,13 @@ impl State {
 
     /// Removes the oldest NBL held on `priority`.
     pub fn pop_held(&mut self, priority: u8) -> Option<usize> {
-        self.held.get_mut(usize::from(priority & 7))?.pop()
+        let p = priority & 7;
+        let ring = self.held.get_mut(usize::from(p))?;
+        let first = ring.pop();
+        if ring.len == 0 {
+            self.held_mask &= !(1 << p);
+        }
+        first
     }
 
     /// Takes out of every ring the held NBLs `matches` says to, keeping the others in order.
@@ -317,7 +377,8 @@ impl State {
         mut matches: impl FnMut(usize) -> bool,
         mut taken: impl FnMut(usize),
     ) {
-        for ring in &mut self.held {
+        let mut mask = 0u8;
+        for (p, ring) in (0u8..).zip(self.held.iter_mut()) {
             let mut kept = Ring::EMPTY;
             while let Some(nbl) = ring.pop() {
                 if matches(nbl) {
@@ -327,14 +388,26 @@ impl State {
                 }
             }
             *ring = kept;
+            if ring.len > 0 {
+                mask |= 1 << (p & 7);
+            }
         }
+        self.held_mask = mask;
+    }
+
+    /// Whether NBLs are held on any priority: a pass over them ([`retry_held`]) has something
+    /// to do. Read under the lock that made room (a frame dequeued, a buffer given back), it
+    /// sees every NBL held before; one held later was held by a caller that saw that room and
+    /// makes its own pass.
+    ///
+    /// [`retry_held`]: crate::perform::held::retry_held
+    pub fn any_held(&self) -> bool {
+        self.held_mask != 0
     }
 
     /// Whether NBLs are held on `priority`.
     pub fn has_held(&self, priority: u8) -> bool {
-        self.held
-            .get(usize::from(priority & 7))
-            .is_some_and(|r| r.len > 0)
+        self.held_mask & (1 << (priority & 7)) != 0
     }
 
     /// A received frame of `bytes` bytes on `priority` entered the receive buffer (`Some`: send
@@ -577,12 +650,14 @@ impl LinkShell {
     }
 
     /// Gives the transmit buffers of `sent` back once their frames have been delivered, under
-    /// one acquisition of the lock.
-    pub fn release_sent(&self, sent: &[Sent]) {
+    /// one acquisition of the lock; whether NBLs are held ([`State::any_held`], read under it:
+    /// the caller retries them only then).
+    pub fn release_sent(&self, sent: &[Sent]) -> bool {
         let mut s = self.state().lock();
         for frame in sent {
             s.put_slot(frame.slot);
         }
+        s.any_held()
     }
 
     /// Gives transmit buffer `slot` back once its frame has been delivered.
@@ -595,11 +670,21 @@ impl LinkShell {
     /// be posted.
     pub fn post(&self, slot: u16, at_ns: u64) -> bool {
         let mut s = self.state().lock();
-        if s.outbox.push(slot, at_ns) {
-            return true;
+        s.post(slot, at_ns)
+    }
+
+    /// Posts the frames of `sent` ([`LinkShell::post`] each, in order) under one acquisition of
+    /// the lock: how many could not be posted (their buffers are released), and whether NBLs
+    /// are held ([`State::any_held`]).
+    pub fn post_sent(&self, sent: &[Sent]) -> (usize, bool) {
+        let mut s = self.state().lock();
+        let mut lost = 0usize;
+        for frame in sent {
+            if !s.post(frame.slot, frame.at_ns) {
+                lost = lost.saturating_add(1);
+            }
         }
-        s.put_slot(slot);
-        false
+        (lost, s.any_held())
     }
 
     /// Copies `frame` (a PFC frame, not queued) into a free transmit buffer and posts it;
@@ -726,7 +811,7 @@ impl LinkShell {
             state.put_slot(slot);
             return Queued::Full;
         }
-        if state.link.queued_frames() == 0 {
+        if state.link.is_idle() {
             state.ready_ns = now_ns();
         }
         let written = self

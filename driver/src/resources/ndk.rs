@@ -165,14 +165,24 @@ pub fn current_processor() -> usize {
 /// RoCEv2, RoCE and NetDirect traffic the data path sends or receives). IRQL: DISPATCH_LEVEL
 /// (the data path calls it under one of its spin locks, which raise to DISPATCH_LEVEL).
 pub fn count_rdma(ndk: &NdkState, inbound: bool, bytes: usize) {
+    let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+    count_rdma_at(ndk, current_processor(), inbound, 1, bytes);
+}
+
+/// Counts `frames` RDMA frames of `bytes` bytes in all into the NDK counters of processor `cpu`
+/// (what [`count_rdma`] counts frame by frame, for a batch: the send path counts its RDMA
+/// frames on its stack and adds them once, under its lock). Nothing for no frames.
+pub fn count_rdma_at(ndk: &NdkState, cpu: usize, inbound: bool, frames: u64, bytes: u64) {
     use dcbndk_core::ndk::counters::Counter;
-    let (octets, frames) = if inbound {
+    if frames == 0 {
+        return;
+    }
+    let (octets, count) = if inbound {
         (Counter::RdmaInOctets, Counter::RdmaInFrames)
     } else {
         (Counter::RdmaOutOctets, Counter::RdmaOutFrames)
     };
-    let cpu = current_processor();
     let counters = ndk.counters();
-    counters.add(cpu, octets, u64::try_from(bytes).unwrap_or(u64::MAX));
-    counters.add(cpu, frames, 1);
+    counters.add(cpu, octets, bytes);
+    counters.add(cpu, count, frames);
 }

@@ -116,6 +116,26 @@ impl<T> Drop for SpinLockGuard<'_, T> {
     }
 }
 
+/// A reader counted on a slot of a [`Published`] value ([`Published::reader`]): the value, which
+/// no writer touches until the reader is dropped.
+pub struct Reader<'a, T> {
+    count: &'a AtomicU32,
+    value: &'a T,
+}
+
+impl<T> Deref for Reader<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value
+    }
+}
+
+impl<T> Drop for Reader<'_, T> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// A value the control path replaces and the data path reads at any IRQL up to DISPATCH_LEVEL
 /// without ever blocking (DESIGN.md §4): two slots, the index of the current one, and a reader
 /// count per slot. A reader announces itself on the current slot and reads it in place; a writer
@@ -183,6 +203,16 @@ impl<T: Copy> Published<T> {
     /// Calls `f` with the current value. Lock-free: it retries only if a publish flipped the
     /// current slot between its two looks at the index.
     pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.reader())
+    }
+
+    /// The current value, for as long as the returned [`Reader`] lives (what [`Published::read`]
+    /// gives its closure, without the closure: a pass over a batch of frames reads one value
+    /// throughout, and a closure around the pass is one more frame on its stack in a debug
+    /// build, `cargo xtask pe`'s dev budget). Lock-free as `read`. A writer that wants the slot
+    /// waits for the reader to be dropped: a reader is held for a batch, never across a wait,
+    /// and never forgotten (`mem::forget` would stop every later publish).
+    pub fn reader(&self) -> Reader<'_, T> {
         loop {
             let index = self.current.load(Ordering::SeqCst) & 1;
             let (Some(count), Some(slot)) = (self.readers.get(index), self.slots.get(index)) else {
@@ -191,10 +221,10 @@ impl<T: Copy> Published<T> {
             count.fetch_add(1, Ordering::SeqCst);
             if self.current.load(Ordering::SeqCst) & 1 == index {
                 // SAFETY: this reader is counted on `index`, which is current; a writer writes a
-                // slot only when it is not current and its count is 0, so nobody writes it now.
-                let result = f(unsafe { &*slot.get() });
-                count.fetch_sub(1, Ordering::SeqCst);
-                return result;
+                // slot only when it is not current and its count is 0, and the count stays until
+                // the `Reader` (which borrows the value) is dropped: nobody writes it meanwhile.
+                let value = unsafe { &*slot.get() };
+                return Reader { count, value };
             }
             count.fetch_sub(1, Ordering::SeqCst);
         }

@@ -138,8 +138,8 @@ impl DirectionSnapshot {
     }
 }
 
-/// Frames sent by one batch (an NBL chain, a retry pass), counted on the stack and added to the
-/// adapter's counters at once: one atomic addition per counter and batch, not two per frame
+/// Frames sent by one batch (an NBL chain, a retry pass), counted in plain memory and added to
+/// the adapter's counters at once: one atomic addition per counter and batch, not two per frame
 /// (issue 20's send-path bench).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct SentTally {
@@ -148,6 +148,12 @@ pub struct SentTally {
 }
 
 impl SentTally {
+    /// Nothing sent.
+    pub const ZERO: Self = Self {
+        frames: [0; 3],
+        bytes: [0; 3],
+    };
+
     /// A frame of `bytes` bytes to `to` was sent.
     pub fn count(&mut self, to: Destination, bytes: u64) {
         let i = to as usize;

@@ -113,11 +113,86 @@ impl<'a> Traffic<'a> {
         self.blocks.add_at(cpu, bad_index(way, kind), 1);
     }
 
+    /// Adds what `tally` counted one way to the counters of processor `cpu`: one atomic add per
+    /// counter that moved (see [`Tally`]).
+    pub fn add(&self, cpu: usize, way: Way, tally: &Tally) {
+        let Some(block) = self.blocks.block(cpu) else {
+            return;
+        };
+        let (flows, tcs) = tally.flows.split_at(2 * EIGHT);
+        for (base, counts) in [(0, flows), (TC_BASE, tcs)] {
+            let first = flow_index(base, way, 0);
+            for (i, &n) in counts.iter().enumerate() {
+                if n != 0 {
+                    block.add_at(first.wrapping_add(i), n);
+                }
+            }
+        }
+        for (kind, &n) in tally.bad.iter().enumerate() {
+            if n != 0 {
+                block.add_at(bad_index(way, kind), n);
+            }
+        }
+    }
+
     /// The totals over every CPU now.
     #[must_use]
     pub fn totals(&self) -> TrafficTotals {
         TrafficTotals {
             counts: self.blocks.sum(),
+        }
+    }
+}
+
+/// The traffic of a batch of frames one way, counted in plain memory (the caller's) and then
+/// added to the per-CPU counters at once with [`Traffic::add`]: a frame costs four plain
+/// additions instead of four atomic read-modify-writes (issue 20's send-path bench), and a
+/// batch one atomic add per counter it moved. What [`Traffic::count`] and [`Traffic::header`] count, frame by frame, the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tally {
+    /// Frames and bytes per priority (`2 * priority`, `2 * priority + 1`), then per TC (16 on):
+    /// the layout of one way in a block.
+    flows: [u64; 4 * EIGHT],
+    /// Truncated and malformed headers.
+    bad: [u64; 2],
+}
+
+impl Tally {
+    /// Nothing counted.
+    pub const ZERO: Self = Self {
+        flows: [0; 4 * EIGHT],
+        bad: [0; 2],
+    };
+
+    /// Counts one frame of `bytes` bytes under `priority` and `tc` (each taken modulo 8), as
+    /// [`Traffic::count`].
+    #[inline]
+    pub fn count(&mut self, priority: u8, tc: u8, bytes: u64) {
+        let p = 2usize.wrapping_mul(usize::from(priority & 7));
+        let t = (2 * EIGHT).wrapping_add(2usize.wrapping_mul(usize::from(tc & 7)));
+        for (at, n) in [
+            (p, 1),
+            (p.wrapping_add(1), bytes),
+            (t, 1),
+            (t.wrapping_add(1), bytes),
+        ] {
+            if let Some(c) = self.flows.get_mut(at) {
+                *c = c.wrapping_add(n);
+            }
+        }
+    }
+
+    /// Counts a frame whose headers stopped at `status`, if that is not `Complete`, as
+    /// [`Traffic::header`].
+    #[inline]
+    pub fn header(&mut self, status: Status) {
+        let kind = match status {
+            Status::Complete => return,
+            Status::Truncated(_) => 0,
+            Status::Malformed(_) => 1,
+        };
+        if let Some(c) = self.bad.get_mut(kind) {
+            *c = c.wrapping_add(1);
         }
     }
 }
@@ -274,6 +349,68 @@ mod tests {
             (0, 1)
         );
         assert_eq!(Traffic::default().totals(), TrafficTotals::default());
+    }
+
+    #[test]
+    fn a_tally_adds_what_counting_frame_by_frame_adds() {
+        let frames: [(usize, Way, u8, u8, u64, Status); 7] = [
+            (0, Way::Transmit, 3, 1, 1000, Status::Complete),
+            (0, Way::Transmit, 3, 1, 500, Status::Truncated(Layer::L3)),
+            (0, Way::Transmit, 11, 9, 1, Status::Complete),
+            (
+                0,
+                Way::Transmit,
+                7,
+                0,
+                64,
+                Status::Malformed(Malformed::IpVersion),
+            ),
+            (1, Way::Receive, 0, 7, 9000, Status::Complete),
+            (
+                1,
+                Way::Receive,
+                2,
+                2,
+                60,
+                Status::Malformed(Malformed::IpVersion),
+            ),
+            (5, Way::Receive, 6, 3, 128, Status::Truncated(Layer::L2)),
+        ];
+        let one: Vec<TrafficBlock> = (0..2).map(|_| TrafficBlock::new()).collect();
+        let by_one = Traffic::new(&one);
+        for &(cpu, way, p, tc, bytes, status) in &frames {
+            by_one.count(cpu, way, p, tc, bytes);
+            by_one.header(cpu, way, status);
+        }
+        let batch: Vec<TrafficBlock> = (0..2).map(|_| TrafficBlock::new()).collect();
+        let by_batch = Traffic::new(&batch);
+        for (cpu, way) in [(0, Way::Transmit), (1, Way::Receive), (5, Way::Receive)] {
+            let mut tally = Tally::default();
+            for &(c, w, p, tc, bytes, status) in &frames {
+                if (c, w) == (cpu, way) {
+                    tally.count(p, tc, bytes);
+                    tally.header(status);
+                }
+            }
+            by_batch.add(cpu, way, &tally);
+        }
+        for b in 0..2 {
+            for i in 0..TRAFFIC_COUNTERS {
+                assert_eq!(batch[b].load(i), one[b].load(i), "block {b} counter {i}");
+            }
+        }
+        assert_eq!(by_batch.totals(), by_one.totals());
+        assert_eq!(
+            by_batch.totals().priority(Way::Transmit, 3),
+            Flow {
+                frames: 3,
+                bytes: 1501
+            }
+        );
+        // Nothing counted adds nothing, and no block takes nothing.
+        Traffic::default().add(0, Way::Transmit, &Tally::default());
+        by_batch.add(0, Way::Receive, &Tally::default());
+        assert_eq!(by_batch.totals(), by_one.totals());
     }
 
     #[test]

@@ -101,18 +101,18 @@ pub fn tag_in_place(buf: &mut [u8], len: usize, action: TagAction) -> Option<(us
     if end > buf.len() {
         return None;
     }
+    // Insert first, on a test of its own: it is what almost every egress frame gets where
+    // priority tagging is on (always with QoS), and one test costs less than the jump through
+    // a table that a match of the four actions compiles to (issue 20: classification and
+    // tagging at most 10 ns per packet).
+    if let TagAction::Insert { pcp, vid } = action {
+        return insert_in_place(buf, len, pcp, vid);
+    }
     // The frame, as far as it is in `buf` (`end` is within it).
     let tagged = |buf: &[u8]| buf.get(TAG_ROOM..end).is_some_and(has_tag);
     match action {
         TagAction::Leave => Some((TAG_ROOM, len)),
-        TagAction::Insert { pcp, vid } => {
-            if len < 12 {
-                return None;
-            }
-            buf.copy_within(TAG_ROOM..TAG_ROOM + 12, 0);
-            buf.get_mut(12..16)?.copy_from_slice(&tag_bytes(pcp, vid));
-            Some((0, len.checked_add(4)?))
-        }
+        TagAction::Insert { pcp, vid } => insert_in_place(buf, len, pcp, vid),
         TagAction::Rewrite { pcp } => {
             // The PCP byte is the tag's first, after the TPID: it needs 15 bytes of frame.
             if !tagged(buf) || len < 15 {
@@ -130,6 +130,32 @@ pub fn tag_in_place(buf: &mut [u8], len: usize, action: TagAction) -> Option<(us
             Some((TAG_ROOM + 4, len.checked_sub(4)?))
         }
     }
+}
+
+/// [`tag_in_place`]'s Insert, the frame of `len` bytes (within `buf`) at [`TAG_ROOM`].
+#[inline(always)]
+fn insert_in_place(buf: &mut [u8], len: usize, pcp: u8, vid: u16) -> Option<(usize, usize)> {
+    if len < 12 {
+        return None;
+    }
+    let tag = tag_bytes(pcp, vid);
+    match array_at::<16>(buf, TAG_ROOM) {
+        // The 16 bytes the frame starts with move down in one load (of what the copy into the
+        // buffer just stored) and one store, and the tag overwrites the last 4: moving 12 bytes
+        // took two loads, the second of which waited on that copy (issue 20).
+        Some(first) => {
+            let head = buf.first_chunk_mut::<16>()?;
+            *head = first;
+            let [.., t0, t1, t2, t3] = head;
+            [*t0, *t1, *t2, *t3] = tag;
+        }
+        // A buffer that ends within 16 bytes of the frame's start.
+        None => {
+            buf.copy_within(TAG_ROOM..TAG_ROOM + 12, 0);
+            buf.get_mut(12..16)?.copy_from_slice(&tag);
+        }
+    }
+    Some((0, len.checked_add(4)?))
 }
 
 /// Applies `action` to a frame's leading bytes `header`, writing the result at the start of

@@ -338,6 +338,13 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
         self.queues.total()
     }
 
+    /// No frame is queued (`queued_frames() == 0`, in one test).
+    #[inline]
+    #[must_use]
+    pub fn is_idle(&self) -> bool {
+        self.nonempty == 0
+    }
+
     /// Priorities with a frame that may start at `t` (queued and not paused).
     #[inline]
     fn eligible(&self, t: Fx) -> u8 {

@@ -120,7 +120,8 @@ fn apply_tag_edits_the_header() {
 
 /// In a transmit buffer, every action gives the bytes `apply_tag` writes, and fails on the
 /// same frames: at each length around the limits (12 bytes for Insert, 15 for Rewrite, 16
-/// for Strip), tagged and untagged, and in buffers one byte short.
+/// for Strip), tagged and untagged, in buffers that end with the frame or go on past it (an
+/// Insert moves 16 bytes at once where the buffer has them), and in buffers one byte short.
 #[test]
 fn tag_in_place_writes_what_apply_tag_writes() {
     let tagged = frame(Some(0x2064), ETHERTYPE_IPV4, &ip4(6, 1, 80));
@@ -142,6 +143,11 @@ fn tag_in_place_writes_what_apply_tag_writes() {
                 buf[TAG_ROOM..].copy_from_slice(bytes);
                 let got = tag_in_place(&mut buf, n, action).map(|(at, k)| buf[at..at + k].to_vec());
                 assert_eq!(got, expect, "{n} bytes, {action:?}");
+                let mut long = std::vec![0xEE; TAG_ROOM + n + 64];
+                long[TAG_ROOM..TAG_ROOM + n].copy_from_slice(bytes);
+                let got =
+                    tag_in_place(&mut long, n, action).map(|(at, k)| long[at..at + k].to_vec());
+                assert_eq!(got, expect, "{n} bytes in a longer buffer, {action:?}");
                 checked += 1;
                 refused += usize::from(expect.is_none());
                 let mut short = std::vec![0u8; TAG_ROOM + n - 1];

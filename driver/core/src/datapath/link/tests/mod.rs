@@ -114,6 +114,40 @@ fn a_frame_takes_its_wire_bytes_at_link_speed() {
     assert_eq!(l.dequeue(50_000).unwrap().start_ns, 50_000);
 }
 
+/// The time of `wire` bytes is the exact product of the fixed-point time per byte, saturated,
+/// whether a byte takes less than a nanosecond (one product) or more (two), at the speeds the
+/// kit runs and at the slowest and fastest a configuration can give.
+#[test]
+fn wire_time_is_the_exact_product_at_every_speed() {
+    for bps in [
+        1,
+        1_000,
+        1_000_000_000,
+        7_999_999_999,
+        8_000_000_000,
+        8_000_000_001,
+        G10,
+        G25,
+        G100,
+        u64::MAX,
+    ] {
+        let per_byte = Link::<u32, 4>::new(LinkConfig::new(bps)).ns_per_byte;
+        for wire in [0, 1, 84, 1546, 9240, u64::from(u32::MAX), u64::MAX] {
+            let (hi, lo) = ((per_byte >> 64) as u64, per_byte as u64);
+            let exact = u128::from(wire)
+                .checked_mul(u128::from(lo))
+                .and_then(|low| {
+                    u128::from(wire)
+                        .checked_mul(u128::from(hi))
+                        .and_then(|h| h.checked_mul(1 << 64))
+                        .and_then(|h| h.checked_add(low))
+                })
+                .unwrap_or(Fx::MAX);
+            assert_eq!(wire_time(per_byte, wire), exact, "{bps} b/s, {wire} bytes");
+        }
+    }
+}
+
 // ---- robustness --------------------------------------------------------------------------
 
 /// xorshift64*: deterministic, dependency-free.
@@ -184,6 +218,7 @@ fn any_sequence_of_calls_is_safe_and_conserves_frames() {
             }
             let _ = l.next_event_ns(t);
             let _ = l.stats(t);
+            assert_eq!(l.is_idle(), l.queued_frames() == 0);
         }
         assert_eq!(accepted, sent + l.queued_frames() as u64);
     }
