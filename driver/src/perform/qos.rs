@@ -5,8 +5,6 @@
 
 use core::sync::atomic::Ordering;
 
-use dcbndk_core::qos::state::Indications;
-
 use super::drain::{Reconfigured, configure};
 use super::indicate;
 use crate::context::{AdapterContext, compile_into};
@@ -38,34 +36,29 @@ pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
             // Another CPU performs; it takes what this one's decision left owed.
             return work;
         }
-        loop {
-            let owed = context.control.lock().take_qos();
-            if owed == Indications::NONE {
-                break;
-            }
-            if let Some(operational) = &owed.operational {
-                let content = operational.content();
-                context.classifier.publish_with(|classifier| {
-                    compile_into(classifier, &context.core.config, Some(&content));
-                });
-                let reconfigured = configure(context, &content);
-                work = Some(match work.take() {
-                    Some(earlier) => reconfigured.after(earlier),
-                    None => reconfigured,
-                });
-                indicate::parameters(
-                    context,
-                    NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE,
-                    operational,
-                );
-            }
-            if let Some(remote) = &owed.remote {
-                indicate::parameters(context, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE, remote);
-            }
+        let owed = context.control.lock().take_qos();
+        if let Some(operational) = &owed.operational {
+            let content = operational.content();
+            context.classifier.publish_with(|classifier| {
+                compile_into(classifier, &context.core.config, Some(&content));
+            });
+            let reconfigured = configure(context, &content);
+            work = Some(match work.take() {
+                Some(earlier) => reconfigured.after(earlier),
+                None => reconfigured,
+            });
+            indicate::parameters(
+                context,
+                NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE,
+                operational,
+            );
+        }
+        if let Some(remote) = &owed.remote {
+            indicate::parameters(context, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE, remote);
         }
         performer.store(false, Ordering::Release);
-        // A set owed after the last take, by a CPU that found this one performing: take it
-        // (or leave it to the CPU that performs now).
+        // A set owed after the take, by a CPU that found this one performing: take it (or
+        // leave it to the CPU that performs now).
         if !context.control.lock().qos_owed() {
             return work;
         }
