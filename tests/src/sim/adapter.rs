@@ -156,13 +156,26 @@ pub(crate) struct Outstanding {
     pub oids: HashMap<usize, Option<NDIS_STATUS>>,
     /// Direct OID requests returned PENDING.
     pub direct_oids: HashMap<usize, Option<NDIS_STATUS>>,
-    /// NBLs handed to MiniportSendNetBufferLists: address -> completion status.
-    pub sends: super::AddressMap<Option<NDIS_STATUS>>,
+    /// NBLs handed to MiniportSendNetBufferLists, and their completions.
+    pub sends: super::sends::Sends,
     /// A pended reset, and its completion.
     pub reset: Option<Option<NDIS_STATUS>>,
     /// `MiniportSendNetBufferLists` calls executing right now. NDIS calls `MiniportPause` only
     /// once none is (it holds a reference around each send call and drains them first).
     pub send_calls: usize,
+    /// Threads waiting on `AdapterShared::completed` for something here: a completion wakes
+    /// them only when there are some (waking none still costs a system call).
+    pub waiters: usize,
+}
+
+impl Outstanding {
+    /// Whether a completion must wake [`AdapterShared::completed`]'s waiters: read under the
+    /// lock, before the change is published by its release (a waiter counts itself before it
+    /// releases the lock to wait, so none is missed).
+    #[must_use]
+    pub fn wake(&self) -> bool {
+        self.waiters != 0
+    }
 }
 
 /// What NDIS keeps for one adapter; its address is the `NdisMiniportHandle`.
@@ -255,7 +268,6 @@ pub struct SendResult {
 
 /// A send handed to the miniport and not yet reaped ([`Adapter::send_async`]).
 pub struct Pending {
-    nbls: Vec<usize>,
     batch: SendBatch,
 }
 
@@ -512,11 +524,7 @@ impl Adapter {
             },
         );
         if status == NDIS_STATUS_SUCCESS {
-            let outstanding = lock(&self.shared.outstanding)
-                .sends
-                .values()
-                .filter(|s| s.is_none())
-                .count();
+            let outstanding = lock(&self.shared.outstanding).sends.outstanding();
             if outstanding != 0 {
                 self.shared.violations.report(
                     Rule::BadStatus,
@@ -710,12 +718,14 @@ impl Adapter {
             if now >= deadline {
                 return None;
             }
+            guard.waiters += 1;
             guard = self
                 .shared
                 .completed
                 .wait_timeout(guard, deadline - now)
                 .map(|(g, _)| g)
                 .unwrap_or_else(|e| e.into_inner().0);
+            guard.waiters -= 1;
         }
     }
 
@@ -938,8 +948,14 @@ impl Adapter {
             lock(&self.shared.outstanding).send_calls += 1;
         }
         let result = self.send_call(frames, split);
-        lock(&self.shared.outstanding).send_calls -= 1;
-        self.shared.completed.notify_all();
+        let wake = {
+            let mut o = lock(&self.shared.outstanding);
+            o.send_calls -= 1;
+            o.wake()
+        };
+        if wake {
+            self.shared.completed.notify_all();
+        }
         result
     }
 
@@ -954,13 +970,7 @@ impl Adapter {
     /// not wait: the miniport may complete its NBLs later (the link holds NBLs it has no room for).
     /// [`Adapter::reap`] collects the completed batches.
     pub fn send_async(&self, batch: SendBatch) -> Pending {
-        let nbls = batch.nbl_addresses();
-        {
-            let mut o = lock(&self.shared.outstanding);
-            for a in &nbls {
-                o.sends.insert(*a, None);
-            }
-        }
+        lock(&self.shared.outstanding).sends.register(batch.span());
         if let Some(send) = self.handlers().SendNetBufferListsHandler {
             let context = self.shared.context();
             let head = batch.head();
@@ -976,7 +986,7 @@ impl Adapter {
                 },
             );
         }
-        Pending { nbls, batch }
+        Pending { batch }
     }
 
     /// The `NdisMiniportHandle` (the source handle of the NBLs NDIS builds for this adapter).
@@ -990,16 +1000,10 @@ impl Adapter {
         let mut statuses = Vec::new();
         let mut o = lock(&self.shared.outstanding);
         pending.retain_mut(|p| {
-            let done: Option<Vec<NDIS_STATUS>> = p
-                .nbls
-                .iter()
-                .map(|a| o.sends.get(a).copied().flatten())
-                .collect();
-            match done {
+            let (first, _) = p.batch.span();
+            match o.sends.statuses(first) {
                 Some(s) => {
-                    for a in &p.nbls {
-                        o.sends.remove(a);
-                    }
+                    o.sends.forget(first);
                     p.batch.release();
                     statuses.extend(s);
                     false
@@ -1071,13 +1075,8 @@ impl Adapter {
         hand_over: impl FnOnce(*mut NET_BUFFER_LIST),
     ) -> Option<SendResult> {
         batch.relink();
-        let nbls = batch.nbl_addresses();
-        {
-            let mut o = lock(&self.shared.outstanding);
-            for a in &nbls {
-                o.sends.insert(*a, None);
-            }
-        }
+        let span = batch.span();
+        lock(&self.shared.outstanding).sends.register(span);
         let head = batch.head();
         call_handler(
             Some(&self.shared),
@@ -1088,11 +1087,7 @@ impl Adapter {
                 hand_over(head);
             },
         );
-        let statuses = self.wait(|o| {
-            nbls.iter()
-                .map(|a| o.sends.get(a).copied().flatten())
-                .collect::<Option<Vec<_>>>()
-        });
+        let statuses = self.wait(|o| o.sends.statuses(span.0));
         let Some(statuses) = statuses else {
             self.shared.violations.report(
                 Rule::DoubleCompletion,
@@ -1100,12 +1095,7 @@ impl Adapter {
             );
             return None;
         };
-        {
-            let mut o = lock(&self.shared.outstanding);
-            for a in &nbls {
-                o.sends.remove(a);
-            }
-        }
+        lock(&self.shared.outstanding).sends.forget(span.0);
         Some(SendResult { statuses })
     }
 

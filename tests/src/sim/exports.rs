@@ -43,6 +43,7 @@ use ndis_sys::types::{
 use super::adapter::{AdapterShared, Allocation, General, Indication, Ndk, OidResult, Phase};
 use super::faults::{self, Export};
 use super::registry::RegValue;
+use super::sends::Refused;
 use super::verifier::{self, DISPATCH_LEVEL, PASSIVE_LEVEL, Rule};
 use super::{DriverRecord, EventLogEntry, Sim, SimLock, as_handle, call_handler, lock};
 
@@ -85,6 +86,12 @@ fn sim() -> &'static Sim {
 
 /// Records an IRQL violation when the caller runs above `max`.
 fn require_irql(max: u8, api: &str) -> bool {
+    irql_at_most(max, api).is_some()
+}
+
+/// The calling thread's IRQL when it is at most `max`; else the violation is reported and
+/// `None` returned.
+fn irql_at_most(max: u8, api: &str) -> Option<u8> {
     let irql = verifier::irql();
     if irql > max {
         sim().report(
@@ -96,9 +103,9 @@ fn require_irql(max: u8, api: &str) -> bool {
                 verifier::irql_name(irql)
             ),
         );
-        return false;
+        return None;
     }
-    true
+    Some(irql)
 }
 
 fn adapter_from(handle: NDIS_HANDLE, api: &str) -> Option<Arc<AdapterShared>> {
@@ -933,8 +940,11 @@ fn complete_oid(
             format!("{api}: request {request:p} is not pending"),
         ),
     }
+    let wake = o.wake();
     drop(o);
-    adapter.completed.notify_all();
+    if wake {
+        adapter.completed.notify_all();
+    }
 }
 
 /// `NdisMOidRequestComplete` (<= DISPATCH_LEVEL).
@@ -985,8 +995,11 @@ pub unsafe extern "system" fn NdisMResetComplete(
             "NdisMResetComplete without a pending reset",
         ),
     }
+    let wake = o.wake();
     drop(o);
-    adapter.completed.notify_all();
+    if wake {
+        adapter.completed.notify_all();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1587,7 +1600,13 @@ fn thread_id() -> u32 {
     ID.with(|id| *id)
 }
 
-fn sim_lock(lock_struct: *mut NDIS_SPIN_LOCK, api: &str) -> Option<(usize, Arc<SimLock>)> {
+/// Runs `f` with the simulator's lock behind `lock_struct` (and its id), or reports the lock
+/// as not allocated (or freed) and returns `None`. `f` must not look up a spin lock itself.
+fn with_sim_lock<R>(
+    lock_struct: *mut NDIS_SPIN_LOCK,
+    api: &str,
+    f: impl FnOnce(usize, &SimLock) -> R,
+) -> Option<R> {
     if lock_struct.is_null() {
         sim().report(None, Rule::BadStructure, format!("{api}: NULL spin lock"));
         return None;
@@ -1596,33 +1615,55 @@ fn sim_lock(lock_struct: *mut NDIS_SPIN_LOCK, api: &str) -> Option<(usize, Arc<S
     let id = unsafe { (*lock_struct).SpinLock };
     // The locks this thread looked up since the last free of any lock (a free changes the
     // generation: a lock freed is never found in a cache): the table behind a mutex is what
-    // every acquire and release of the driver's would otherwise pay for.
+    // every acquire and release of the driver's would otherwise pay for. The cache holds a
+    // reference to each lock it has, so `f` borrows the lock without one of its own (an
+    // atomic increment and decrement per call).
     let generation = LOCK_FREES.load(Ordering::Acquire);
-    let cached = LOCK_CACHE.with(|c| {
+    let slot = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize
+        >> (usize::BITS - LOCK_CACHE_SLOTS.trailing_zeros());
+    let mut f = Some(f);
+    let hit = LOCK_CACHE.with(|c| {
         let c = c.borrow();
-        (c.0 == generation).then(|| c.1.get(&id).cloned()).flatten()
+        if c.generation != generation {
+            return None;
+        }
+        match c.slots.get(slot) {
+            Some(Some((cached, l))) if *cached == id => f.take().map(|f| f(id, l)),
+            _ => None,
+        }
     });
-    if let Some(l) = cached {
-        return Some((id, l));
+    if hit.is_some() {
+        return hit;
     }
+    let l = lookup_lock(id, generation, slot, api)?;
+    f.take().map(|f| f(id, &l))
+}
+
+/// [`with_sim_lock`]'s way when this thread's cache does not have the lock: the table, then
+/// the cache. Out of line: the stack watch measures the exports' frames with the driver's
+/// (`sim::stack`), and every acquire would otherwise carry this path's frame.
+#[inline(never)]
+fn lookup_lock(id: usize, generation: u64, slot: usize, api: &str) -> Option<Arc<SimLock>> {
     let found = lock(&sim().locks).get(&id).cloned();
-    if let Some(l) = &found {
-        LOCK_CACHE.with(|c| {
-            let mut c = c.borrow_mut();
-            if c.0 != generation {
-                *c = (generation, super::AddressMap::default());
-            }
-            c.1.insert(id, Arc::clone(l));
-        });
-    }
-    if found.is_none() {
+    let Some(l) = found else {
         sim().report(
             None,
             Rule::InvalidHandle,
             format!("{api}: spin lock not allocated with NdisAllocateSpinLock (or already freed)"),
         );
-    }
-    found.map(|l| (id, l))
+        return None;
+    };
+    LOCK_CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.generation != generation {
+            c.generation = generation;
+            c.slots = [const { None }; LOCK_CACHE_SLOTS];
+        }
+        if let Some(s) = c.slots.get_mut(slot) {
+            *s = Some((id, Arc::clone(&l)));
+        }
+    });
+    Some(l)
 }
 
 /// `NdisAllocateSpinLock` (any IRQL).
@@ -1655,10 +1696,12 @@ pub unsafe extern "system" fn NdisAllocateSpinLock(lock_struct: *mut NDIS_SPIN_L
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisFreeSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    let Some((id, l)) = sim_lock(lock_struct, "NdisFreeSpinLock") else {
+    let Some((id, held)) = with_sim_lock(lock_struct, "NdisFreeSpinLock", |id, l| {
+        (id, l.held.load(Ordering::Acquire))
+    }) else {
         return;
     };
-    if l.held.load(Ordering::Acquire) {
+    if held {
         sim().report(
             None,
             Rule::UnbalancedLock,
@@ -1672,11 +1715,23 @@ pub unsafe extern "system" fn NdisFreeSpinLock(lock_struct: *mut NDIS_SPIN_LOCK)
 /// Spin locks freed so far: the generation of every thread's lock cache (`sim_lock`).
 static LOCK_FREES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// Slots of a thread's [`LOCK_CACHE`] (a power of two; a driver holds a few locks per adapter).
+const LOCK_CACHE_SLOTS: usize = 16;
+
+/// The locks a thread found in the table, direct-mapped by id, valid while no lock was freed
+/// since the generation they were found in.
+struct LockCache {
+    generation: u64,
+    slots: [Option<(usize, Arc<SimLock>)>; LOCK_CACHE_SLOTS],
+}
+
 thread_local! {
-    /// The locks this thread found in the table, valid while no lock was freed since (the
-    /// generation it was filled in).
-    static LOCK_CACHE: std::cell::RefCell<(u64, super::AddressMap<Arc<SimLock>>)> =
-        std::cell::RefCell::new((u64::MAX, super::AddressMap::default()));
+    static LOCK_CACHE: std::cell::RefCell<LockCache> = const {
+        std::cell::RefCell::new(LockCache {
+            generation: u64::MAX,
+            slots: [const { None }; LOCK_CACHE_SLOTS],
+        })
+    };
 }
 
 /// `NdisAcquireSpinLock` (<= DISPATCH_LEVEL): raises to DISPATCH_LEVEL and saves the old IRQL. A
@@ -1686,27 +1741,33 @@ thread_local! {
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    if !require_irql(DISPATCH_LEVEL, "NdisAcquireSpinLock") {
-        return;
-    }
-    let Some((id, l)) = sim_lock(lock_struct, "NdisAcquireSpinLock") else {
+    let Some(old) = irql_at_most(DISPATCH_LEVEL, "NdisAcquireSpinLock") else {
         return;
     };
     let me = thread_id();
-    if l.held.load(Ordering::Acquire) && l.owner.load(Ordering::Acquire) == me {
-        sim().report(None, Rule::UnbalancedLock, "NdisAcquireSpinLock on a spin lock this thread already holds (recursive acquire deadlocks)");
-        return;
-    }
-    while l
-        .held
-        .compare_exchange_weak(false, true, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
-    {
-        std::hint::spin_loop();
-        std::thread::yield_now();
-    }
-    l.owner.store(me, Ordering::Release);
-    let old = verifier::irql();
+    let acquired = with_sim_lock(lock_struct, "NdisAcquireSpinLock", |id, l| {
+        if l.held.load(Ordering::Acquire) && l.owner.load(Ordering::Acquire) == me {
+            return None;
+        }
+        while l
+            .held
+            .compare_exchange_weak(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+        l.owner.store(me, Ordering::Release);
+        Some(id)
+    });
+    let id = match acquired {
+        None => return,
+        Some(None) => {
+            sim().report(None, Rule::UnbalancedLock, "NdisAcquireSpinLock on a spin lock this thread already holds (recursive acquire deadlocks)");
+            return;
+        }
+        Some(Some(id)) => id,
+    };
     // SAFETY: a non-NULL NDIS_SPIN_LOCK of the caller's, now held by this thread.
     unsafe { (*lock_struct).OldIrql = old };
     verifier::with_thread_mut(|t| {
@@ -1722,31 +1783,40 @@ pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LO
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisReleaseSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    let Some((id, l)) = sim_lock(lock_struct, "NdisReleaseSpinLock") else {
-        return;
-    };
     let me = thread_id();
-    if !l.held.load(Ordering::Acquire) || l.owner.load(Ordering::Acquire) != me {
-        sim().report(
-            None,
-            Rule::UnbalancedLock,
-            "NdisReleaseSpinLock on a spin lock this thread does not hold",
-        );
-        return;
-    }
-    let last = verifier::with_thread(|t| t.held.last().copied());
-    if last.map(|(i, _)| i) != Some(id) {
+    let released = with_sim_lock(lock_struct, "NdisReleaseSpinLock", |id, l| {
+        if !l.held.load(Ordering::Acquire) || l.owner.load(Ordering::Acquire) != me {
+            return None;
+        }
+        // In order: the last lock this thread acquired. Either way it is released, and the
+        // IRQL returns to the one saved when it was acquired.
+        let (in_order, now) = verifier::with_thread_mut(|t| {
+            let in_order = t.held.last().map(|&(i, _)| i) == Some(id);
+            if let Some(pos) = t.held.iter().rposition(|(i, _)| *i == id) {
+                let (_, old) = t.held.remove(pos);
+                t.irql = old;
+            }
+            (in_order, t.irql)
+        });
+        l.owner.store(0, Ordering::Release);
+        l.held.store(false, Ordering::Release);
+        Some((in_order, now))
+    });
+    let (in_order, now) = match released {
+        None => return,
+        Some(None) => {
+            sim().report(
+                None,
+                Rule::UnbalancedLock,
+                "NdisReleaseSpinLock on a spin lock this thread does not hold",
+            );
+            return;
+        }
+        Some(Some(released)) => released,
+    };
+    if !in_order {
         sim().report(None, Rule::UnbalancedLock, "NdisReleaseSpinLock out of order: another spin lock was acquired after this one and is still held");
     }
-    let now = verifier::with_thread_mut(|t| {
-        if let Some(pos) = t.held.iter().rposition(|(i, _)| *i == id) {
-            let (_, old) = t.held.remove(pos);
-            t.irql = old;
-        }
-        t.irql
-    });
-    l.owner.store(0, Ordering::Release);
-    l.held.store(false, Ordering::Release);
     if now < DISPATCH_LEVEL {
         // Back below DISPATCH_LEVEL: the DPCs queued under the lock run now.
         super::dpc::irql_lowered();
@@ -2124,28 +2194,32 @@ pub unsafe extern "system" fn NdisMSendNetBufferListsComplete(
     let mut nbl = chain;
     let mut seen = 0usize;
     while !nbl.is_null() {
-        let address = nbl as usize;
-        let Some(slot) = o.sends.get_mut(&address) else {
-            adapter.violations.report(
-                Rule::DoubleCompletion,
-                format!(
-                    "NdisMSendNetBufferListsComplete: NBL {nbl:p} was not sent to this miniport"
-                ),
-            );
-            break;
+        // The status is read only once the NBL is known to be an outstanding one of ours.
+        let status = || {
+            // SAFETY: an NBL of an outstanding send; its Status is the anonymous union at `status`.
+            let status_at = unsafe { &raw const (*nbl).status };
+            // SAFETY: `status_at` points at the NBL's Status.
+            unsafe { status_at.cast::<NDIS_STATUS>().read() }
         };
-        if slot.is_some() {
-            adapter.violations.report(
-                Rule::DoubleCompletion,
-                format!("NdisMSendNetBufferListsComplete: NBL {nbl:p} completed twice"),
-            );
-            break;
+        match o.sends.complete_with(nbl as usize, status) {
+            Ok(()) => {}
+            Err(Refused::NotSent) => {
+                adapter.violations.report(
+                    Rule::DoubleCompletion,
+                    format!(
+                        "NdisMSendNetBufferListsComplete: NBL {nbl:p} was not sent to this miniport"
+                    ),
+                );
+                break;
+            }
+            Err(Refused::Twice) => {
+                adapter.violations.report(
+                    Rule::DoubleCompletion,
+                    format!("NdisMSendNetBufferListsComplete: NBL {nbl:p} completed twice"),
+                );
+                break;
+            }
         }
-        // SAFETY: an NBL of an outstanding send; its Status is the anonymous union at `status`.
-        let status_at = unsafe { &raw const (*nbl).status };
-        // SAFETY: `status_at` points at the NBL's Status.
-        let status = unsafe { status_at.cast::<NDIS_STATUS>().read() };
-        *slot = Some(status);
         // SAFETY: as above; Next is the first member of the head union.
         let head = unsafe { &raw const (*nbl).head };
         // SAFETY: `head` points at the NBL's Next/FirstNetBuffer pair.
@@ -2159,8 +2233,11 @@ pub unsafe extern "system" fn NdisMSendNetBufferListsComplete(
             break;
         }
     }
+    let wake = o.wake();
     drop(o);
-    adapter.completed.notify_all();
+    if wake {
+        adapter.completed.notify_all();
+    }
 }
 
 /// The phase check the kit uses after a send: an adapter that is not running must refuse it.

@@ -36,6 +36,7 @@ pub mod ndk_memory;
 pub mod ndk_objects;
 pub mod receive;
 pub mod registry;
+mod sends;
 pub mod stack;
 pub mod tcpip;
 pub mod verifier;

@@ -10,7 +10,16 @@ use ndis_sys::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIS
 use super::mdl::{self, SimMdl};
 
 /// The NBLs of one send, with their NBs and MDLs, owned by the simulator.
+///
+/// The NBLs are one array (as NDIS's NBL pools hand them out, from blocks it allocates): an
+/// NBL's place in the batch follows from its address, so the simulator's record of what is
+/// outstanding (`sim::sends`) finds it without a table lookup per completion.
 pub struct SendBatch {
+    /// The batch's NBLs (`Box<[NET_BUFFER_LIST]>` leaked to a pointer: the miniport holds
+    /// pointers into it while they are sent), `slab_len` of them.
+    slab: *mut NET_BUFFER_LIST,
+    slab_len: usize,
+    /// The NBLs of the chain, in order: a prefix of the slab.
     nbls: Vec<*mut NET_BUFFER_LIST>,
     nbs: Vec<*mut NET_BUFFER>,
     mdls: Vec<*mut SimMdl>,
@@ -21,12 +30,17 @@ impl SendBatch {
     /// MDLs at the offsets in `split` (offsets at or past the end are ignored).
     #[must_use]
     pub fn new(frames: &[Vec<u8>], split: &[usize], source_handle: usize) -> Self {
+        let slab: Box<[NET_BUFFER_LIST]> =
+            frames.iter().map(|_| NET_BUFFER_LIST::zeroed()).collect();
+        let slab_len = slab.len();
         let mut batch = Self {
+            slab: Box::into_raw(slab).cast::<NET_BUFFER_LIST>(),
+            slab_len,
             nbls: Vec::new(),
             nbs: Vec::new(),
             mdls: Vec::new(),
         };
-        for frame in frames {
+        for (index, frame) in frames.iter().enumerate() {
             let mut cuts: Vec<usize> = split
                 .iter()
                 .copied()
@@ -60,13 +74,19 @@ impl SendBatch {
             nb.head.data = data;
             let nb = Box::into_raw(nb);
             batch.nbs.push(nb);
-            let mut nbl = Box::new(NET_BUFFER_LIST::zeroed());
-            nbl.head.links = NET_BUFFER_LIST_LINKS {
-                Next: std::ptr::null_mut(),
-                FirstNetBuffer: nb,
-            };
-            nbl.SourceHandle = source_handle as *mut std::ffi::c_void;
-            let nbl = Box::into_raw(nbl);
+            // SAFETY: `index < slab_len`: one NBL per frame.
+            let nbl = unsafe { batch.slab.add(index) };
+            // SAFETY: an NBL of the slab, not yet handed to anyone.
+            let links = unsafe { &raw mut (*nbl).head }.cast::<NET_BUFFER_LIST_LINKS>();
+            // SAFETY: `links` points at the NBL's Next/FirstNetBuffer pair.
+            unsafe {
+                links.write(NET_BUFFER_LIST_LINKS {
+                    Next: std::ptr::null_mut(),
+                    FirstNetBuffer: nb,
+                });
+            }
+            // SAFETY: as above.
+            unsafe { (*nbl).SourceHandle = source_handle as *mut std::ffi::c_void };
             if let Some(&prev) = batch.nbls.last() {
                 // SAFETY: `prev` is an NBL this batch allocated and still owns.
                 let links = unsafe { &raw mut (*prev).head }.cast::<NET_BUFFER_LIST_LINKS>();
@@ -90,11 +110,8 @@ impl SendBatch {
             // SAFETY: `data` points at the NB's NET_BUFFER_DATA.
             unsafe { (*data).Next = w[1] };
         }
-        let extra: Vec<*mut NET_BUFFER_LIST> = batch.nbls.drain(1..).collect();
-        for nbl in extra {
-            // SAFETY: allocated by Box::into_raw in `new`, never handed to the miniport.
-            drop(unsafe { Box::from_raw(nbl) });
-        }
+        // The other NBLs stay in the slab, out of the chain, until the batch is released.
+        batch.nbls.truncate(1);
         if let Some(&first) = batch.nbls.first() {
             // SAFETY: the remaining NBL, owned by the batch.
             let links = unsafe { &raw mut (*first).head }.cast::<NET_BUFFER_LIST_LINKS>();
@@ -137,17 +154,21 @@ impl SendBatch {
         self.nbls.first().copied().unwrap_or(std::ptr::null_mut())
     }
 
-    /// The address of every NBL, in chain order.
+    /// The chain's NBLs as `sim::sends` records them: the first one's address and how many
+    /// follow it in the slab (the chain is a prefix of the slab, in order).
     #[must_use]
-    pub fn nbl_addresses(&self) -> Vec<usize> {
-        self.nbls.iter().map(|p| *p as usize).collect()
+    pub(crate) fn span(&self) -> (usize, usize) {
+        (self.slab as usize, self.nbls.len())
     }
 
     /// Frees everything. Call only when the miniport has completed (or returned) every NBL.
     pub fn release(&mut self) {
-        for nbl in self.nbls.drain(..) {
-            // SAFETY: allocated by Box::into_raw in `new`, freed once.
-            drop(unsafe { Box::from_raw(nbl) });
+        self.nbls.clear();
+        if !self.slab.is_null() {
+            let slab = std::ptr::slice_from_raw_parts_mut(self.slab, self.slab_len);
+            // SAFETY: the slab `new` leaked, `slab_len` NBLs, freed once (NULL afterwards).
+            drop(unsafe { Box::from_raw(slab) });
+            self.slab = std::ptr::null_mut();
         }
         for nb in self.nbs.drain(..) {
             // SAFETY: as above.

@@ -11,18 +11,37 @@
 //! handler's entry and the driver, and the export's own frame up to the probe (a few hundred
 //! bytes): these are the Linux build's figures, labelled as such, not the image's.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::sync::{LazyLock, Mutex};
 
 use super::lock;
 
+/// The outermost driver handler running on a thread: its name, the stack address at its
+/// entry, and the deepest the thread has been below it so far.
+type Entry = (String, usize, usize);
+
 thread_local! {
-    /// The outermost driver handler running on this thread: its name, the stack address at its
-    /// entry, and the deepest this thread has been below it so far (merged into [`DEEPEST`] when
-    /// the handler returns: a probe is on every NDIS call the driver makes, the data path's too,
-    /// so it touches only this thread's state).
-    static ENTRY: RefCell<Option<(String, usize, usize)>> = const { RefCell::new(None) };
+    /// The outermost driver handler running on this thread: its name (merged into [`DEEPEST`]
+    /// with [`PROBE`]'s depth when the handler returns).
+    static NAME: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Its stack address at entry (0: no handler runs) and the deepest this thread has been
+    /// below it so far: a probe is on every NDIS call the driver makes, the data path's too, so
+    /// it reads and writes only this pair, in a `Cell`.
+    static PROBE: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+/// Takes the handler running on this thread, if any (none runs afterwards).
+fn take_entry() -> Option<Entry> {
+    let name = NAME.with(|n| n.borrow_mut().take())?;
+    let (at, deepest) = PROBE.with(|p| p.replace((0, 0)));
+    Some((name, at, deepest))
+}
+
+/// Makes `entry` the handler running on this thread.
+fn put_entry((name, at, deepest): Entry) {
+    NAME.with(|n| *n.borrow_mut() = Some(name));
+    PROBE.with(|p| p.set((at, deepest)));
 }
 
 static DEEPEST: LazyLock<Mutex<BTreeMap<String, usize>>> =
@@ -43,14 +62,10 @@ impl Entered {
     #[inline(always)]
     pub fn new(name: &str) -> Self {
         let at = stack_pointer();
-        let outermost = ENTRY.with(|e| {
-            let mut e = e.borrow_mut();
-            if e.is_some() {
-                return false;
-            }
-            *e = Some((name.to_owned(), at, 0));
-            true
-        });
+        let outermost = PROBE.with(|p| p.get().0 == 0);
+        if outermost {
+            put_entry((name.to_owned(), at, 0));
+        }
         Self { outermost }
     }
 }
@@ -60,7 +75,7 @@ impl Drop for Entered {
         if !self.outermost {
             return;
         }
-        if let Some((name, _, depth)) = ENTRY.with(|e| e.borrow_mut().take()) {
+        if let Some((name, _, depth)) = take_entry() {
             let mut deepest = lock(&DEEPEST);
             let slot = deepest.entry(name).or_insert(0);
             *slot = (*slot).max(depth);
@@ -72,7 +87,7 @@ impl Drop for Entered {
 /// stack): while the guard lives, the handler running further up this thread is set aside, so
 /// the routine is measured as an outermost handler of its own and not under it.
 pub struct OwnStack {
-    set_aside: Option<(String, usize, usize)>,
+    set_aside: Option<Entry>,
 }
 
 impl OwnStack {
@@ -84,7 +99,7 @@ impl OwnStack {
     )]
     pub fn new() -> Self {
         Self {
-            set_aside: ENTRY.with(|e| e.borrow_mut().take()),
+            set_aside: take_entry(),
         }
     }
 }
@@ -92,7 +107,7 @@ impl OwnStack {
 impl Drop for OwnStack {
     fn drop(&mut self) {
         if let Some(entry) = self.set_aside.take() {
-            ENTRY.with(|e| *e.borrow_mut() = Some(entry));
+            put_entry(entry);
         }
     }
 }
@@ -100,9 +115,10 @@ impl Drop for OwnStack {
 #[inline(always)]
 pub fn probe() {
     let here = stack_pointer();
-    ENTRY.with(|e| {
-        if let Some((_, at, deepest)) = e.borrow_mut().as_mut() {
-            *deepest = (*deepest).max(at.saturating_sub(here));
+    PROBE.with(|p| {
+        let (at, deepest) = p.get();
+        if at != 0 {
+            p.set((at, deepest.max(at.saturating_sub(here))));
         }
     });
 }

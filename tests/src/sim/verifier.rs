@@ -136,8 +136,23 @@ pub struct ThreadState {
     pub current_wire: Option<u32>,
 }
 
+impl ThreadState {
+    /// A thread that runs no handler, at PASSIVE_LEVEL, holding no lock (`Default`, as a
+    /// constant: the thread-local below is then initialized without a check on every access,
+    /// and every export reads it).
+    const IDLE: ThreadState = ThreadState {
+        irql: PASSIVE_LEVEL,
+        held: Vec::new(),
+        in_oid_request: None,
+        in_set_options: None,
+        in_initialize: None,
+        current_adapter: None,
+        current_wire: None,
+    };
+}
+
 thread_local! {
-    static THREAD: RefCell<ThreadState> = RefCell::new(ThreadState::default());
+    static THREAD: RefCell<ThreadState> = const { RefCell::new(ThreadState::IDLE) };
 }
 
 /// Reads the calling thread's state.
