@@ -57,6 +57,7 @@ pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: boo
                 }
             }
             Effect::StopLink => drain::stop(context),
+            Effect::ResumeLink => drain::drain::<W>(context, at_dispatch),
             Effect::CompleteHeld => held::complete_held(context),
             Effect::WaitForReturns => {
                 while context.receive.outstanding() != 0 {

@@ -618,10 +618,19 @@ fn settle(
         get(at_peer) == get(&tally.sends.ok)
     });
     ensure(all_there, || {
+        // Where the missing frames are: never indicated by the peer (received, or discarded
+        // by it: ifInDiscards), or never sent by the DUT (its link's frames out).
+        let peer_stats = peer.query(OID_GEN_STATISTICS, 152);
+        let peer_discards =
+            u64::from_le_bytes(peer_stats.buffer[8..16].try_into().unwrap_or_default());
         format!(
-            "the peer received {} of the {} frames the DUT completed with SUCCESS",
+            "the peer received {} of the {} frames the DUT completed with SUCCESS (the peer: \
+             RCV_OK {}, discarded {}; the DUT: XMIT_OK {})",
             get(at_peer),
-            get(&tally.sends.ok)
+            get(&tally.sends.ok),
+            counter(peer, OID_GEN_RCV_OK).unwrap_or(0),
+            peer_discards,
+            counter(dut, OID_GEN_XMIT_OK).unwrap_or(0),
         )
     })?;
     // Every frame the peer sent reached the DUT (the last ones within a link timer's tick):

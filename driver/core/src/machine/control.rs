@@ -81,6 +81,9 @@ impl Control {
             .and_then(|()| adapter.state.end_restart(true))
             .map_err(|_| Status::Failure)?;
         fx.push(Effect::IndicateLinkState);
+        // Frames queued across the pause leave now (the stress group found one that waited for
+        // the next send: a completed NBL whose frame never reached the peer).
+        fx.push(Effect::ResumeLink);
         if adapter.config.qos.is_enabled() {
             self.agent.start(now_ms);
             self.arm(fx);

@@ -53,8 +53,14 @@ pub enum Effect {
     DetachWire,
     /// Wait until no `MiniportSendNetBufferLists` call is inside the driver.
     WaitForSends,
-    /// Stop the link: cancel its timer and drop the frames still queued (counted as discards).
+    /// Stop the link: cancel its timer and wait until its routine is not running. The frames
+    /// still queued stay (their NBLs completed with SUCCESS: a NIC's transmit ring goes out) for
+    /// [`Effect::ResumeLink`] at the restart, or are freed with the adapter at halt.
     StopLink,
+    /// Send what is due on the link and arm its timer for the rest: the frames queued across a
+    /// pause, whose timer [`Effect::StopLink`] stopped (or whose routine found the adapter
+    /// pausing and left them).
+    ResumeLink,
     /// Complete every held send NBL with `NDIS_STATUS_PAUSED`.
     CompleteHeld,
     /// Wait until NDIS has returned every receive NBL indicated.

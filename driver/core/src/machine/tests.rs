@@ -75,7 +75,14 @@ fn restart_indicates_the_link_then_starts_dcbx_and_pause_undoes_it() {
     c.initialize(&a, &mut Effects::new()).unwrap();
     let mut fx = Effects::new();
     c.restart(&a, 1_000, &mut fx).unwrap();
-    assert_eq!(list(&fx), [Effect::IndicateLinkState, DCBX_AT(1_000)]);
+    assert_eq!(
+        list(&fx),
+        [
+            Effect::IndicateLinkState,
+            Effect::ResumeLink,
+            DCBX_AT(1_000)
+        ]
+    );
     assert!(c.agent.running());
     // Restarting a running adapter fails and does nothing.
     let mut fx = Effects::new();
@@ -280,7 +287,11 @@ fn with_qos_off_lldpdus_are_ordinary_frames() {
     assert_eq!(list(&fx), [Effect::AttachWire], "no first indication");
     let mut fx = Effects::new();
     ca.restart(&a, 0, &mut fx).unwrap();
-    assert_eq!(list(&fx), [Effect::IndicateLinkState], "no DCBX");
+    assert_eq!(
+        list(&fx),
+        [Effect::IndicateLinkState, Effect::ResumeLink],
+        "no DCBX"
+    );
     let b = adapter(2);
     let frame = lldpdu_of(&mut running(&b, 0), TTL_S);
     let mut fx = Effects::new();
