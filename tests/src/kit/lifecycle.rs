@@ -832,12 +832,16 @@ fn queued_across_a_pause() -> CaseResult {
     const DUT: [u8; 6] = [0x02, 0, 0, 0, 0, 0x41];
     const PEER: [u8; 6] = [0x02, 0, 0, 0, 0, 0x42];
     let wire = fresh_manual_wire();
+    // `*QOS` 0: no DCBX, whose LLDPDUs would run the peer's QoS path under the link's timer
+    // (the DCBX groups' business), only the data frames this case is about.
     let on_wire = |mac: [u8; 6]| {
         let mut r = Registry::inf_defaults();
-        r.on_wire(wire).set_sz(
-            "NetworkAddress",
-            &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
-        );
+        r.on_wire(wire)
+            .set_sz(
+                "NetworkAddress",
+                &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
+            )
+            .set_sz("*QOS", "0");
         started(r)
     };
     let dut = on_wire(DUT)?;
