@@ -13,13 +13,14 @@ use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::ndk::{NDKPI_VERSION, Profile};
 use dcbndk_core::qos::Capabilities;
 use dcbndk_core::qos::params::QosParameters;
+use dcbndk_core::qos::state::Indications;
 
 use crate::resources::link::LinkShell;
 use crate::resources::memory::{PoolBox, TAG_ADAPTER, pool_tag};
 use crate::resources::ndk::NdkShell;
 use crate::resources::ndkports::NdkPorts;
 use crate::resources::rxpool::ReceivePool;
-use crate::resources::sync::{Published, SpinLock};
+use crate::resources::sync::{Exclusive, Published, SpinLock};
 use crate::resources::timer::Timer;
 use ndis_sys::imports::NDIS_IO_WORKITEM_ROUTINE;
 use ndis_sys::ndkinfo::{
@@ -45,6 +46,11 @@ pub struct AdapterContext {
     /// regular OIDs change, the QoS state and what it owes, the DCBX agent. One spin lock for
     /// all of it: their events are rare, and no path holds it with another lock.
     pub control: SpinLock<Control>,
+    /// The QoS sets the performing CPU took from `control` (`Control::take_qos_into`) and is
+    /// applying and indicating, with no lock held: one CPU at a time performs (NDIS sees the
+    /// indications in the order they were taken), and the sets (880 bytes) stay off the QoS
+    /// path's stack, which is on the image's deepest (`perform::qos::apply`).
+    pub qos_owed: Exclusive<Indications>,
     /// The classifier compiled from the operational QoS set in force, for the data path (read
     /// without blocking; replaced by the QoS path).
     pub classifier: Published<Compiled>,
@@ -395,6 +401,16 @@ unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
     let member = unsafe { &raw mut (*place).classifier };
     // SAFETY: as for the control state.
     unsafe { Published::init_in(member, init_classifier) };
+    let init_owed = |owed: *mut Indications| {
+        // SAFETY: `owed` is the member's value slot, valid for writes of one `Indications`;
+        // nothing is owed yet (no drop glue to run).
+        unsafe { owed.write(Indications::NONE) };
+    };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).qos_owed };
+    // SAFETY: the member is inside the context's memory; `init_owed` initializes the value.
+    unsafe { Exclusive::init_in(member, init_owed) };
     let (qos_hardware, qos_current) = Capabilities::registered(config.qos, config.qos_capabilities)
         .map_or(
             (

@@ -3,8 +3,6 @@
 //! and the sets the machine owes are indicated. The decisions are the core's
 //! (`dcbndk_core::machine`, `dcbndk_core::qos`).
 
-use core::sync::atomic::Ordering;
-
 use super::drain::{Reconfigured, configure};
 use super::indicate;
 use crate::context::{AdapterContext, compile_into};
@@ -16,33 +14,34 @@ use ndis_sys::status::{
 /// `IndicateRemote`): the operational set is published and configured on the link, then
 /// indicated; then the remote set. Returns what the link owes the wire, for `Effect::Drain`.
 ///
-/// One CPU at a time performs (`Adapter::qos_performer`), taking the owed sets under the control
-/// lock and performing them with no lock held, again until none is owed; a CPU that finds
+/// One CPU at a time performs (the context's `qos_owed`, where it takes the owed sets under the
+/// control lock), performing them with no lock held, again until none is owed; a CPU that finds
 /// another performing leaves its sets to it. So NDIS sees the sets in the order they were
 /// taken (two CPUs that each took a set and indicated it could otherwise swap them, leaving
 /// NDIS with the older one), and the core's `take_pending` says each one's CHANGED bits against
 /// the one before and drops a repeat.
 ///
-/// Out of line, so that the wire sees nothing while a parameter set is on this stack: the
-/// owed sets (1.7 KiB) and a payload (1 KiB) live only in this frame, which is gone when the
-/// caller drains, and draining may run a peer's whole receive path on this thread
-/// (`crate::resources::wire`). Found by `cargo xtask pe`'s stack check (issue 18).
+/// Out of line, so that the wire sees nothing while this runs: the indication's payload (1 KiB,
+/// `indicate::parameters`) is gone when the caller drains, and draining may run a peer's whole
+/// receive path on this thread (`crate::resources::wire`). Found by `cargo xtask pe`'s stack
+/// check (issue 18). The owed sets are in the context, not on this stack.
 #[inline(never)]
 pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
-    let performer = &context.core.qos_performer;
     let mut work = None;
     loop {
-        if performer.swap(true, Ordering::AcqRel) {
+        let Some(mut owed) = context.qos_owed.try_enter() else {
             // Another CPU performs; it takes what this one's decision left owed.
             return work;
-        }
-        let owed = context.control.lock().take_qos();
+        };
+        context.control.lock().take_qos_into(&mut owed);
         if let Some(operational) = &owed.operational {
-            let content = operational.content();
+            // The set as taken, CHANGED bits and all: neither the classifier nor the link reads
+            // the flags (a copy without them was 432 bytes more on this frame, which is on the
+            // image's deepest path).
             context.classifier.publish_with(|classifier| {
-                compile_into(classifier, &context.core.config, Some(&content));
+                compile_into(classifier, &context.core.config, Some(operational));
             });
-            let reconfigured = configure(context, &content);
+            let reconfigured = configure(context, operational);
             work = Some(match work.take() {
                 Some(earlier) => reconfigured.after(earlier),
                 None => reconfigured,
@@ -56,7 +55,7 @@ pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
         if let Some(remote) = &owed.remote {
             indicate::parameters(context, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE, remote);
         }
-        performer.store(false, Ordering::Release);
+        drop(owed);
         // A set owed after the take, by a CPU that found this one performing: take it (or
         // leave it to the CPU that performs now).
         if !context.control.lock().qos_owed() {

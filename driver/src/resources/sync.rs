@@ -1,5 +1,6 @@
 //! `SpinLock<T>`: data behind an NDIS spin lock; `Published<T>`: a value the data path reads
-//! without blocking while the control path replaces it. Acquiring raises the IRQL to DISPATCH_LEVEL;
+//! without blocking while the control path replaces it; `Exclusive<T>`: a value one CPU at a
+//! time uses, the others leaving its work to that one. Acquiring raises the IRQL to DISPATCH_LEVEL;
 //! nothing that requires PASSIVE_LEVEL may run while the guard lives.
 
 use core::cell::UnsafeCell;
@@ -113,6 +114,71 @@ impl<T> Drop for SpinLockGuard<'_, T> {
     fn drop(&mut self) {
         // SAFETY: this guard acquired the lock and releases it exactly once.
         unsafe { NdisReleaseSpinLock(self.owner.lock.get()) };
+    }
+}
+
+/// A value one CPU at a time may use, with no lock held and at any IRQL: [`Exclusive::try_enter`]
+/// gives it to the caller unless another CPU has it (who then does the work the caller came
+/// for: the QoS path's performer, `perform::qos::apply`). In pool memory, for values too large
+/// for the stack of the path that uses them.
+pub struct Exclusive<T> {
+    taken: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is reached only through an `ExclusiveGuard`, of which at most one exists at
+// a time (the flag's swap), so sharing across threads is sound for any `T: Send`.
+unsafe impl<T: Send> Sync for Exclusive<T> {}
+
+impl<T> Exclusive<T> {
+    /// Builds a free value in place at `place`, `init` building the value at the address it
+    /// is given (no `T` on the stack).
+    ///
+    /// # Safety
+    /// `place` is valid for writes of one `Self` and suitably aligned; `init` initializes the
+    /// whole `T` at the address it gets. Afterwards `*place` is an initialized `Exclusive`.
+    pub unsafe fn init_in(place: *mut Self, init: impl FnOnce(*mut T)) {
+        // SAFETY: `place` is valid for writes (function contract); only the address of a member
+        // is taken.
+        let value = unsafe { &raw mut (*place).value };
+        // `UnsafeCell<T>` has the layout of `T`.
+        init(UnsafeCell::raw_get(value));
+        // SAFETY: as above; only the address of a member is taken.
+        let taken = unsafe { &raw mut (*place).taken };
+        // SAFETY: `taken` is inside `place`, valid for writes (function contract).
+        unsafe { taken.write(AtomicBool::new(false)) };
+    }
+
+    /// The value, unless another CPU has it.
+    pub fn try_enter(&self) -> Option<ExclusiveGuard<'_, T>> {
+        (!self.taken.swap(true, Ordering::AcqRel)).then_some(ExclusiveGuard { owner: self })
+    }
+}
+
+/// The use of an [`Exclusive`] value; the next caller may have it once this is dropped.
+pub struct ExclusiveGuard<'a, T> {
+    owner: &'a Exclusive<T>,
+}
+
+impl<T> Deref for ExclusiveGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard exists only while the flag is ours, so no other reference to the
+        // value exists.
+        unsafe { &*self.owner.value.get() }
+    }
+}
+
+impl<T> DerefMut for ExclusiveGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as for deref; `&mut self` makes this the only access through this guard.
+        unsafe { &mut *self.owner.value.get() }
+    }
+}
+
+impl<T> Drop for ExclusiveGuard<'_, T> {
+    fn drop(&mut self) {
+        self.owner.taken.store(false, Ordering::Release);
     }
 }
 

@@ -77,10 +77,6 @@ pub struct Adapter {
     pub ndk: crate::ndk::NdkState,
     /// Per-priority and per-TC traffic, per CPU (issue 9); no memory until the shell attaches it.
     pub traffic: traffic::Traffic<'static>,
-    /// Set while one CPU performs the QoS sets owed (takes, applies and indicates them, until
-    /// none is owed): NDIS sees the indications in the order they were taken, and no lock is
-    /// held while indicating (`perform::qos::apply` in the shell).
-    pub qos_performer: core::sync::atomic::AtomicBool,
 }
 
 impl Adapter {
@@ -93,7 +89,6 @@ impl Adapter {
             stats: Statistics::default(),
             ndk: crate::ndk::NdkState::new(config.network_direct, config.ndk_technology),
             traffic: traffic::Traffic::default(),
-            qos_performer: core::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -223,10 +218,20 @@ impl Settings {
     /// (spec §5: an indication says what changed since the previous one). The shell takes and
     /// indicates under one lock, in this order (`perform::qos::apply`).
     pub fn take_pending(&mut self) -> Indications {
-        let mut owed = core::mem::take(&mut self.pending);
-        against_taken(&mut owed.operational, &mut self.taken.operational);
-        against_taken(&mut owed.remote, &mut self.taken.remote);
+        let mut owed = Indications::NONE;
+        self.take_pending_into(&mut owed);
         owed
+    }
+
+    /// [`Settings::take_pending`] into `out` (its previous content is dropped): the shell's
+    /// place in pool memory, so that the two sets (880 bytes) are not on the stack of the QoS
+    /// path, which is on the image's deepest (`cargo xtask pe`).
+    pub fn take_pending_into(&mut self, out: &mut Indications) {
+        // A swap moves the sets in place, in pieces, with no whole copy on this frame.
+        core::mem::swap(out, &mut self.pending);
+        self.pending = Indications::NONE;
+        against_taken(&mut out.operational, &mut self.taken.operational);
+        against_taken(&mut out.remote, &mut self.taken.remote);
     }
 
     /// The adapter's IP addresses (`OID_GEN_NETWORK_LAYER_ADDRESSES`) copied into `out`, IPv4
@@ -286,5 +291,25 @@ mod tests {
         let taken = s.take_pending().remote.expect("Y");
         assert_eq!(taken.flags & qos_flags::ALL_CHANGED, qos_flags::PFC_CHANGED);
         assert_eq!(s.taken.remote, Some(taken));
+    }
+
+    /// The shell takes into the same place every time (the context's, in pool memory): what
+    /// the place held is replaced, and nothing stays owed.
+    #[test]
+    fn taking_into_a_place_replaces_what_it_held() {
+        let mut s = Box::new(Settings::EMPTY);
+        let mut place = Box::new(Indications {
+            operational: Some(set(0x08)),
+            remote: Some(set(0x08)),
+        });
+        s.take_pending_into(&mut place);
+        assert_eq!(*place, Indications::NONE, "nothing was owed");
+        owe(&mut s, set(0x18));
+        s.take_pending_into(&mut place);
+        assert_eq!(place.operational, None);
+        assert_eq!(place.remote.map(|r| r.pfc_enable), Some(0x18));
+        assert_eq!(s.pending, Indications::NONE, "taken once");
+        s.take_pending_into(&mut place);
+        assert_eq!(*place, Indications::NONE);
     }
 }

@@ -298,6 +298,12 @@ impl Control {
         self.settings.take_pending()
     }
 
+    /// [`Control::take_qos`] into `out`, the shell's place for them in pool memory
+    /// ([`crate::adapter::Settings::take_pending_into`]).
+    pub fn take_qos_into(&mut self, out: &mut Indications) {
+        self.settings.take_pending_into(out);
+    }
+
     /// Whether a QoS set is owed (decided and not taken yet).
     #[must_use]
     pub fn qos_owed(&self) -> bool {
