@@ -153,12 +153,15 @@ pub unsafe fn create(
 
 /// Compiles into `classifier`, in place (a classifier is too large to build on a kernel stack
 /// and move), the classifier for an operational set (`None`: QoS off, nothing classified) with
-/// the adapter's tagging and NetworkDirect keywords. The context's first classifier, and each
-/// new one the QoS path publishes (`crate::perform::qos`).
+/// the adapter's tagging and NetworkDirect keywords and the configured VLAN ID `vlan_id`
+/// (`OID_GEN_VLAN_ID`; compiled in, so that the send path never looks it up). The context's
+/// first classifier, and each new one the QoS path publishes (`crate::perform::qos`), which
+/// reads the VID inside the publication, so the last one published has the last VID set.
 pub fn compile_into(
     classifier: &mut Compiled,
     config: &AdapterConfig,
     operational: Option<&QosParameters>,
+    vlan_id: u16,
 ) {
     let qos = config.qos.is_enabled();
     classifier.rebuild(
@@ -166,6 +169,7 @@ pub fn compile_into(
         TagPolicy::from_keywords(qos, config.priority_vlan_tag),
         NetDirect::from_keywords(config.network_direct, config.ndk_technology),
     );
+    classifier.set_vlan(vlan_id);
 }
 
 fn qos_capabilities(c: Capabilities) -> NDIS_QOS_CAPABILITIES {
@@ -394,7 +398,7 @@ unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
         // Compiled, and cannot overlap the image's constant; Compiled has no drop glue.
         unsafe { classifier.copy_from_nonoverlapping(empty, 1) };
         // SAFETY: initialized just above; nothing else refers to it.
-        compile_into(unsafe { &mut *classifier }, config, None);
+        compile_into(unsafe { &mut *classifier }, config, None, config.vlan_id);
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.

@@ -30,7 +30,8 @@ pub enum KeywordType {
 pub enum WhenAbsent {
     /// Use the default.
     Default,
-    /// Absence has its own documented meaning (for `*QOS`: no QoS capability at all, spec §2.2).
+    /// Absence has its own documented meaning (for `*QOS`: no QoS capability at all, spec §2.2;
+    /// for `VlanID`: VLAN ID 0, the `OID_GEN_VLAN_ID` DDI page).
     Meaningful,
 }
 
@@ -93,6 +94,23 @@ pub const PRIORITY_VLAN_TAG: Keyword = Keyword {
     default: Some(3),
     optional: false,
     when_absent: WhenAbsent::Default,
+};
+
+/// `VlanID`: the adapter's configured VLAN ID, `OID_GEN_VLAN_ID`'s registry value (the DDI page
+/// names it `VlanId`; value names are case-insensitive, and Validate-DCB reads `VLANID`,
+/// validate-dcb-checks.md §1c M13). 0 is no VLAN; 4095 is reserved by 802.1Q, so the range ends
+/// at 4094. Absent, the VLAN ID is 0 without a warning: the DDI page reads it "if present".
+pub const VLAN_ID: Keyword = Keyword {
+    name: "VlanID",
+    description: "VLAN ID",
+    kind: KeywordType::Int {
+        min: 0,
+        max: 4094,
+        step: 1,
+    },
+    default: Some(0),
+    optional: false,
+    when_absent: WhenAbsent::Meaningful,
 };
 
 /// `*NetworkDirect`: NDK may be enabled (spec §4.5, §6.2).
@@ -307,6 +325,7 @@ pub const SIM_NDK_MAX_ENDPOINTS: Keyword = ndk_int(
 pub const KEYWORDS: &[Keyword] = &[
     QOS,
     PRIORITY_VLAN_TAG,
+    VLAN_ID,
     NETWORK_DIRECT,
     NETWORK_DIRECT_TECHNOLOGY,
     NETWORK_ADDRESS,
@@ -373,5 +392,7 @@ mod tests {
         };
         assert!(k.accepts(4) && !k.accepts(5));
         assert!(!NETWORK_ADDRESS.accepts(0));
+        assert!(VLAN_ID.accepts(0) && VLAN_ID.accepts(101) && VLAN_ID.accepts(4094));
+        assert!(!VLAN_ID.accepts(4095) && !VLAN_ID.accepts(0x1065));
     }
 }

@@ -448,6 +448,8 @@ ndis_consts! {
     pub const OID_GEN_VENDOR_DRIVER_VERSION: NDIS_OID = 0x0001_0116;
     /// `OID_GEN_VENDOR_ID`
     pub const OID_GEN_VENDOR_ID: NDIS_OID = 0x0001_010C;
+    /// `OID_GEN_VLAN_ID`
+    pub const OID_GEN_VLAN_ID: NDIS_OID = 0x0001_021C;
     /// `OID_GEN_XMIT_OK`
     pub const OID_GEN_XMIT_OK: NDIS_OID = 0x0002_0101;
     /// `OID_NDK_CONNECTIONS`

@@ -37,6 +37,7 @@ pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: boo
                     drain::reconfigured::<W>(context, work, at_dispatch);
                 }
             }
+            Effect::PublishVlan => qos::publish_vlan(context),
             Effect::IndicateLinkState => indicate::link_state(context),
             Effect::TransmitLldpdu { ttl } => transmit_lldpdu::<W>(context, ttl, at_dispatch),
             Effect::ArmTimer {

@@ -10,6 +10,17 @@ use ndis_sys::status::{
     NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE, NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE,
 };
 
+/// `Effect::PublishVlan` (an `OID_GEN_VLAN_ID` set changed the VID): the current classifier
+/// published again with the adapter's VID, read inside the publication (`Published::edit_with`
+/// serializes it with `apply`'s, so whichever publishes last carries the last VID). Out of
+/// line and small: it runs on the OID path, whose deepest path is `apply`'s.
+#[inline(never)]
+pub fn publish_vlan(context: &AdapterContext) {
+    context
+        .classifier
+        .edit_with(|classifier| classifier.set_vlan(context.core.vlan_id()));
+}
+
 /// Performs the QoS sets the machine owes (`Effect::Reconfigure`, `IndicateOperational`,
 /// `IndicateRemote`): the operational set is published and configured on the link, then
 /// indicated; then the remote set. Returns what the link owes the wire, for `Effect::Drain`.
@@ -39,7 +50,12 @@ pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
             // the flags (a copy without them was 432 bytes more on this frame, which is on the
             // image's deepest path).
             context.classifier.publish_with(|classifier| {
-                compile_into(classifier, &context.core.config, Some(operational));
+                compile_into(
+                    classifier,
+                    &context.core.config,
+                    Some(operational),
+                    context.core.vlan_id(),
+                );
             });
             let reconfigured = configure(context, operational);
             work = Some(match work.take() {

@@ -325,4 +325,40 @@ impl<T: Copy> Published<T> {
         }
         self.writing.store(false, Ordering::Release);
     }
+
+    /// Replaces the value with a copy of the current one that `edit` changes in place (<=
+    /// DISPATCH_LEVEL): for a change of one member, such as the classifier's VLAN ID
+    /// (`OID_GEN_VLAN_ID`), where the rest must stay what it is. The copy is made slot to slot,
+    /// never on the stack. Writers are serialized as in [`Published::publish_with`], so an
+    /// edit and a publish never interleave.
+    pub fn edit_with(&self, edit: impl FnOnce(&mut T)) {
+        while self
+            .writing
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            core::hint::spin_loop();
+        }
+        let current = self.current.load(Ordering::SeqCst) & 1;
+        let next = current ^ 1;
+        if let (Some(count), Some(slot), Some(now)) = (
+            self.readers.get(next),
+            self.slots.get(next),
+            self.slots.get(current),
+        ) {
+            while count.load(Ordering::SeqCst) != 0 {
+                core::hint::spin_loop();
+            }
+            // SAFETY: `now` is the current slot, which only readers read while this writer
+            // holds the writing flag (writers write only the slot that is not current); `slot`
+            // is the other one, with no reader (above) and no other writer; the two slots are
+            // distinct, and `T` is `Copy`, so a bitwise copy is a valid value.
+            unsafe { slot.get().copy_from_nonoverlapping(now.get(), 1) };
+            // SAFETY: as in `publish_with`: `next` is not current, no reader is on it and
+            // writers are serialized; this is the only reference until it is made current.
+            edit(unsafe { &mut *slot.get() });
+            self.current.store(next, Ordering::SeqCst);
+        }
+        self.writing.store(false, Ordering::Release);
+    }
 }

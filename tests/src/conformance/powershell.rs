@@ -10,6 +10,7 @@ const SCRIPTS: &[&str] = &[
     "DcbndkCommon.ps1",
     "Install-Dcbndk.ps1",
     "Enable-DcbQos.ps1",
+    "Set-DcbndkVlan.ps1",
     "Apply-Scenario.ps1",
     "Test-Scenario.ps1",
     "Uninstall-Dcbndk.ps1",

@@ -28,6 +28,7 @@ pub mod qos_link;
 pub mod stress;
 pub mod test_netstack;
 pub mod validate_dcb;
+pub mod vlan;
 pub mod workload;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -98,6 +99,7 @@ pub fn groups() -> Vec<Group> {
     groups.extend(qos_link::groups());
     groups.push(crate::scenario::group());
     groups.push(validate_dcb::group());
+    groups.push(vlan::group());
     groups.push(low_resources::group());
     groups.push(stress::group());
     groups

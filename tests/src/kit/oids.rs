@@ -123,6 +123,13 @@ const TABLE: &[(u32, &str, Use)] = &[
         "OID_GEN_LINK_PARAMETERS",
         Use::Set(32, &LINK_PARAMETERS_KEEP),
     ),
+    // NDIS_VLAN_ID: a ULONG, the VID in its 12 low bits (the OID's DDI page); the values and
+    // refusals are group Vlan's (kit/vlan.rs).
+    (
+        OID_GEN_VLAN_ID,
+        "OID_GEN_VLAN_ID",
+        Use::QuerySet(4, &[101, 0, 0, 0]),
+    ),
     // The shortest list: AddressCount 0, NDIS_PROTOCOL_ID_TCP_IP (clear IPv4); the lists
     // themselves are the cases of kit/addresses.rs.
     (

@@ -22,9 +22,16 @@
 //!
 //! Each check is a function of the views and the configuration returning a [`Verdict`], so the
 //! group runs the same functions against deliberately wrong configurations (qos-disabled,
-//! iscsi-fcoe, willing-switch, and smb-direct with `*NetworkDirect` 0 or absent, PFC off on 3,
-//! the SMB class at 30 %): those cases pass only when the check fails with the reason
-//! Validate-DCB would give.
+//! iscsi-fcoe, willing-switch, and smb-direct with `*NetworkDirect` 0 or absent, `VlanID` 102 or
+//! absent, PFC off on 3, the SMB class at 30 %): those cases pass only when the check fails with
+//! the reason Validate-DCB would give.
+//!
+//! M13 (§1c, mode 1: the `VLANID` row's `RegistryValue` is the configured VLANID) passes: the INF
+//! declares the `VlanID` keyword (registry value names are case-insensitive, so Validate-DCB's
+//! `VLANID` reads it), the driver reads it at initialize as `OID_GEN_VLAN_ID`'s registry value,
+//! tags what it sends with the VID and drops frames of other VLANs (group Vlan checks that on
+//! the wire), and the smb-direct scenario configures VLAN 101 as the NDKm1 example does. It
+//! fails, with Validate-DCB's reason, on a wrong VLANID (102) and on a key without the value.
 //!
 //! Left out, and why:
 //! - G1-G12 (§1a): the test host, its OS, modules, WinRM and the config file's integrity; nothing
@@ -33,11 +40,8 @@
 //! - M1-M4 (§1b): `Get-NetAdapter` (status, link, speed, connector) is not among the rendered
 //!   views. M5-M8: bindings are the OS's. M9-M10: driver identity is not rendered, and M9 fails
 //!   for any driver not in `drivers.psd1` (§1b), by design of the tool.
-//! - M13 (§1c, VLANID): the INF declares no `VLANID` keyword (the adapter has `*PriorityVLANTag`
-//!   only, which Validate-DCB does not read, §1c), so on Windows M13 would fail: "no VLANID
-//!   row". [`vlan_id`] is written and tested (`tests::m13_*`), but not a case here, since the
-//!   adapter lacks the keyword; a finding, not a pass.
-//! - M14 (mode 2), M16 (`*EncapOverhead`, not configured and not declared by the INF), M15
+//! - M14 (mode 2: the pNIC's VLANID 0, the vNICs carry the VLAN; the simulation has no vNICs),
+//!   M16 (`*EncapOverhead`, not configured and not declared by the INF), M15
 //!   (`*JumboPacket`, optional in the config and not declared by the INF).
 //! - M17-M19 (§1c): the IHV checks run only for a known driver (quirk Q2: an unknown driver gets
 //!   none of them). M20: a single-adapter host lists no RDMA-disabled adapter.
@@ -61,7 +65,7 @@ use crate::sim::{RegValue, Registry};
 pub fn group() -> Group {
     Group {
         name: "ValidateDcb",
-        description: "Validate-DCB's adapter-side checks (NetworkDirect, QoS enabled, policy priority, PFC, ETS classes, Willing, RDMA) on the smb-direct scenario's views, and each failing on a wrong configuration",
+        description: "Validate-DCB's adapter-side checks (NetworkDirect, VLANID, QoS enabled, policy priority, PFC, ETS classes, Willing, RDMA) on the smb-direct scenario's views, and each failing on a wrong configuration",
         cases,
     }
 }
@@ -74,6 +78,8 @@ pub fn group() -> Group {
 pub struct AdvancedProperty {
     /// `RegistryKeyword`
     pub registry_keyword: String,
+    /// `DisplayName`: the keyword's `ParamDesc` in the INF (the keyword table's description).
+    pub display_name: String,
     /// `RegistryValue` (one string: every keyword of this adapter is single-valued).
     pub registry_value: String,
     /// `DisplayValue`: the INF enum text for an enum, the value otherwise.
@@ -190,6 +196,7 @@ pub fn advanced_properties(registry: &Registry) -> Vec<AdvancedProperty> {
             };
             Some(AdvancedProperty {
                 registry_keyword: k.name.to_string(),
+                display_name: k.description.to_string(),
                 registry_value: value,
                 display_value: display,
             })
@@ -421,8 +428,9 @@ pub fn network_direct_enabled(v: &Views, _: &Config) -> Verdict {
     }
 }
 
-/// M13 (§1c, mode 1): the `VLANID` keyword's `RegistryValue` equals the configured VLANID. Not a
-/// case of the group: the adapter declares no `VLANID` keyword (module comment).
+/// M13 (§1c, mode 1): the `VLANID` keyword's `RegistryValue` equals the configured VLANID (the
+/// row must exist; the keyword is matched without regard to case, as the registry's value names
+/// are: the INF's `VlanID`).
 ///
 /// # Errors
 /// Another value, or no row.
@@ -787,6 +795,7 @@ fn cases() -> Vec<Case> {
             "M12 *NetworkDirect DisplayValue 'Enabled' (§1c)",
             network_direct_enabled,
         ),
+        passing("M13 VLANID RegistryValue '101' (§1c, mode 1)", vlan_id),
         passing("M30 Get-NetAdapterQos Enabled True (§1d)", qos_enabled),
         passing(
             "M23/M24 policies classified: NetDirect 445 -> 3, Default -> 0 (§1d)",
@@ -844,6 +853,26 @@ fn cases() -> Vec<Case> {
             },
             rdma_enabled,
             "Enabled is False, expected True",
+        ),
+        failing(
+            "M13 fails: VLANID 102",
+            || {
+                smb_direct_with(|s| {
+                    s.registry.set_sz("VlanID", "102");
+                })
+            },
+            vlan_id,
+            "VLANID RegistryValue is '102', expected '101' (M13)",
+        ),
+        failing(
+            "M13 fails: no VLANID value in the adapter's key",
+            || {
+                smb_direct_with(|s| {
+                    s.registry.remove("VlanID");
+                })
+            },
+            vlan_id,
+            "no VLANID advanced property: RegistryValue $null, expected '101' (M13)",
         ),
         failing(
             "M30 fails: qos-disabled.toml",
@@ -982,28 +1011,37 @@ mod tests {
             .map(|r| format!("{}: {}", r.name, r.reason))
             .collect();
         assert!(failed.is_empty(), "{}", failed.join("\n"));
-        assert_eq!(reports.len(), 28);
+        assert_eq!(reports.len(), 31);
     }
 
-    /// M13 fails on this adapter (no `VLANID` keyword), and the check passes and fails on a row.
+    /// M13 passes on the smb-direct scenario's `VlanID` row (DisplayName "VLAN ID", value 101),
+    /// fails on another value (the INF default 0 among them), and on no row.
     #[test]
-    fn m13_fails_without_the_keyword_and_judges_a_row() {
+    fn m13_judges_the_vlanid_row() {
         let mut v = smb_direct().unwrap();
         let c = smb_direct_config();
+        let row = property(&v, "VLANID").unwrap().clone();
         assert_eq!(
-            vlan_id(&v, &c),
-            Err("no VLANID advanced property: RegistryValue $null, expected '101' (M13)".into())
+            (row.registry_keyword.as_str(), row.display_name.as_str()),
+            ("VlanID", "VLAN ID")
         );
-        v.advanced.push(AdvancedProperty {
-            registry_keyword: "VLANID".into(),
-            registry_value: "101".into(),
-            display_value: "101".into(),
-        });
+        assert_eq!(row.registry_value, "101");
         assert_eq!(vlan_id(&v, &c), Ok("VLANID 101".into()));
-        v.advanced.last_mut().unwrap().registry_value = "0".into();
+        for p in v
+            .advanced
+            .iter_mut()
+            .filter(|p| p.registry_keyword == "VlanID")
+        {
+            p.registry_value = "0".into();
+        }
         assert_eq!(
             vlan_id(&v, &c),
             Err("VLANID RegistryValue is '0', expected '101' (M13)".into())
+        );
+        v.advanced.retain(|p| p.registry_keyword != "VlanID");
+        assert_eq!(
+            vlan_id(&v, &c),
+            Err("no VLANID advanced property: RegistryValue $null, expected '101' (M13)".into())
         );
     }
 
@@ -1022,6 +1060,14 @@ mod tests {
         assert_eq!(row("*NetworkDirect").registry_value, "0");
         assert_eq!(row("*NetworkDirectTechnology").display_value, "RoCEv2");
         assert_eq!(row("*QOS").display_value, "Enabled");
+        assert_eq!(row("*QOS").display_name, "NDIS QoS");
+        // The INF default: VLAN ID 0 (no VLAN), an int shown as its value.
+        let vlan = row("VlanID");
+        assert_eq!(
+            (vlan.display_name.as_str(), vlan.registry_value.as_str()),
+            ("VLAN ID", "0")
+        );
+        assert_eq!(vlan.display_value, "0");
         r.set_sz("*NetworkDirect", "7");
         assert_eq!(
             advanced_properties(&r)

@@ -148,6 +148,18 @@ impl SendBatch {
         }
     }
 
+    /// Sets the `Ieee8021QNetBufferListInfo` of the chain's NBL `index` (UserPriority bits 0-2,
+    /// CanonicalFormatId bit 3, VlanId bits 4-15, as `NDIS_NET_BUFFER_LIST_8021Q_INFO`): what a
+    /// protocol (or the OS's VLAN filter) asks the miniport to tag the frame with. No such NBL:
+    /// nothing.
+    pub fn set_ieee8021q(&mut self, index: usize, info: usize) {
+        let slot = ndis_sys::nbl::Ieee8021QNetBufferListInfo as usize;
+        if let Some(&nbl) = self.nbls.get(index) {
+            // SAFETY: an NBL this batch allocated and still owns (not yet handed over).
+            unsafe { (*nbl).NetBufferListInfo[slot] = info as *mut std::ffi::c_void };
+        }
+    }
+
     /// The first NBL of the chain (NULL for no frames).
     #[must_use]
     pub fn head(&self) -> *mut NET_BUFFER_LIST {

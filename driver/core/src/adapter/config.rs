@@ -173,6 +173,9 @@ pub struct AdapterConfig {
     pub dcbx_willing: bool,
     /// The virtual wire (hub) the adapter attaches to (`SimVirtualWire`).
     pub virtual_wire: u32,
+    /// The configured VLAN ID at initialize (`VlanID`, 0..=4094; 0: none). `OID_GEN_VLAN_ID`
+    /// changes it later (`Adapter::vlan_id`).
+    pub vlan_id: u16,
     /// The NDK profile and table sizes (`SimNdk*`, issue 5).
     pub ndk: crate::ndk::NdkConfig,
 }
@@ -205,6 +208,15 @@ impl AdapterConfig {
         };
         let priority_vlan_tag = value(&keywords::PRIORITY_VLAN_TAG, &mut warnings)
             .or_default(&keywords::PRIORITY_VLAN_TAG);
+        // The OID_GEN_VLAN_ID DDI page: the VLAN ID starts at 0 and the registry value, if
+        // present, sets it. So absence is no warning; a value out of 0..=4094 (4095 is reserved,
+        // a VID has 12 bits) or not an integer is warned about and 0 used, as any bad keyword.
+        let vlan_id = match read(&keywords::VLAN_ID) {
+            KeywordRead::Absent => 0,
+            r => decide_value(&keywords::VLAN_ID, r, &mut warnings).or_default(&keywords::VLAN_ID),
+        };
+        let vlan_id = u16::try_from(vlan_id).unwrap_or(0);
+        let mut value = |k: &Keyword, w: &mut Warnings| decide_value(k, read(k), w);
         let network_direct = value(&keywords::NETWORK_DIRECT, &mut warnings)
             .or_default(&keywords::NETWORK_DIRECT)
             == 1;
@@ -251,6 +263,7 @@ impl AdapterConfig {
             qos_capabilities,
             dcbx_willing,
             virtual_wire,
+            vlan_id,
             ndk,
         };
         (config, warnings)
@@ -410,15 +423,17 @@ mod tests {
         assert!(!c.qos.registers_capabilities());
         assert_eq!(c.priority_vlan_tag, 3);
         assert_eq!(c.link_speed_bps, 100_000_000_000);
+        // VlanID's absence is VLAN ID 0 without a warning (the OID_GEN_VLAN_ID DDI page).
         let integer_keywords = keywords::KEYWORDS
             .iter()
-            .filter(|k| k.default.is_some())
+            .filter(|k| k.default.is_some() && k.name != keywords::VLAN_ID.name)
             .count();
         assert_eq!(
             w.len(),
             integer_keywords,
-            "one warning per integer keyword: {w:?}"
+            "one warning per integer keyword but VlanID: {w:?}"
         );
+        assert_eq!(c.vlan_id, 0);
         assert!(
             keywords::KEYWORDS.len() + 3 <= Warnings::CAPACITY,
             "room for every warning"
@@ -454,6 +469,62 @@ mod tests {
                 ("*PriorityVLANTag", Problem::OutOfRange(9), 3),
                 ("SimLinkSpeed", Problem::NotAnInteger, 100)
             ]
+        );
+    }
+
+    /// `VlanID` (the OID_GEN_VLAN_ID DDI page): absent is 0 with no warning, a value in
+    /// 0..=4094 is taken, 4095 (reserved), a value past 12 bits or a non-integer take 0 with a
+    /// warning, as any bad keyword.
+    #[test]
+    fn vlan_id_is_read_if_present_and_checked() {
+        let with = |read: KeywordRead| {
+            decide_with(move |name| {
+                if name == "VlanID" {
+                    read
+                } else {
+                    KeywordRead::Integer(
+                        keywords::KEYWORDS
+                            .iter()
+                            .find(|k| k.name == name)
+                            .and_then(|k| k.default)
+                            .unwrap_or(0),
+                    )
+                }
+            })
+        };
+        let problems = |w: &Warnings| -> std::vec::Vec<_> {
+            w.iter().map(|x| (x.keyword, x.problem, x.used)).collect()
+        };
+        for (read, vid, warned) in [
+            (KeywordRead::Absent, 0, None),
+            (KeywordRead::Integer(0), 0, None),
+            (KeywordRead::Integer(101), 101, None),
+            (KeywordRead::Integer(4094), 4094, None),
+            (
+                KeywordRead::Integer(4095),
+                0,
+                Some(Problem::OutOfRange(4095)),
+            ),
+            (
+                KeywordRead::Integer(0x1065),
+                0,
+                Some(Problem::OutOfRange(0x1065)),
+            ),
+            (KeywordRead::NotAnInteger, 0, Some(Problem::NotAnInteger)),
+        ] {
+            let (c, w) = with(read);
+            assert_eq!(c.vlan_id, vid, "{read:?}");
+            let expected: std::vec::Vec<_> = warned.map(|p| ("VlanID", p, 0)).into_iter().collect();
+            assert_eq!(problems(&w), expected, "{read:?}");
+        }
+        let w = ConfigWarning {
+            keyword: "VlanID",
+            problem: Problem::OutOfRange(4095),
+            used: 0,
+        };
+        assert_eq!(
+            w.message().as_str(),
+            "VlanID = 4095 is out of range; using 0"
         );
     }
 

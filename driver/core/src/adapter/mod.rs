@@ -32,6 +32,11 @@ pub const VENDOR_ID: u32 = 0x00FF_FFFF;
 pub const VENDOR_DESCRIPTION: &[u8] = b"dcbndk simulated DCB/NDK Ethernet adapter\0";
 /// How often NDIS calls `MiniportCheckForHangEx`, in seconds.
 pub const CHECK_FOR_HANG_SECONDS: u32 = 2;
+/// The VID bits of an `NDIS_VLAN_ID` (a ULONG; the OID_GEN_VLAN_ID DDI page: the 12 low bits per
+/// 802.1Q, the higher bits reserved and 0).
+pub const VLAN_ID_MASK: u16 = 0x0FFF;
+/// VID 4095 (0xFFF): reserved by 802.1Q, never a configured VLAN.
+pub const VLAN_ID_RESERVED: u16 = 0x0FFF;
 /// `OID_GEN_MAXIMUM_SEND_PACKETS`: NBLs per `MiniportSendNetBufferLists` call the adapter takes.
 pub const MAX_SEND_PACKETS: u32 = 64;
 
@@ -77,6 +82,11 @@ pub struct Adapter {
     pub ndk: crate::ndk::NdkState,
     /// Per-priority and per-TC traffic, per CPU (issue 9); no memory until the shell attaches it.
     pub traffic: traffic::Traffic<'static>,
+    /// The configured VLAN ID (`OID_GEN_VLAN_ID`; the `VlanID` keyword at initialize), 0..=4094.
+    /// Atomic, not a setting behind the control lock: the shell reads it while it publishes a
+    /// classifier (inside `Published`'s writer section, so that the last classifier published
+    /// carries the last VID set, whichever path publishes last).
+    vlan_id: core::sync::atomic::AtomicU16,
 }
 
 impl Adapter {
@@ -89,7 +99,20 @@ impl Adapter {
             stats: Statistics::default(),
             ndk: crate::ndk::NdkState::new(config.network_direct, config.ndk_technology),
             traffic: traffic::Traffic::default(),
+            vlan_id: core::sync::atomic::AtomicU16::new(config.vlan_id),
         }
+    }
+
+    /// The configured VLAN ID (0: none), what `OID_GEN_VLAN_ID` answers.
+    #[must_use]
+    pub fn vlan_id(&self) -> u16 {
+        self.vlan_id.load(core::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Sets the configured VLAN ID: `OID_GEN_VLAN_ID`'s set, after validation (0..=4094).
+    pub fn set_vlan_id(&self, vid: u16) {
+        self.vlan_id
+            .store(vid & VLAN_ID_MASK, core::sync::atomic::Ordering::SeqCst);
     }
 
     /// `MacOptions` of the general attributes (spec §4.4): the base options of a virtual NIC,

@@ -6,20 +6,20 @@ use std::vec;
 
 /// The egress classifier and the frame views (issue 9) over an arbitrary table and frame. The
 /// input decodes (with [`Unstructured`]) into a parameter set (or `*QOS` off), `*PriorityVLANTag`
-/// and NetworkDirect technology, the NBL's out-of-band info, and a prefix length; the rest is the
-/// frame's leading bytes.
+/// and NetworkDirect technology, the NBL's out-of-band info, a prefix length and the configured
+/// VLAN ID; the rest is the frame's leading bytes.
 ///
-/// Properties: nothing panics; a prefix of the bytes never parses to fields that disagree with
-/// the whole (and a complete prefix parse is the whole parse); priority <= 7, TC < 8 and below
-/// `NumTrafficClasses` (0 with `*QOS` off); the data path's one-pass classifier
-/// (`classify_header`, `scan`) agrees with the reference parse and classifier on every input,
-/// and declines only frames the reference calls truncated; an OS-supplied priority always wins; RoCE and RoCEv2
-/// frames count as RDMA; a tag is inserted only into an untagged frame and rewritten only in a
-/// tagged one, with PCP <= 7 and VID <= 4095; `apply_tag` of the decision succeeds with the
-/// length it promises, its output parses with the tag it meant to write, and stripping an
-/// inserted tag gives the input back; `tag_in_place` in a transmit buffer gives what
-/// `apply_tag` writes for every action, or fails where it fails; a parsed PFC frame emits and
-/// parses back to itself.
+/// Properties: nothing panics; a prefix of the bytes never parses to fields that disagree with the
+/// whole (and a complete prefix parse is the whole parse); priority <= 7, TC < 8 and below
+/// `NumTrafficClasses` (0 with `*QOS` off); the data path's one-pass classifier (`classify_header`,
+/// `scan`) agrees with the reference parse and classifier on every input, and declines only frames
+/// the reference calls truncated; an OS-supplied priority always wins; RoCE and RoCEv2 frames count
+/// as RDMA; a tag is inserted only into an untagged frame and rewritten only in a tagged one, with
+/// PCP <= 7 and VID <= 4095, the NBL's VLAN ID or else the configured one; the VLAN filter refuses
+/// only a tag of another VID than a configured one; `apply_tag` of the decision succeeds with the
+/// length it promises, its output parses with the tag it meant to write, and stripping an inserted
+/// tag gives the input back; `tag_in_place` in a transmit buffer gives what `apply_tag` writes for
+/// every action, or fails where it fails; a parsed PFC frame emits and parses back to itself.
 ///
 /// # Panics
 /// When a property does not hold.
@@ -77,6 +77,8 @@ fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
         nd_port: u.arbitrary()?,
     };
     let prefix: u16 = u.arbitrary()?;
+    // The adapter's configured VLAN ID (`OID_GEN_VLAN_ID`), any 16 bits (the table keeps 12).
+    let configured_vid: u16 = u.arbitrary()?;
     let bytes = u.take_rest();
 
     // Prefixes agree with the whole.
@@ -97,11 +99,14 @@ fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
         assert_eq!(part, full, "a complete prefix parse is the whole parse");
     }
 
-    let table = Compiled::new(
+    let mut table = Compiled::new(
         qos.then_some(&p),
         TagPolicy::from_keywords(qos, pvt),
         NetDirect::from_keywords(network_direct, technology),
     );
+    table.set_vlan(configured_vid);
+    let tagging = TagPolicy::from_keywords(qos, pvt);
+    assert!(table.vlan() <= 0x0FFF && (tagging.vlan || table.vlan() == 0));
     let d = table.classify(&full, &meta);
     // The data path's one-pass classifier gives the reference's answer on every input.
     assert_eq!(table.classify_header(bytes, &meta), d, "fast vs reference");
@@ -140,6 +145,13 @@ fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
         TagAction::Leave => assert_eq!(written, Some(bytes.len())),
         TagAction::Insert { pcp, vid } => {
             assert!(full.tag.is_none() && pcp <= 7 && vid <= 0x0FFF, "{d:?}");
+            // The NBL's VLAN when it names one (and VLAN tagging is on), else the configured.
+            let own = if tagging.vlan {
+                meta.vlan_id & 0x0FFF
+            } else {
+                0
+            };
+            assert_eq!(vid, if own != 0 { own } else { table.vlan() }, "{d:?}");
             assert_eq!(written, Some(bytes.len() + 4));
             let tagged = &out[..bytes.len() + 4];
             let again = Frame::parse(tagged);
@@ -170,6 +182,13 @@ fn classify_case(mut u: Unstructured<'_>) -> Result<()> {
         }
         TagAction::Strip => panic!("an egress decision never strips"),
     }
+    // The VLAN filter refuses only a tag of another VID than a configured one.
+    let admitted = table.vlan_admits(full.tag.map(|t| t.vid));
+    assert_eq!(
+        admitted,
+        full.tag
+            .is_none_or(|t| table.vlan() == 0 || t.vid == 0 || t.vid == table.vlan())
+    );
     match table.receive(&full) {
         TagAction::Strip => {
             assert!(full.tag.is_some());

@@ -159,7 +159,13 @@ impl Control {
         fx: &mut Effects,
     ) -> Outcome {
         let willing = self.settings.qos.willing();
+        let vlan_id = adapter.vlan_id();
         let outcome = oid::dispatch(adapter, &mut self.settings, request);
+        // OID_GEN_VLAN_ID changed the VID: the data path learns it from a classifier published
+        // again (the VID is compiled in, so that no packet looks it up).
+        if adapter.vlan_id() != vlan_id {
+            fx.push(Effect::PublishVlan);
+        }
         let operational = self.settings.pending.operational.is_some();
         self.list_owed(fx);
         // The LLDPDU advertises the operational set and Willing (issue 8): fast transmission

@@ -27,6 +27,10 @@ pub enum Effect {
     /// Send what reconfiguring owes the wire and the frames the new schedule lets go. Separate
     /// from [`Effect::Reconfigure`] so that the shell sends with no parameter set on its stack.
     Drain,
+    /// The configured VLAN ID changed (`OID_GEN_VLAN_ID`): publish the current classifier again
+    /// with the adapter's VID (`Adapter::vlan_id`), for the send path's tag and the receive
+    /// path's VLAN filter. The operational set is unchanged, so nothing is indicated.
+    PublishVlan,
     /// `NdisMIndicateStatusEx(NDIS_STATUS_LINK_STATE)`: up, full duplex, at the link speed.
     IndicateLinkState,
     /// Build this adapter's LLDPDU with this TTL ([`super::Control::lldpdu`]) and transmit it

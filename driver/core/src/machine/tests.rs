@@ -1,11 +1,14 @@
 //! The control machine's events and the effects they make, in order.
 
+use std::vec;
 use std::vec::Vec;
 
 use super::*;
 use crate::adapter::Adapter;
 use crate::lldp::timers::TTL_S;
-use crate::ndis::{NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
+use crate::ndis::{
+    NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_VLAN_ID, OID_QOS_PARAMETERS,
+};
 use crate::oid::{Request, RequestKind};
 use crate::qos::params::{QosParameters, flags};
 use crate::qos::state::factory;
@@ -223,6 +226,75 @@ fn a_regular_oid_without_qos_effect_owes_nothing() {
         Received::Filtered
     );
     assert!(fx.is_empty());
+}
+
+/// `OID_GEN_VLAN_ID` (its DDI page): a query answers the VID as a ULONG; a set that changes it
+/// lists `PublishVlan` (and nothing else: the operational set is the same); a set of the same
+/// VID, a short buffer, reserved bits or VID 4095 list nothing and change nothing.
+#[test]
+fn a_vlan_id_set_publishes_the_classifier_again_and_a_bad_one_changes_nothing() {
+    let a = adapter(1);
+    let mut c = running(&a, 0);
+    let mut run = |kind, value: &mut [u8]| {
+        let mut fx = Effects::new();
+        let len = value.len();
+        let outcome = c.oid_request(
+            &a,
+            &mut Request {
+                kind,
+                oid: OID_GEN_VLAN_ID,
+                buffer: value,
+                input_len: len,
+                output_len: len,
+            },
+            || 5,
+            &mut fx,
+        );
+        (outcome, list(&fx))
+    };
+    let mut answer = [0xAAu8; 4];
+    let (outcome, fx) = run(RequestKind::Query, &mut answer);
+    assert_eq!(
+        (outcome.status, outcome.bytes_written),
+        (Status::Success, 4)
+    );
+    assert_eq!((u32::from_le_bytes(answer), fx), (0, vec![]));
+
+    let (outcome, fx) = run(RequestKind::Set, &mut 101u32.to_le_bytes());
+    assert_eq!((outcome.status, outcome.bytes_read), (Status::Success, 4));
+    assert_eq!(fx, vec![Effect::PublishVlan]);
+    assert_eq!(a.vlan_id(), 101);
+    let (_, fx) = run(RequestKind::Set, &mut 101u32.to_le_bytes());
+    assert_eq!(fx, vec![], "the same VID again changes nothing");
+
+    let (outcome, fx) = run(RequestKind::Set, &mut [101, 0, 0]);
+    assert_eq!(
+        (outcome.status, outcome.bytes_needed, outcome.bytes_read),
+        (Status::InvalidLength, 4, 0)
+    );
+    assert_eq!(fx, vec![]);
+    for bad in [0x0FFFu32, 0x1065, 0x8000_0065, u32::MAX] {
+        let (outcome, fx) = run(RequestKind::Set, &mut bad.to_le_bytes());
+        assert_eq!(
+            (outcome.status, outcome.bytes_read),
+            (Status::InvalidData, 0),
+            "{bad:#x}"
+        );
+        assert_eq!(fx, vec![], "{bad:#x}");
+    }
+    assert_eq!(a.vlan_id(), 101, "nothing changed on error");
+    let (outcome, _) = run(RequestKind::Query, &mut [0u8; 3]);
+    assert_eq!(
+        (outcome.status, outcome.bytes_needed),
+        (Status::BufferTooShort, 4)
+    );
+    let mut answer = [0u8; 8];
+    let (outcome, _) = run(RequestKind::Query, &mut answer);
+    assert_eq!(outcome.bytes_written, 4);
+    assert_eq!(answer, [101, 0, 0, 0, 0, 0, 0, 0]);
+    let (_, fx) = run(RequestKind::Set, &mut 0u32.to_le_bytes());
+    assert_eq!(fx, vec![Effect::PublishVlan], "VID 0: no VLAN");
+    assert_eq!(a.vlan_id(), 0);
 }
 
 /// Peer `b`'s LLDPDU as its machine builds it.

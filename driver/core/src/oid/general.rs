@@ -113,6 +113,30 @@ pub(super) fn set_lookahead(_: &Adapter, s: &mut Settings, input: &[u8]) -> Outc
     Outcome::read(4)
 }
 
+/// `OID_GEN_VLAN_ID` query: the configured VLAN ID as an `NDIS_VLAN_ID` (a ULONG, the VID in its
+/// 12 low bits; the OID's DDI page).
+pub(super) fn vlan_id(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
+    answer_u32(buf, u32::from(a.vlan_id()))
+}
+
+/// `OID_GEN_VLAN_ID` set (the DDI page): an `NDIS_VLAN_ID` whose bits above the 12 of the VID
+/// are reserved and must be 0. A short buffer gets `NDIS_STATUS_INVALID_LENGTH` with
+/// `BytesNeeded` 4; reserved bits, or VID 4095 (reserved by 802.1Q), `NDIS_STATUS_INVALID_DATA`;
+/// either way nothing changes. VID 0 is "no VLAN". The machine publishes a classifier with the
+/// new VID after the request (`machine::Effect::PublishVlan`).
+pub(super) fn set_vlan_id(a: &Adapter, _: &mut Settings, input: &[u8]) -> Outcome {
+    let value = match set_u32(input) {
+        Ok(v) => v,
+        Err(outcome) => return outcome,
+    };
+    let vid = match u16::try_from(value) {
+        Ok(v) if v & !adapter::VLAN_ID_MASK == 0 && v != adapter::VLAN_ID_RESERVED => v,
+        _ => return Outcome::fail(Status::InvalidData),
+    };
+    a.set_vlan_id(vid);
+    Outcome::read(4)
+}
+
 /// `OID_GEN_DRIVER_VERSION`: the NDIS version as a USHORT, major in the high byte (6.30 = 0x061E).
 pub(super) fn driver_version(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
     answer(buf, &0x061E_u16.to_le_bytes())

@@ -58,6 +58,7 @@ oids! {
     OID_GEN_MAXIMUM_SEND_PACKETS => query: Some(g::maximum_send_packets), set: None;
     OID_GEN_VENDOR_DRIVER_VERSION => query: Some(g::vendor_driver_version), set: None;
     OID_GEN_NETWORK_LAYER_ADDRESSES => query: None, set: Some(g::set_network_layer_addresses);
+    OID_GEN_VLAN_ID => query: Some(g::vlan_id), set: Some(g::set_vlan_id);
     OID_GEN_LINK_PARAMETERS => query: None, set: Some(g::set_link_parameters);
     OID_GEN_INTERRUPT_MODERATION => query: Some(g::interrupt_moderation), set: Some(g::set_interrupt_moderation);
     OID_GEN_XMIT_OK => query: Some(g::xmit_ok), set: None;

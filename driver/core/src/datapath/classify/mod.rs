@@ -62,14 +62,19 @@
 //!   tags them; the PFC and DCBX frames the adapter sends must reach the peer's MAC untagged).
 //! - With no tag in the frame: [`TagAction::Insert`] when priority tagging is on and a rule gave
 //!   a priority (so DCB traffic reaches the peer priority-tagged, even with priority 0), or when
-//!   VLAN tagging is on and the NBL has a VLAN id. PCP is the priority when priority tagging is on,
-//!   else 0; VID is the NBL's when VLAN tagging is on, else 0. Otherwise [`TagAction::Leave`].
+//!   VLAN tagging is on and the NBL has a VLAN id or the adapter a configured one
+//!   (`OID_GEN_VLAN_ID`, [`Compiled::set_vlan`]). PCP is the priority when priority tagging is
+//!   on, else 0; VID, with VLAN tagging on, is the NBL's, or the configured VID when the NBL names
+//!   none (a VLAN-configured NIC tags what the OS left untagged, as real DCB/RDMA NICs do), else
+//!   0. Otherwise [`TagAction::Leave`].
 //! - With a tag in the frame: never a second tag. [`TagAction::Rewrite`] of the PCP when priority
 //!   tagging is on and a rule above [`Rule::FrameTag`] chose another priority; the frame's VID
 //!   is the sender's and stays. Otherwise leave it.
 //! - On receive ([`Compiled::receive`]): with priority or VLAN tagging on, the tag is stripped
 //!   (its values go to the NBL's out-of-band info, NDIS 6's rule that 802.1Q info travels out of
 //!   band, [INFER] from the MacOptions of spec §4.4); with both off it is left in the data.
+//!   With a configured VID and VLAN tagging on, a frame tagged with another VID is refused
+//!   ([`Compiled::vlan_admits`], which says why untagged frames are admitted).
 
 mod tag;
 
@@ -319,6 +324,11 @@ pub struct Compiled {
     pcp_mask: u8,
     /// 0x0FFF with VLAN tagging, else 0: the VID of an inserted tag is `vlan_id & vid_mask`.
     vid_mask: u16,
+    /// The adapter's configured VLAN ID (`OID_GEN_VLAN_ID`) with VLAN tagging on, else 0: the
+    /// VID of a tag inserted into a frame whose NBL names none, and the one VID the receive
+    /// filter admits besides 0 ([`Compiled::vlan_admits`]). Compiled in, so that no packet looks
+    /// up the configuration (issue 20).
+    vid: u16,
     netdirect_mode: NetDirect,
     /// Priority -> TC; all zeros without QoS.
     prio_tc: [u8; MAX_TCS],
@@ -352,6 +362,7 @@ impl Compiled {
         },
         pcp_mask: 0,
         vid_mask: 0,
+        vid: 0,
         netdirect_mode: NetDirect::Disabled,
         prio_tc: [0; MAX_TCS],
         fallback: Entry {
@@ -389,6 +400,7 @@ impl Compiled {
         c.tagging = tagging;
         c.pcp_mask = if tagging.priority { 7 } else { 0 };
         c.vid_mask = if tagging.vlan { 0x0FFF } else { 0 };
+        c.vid = 0;
         c.netdirect_mode = netdirect;
         c.prio_tc = [0; MAX_TCS];
         c.fallback = Entry {
@@ -454,6 +466,43 @@ impl Compiled {
         c.ipv4 = c.configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV4));
         c.ipv6 = c.configured.get(key::of(key::ETHERTYPE, ETHERTYPE_IPV6));
         c.ip_by_type = c.ipv4.is_some() || c.ipv6.is_some();
+    }
+
+    /// Compiles in the adapter's configured VLAN ID (`OID_GEN_VLAN_ID`, 0: none): with VLAN
+    /// tagging on, frames whose NBL names no VLAN leave tagged with it, and received frames
+    /// tagged with another VID are refused ([`Compiled::vlan_admits`]). With VLAN tagging off
+    /// (spec §6.2's table) the adapter neither tags nor filters VLANs, so it is kept as 0. After
+    /// [`Compiled::rebuild`], which leaves no VID.
+    pub fn set_vlan(&mut self, vid: u16) {
+        self.vid = vid & self.vid_mask;
+    }
+
+    /// The configured VLAN ID this table applies (0: none, or VLAN tagging off).
+    #[must_use]
+    pub fn vlan(&self) -> u16 {
+        self.vid
+    }
+
+    /// The receive side's VLAN filter: whether a frame whose 802.1Q tag carries `tag_vid`
+    /// (`None`: no tag) is for this adapter. With no configured VID (or VLAN tagging off) every
+    /// frame is. With one, a frame tagged with another VID is not (a VLAN-configured NIC drops
+    /// it; the shell counts it as a receive discard), and a frame with the VID, a
+    /// priority-tagged frame (VID 0: 802.1Q, "no VLAN", only a priority) and an untagged frame
+    /// are. The `OID_GEN_VLAN_ID` page is silent on untagged frames; they are admitted because
+    /// this adapter's own untagged control traffic is never tagged (LLDPDUs, PFC frames: the
+    /// module's "Tagging"), and because priority-tagged and untagged frames carry no VLAN that
+    /// could be another's: refusing them would cut DCBX and PFC off on a VLAN-configured link,
+    /// which real DCB NICs keep.
+    #[inline(always)]
+    #[must_use]
+    pub fn vlan_admits(&self, tag_vid: Option<u16>) -> bool {
+        match tag_vid {
+            Some(v) => {
+                let v = v & 0x0FFF;
+                self.vid == 0 || v == 0 || v == self.vid
+            }
+            None => true,
+        }
     }
 
     /// The traffic class of `priority` (taken modulo 8) in the operational set; 0 without QoS.
@@ -607,7 +656,10 @@ impl Compiled {
             }
             None => {
                 let pcp_wanted = self.tagging.priority & (rule != Rule::None);
-                let vid = meta.vlan_id & self.vid_mask;
+                // The NBL's VLAN ID, or else the adapter's configured one (`vid`, 0 without
+                // one or with VLAN tagging off): a select, no lookup.
+                let own = meta.vlan_id & self.vid_mask;
+                let vid = if own != 0 { own } else { self.vid };
                 if pcp_wanted | (vid != 0) {
                     TagAction::Insert {
                         pcp: priority & self.pcp_mask,

@@ -488,6 +488,96 @@ fn receive_strips_when_tagging_is_on() {
     }
 }
 
+/// The configured VLAN ID (`OID_GEN_VLAN_ID`, `Compiled::set_vlan`): with VLAN tagging on, an
+/// untagged frame whose NBL names no VLAN leaves with it (and its priority); an NBL's own VLAN
+/// wins; a frame with a tag of its own keeps it; control frames stay untagged; with VLAN tagging
+/// off (*PriorityVLANTag 0 or 1) nothing is compiled in. A rebuild leaves no VID.
+#[test]
+fn the_configured_vlan_tags_what_the_nbl_left_untagged() {
+    use TagAction::{Insert, Leave};
+    let untagged = frame(None, ETHERTYPE_IPV4, &ip4(6, 1, 445));
+    let tagged = frame(Some(0x2066), ETHERTYPE_IPV4, &ip4(6, 1, 445));
+    let none = Meta::default();
+    let nbl_vlan = Meta { vlan_id: 7, ..none };
+    let p = params(&[(TCP_PORT, 445, 3), (DEFAULT, 0, 0)]);
+    for (qos, pvt) in [
+        (false, 0),
+        (false, 1),
+        (false, 2),
+        (false, 3),
+        (true, 0),
+        (true, 2),
+        (true, 3),
+    ] {
+        let tagging = TagPolicy::from_keywords(qos, pvt);
+        let mut c = Compiled::new(qos.then_some(&p), tagging, NetDirect::RoceV2);
+        c.set_vlan(101);
+        let vid = if tagging.vlan { 101 } else { 0 };
+        assert_eq!(c.vlan(), vid, "{qos} {pvt}");
+        let pcp = if tagging.priority && qos { 3 } else { 0 };
+        let d = classify(&c, &untagged, none);
+        let expect = if vid != 0 || (tagging.priority && qos) {
+            Insert { pcp, vid }
+        } else {
+            Leave
+        };
+        assert_eq!(d.tag, expect, "{qos} {pvt}");
+        let d = classify(&c, &untagged, nbl_vlan);
+        let own = if tagging.vlan { 7 } else { 0 };
+        if own != 0 {
+            assert_eq!(
+                d.tag,
+                Insert { pcp, vid: 7 },
+                "the NBL's VLAN wins: {qos} {pvt}"
+            );
+        }
+        // A frame's own tag is never doubled, its VID never replaced.
+        let d = classify(&c, &tagged, none);
+        assert!(!matches!(d.tag, Insert { .. }), "{qos} {pvt}: {:?}", d.tag);
+        let lldp = frame(None, crate::lldp::ETHERTYPE, &[0; 20]);
+        assert_eq!(classify(&c, &lldp, none).tag, Leave);
+        // RoCEv2 (UDP 4791) from the NDK engine: tagged like any frame.
+        let roce = frame(None, ETHERTYPE_IPV4, &ip4(17, 49152, 4791));
+        let d = classify(
+            &c,
+            &roce,
+            Meta {
+                nd_port: Some(445),
+                ..none
+            },
+        );
+        if vid != 0 {
+            assert!(matches!(d.tag, Insert { vid: 101, .. }), "{qos} {pvt}");
+        }
+        c.rebuild(qos.then_some(&p), tagging, NetDirect::RoceV2);
+        assert_eq!(c.vlan(), 0, "a rebuild compiles no VID in");
+    }
+}
+
+/// The receive side's VLAN filter (`Compiled::vlan_admits`): another VID is refused once a VID
+/// is configured with VLAN tagging on; the VID, priority-tagged (VID 0) and untagged frames are
+/// admitted; with no VID, or VLAN tagging off, everything is.
+#[test]
+fn the_vlan_filter_refuses_only_another_vid() {
+    for pvt in 0..4 {
+        let mut c = Compiled::new(
+            None,
+            TagPolicy::from_keywords(false, pvt),
+            NetDirect::Disabled,
+        );
+        for v in [None, Some(0), Some(101), Some(102), Some(4095)] {
+            assert!(c.vlan_admits(v), "no VID configured: {v:?}");
+        }
+        c.set_vlan(101);
+        let on = pvt >= 2;
+        assert!(c.vlan_admits(None) && c.vlan_admits(Some(0)) && c.vlan_admits(Some(101)));
+        assert_eq!(c.vlan_admits(Some(102)), !on, "pvt {pvt}");
+        assert_eq!(c.vlan_admits(Some(1)), !on, "pvt {pvt}");
+        // The 12 VID bits only (a TCI's PCP and DEI are not the VID's).
+        assert!(c.vlan_admits(Some(0x6065)));
+    }
+}
+
 #[test]
 fn a_full_table_keeps_the_first_of_each_key() {
     let mut elements = Vec::new();
