@@ -69,7 +69,7 @@
 //! kernel), address resolution (`NETWORK_UNREACHABLE` / `HOST_UNREACHABLE` are the shell's,
 //! from its neighbour state), a backlog limit per listener (a paused listener queues as many
 //! requests as there are free connector slots), and an ephemeral-port search that is linear in
-//! the tables (fine for a thousand connectors, not for 65535); DEFER batching (a doorbell hint with no state here); READ_FENCE;
+//! the tables (fine for a thousand connectors, not for 65535); DEFER batching (a doorbell hint with no state here);
 //! `RDMA_READ_LOCAL_INVALIDATE`; LAMs (`NdkBuildLAM`, the shell's). Inline data is accepted,
 //! sized by [`qp::QpLimits`] and named by [`rc::Payload::Inline`], but kept by the shell: the
 //! harness keeps none, so it is tested only up to the packet that names it.

@@ -29,7 +29,8 @@
 //! receive completes that receive `STATUS_BUFFER_OVERFLOW`, fails the responder's QP and is
 //! NAKed invalid-request.
 //!
-//! Not done: READ_FENCE, immediate data (NDK has no API for it: received `*Imm` opcodes are
+//! A request flagged READ_FENCE starts only once every earlier READ has completed (it waits in
+//! the send queue, as a READ over the outbound read limit does). Not done: immediate data (NDK has no API for it: received `*Imm` opcodes are
 //! NAKed invalid-request), the credit count of ACKs, ICRC and framing (the encoder's job).
 
 use super::mr::{MemoryTable, MrId};
@@ -400,6 +401,15 @@ impl<'a> Rc<'a> {
             let Some(next) = qp.peek_initiator() else {
                 return;
             };
+            // READ_FENCE (ndkpi.md §2.11, NDK_FN_SEND et al.): the request starts only once
+            // every earlier READ is complete, its responses all in (a READ leaves the flights
+            // then, or later with the older requests ahead of it: the wait is never shorter).
+            // Held, as for the read limit; a READ's completion takes the requests again.
+            if next.flags & op_flags::READ_FENCE != 0
+                && self.flights.iter().any(|f| f.kind == Kind::Read)
+            {
+                return;
+            }
             if matches!(next.operation, Operation::Read { .. }) {
                 let reads = self.flights.iter().filter(|f| f.kind == Kind::Read).count();
                 if reads >= usize::try_from(self.cfg.outbound_reads).unwrap_or(usize::MAX) {

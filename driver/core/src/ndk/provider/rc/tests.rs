@@ -875,3 +875,51 @@ fn the_responder_executes_in_order_reacks_duplicates_and_naks_a_gap_once() {
     );
     assert_eq!(out, [(102, ack, 2)]);
 }
+
+/// READ_FENCE (ndkpi.md §2.11): a SEND flagged READ_FENCE leaves only once the earlier READ's
+/// responses are all in; without the flag it leaves right behind the READ request, before
+/// them. Both complete, in order, either way.
+#[test]
+fn a_read_fence_holds_a_request_until_the_earlier_reads_complete() {
+    let pmtu = 256usize;
+    for fenced in [false, true] {
+        let (ca, cb) = config(pmtu as u32, 10, 20);
+        let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+        let mut l = Link::new(&mut sa, &mut sb, ca, cb);
+        let (src, src_va) = l.a.register(64, 0, pattern(4));
+        let (sink, sink_va) = l.a.sink(4 * pmtu);
+        let (remote, remote_va) = l.b.register(4 * pmtu, REMOTE, pattern(5));
+        let (dst, dst_va) = l.b.sink(64);
+        l.b.qp.post_receive(0, &[sge(dst, dst_va, 64)]).unwrap();
+        let read = Operation::Read {
+            remote_va,
+            remote_token: remote,
+        };
+        l.a.qp
+            .post(1, read, &[sge(sink, sink_va, 4 * pmtu)], 0)
+            .unwrap();
+        let flags = if fenced { op_flags::READ_FENCE } else { 0 };
+        l.a.qp
+            .post(2, SEND, &[sge(src, src_va, 64)], flags)
+            .unwrap();
+        l.run(1000);
+        assert_eq!(l.a.completed(Queue::Initiator), ok(1..3), "fenced {fenced}");
+        assert_eq!(l.b.completed(Queue::Receive), ok(0..1), "fenced {fenced}");
+        assert_eq!(l.a.bytes(sink_va, 4 * pmtu), l.b.bytes(remote_va, 4 * pmtu));
+        let send_at = l
+            .trace
+            .iter()
+            .position(|(ab, t)| *ab && t.bth.opcode == Opcode::SendOnly)
+            .expect("the SEND went out");
+        let last_response = l
+            .trace
+            .iter()
+            .rposition(|(ab, t)| !*ab && t.bth.opcode == Opcode::ReadResponseLast)
+            .expect("the READ was answered");
+        assert_eq!(
+            send_at > last_response,
+            fenced,
+            "the SEND at {send_at}, the READ's last response at {last_response}"
+        );
+    }
+}
