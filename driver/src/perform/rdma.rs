@@ -249,7 +249,13 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
             p.transmit_due = true;
             return;
         }
-        if !context.link.state().lock().has_room(d.priority) {
+        // One acquisition of the link's lock per packet: the room seen is the room the packet
+        // is queued in (two acquisitions, a look and then the queuing, could lose a frame to
+        // another sender between them, to be resent on the timeout), and the last look, which
+        // finds nothing to send, is the only other one. Lock order: the provider's, then the
+        // link's (this module's rule).
+        let mut s = context.link.state().lock();
+        if !s.has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
             p.held_back = true;
             return;
@@ -270,9 +276,7 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
-            let mut s = context.link.state().lock();
-            // Room was there a moment ago; a frame lost here (another sender took the room
-            // meanwhile) is resent on the transport's timeout.
+            // Room is there (seen under this acquisition), so the frame is queued.
             let _ = queue(context, &mut s, &addressing, &packet.transport, payload, &d);
         }
     }
@@ -292,8 +296,8 @@ fn packet_len(packet: &dcbndk_core::ndk::provider::rc::Packet) -> usize {
 /// Queues everything provider `p` of `context` has to send: connection messages, then each
 /// connected QP's packets while its priority has room. Then moves the QPs' completions to their
 /// CQs, deferring the notifications they owe, and arms the timer if the provider needs it.
-pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Provider) {
-    let now = now_ns();
+/// `now`: the caller's clock read, taken before the provider's lock (one read per run).
+pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
     p.transmit_due = false;
     p.held_back = false;
     let mut calls = Calls::new();
@@ -415,7 +419,7 @@ pub fn refill(context: &AdapterContext, sent: u32) {
         let mut p = owner.provider.lock();
         if p.held_back || p.transmit_due {
             p.tx_budget = p.tx_budget.max(sent);
-            transmit(context, owner, &mut p);
+            transmit(context, owner, &mut p, now_ns());
         }
         false
     });
