@@ -226,6 +226,32 @@ fn send_cm(context: &AdapterContext, p: &mut Provider) {
     }
 }
 
+/// The classifier's decision for the packets of the QP in `slot` on `path`: the one kept
+/// beside the QP while the published classifier is the one it came from, else made again and
+/// kept. Every packet of a path gets the same decision (`classify` looks at the headers every
+/// packet of the flow starts with), so only a QoS change, which publishes another classifier,
+/// changes it; making it was a frame built and classified on every run of the doorbell.
+fn path_decision(
+    context: &AdapterContext,
+    p: &mut Provider,
+    slot: usize,
+    path: &crate::resources::provider::qp::Path,
+) -> Decision {
+    // Read before the classifier (`Published::version`).
+    let version = context.classifier.version();
+    let kept = p.qps.as_slice().get(slot).and_then(|q| q.class);
+    if let Some((v, d)) = kept
+        && v == version
+    {
+        return d;
+    }
+    let d = classify(context, &path.local, &path.remote, Some(path.nd_port));
+    if let Some(q) = p.qps.as_mut_slice().get_mut(slot) {
+        q.class = Some((version, d));
+    }
+    d
+}
+
 /// Sends what the transport of the QP in `slot` has to send while its priority has room.
 fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
     let Some(path) = p.qps.as_slice().get(slot).and_then(|q| q.path) else {
@@ -234,7 +260,7 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
     let Some(qpn) = p.qpn(slot) else {
         return;
     };
-    let d = classify(context, &path.local, &path.remote, Some(path.nd_port));
+    let d = path_decision(context, p, slot, &path);
     let addressing = Addressing {
         dst_mac: p.neighbors.mac(ip(&path.remote)),
         src_mac: context.core.config.current_mac,

@@ -2,6 +2,7 @@
 //! [`Qp`] over queues allocated at `NdkCreateQp` or `NdkCreateQpWithSrq`, its CQs, PD and SRQ (a
 //! QP is their successor until it closes, §1.3), and the transport state a connection adds.
 
+use dcbndk_core::datapath::classify::Decision;
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::CallStatus;
 use dcbndk_core::ndk::provider::mr::PdId;
@@ -67,6 +68,10 @@ pub struct QpSlot {
     pub inline_size: usize,
     /// Where its packets go, once connected.
     pub path: Option<Path>,
+    /// The classifier's decision for `path`'s packets and the version of the published
+    /// classifier it came from (`Published::version`): the same for every packet of the path
+    /// until a QoS change publishes another classifier. `None` whenever `path` changes.
+    pub class: Option<(usize, Decision)>,
 }
 
 /// The addresses of a connected QP's packets.
@@ -93,6 +98,7 @@ impl QpSlot {
             create: None,
             inline_size: 0,
             path: None,
+            class: None,
         }
     }
 }
@@ -259,6 +265,7 @@ impl QpSlot {
     pub fn stop_transport(&mut self) {
         self.rc = None;
         self.path = None;
+        self.class = None;
     }
 }
 
@@ -380,6 +387,7 @@ impl Provider {
         if let Some(slot) = self.qps.as_mut_slice().get_mut(index) {
             slot.rc = None;
             slot.path = None;
+            slot.class = None;
             slot.object = core::ptr::null_mut();
             slot.create = Some(*create);
             slot.inline_size = sizes.inline_bytes;
