@@ -253,7 +253,13 @@ fn path_decision(
 }
 
 /// Sends what the transport of the QP in `slot` has to send while its priority has room.
-fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
+fn send_qp(
+    context: &AdapterContext,
+    owner: &NdkAdapterObject,
+    p: &mut Provider,
+    slot: usize,
+    now: u64,
+) {
     let Some(path) = p.qps.as_slice().get(slot).and_then(|q| q.path) else {
         return;
     };
@@ -273,6 +279,7 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
         if p.tx_budget == 0 {
             // This run's share is spent: the next run (the doorbell rings again) goes on.
             p.transmit_due = true;
+            owner.want_refill(true);
             return;
         }
         // One acquisition of the link's lock per packet: the room seen is the room the packet
@@ -283,7 +290,10 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
         let mut s = context.link.state().lock();
         if !s.has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
+            // Said while the link's lock is held (`NdkAdapterObject::want_refill`).
             p.held_back = true;
+            owner.want_refill(true);
+            drop(s);
             return;
         }
         let packet = {
@@ -331,7 +341,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     apply_notes(context, p);
     send_cm(context, p);
     for slot in p.live_qp_slots() {
-        send_qp(context, p, slot, now);
+        send_qp(context, owner, p, slot, now);
         if calls.has_room(4) {
             p.drain_qp(slot, &mut calls);
         } else {
@@ -341,6 +351,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
         }
     }
     p.defer(&calls);
+    owner.want_refill(p.held_back || p.transmit_due);
     schedule(owner, p, now);
 }
 
@@ -442,6 +453,10 @@ pub fn refill(context: &AdapterContext, sent: u32) {
         return;
     }
     context.ndk_ports.any(|owner| {
+        // Clear: neither flag is set (`NdkAdapterObject::want_refill`), no lock needed to see.
+        if !owner.wants_refill() {
+            return false;
+        }
         let mut p = owner.provider.lock();
         if p.held_back || p.transmit_due {
             p.tx_budget = p.tx_budget.max(sent);
@@ -492,6 +507,7 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
                 // classifying here would add their stack to the receive path's (`cargo xtask
                 // pe`).
                 p.transmit_due = true;
+                owner.want_refill(true);
                 schedule(owner, &mut p, now);
             }
             taken

@@ -27,5 +27,6 @@ pub fn later(owner: &NdkAdapterObject, calls: &Calls) {
     let mut p = owner.provider.lock();
     p.defer(calls);
     p.transmit_due = true;
+    owner.want_refill(true);
     rdma::schedule(owner, &mut p, now_ns());
 }
