@@ -25,6 +25,7 @@
 
 use dcbndk_core::datapath::classify::{Decision, Meta};
 use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
+use dcbndk_core::ndk::provider::qp::QpState;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
 use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
@@ -500,17 +501,19 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
             if let Some(a) = &addresses {
                 a.give(&mut p);
             }
-            let taken = take(&mut p, &packet, now, owned_only);
-            if taken {
-                // What it owes (an ACK, a READ response, a connection message, completions) is
-                // framed by the provider's doorbell DPC, outside this delivery: framing and
-                // classifying here would add their stack to the receive path's (`cargo xtask
-                // pe`).
+            let Some(owes) = take(&mut p, &packet, now, owned_only) else {
+                return false;
+            };
+            if owes {
+                // What it owes (an ACK, a READ response, a connection message) is framed by
+                // the provider's doorbell DPC, outside this delivery: framing and classifying
+                // here would add their stack to the receive path's (`cargo xtask pe`).
                 p.transmit_due = true;
                 owner.want_refill(true);
-                schedule(owner, &mut p, now);
             }
-            taken
+            // Rings the doorbell for that, or for the notifications `take` deferred.
+            schedule(owner, &mut p, now);
+            true
         })
     };
     // A connection message goes to the CM that owns it (its listener, its connection), since
@@ -524,8 +527,13 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
 
 /// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses
 /// (with `owned_only`, only one its CM owns: `Cm::owns`), or a packet for one of its connected
-/// QPs.
-fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bool {
+/// QPs. `None`: not its. `Some(owes)`: taken, and whether the doorbell's transmit step has
+/// work from it: always for a connection message; for a QP's packet, when its transport has
+/// something to send (`Rc::wants_transmit`: an ACK, a READ response, requests) or the QP is no
+/// longer connected. The completions a QP's packet made are moved to their CQs here
+/// (`Provider::drain_qp_deferring`, the notifications deferred), so that an ACK of everything
+/// sent, which owes nothing else, needs no run of the doorbell: a 64-byte SEND's third.
+fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Option<bool> {
     let a = &packet.addressing;
     let (src, dst) = match a.ip {
         IpAddrs::V4 { src, dst } => {
@@ -541,18 +549,16 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
     let dest_qp = packet.transport.bth.dest_qp;
     if dest_qp == CM_QPN {
         let Ok(msg) = cm_wire::decode(packet.payload) else {
-            return false;
+            return None;
         };
         if !p.cm.has_address(&msg.dst) || ip(&msg.dst) != dst || (owned_only && !p.cm.owns(&msg)) {
-            return false;
+            return None;
         }
         p.neighbors.learn(src, a.src_mac);
         p.cm.handle(now, &msg);
-        return true;
+        return Some(true);
     }
-    let Some(slot) = p.qp_of(dest_qp) else {
-        return false;
-    };
+    let slot = p.qp_of(dest_qp)?;
     let from_peer = p
         .qps
         .as_slice()
@@ -560,15 +566,13 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
         .and_then(|q| q.path)
         .is_some_and(|path| ip(&path.remote) == src && ip(&path.local) == dst);
     if !from_peer {
-        return false;
+        return None;
     }
     p.neighbors.learn(src, a.src_mac);
     let payload_len = u32::try_from(packet.payload.len()).unwrap_or(u32::MAX);
     let deliver = {
         let Provider { qps, mem, srqs, .. } = &mut *p;
-        let Some(q) = qps.as_mut_slice().get_mut(slot) else {
-            return false;
-        };
+        let q = qps.as_mut_slice().get_mut(slot)?;
         // A QP created with an SRQ takes a SEND's receive from it (`Qp::take_receive`).
         let srq = q
             .create
@@ -576,7 +580,7 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
             .and_then(|s| srqs.as_mut_slice().get_mut(s))
             .and_then(|s| s.srq.as_mut());
         let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut()) else {
-            return false;
+            return None;
         };
         rc.handle(now, &packet.transport, payload_len, qp, mem, srq)
     };
@@ -588,5 +592,10 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
         // rather than complete a receive whose data is not there.
         qp.fail();
     }
-    true
+    p.drain_qp_deferring(slot);
+    let owes = p.qps.as_slice().get(slot).is_none_or(|q| match (&q.rc, &q.qp) {
+        (Some(rc), Some(qp)) => qp.state() != QpState::Connected || rc.wants_transmit(qp),
+        _ => true,
+    });
+    Some(owes)
 }

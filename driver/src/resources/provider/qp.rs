@@ -13,7 +13,7 @@ use dcbndk_core::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadRespon
 use dcbndk_core::ndk::provider::srq::Srq;
 use dcbndk_core::ndk::tables::SockAddr;
 
-use super::calls::Calls;
+use super::calls::{Call, Calls};
 use super::{Provider, TAG_NDK_TABLES};
 use crate::resources::memory::PoolArray;
 use ndis_sys::ndkpi::NDK_QP;
@@ -458,6 +458,20 @@ impl Provider {
     /// overflows fails the QP (§3.3). Then the limit event of its SRQ, if the receives it took
     /// made one due.
     pub fn drain_qp(&mut self, slot: usize, calls: &mut Calls) {
+        self.drain_qp_owing(slot, |_, call| calls.push(call));
+    }
+
+    /// [`Provider::drain_qp`] with the notifications it owes deferred for the doorbell at once
+    /// (`Provider::defer_one`): no [`Calls`] on the stack, for the receive path
+    /// (`perform::rdma::arrived`), which moves a received packet's completions right away.
+    pub fn drain_qp_deferring(&mut self, slot: usize) {
+        self.drain_qp_owing(slot, |p, call| {
+            let _ = p.defer_one(call);
+        });
+    }
+
+    /// [`Provider::drain_qp`], each notification owed given to `owe` in order.
+    fn drain_qp_owing(&mut self, slot: usize, mut owe: impl FnMut(&mut Self, Call)) {
         loop {
             let Some(s) = self.qp_slot(slot) else {
                 return;
@@ -466,8 +480,8 @@ impl Provider {
                 return;
             };
             let Some((queue, completion)) = s.qp.as_mut().and_then(Qp::poll) else {
-                if let Some(srq) = create.srq {
-                    self.poll_srq(srq, calls);
+                if let Some(call) = create.srq.and_then(|srq| self.poll_srq_owing(srq)) {
+                    owe(self, call);
                 }
                 return;
             };
@@ -475,7 +489,10 @@ impl Provider {
                 Queue::Receive => create.receive_cq,
                 Queue::Initiator => create.initiator_cq,
             };
-            let queued = self.push_completion(cq, completion, calls);
+            let (queued, call) = self.push_completion_owing(cq, completion);
+            if let Some(call) = call {
+                owe(self, call);
+            }
             if let (false, Some(qp)) = (queued, self.qp_slot(slot).and_then(|s| s.qp.as_mut())) {
                 qp.fail();
             }
