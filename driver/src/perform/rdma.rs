@@ -25,8 +25,8 @@
 
 use dcbndk_core::datapath::classify::{Decision, Meta};
 use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
-use dcbndk_core::ndk::provider::qp::QpState;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
+use dcbndk_core::ndk::provider::qp::QpState;
 use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
@@ -353,7 +353,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     }
     p.defer(&calls);
     owner.want_refill(p.held_back || p.transmit_due);
-    schedule(owner, p, now);
+    schedule(owner, p, || now);
 }
 
 /// Tells the adapter's NDK state what the provider's connections did (`resources::provider::
@@ -406,7 +406,8 @@ pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
 /// to frame), else arms its timer for the next timeout unless it is armed for that already;
 /// nothing once the adapter is closing. Called with the provider's lock held: the doorbell's
 /// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then).
-pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
+/// `now` gives the clock, read only to arm the timer (a post, which rings, reads none).
+pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: impl FnOnce() -> u64) {
     if p.closing {
         return;
     }
@@ -421,7 +422,7 @@ pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
         return;
     }
     p.armed_at = Some(due);
-    let after_ms = due.saturating_sub(now).div_ceil(1_000_000);
+    let after_ms = due.saturating_sub(now()).div_ceil(1_000_000);
     owner.arm_timer(after_ms);
 }
 
@@ -436,7 +437,7 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
     }
     let mut p = owner.provider.lock();
     p.defer(calls);
-    schedule(owner, &mut p, now_ns());
+    schedule(owner, &mut p, now_ns);
 }
 
 /// Queues what the open NDK adapters of `context` held back for room, or owe and have not
@@ -512,7 +513,7 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
                 owner.want_refill(true);
             }
             // Rings the doorbell for that, or for the notifications `take` deferred.
-            schedule(owner, &mut p, now);
+            schedule(owner, &mut p, || now);
             true
         })
     };
@@ -593,9 +594,13 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Op
         qp.fail();
     }
     p.drain_qp_deferring(slot);
-    let owes = p.qps.as_slice().get(slot).is_none_or(|q| match (&q.rc, &q.qp) {
-        (Some(rc), Some(qp)) => qp.state() != QpState::Connected || rc.wants_transmit(qp),
-        _ => true,
-    });
+    let owes = p
+        .qps
+        .as_slice()
+        .get(slot)
+        .is_none_or(|q| match (&q.rc, &q.qp) {
+            (Some(rc), Some(qp)) => qp.state() != QpState::Connected || rc.wants_transmit(qp),
+            _ => true,
+        });
     Some(owes)
 }

@@ -266,7 +266,8 @@ impl<T: Copy> Published<T> {
             // this is the only reference to the slot until it is made current below.
             fill(unsafe { &mut *slot.get() });
             // One more than before: its low bit is `next`, and the count is the version.
-            self.current.store(current.wrapping_add(1), Ordering::SeqCst);
+            self.current
+                .store(current.wrapping_add(1), Ordering::SeqCst);
         }
         self.writing.store(false, Ordering::Release);
     }

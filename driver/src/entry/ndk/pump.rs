@@ -28,5 +28,5 @@ pub fn later(owner: &NdkAdapterObject, calls: &Calls) {
     p.defer(calls);
     p.transmit_due = true;
     owner.want_refill(true);
-    rdma::schedule(owner, &mut p, now_ns());
+    rdma::schedule(owner, &mut p, now_ns);
 }

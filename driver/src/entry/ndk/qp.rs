@@ -454,7 +454,7 @@ unsafe fn queue_receive(
         provider.drain_qp(slot, &mut calls);
         if !calls.is_empty() {
             provider.defer(&calls);
-            rdma::schedule(owner, &mut provider, now_ns());
+            rdma::schedule(owner, &mut provider, now_ns);
         }
         posted
     };

@@ -118,5 +118,5 @@ fn send(owner: &NdkAdapterObject) {
         addresses.give(&mut p);
         rdma::transmit(shell, owner, &mut p, now);
     }
-    rdma::schedule(owner, &mut p, now);
+    rdma::schedule(owner, &mut p, || now);
 }

@@ -54,14 +54,20 @@ fn wants_transmit_is_yes_for_an_ack_owed_or_a_post_and_no_once_all_is_acknowledg
     assert!(l.a.rc.wants_transmit(&l.a.qp), "a posted SEND");
     let ab = l.transmit(true);
     assert_eq!(ab.len(), 1);
-    assert!(!l.a.rc.wants_transmit(&l.a.qp), "the SEND is out, waiting for its ACK");
+    assert!(
+        !l.a.rc.wants_transmit(&l.a.qp),
+        "the SEND is out, waiting for its ACK"
+    );
     l.receive(true, ab);
     assert!(l.b.rc.wants_transmit(&l.b.qp), "the responder owes an ACK");
     let ba = l.transmit(false);
     assert_eq!(ba.len(), 1);
     assert!(!l.b.rc.wants_transmit(&l.b.qp));
     l.receive(false, ba);
-    assert!(!l.a.rc.wants_transmit(&l.a.qp), "acknowledged: nothing to send");
+    assert!(
+        !l.a.rc.wants_transmit(&l.a.qp),
+        "acknowledged: nothing to send"
+    );
     assert_eq!(l.a.rc.timeout(), None);
     l.a.collect();
     assert_eq!(l.a.completed(Queue::Initiator), ok([1]));
