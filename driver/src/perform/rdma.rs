@@ -283,11 +283,20 @@ fn send_qp(
             owner.want_refill(true);
             return;
         }
+        // Nothing to send (`Rc::wants_transmit`, which never says no for a packet, and finds
+        // `poll_transmit` would have done nothing): no look at the link. Most runs end here
+        // after their last packet, where a look under the link's lock used to find it out.
+        let wants = p.qps.as_slice().get(slot).is_some_and(|q| match (&q.rc, &q.qp) {
+            (Some(rc), Some(qp)) => rc.wants_transmit(qp),
+            _ => false,
+        });
+        if !wants {
+            return;
+        }
         // One acquisition of the link's lock per packet: the room seen is the room the packet
         // is queued in (two acquisitions, a look and then the queuing, could lose a frame to
-        // another sender between them, to be resent on the timeout), and the last look, which
-        // finds nothing to send, is the only other one. Lock order: the provider's, then the
-        // link's (this module's rule).
+        // another sender between them, to be resent on the timeout). Lock order: the
+        // provider's, then the link's (this module's rule).
         let mut s = context.link.state().lock();
         if !s.has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
