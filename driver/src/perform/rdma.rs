@@ -286,10 +286,14 @@ fn send_qp(
         // Nothing to send (`Rc::wants_transmit`, which never says no for a packet, and finds
         // `poll_transmit` would have done nothing): no look at the link. Most runs end here
         // after their last packet, where a look under the link's lock used to find it out.
-        let wants = p.qps.as_slice().get(slot).is_some_and(|q| match (&q.rc, &q.qp) {
-            (Some(rc), Some(qp)) => rc.wants_transmit(qp),
-            _ => false,
-        });
+        let wants = p
+            .qps
+            .as_slice()
+            .get(slot)
+            .is_some_and(|q| match (&q.rc, &q.qp) {
+                (Some(rc), Some(qp)) => rc.wants_transmit(qp),
+                _ => false,
+            });
         if !wants {
             return;
         }

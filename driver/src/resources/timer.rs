@@ -77,46 +77,6 @@ fn ticks_to_ns(ticks: u64, frequency: u64) -> u64 {
     seconds.saturating_mul(NS).saturating_add(rest_ns)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::ticks_to_ns;
-
-    /// The 128-bit formula it replaces, for comparison.
-    fn exact(ticks: u64, frequency: u64) -> u64 {
-        u64::try_from(u128::from(ticks) * 1_000_000_000 / u128::from(frequency)).unwrap_or(u64::MAX)
-    }
-
-    #[test]
-    fn ticks_to_ns_equals_the_128_bit_formula() {
-        let frequencies = [
-            1,
-            3,
-            1_000,
-            3_579_545,
-            10_000_000,
-            14_318_180,
-            1_000_000_000,
-            19_000_000_000,
-            u64::MAX,
-        ];
-        let ticks = [
-            0,
-            1,
-            9_999_999,
-            10_000_000,
-            123_456_789_012,
-            1 << 40,
-            1 << 62,
-            u64::MAX,
-        ];
-        for &f in &frequencies {
-            for &t in &ticks {
-                assert_eq!(ticks_to_ns(t, f), exact(t, f), "{t} ticks at {f} Hz");
-            }
-        }
-    }
-}
-
 /// How long a stop sleeps between looks at the runs still to come.
 const STOP_POLL_MICROSECONDS: u32 = 50;
 
@@ -205,5 +165,45 @@ impl Drop for Timer {
         // `stop` returned, so it is not armed and no routine of it runs, and nothing arms it
         // again (the type's contract); the owner drops it at PASSIVE_LEVEL.
         unsafe { NdisFreeTimerObject(self.handle) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ticks_to_ns;
+
+    /// The 128-bit formula it replaces, for comparison.
+    fn exact(ticks: u64, frequency: u64) -> u64 {
+        u64::try_from(u128::from(ticks) * 1_000_000_000 / u128::from(frequency)).unwrap_or(u64::MAX)
+    }
+
+    #[test]
+    fn ticks_to_ns_equals_the_128_bit_formula() {
+        let frequencies = [
+            1,
+            3,
+            1_000,
+            3_579_545,
+            10_000_000,
+            14_318_180,
+            1_000_000_000,
+            19_000_000_000,
+            u64::MAX,
+        ];
+        let ticks = [
+            0,
+            1,
+            9_999_999,
+            10_000_000,
+            123_456_789_012,
+            1 << 40,
+            1 << 62,
+            u64::MAX,
+        ];
+        for &f in &frequencies {
+            for &t in &ticks {
+                assert_eq!(ticks_to_ns(t, f), exact(t, f), "{t} ticks at {f} Hz");
+            }
+        }
     }
 }
