@@ -26,6 +26,7 @@
 use dcbndk_core::datapath::classify::{Decision, Meta};
 use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
+use dcbndk_core::ndk::provider::qp::QpState;
 use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
@@ -226,15 +227,47 @@ fn send_cm(context: &AdapterContext, p: &mut Provider) {
     }
 }
 
+/// The classifier's decision for the packets of the QP in `slot` on `path`: the one kept
+/// beside the QP while the published classifier is the one it came from, else made again and
+/// kept. Every packet of a path gets the same decision (`classify` looks at the headers every
+/// packet of the flow starts with), so only a QoS change, which publishes another classifier,
+/// changes it; making it was a frame built and classified on every run of the doorbell.
+fn path_decision(
+    context: &AdapterContext,
+    p: &mut Provider,
+    slot: usize,
+    path: &crate::resources::provider::qp::Path,
+) -> Decision {
+    // Read before the classifier (`Published::version`).
+    let version = context.classifier.version();
+    let kept = p.qps.as_slice().get(slot).and_then(|q| q.class);
+    if let Some((v, d)) = kept
+        && v == version
+    {
+        return d;
+    }
+    let d = classify(context, &path.local, &path.remote, Some(path.nd_port));
+    if let Some(q) = p.qps.as_mut_slice().get_mut(slot) {
+        q.class = Some((version, d));
+    }
+    d
+}
+
 /// Sends what the transport of the QP in `slot` has to send while its priority has room.
-fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
+fn send_qp(
+    context: &AdapterContext,
+    owner: &NdkAdapterObject,
+    p: &mut Provider,
+    slot: usize,
+    now: u64,
+) {
     let Some(path) = p.qps.as_slice().get(slot).and_then(|q| q.path) else {
         return;
     };
     let Some(qpn) = p.qpn(slot) else {
         return;
     };
-    let d = classify(context, &path.local, &path.remote, Some(path.nd_port));
+    let d = path_decision(context, p, slot, &path);
     let addressing = Addressing {
         dst_mac: p.neighbors.mac(ip(&path.remote)),
         src_mac: context.core.config.current_mac,
@@ -247,11 +280,34 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
         if p.tx_budget == 0 {
             // This run's share is spent: the next run (the doorbell rings again) goes on.
             p.transmit_due = true;
+            owner.want_refill(true);
             return;
         }
-        if !context.link.state().lock().has_room(d.priority) {
+        // Nothing to send (`Rc::wants_transmit`, which never says no for a packet, and finds
+        // `poll_transmit` would have done nothing): no look at the link. Most runs end here
+        // after their last packet, where a look under the link's lock used to find it out.
+        let wants = p
+            .qps
+            .as_slice()
+            .get(slot)
+            .is_some_and(|q| match (&q.rc, &q.qp) {
+                (Some(rc), Some(qp)) => rc.wants_transmit(qp),
+                _ => false,
+            });
+        if !wants {
+            return;
+        }
+        // One acquisition of the link's lock per packet: the room seen is the room the packet
+        // is queued in (two acquisitions, a look and then the queuing, could lose a frame to
+        // another sender between them, to be resent on the timeout). Lock order: the
+        // provider's, then the link's (this module's rule).
+        let mut s = context.link.state().lock();
+        if !s.has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
+            // Said while the link's lock is held (`NdkAdapterObject::want_refill`).
             p.held_back = true;
+            owner.want_refill(true);
+            drop(s);
             return;
         }
         let packet = {
@@ -270,9 +326,7 @@ fn send_qp(context: &AdapterContext, p: &mut Provider, slot: usize, now: u64) {
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
-            let mut s = context.link.state().lock();
-            // Room was there a moment ago; a frame lost here (another sender took the room
-            // meanwhile) is resent on the transport's timeout.
+            // Room is there (seen under this acquisition), so the frame is queued.
             let _ = queue(context, &mut s, &addressing, &packet.transport, payload, &d);
         }
     }
@@ -292,8 +346,8 @@ fn packet_len(packet: &dcbndk_core::ndk::provider::rc::Packet) -> usize {
 /// Queues everything provider `p` of `context` has to send: connection messages, then each
 /// connected QP's packets while its priority has room. Then moves the QPs' completions to their
 /// CQs, deferring the notifications they owe, and arms the timer if the provider needs it.
-pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Provider) {
-    let now = now_ns();
+/// `now`: the caller's clock read, taken before the provider's lock (one read per run).
+pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
     p.transmit_due = false;
     p.held_back = false;
     let mut calls = Calls::new();
@@ -301,7 +355,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     apply_notes(context, p);
     send_cm(context, p);
     for slot in p.live_qp_slots() {
-        send_qp(context, p, slot, now);
+        send_qp(context, owner, p, slot, now);
         if calls.has_room(4) {
             p.drain_qp(slot, &mut calls);
         } else {
@@ -311,7 +365,8 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
         }
     }
     p.defer(&calls);
-    schedule(owner, p, now);
+    owner.want_refill(p.held_back || p.transmit_due);
+    schedule(owner, p, || now);
 }
 
 /// Tells the adapter's NDK state what the provider's connections did (`resources::provider::
@@ -364,7 +419,8 @@ pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
 /// to frame), else arms its timer for the next timeout unless it is armed for that already;
 /// nothing once the adapter is closing. Called with the provider's lock held: the doorbell's
 /// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then).
-pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
+/// `now` gives the clock, read only to arm the timer (a post, which rings, reads none).
+pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: impl FnOnce() -> u64) {
     if p.closing {
         return;
     }
@@ -379,7 +435,7 @@ pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: u64) {
         return;
     }
     p.armed_at = Some(due);
-    let after_ms = due.saturating_sub(now).div_ceil(1_000_000);
+    let after_ms = due.saturating_sub(now()).div_ceil(1_000_000);
     owner.arm_timer(after_ms);
 }
 
@@ -394,7 +450,7 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
     }
     let mut p = owner.provider.lock();
     p.defer(calls);
-    schedule(owner, &mut p, now_ns());
+    schedule(owner, &mut p, now_ns);
 }
 
 /// Queues what the open NDK adapters of `context` held back for room, or owe and have not
@@ -412,10 +468,14 @@ pub fn refill(context: &AdapterContext, sent: u32) {
         return;
     }
     context.ndk_ports.any(|owner| {
+        // Clear: neither flag is set (`NdkAdapterObject::want_refill`), no lock needed to see.
+        if !owner.wants_refill() {
+            return false;
+        }
         let mut p = owner.provider.lock();
         if p.held_back || p.transmit_due {
             p.tx_budget = p.tx_budget.max(sent);
-            transmit(context, owner, &mut p);
+            transmit(context, owner, &mut p, now_ns());
         }
         false
     });
@@ -455,16 +515,19 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
             if let Some(a) = &addresses {
                 a.give(&mut p);
             }
-            let taken = take(&mut p, &packet, now, owned_only);
-            if taken {
-                // What it owes (an ACK, a READ response, a connection message, completions) is
-                // framed by the provider's doorbell DPC, outside this delivery: framing and
-                // classifying here would add their stack to the receive path's (`cargo xtask
-                // pe`).
+            let Some(owes) = take(&mut p, &packet, now, owned_only) else {
+                return false;
+            };
+            if owes {
+                // What it owes (an ACK, a READ response, a connection message) is framed by
+                // the provider's doorbell DPC, outside this delivery: framing and classifying
+                // here would add their stack to the receive path's (`cargo xtask pe`).
                 p.transmit_due = true;
-                schedule(owner, &mut p, now);
+                owner.want_refill(true);
             }
-            taken
+            // Rings the doorbell for that, or for the notifications `take` deferred.
+            schedule(owner, &mut p, || now);
+            true
         })
     };
     // A connection message goes to the CM that owns it (its listener, its connection), since
@@ -478,8 +541,13 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
 
 /// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses
 /// (with `owned_only`, only one its CM owns: `Cm::owns`), or a packet for one of its connected
-/// QPs.
-fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bool {
+/// QPs. `None`: not its. `Some(owes)`: taken, and whether the doorbell's transmit step has
+/// work from it: always for a connection message; for a QP's packet, when its transport has
+/// something to send (`Rc::wants_transmit`: an ACK, a READ response, requests) or the QP is no
+/// longer connected. The completions a QP's packet made are moved to their CQs here
+/// (`Provider::drain_qp_deferring`, the notifications deferred), so that an ACK of everything
+/// sent, which owes nothing else, needs no run of the doorbell: a 64-byte SEND's third.
+fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Option<bool> {
     let a = &packet.addressing;
     let (src, dst) = match a.ip {
         IpAddrs::V4 { src, dst } => {
@@ -495,18 +563,16 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
     let dest_qp = packet.transport.bth.dest_qp;
     if dest_qp == CM_QPN {
         let Ok(msg) = cm_wire::decode(packet.payload) else {
-            return false;
+            return None;
         };
         if !p.cm.has_address(&msg.dst) || ip(&msg.dst) != dst || (owned_only && !p.cm.owns(&msg)) {
-            return false;
+            return None;
         }
         p.neighbors.learn(src, a.src_mac);
         p.cm.handle(now, &msg);
-        return true;
+        return Some(true);
     }
-    let Some(slot) = p.qp_of(dest_qp) else {
-        return false;
-    };
+    let slot = p.qp_of(dest_qp)?;
     let from_peer = p
         .qps
         .as_slice()
@@ -514,15 +580,13 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
         .and_then(|q| q.path)
         .is_some_and(|path| ip(&path.remote) == src && ip(&path.local) == dst);
     if !from_peer {
-        return false;
+        return None;
     }
     p.neighbors.learn(src, a.src_mac);
     let payload_len = u32::try_from(packet.payload.len()).unwrap_or(u32::MAX);
     let deliver = {
         let Provider { qps, mem, srqs, .. } = &mut *p;
-        let Some(q) = qps.as_mut_slice().get_mut(slot) else {
-            return false;
-        };
+        let q = qps.as_mut_slice().get_mut(slot)?;
         // A QP created with an SRQ takes a SEND's receive from it (`Qp::take_receive`).
         let srq = q
             .create
@@ -530,7 +594,7 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
             .and_then(|s| srqs.as_mut_slice().get_mut(s))
             .and_then(|s| s.srq.as_mut());
         let (Some(rc), Some(qp)) = (q.rc.as_mut(), q.qp.as_mut()) else {
-            return false;
+            return None;
         };
         rc.handle(now, &packet.transport, payload_len, qp, mem, srq)
     };
@@ -542,5 +606,14 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> bo
         // rather than complete a receive whose data is not there.
         qp.fail();
     }
-    true
+    p.drain_qp_deferring(slot);
+    let owes = p
+        .qps
+        .as_slice()
+        .get(slot)
+        .is_none_or(|q| match (&q.rc, &q.qp) {
+            (Some(rc), Some(qp)) => qp.state() != QpState::Connected || rc.wants_transmit(qp),
+            _ => true,
+        });
+    Some(owes)
 }

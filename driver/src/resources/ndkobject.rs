@@ -17,7 +17,7 @@ use crate::resources::memory::{PoolBox, pool_tag};
 use crate::resources::provider::{Left, Provider};
 use crate::resources::sync::SpinLock;
 use crate::resources::timer::Timer;
-use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use dcbndk_core::ndk::Profile;
 use ndis_sys::imports::NdisFreeMemoryWithTagPriority;
 use ndis_sys::ndkinfo::NDK_VERSION;
@@ -76,6 +76,12 @@ pub struct NdkAdapterObject {
     pub doorbell: Dpc,
     /// The miniport adapter's `ndk_ports` slot this adapter holds (`usize::MAX`: none yet).
     pub port: AtomicUsize,
+    /// Set whenever the provider may want the link's drain to refill its queues (its
+    /// `held_back` or `transmit_due`), cleared only under the provider's lock once neither
+    /// holds: the drain (`perform::rdma::refill`) skips the provider's lock when it is clear,
+    /// which on a run that framed everything it had is every time. See
+    /// [`NdkAdapterObject::want_refill`] for why a refill is never missed.
+    refill: AtomicBool,
 }
 
 impl NdkAdapterObject {
@@ -87,6 +93,21 @@ impl NdkAdapterObject {
             self.timer
                 .arm(after_ms, core::ptr::from_ref(self).cast_mut().cast())
         };
+    }
+
+    /// Records, under the provider's lock, whether it wants a refill: `true` as it sets
+    /// `held_back` or `transmit_due`, else `false` once neither is set. A provider held back
+    /// sets it while it still holds the link's lock under which it found no room, so a drain
+    /// that makes room does so after that acquisition and reads `true` afterwards (sequentially
+    /// consistent atomics and the lock's order); the old `held_back` under the provider's lock
+    /// gave the same guarantee by making the drain wait for that lock.
+    pub fn want_refill(&self, wanted: bool) {
+        self.refill.store(wanted, Ordering::SeqCst);
+    }
+
+    /// Whether the provider may want a refill (`want_refill`), read without its lock.
+    pub fn wants_refill(&self) -> bool {
+        self.refill.load(Ordering::SeqCst)
     }
 
     /// Rings the doorbell: the provider's DPC runs as soon as the IRQL is below DISPATCH_LEVEL.
@@ -249,6 +270,10 @@ unsafe fn init_object(
     let member = unsafe { &raw mut (*place).port };
     // SAFETY: as above.
     unsafe { member.write(AtomicUsize::new(usize::MAX)) };
+    // SAFETY: as above.
+    let member = unsafe { &raw mut (*place).refill };
+    // SAFETY: as above.
+    unsafe { member.write(AtomicBool::new(false)) };
     true
 }
 

@@ -205,7 +205,8 @@ impl<T> Drop for Reader<'_, T> {
 /// A value the control path replaces and the data path reads at any IRQL up to DISPATCH_LEVEL
 /// without ever blocking (DESIGN.md §4): two slots, the index of the current one, and a reader
 /// count per slot. A reader announces itself on the current slot and reads it in place; a writer
-/// fills the other slot once no reader is left on it, then makes it current. Readers never wait
+/// fills the other slot once no reader is left on it, then makes it current. `current` counts the
+/// publishes (its low bit is the current slot), so it is also the value's version. Readers never wait
 /// on writers; a writer waits only for readers that are reading the slot it wants to reuse.
 ///
 /// Writers are serialized by a small spin flag; publishing is rare (a QoS change).
@@ -296,6 +297,14 @@ impl<T: Copy> Published<T> {
         }
     }
 
+    /// How many values were published after the first (wrapping): what a reader keeps beside
+    /// something it derived from the value, to know when to derive it again. Read it before
+    /// reading the value: a value read afterwards is this version's or a later one's, so a
+    /// derivation kept under it is at worst made again once more.
+    pub fn version(&self) -> usize {
+        self.current.load(Ordering::SeqCst)
+    }
+
     /// Replaces the value (<= DISPATCH_LEVEL).
     pub fn publish(&self, value: T) {
         self.publish_with(|slot| *slot = value);
@@ -312,7 +321,8 @@ impl<T: Copy> Published<T> {
         {
             core::hint::spin_loop();
         }
-        let next = (self.current.load(Ordering::SeqCst) & 1) ^ 1;
+        let current = self.current.load(Ordering::SeqCst);
+        let next = (current & 1) ^ 1;
         if let (Some(count), Some(slot)) = (self.readers.get(next), self.slots.get(next)) {
             while count.load(Ordering::SeqCst) != 0 {
                 core::hint::spin_loop();
@@ -321,7 +331,9 @@ impl<T: Copy> Published<T> {
             // sees it is not current and leaves without reading), and writers are serialized:
             // this is the only reference to the slot until it is made current below.
             fill(unsafe { &mut *slot.get() });
-            self.current.store(next, Ordering::SeqCst);
+            // One more than before: its low bit is `next`, and the count is the version.
+            self.current
+                .store(current.wrapping_add(1), Ordering::SeqCst);
         }
         self.writing.store(false, Ordering::Release);
     }

@@ -45,15 +45,36 @@ pub fn now_ns() -> u64 {
     let mut frequency: i64 = 0;
     // SAFETY: `frequency` is a valid LARGE_INTEGER to write; any IRQL.
     let ticks = unsafe { KeQueryPerformanceCounter(&raw mut frequency) };
-    let ns = u128::try_from(ticks)
-        .ok()
-        .zip(u128::try_from(frequency).ok())
-        .and_then(|(ticks, frequency)| ticks.saturating_mul(1_000_000_000).checked_div(frequency));
-    // A counter that cannot be read (no frequency) leaves the millisecond clock.
-    ns.map_or_else(
-        || now_ms().saturating_mul(1_000_000),
-        |ns| u64::try_from(ns).unwrap_or(u64::MAX),
-    )
+    match (u64::try_from(ticks), u64::try_from(frequency)) {
+        (Ok(ticks), Ok(frequency)) if frequency > 0 => ticks_to_ns(ticks, frequency),
+        // A counter that cannot be read (no frequency) leaves the millisecond clock.
+        _ => now_ms().saturating_mul(1_000_000),
+    }
+}
+
+/// `ticks` of a counter at `frequency` (> 0) Hz in nanoseconds, rounded down, saturating:
+/// whole seconds and the rest apart, in 64 bits (the rest times 10^9 fits while the frequency
+/// is below 18 GHz; a performance counter runs at a few MHz). The one 128-bit product and
+/// division it replaces was a call to a 128-bit division routine on every clock read, several
+/// per NDK message.
+fn ticks_to_ns(ticks: u64, frequency: u64) -> u64 {
+    const NS: u64 = 1_000_000_000;
+    let (Some(seconds), Some(rest)) = (ticks.checked_div(frequency), ticks.checked_rem(frequency))
+    else {
+        return u64::MAX;
+    };
+    let rest_ns = rest
+        .checked_mul(NS)
+        .and_then(|r| r.checked_div(frequency))
+        .unwrap_or_else(|| {
+            // A frequency of 18 GHz or more: the exact 128-bit way (below `frequency`, so below
+            // 10^9 after the division).
+            let r = u128::from(rest)
+                .saturating_mul(u128::from(NS))
+                .checked_div(u128::from(frequency));
+            r.and_then(|r| u64::try_from(r).ok()).unwrap_or(u64::MAX)
+        });
+    seconds.saturating_mul(NS).saturating_add(rest_ns)
 }
 
 /// How long a stop sleeps between looks at the runs still to come.
@@ -144,5 +165,45 @@ impl Drop for Timer {
         // `stop` returned, so it is not armed and no routine of it runs, and nothing arms it
         // again (the type's contract); the owner drops it at PASSIVE_LEVEL.
         unsafe { NdisFreeTimerObject(self.handle) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ticks_to_ns;
+
+    /// The 128-bit formula it replaces, for comparison.
+    fn exact(ticks: u64, frequency: u64) -> u64 {
+        u64::try_from(u128::from(ticks) * 1_000_000_000 / u128::from(frequency)).unwrap_or(u64::MAX)
+    }
+
+    #[test]
+    fn ticks_to_ns_equals_the_128_bit_formula() {
+        let frequencies = [
+            1,
+            3,
+            1_000,
+            3_579_545,
+            10_000_000,
+            14_318_180,
+            1_000_000_000,
+            19_000_000_000,
+            u64::MAX,
+        ];
+        let ticks = [
+            0,
+            1,
+            9_999_999,
+            10_000_000,
+            123_456_789_012,
+            1 << 40,
+            1 << 62,
+            u64::MAX,
+        ];
+        for &f in &frequencies {
+            for &t in &ticks {
+                assert_eq!(ticks_to_ns(t, f), exact(t, f), "{t} ticks at {f} Hz");
+            }
+        }
     }
 }

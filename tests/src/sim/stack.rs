@@ -29,6 +29,13 @@ thread_local! {
     /// below it so far: a probe is on every NDIS call the driver makes, the data path's too, so
     /// it reads and writes only this pair, in a `Cell`.
     static PROBE: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    /// The depth this thread last merged into [`DEEPEST`] per handler name: a handler that
+    /// returns no deeper than that leaves the shared map alone (its lock and its lookup were
+    /// most of what a DPC run of the NDK provider cost the simulator here). [`DEEPEST`] only
+    /// grows, so what it holds for a name is at least this.
+    static MERGED: RefCell<Vec<(String, usize)>> = const { RefCell::new(Vec::new()) };
+    /// The last handler's name buffer, reused by the next entry (no allocation per handler).
+    static SPARE: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 /// Takes the handler running on this thread, if any (none runs afterwards).
@@ -64,7 +71,10 @@ impl Entered {
         let at = stack_pointer();
         let outermost = PROBE.with(|p| p.get().0 == 0);
         if outermost {
-            put_entry((name.to_owned(), at, 0));
+            let mut owned = SPARE.with(|spare| std::mem::take(&mut *spare.borrow_mut()));
+            owned.clear();
+            owned.push_str(name);
+            put_entry((owned, at, 0));
         }
         Self { outermost }
     }
@@ -75,11 +85,26 @@ impl Drop for Entered {
         if !self.outermost {
             return;
         }
-        if let Some((name, _, depth)) = take_entry() {
-            let mut deepest = lock(&DEEPEST);
-            let slot = deepest.entry(name).or_insert(0);
-            *slot = (*slot).max(depth);
-        }
+        let Some((name, _, depth)) = take_entry() else {
+            return;
+        };
+        MERGED.with(|merged| {
+            let mut merged = merged.borrow_mut();
+            let known = merged.iter_mut().find(|(n, _)| *n == name);
+            if known.as_ref().is_some_and(|(_, d)| depth <= *d) {
+                return;
+            }
+            {
+                let mut deepest = lock(&DEEPEST);
+                let slot = deepest.entry(name.clone()).or_insert(0);
+                *slot = (*slot).max(depth);
+            }
+            match known {
+                Some((_, d)) => *d = depth,
+                None => merged.push((name.clone(), depth)),
+            }
+        });
+        SPARE.with(|spare| *spare.borrow_mut() = name);
     }
 }
 

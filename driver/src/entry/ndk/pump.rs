@@ -3,7 +3,8 @@
 //! (`entry::ndk::timer::provider_dpc`, `resources::dpc`).
 //!
 //! No dispatch function frames a packet or drains the link itself: the post or connection call
-//! only marks that something is to be sent and rings the doorbell ([`kick`], [`later`]); the DPC
+//! only marks that something is to be sent and rings the doorbell ([`later`]; a post does the
+//! same under the acquisition that posts it, `entry::ndk::qp::queue`); the DPC
 //! runs as soon as the caller's IRQL drops below DISPATCH_LEVEL (at once when it is called at
 //! PASSIVE_LEVEL), on the processor's DPC stack. Framing and classifying, then a drain that may
 //! run a peer's whole receive path, are deep stacks; the image's stack check (`cargo xtask pe`)
@@ -17,15 +18,11 @@ use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::Calls;
 use crate::resources::timer::now_ns;
 
-/// Leaves what the provider has to send to its doorbell (which frames it and drains the link).
-pub fn kick(owner: &NdkAdapterObject) {
-    later(owner, &Calls::new());
-}
-
 /// Defers `calls` and what the provider has to send to its doorbell.
 pub fn later(owner: &NdkAdapterObject, calls: &Calls) {
     let mut p = owner.provider.lock();
     p.defer(calls);
     p.transmit_due = true;
-    rdma::schedule(owner, &mut p, now_ns());
+    owner.want_refill(true);
+    rdma::schedule(owner, &mut p, now_ns);
 }

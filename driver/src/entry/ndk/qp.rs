@@ -13,7 +13,6 @@ use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
 
 use super::extension::query_extension;
 use super::objects::{cq_slot, mr_parts, pd_parts, srq_slot};
-use super::pump::kick;
 use super::sgl::{MAX_SGES, sges};
 use crate::perform::rdma;
 use crate::resources::ndkobject::{
@@ -257,8 +256,8 @@ unsafe extern "system" fn flush(qp: *mut NDK_QP) {
     rdma::defer(owner, &calls);
 }
 
-/// Posts an initiator request, then sends what it makes ready ([`kick`], once the post's own
-/// frame is gone).
+/// Posts an initiator request; the doorbell, rung under the same acquisition of the provider's
+/// lock, sends what it makes ready.
 ///
 /// # Safety
 /// `qp` is a live QP of this provider; `sgl` valid for `n` reads.
@@ -271,16 +270,14 @@ unsafe fn post(
     flags: ULONG,
 ) -> NTSTATUS {
     // SAFETY: the caller's contract.
-    let (status, owner) = unsafe { queue(qp, context, operation, sgl, n, flags) };
-    if let Some(owner) = owner {
-        kick(owner);
-    }
+    let (status, _) = unsafe { queue(qp, context, operation, sgl, n, flags) };
     status
 }
 
 /// Queues an initiator request and moves any completion it makes ready (a QP in error
 /// completes it `STATUS_CANCELLED` at once), deferring the notifications. Returns the status and
-/// the adapter to kick. Out of line: its frame (the SGE list) is gone before the kick.
+/// the adapter, its doorbell rung. Out of line: its frame (the SGE list) is gone before the
+/// caller returns.
 ///
 /// # Safety
 /// `qp` is a live QP of this provider; `sgl` valid for `n` reads.
@@ -318,6 +315,13 @@ unsafe fn queue<'a>(
         }
         provider.drain_qp(slot, &mut calls);
         provider.defer(&calls);
+        // What `pump::kick` does, under this acquisition (one acquisition less per post): the
+        // doorbell's DPC frames the request and makes the callbacks. Ringing here adds nothing
+        // to this frame's stack: the DPC runs once the IRQL drops, on its own stack (the DPC
+        // stack on Windows; the simulator sets the handler's stack watch aside for it).
+        provider.transmit_due = true;
+        owner.want_refill(true);
+        rdma::schedule(owner, &mut provider, now_ns);
         posted
     };
     let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);
@@ -454,7 +458,7 @@ unsafe fn queue_receive(
         provider.drain_qp(slot, &mut calls);
         if !calls.is_empty() {
             provider.defer(&calls);
-            rdma::schedule(owner, &mut provider, now_ns());
+            rdma::schedule(owner, &mut provider, now_ns);
         }
         posted
     };
@@ -515,10 +519,7 @@ unsafe extern "system" fn fast_register(
         ticket: 0,
     };
     // SAFETY: the caller's contract.
-    let (status, owner) = unsafe { queue_fast_register(qp, context, ndk_mr, registration, pages) };
-    if let Some(owner) = owner {
-        kick(owner);
-    }
+    let (status, _) = unsafe { queue_fast_register(qp, context, ndk_mr, registration, pages) };
     status
 }
 
@@ -555,6 +556,13 @@ unsafe fn queue_fast_register<'a>(
         });
         provider.drain_qp(slot, &mut calls);
         provider.defer(&calls);
+        // What `pump::kick` does, under this acquisition (one acquisition less per post): the
+        // doorbell's DPC frames the request and makes the callbacks. Ringing here adds nothing
+        // to this frame's stack: the DPC runs once the IRQL drops, on its own stack (the DPC
+        // stack on Windows; the simulator sets the handler's stack watch aside for it).
+        provider.transmit_due = true;
+        owner.want_refill(true);
+        rdma::schedule(owner, &mut provider, now_ns);
         posted
     };
     let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);

@@ -70,19 +70,26 @@ pub unsafe extern "system" fn provider_dpc(
 
 /// One run of either routine: timeouts and sending, the deferred callbacks, what they asked to
 /// send, the link's drain.
+///
+/// With no callback deferred when `run` let the provider's lock go, this run makes none and so
+/// has nothing of theirs to frame: both steps are skipped (each was an acquisition of the
+/// provider's lock, and `send` one of the control lock too, on every run of a 64-byte message's
+/// three). A callback deferred after that look rang the doorbell (`rdma::schedule`), so another
+/// run makes it.
 fn service(owner: &NdkAdapterObject, by: By) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
-    run(owner, by);
-    ndkcalls::make_deferred(owner);
-    send(owner);
+    if run(owner, by) {
+        ndkcalls::make_deferred(owner);
+        send(owner);
+    }
     drain::<Direct>(shell, true);
 }
 
 /// The routine's work before the callbacks: timeouts, then what to send. Out of line: its frame
-/// is gone before the callbacks and the drain.
+/// is gone before the callbacks and the drain. Returns whether callbacks wait.
 #[inline(never)]
-fn run(owner: &NdkAdapterObject, by: By) {
+fn run(owner: &NdkAdapterObject, by: By) -> bool {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
     let now = now_ns();
@@ -93,7 +100,8 @@ fn run(owner: &NdkAdapterObject, by: By) {
     // A run's share of packets (`Provider::tx_budget`).
     p.tx_budget = TX_BUDGET;
     p.handle_timeouts(now);
-    rdma::transmit(shell, owner, &mut p);
+    rdma::transmit(shell, owner, &mut p, now);
+    p.has_deferred()
 }
 
 /// Frames what the callbacks just made asked to send (a post from a completion's handler),
@@ -104,10 +112,11 @@ fn send(owner: &NdkAdapterObject) {
     // SAFETY: the miniport context outlives its open NDK adapters.
     let shell = unsafe { context(owner.adapter_context) };
     let addresses = Addresses::of(shell);
+    let now = now_ns();
     let mut p = owner.provider.lock();
     if p.transmit_due {
         addresses.give(&mut p);
-        rdma::transmit(shell, owner, &mut p);
+        rdma::transmit(shell, owner, &mut p, now);
     }
-    rdma::schedule(owner, &mut p, now_ns());
+    rdma::schedule(owner, &mut p, || now);
 }

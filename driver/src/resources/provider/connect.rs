@@ -421,6 +421,7 @@ impl Provider {
         if let Some(slot) = self.qp_slot_mut(qp) {
             slot.start_transport(cfg, reads);
             slot.path = Some(path);
+            slot.class = None;
         }
     }
 

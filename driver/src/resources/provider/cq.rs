@@ -151,16 +151,27 @@ impl Provider {
         completion: Completion,
         calls: &mut Calls,
     ) -> bool {
+        let (queued, call) = self.push_completion_owing(slot, completion);
+        if let Some(call) = call {
+            calls.push(call);
+        }
+        queued
+    }
+
+    /// [`Provider::push_completion`], the notification it owes returned rather than pushed.
+    pub fn push_completion_owing(
+        &mut self,
+        slot: usize,
+        completion: Completion,
+    ) -> (bool, Option<Call>) {
         let Some(s) = self.cq_slot(slot) else {
-            return false;
+            return (false, None);
         };
         let Some(pushed) = s.cq.as_mut().map(|cq| cq.push(completion)) else {
-            return false;
+            return (false, None);
         };
-        if let Some(status) = pushed.notify {
-            calls.push(notify_call(slot, s, status));
-        }
-        pushed.queued
+        let call = pushed.notify.map(|status| notify_call(slot, s, status));
+        (pushed.queued, call)
     }
 
     /// The notification callback of the CQ in `slot` returned: another may be owed, or the

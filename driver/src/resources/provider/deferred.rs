@@ -32,21 +32,31 @@ impl Provider {
     pub fn defer(&mut self, calls: &Calls) -> bool {
         let mut queued = false;
         for call in calls.iter() {
-            let capacity = self.deferred.as_slice().len();
-            if self.deferred_len >= capacity {
+            if !self.defer_one(call) {
                 break;
             }
-            let at = self
-                .deferred_head
-                .checked_add(self.deferred_len)
-                .and_then(|i| i.checked_rem(capacity));
-            if let Some(slot) = at.and_then(|i| self.deferred.as_mut_slice().get_mut(i)) {
-                *slot = call;
-                self.deferred_len = self.deferred_len.saturating_add(1);
-                queued = true;
-            }
+            queued = true;
         }
         queued
+    }
+
+    /// Queues one call for the timer's routine; `false` when the queue is full (dropped: see
+    /// [`DEFERRED`]).
+    pub fn defer_one(&mut self, call: Call) -> bool {
+        let capacity = self.deferred.as_slice().len();
+        if self.deferred_len >= capacity {
+            return false;
+        }
+        let at = self
+            .deferred_head
+            .checked_add(self.deferred_len)
+            .and_then(|i| i.checked_rem(capacity));
+        let Some(slot) = at.and_then(|i| self.deferred.as_mut_slice().get_mut(i)) else {
+            return false;
+        };
+        *slot = call;
+        self.deferred_len = self.deferred_len.saturating_add(1);
+        true
     }
 
     /// Moves deferred callbacks, oldest first, into `out` while it has room.

@@ -2,6 +2,7 @@
 //! [`Qp`] over queues allocated at `NdkCreateQp` or `NdkCreateQpWithSrq`, its CQs, PD and SRQ (a
 //! QP is their successor until it closes, §1.3), and the transport state a connection adds.
 
+use dcbndk_core::datapath::classify::Decision;
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::CallStatus;
 use dcbndk_core::ndk::provider::mr::PdId;
@@ -12,7 +13,7 @@ use dcbndk_core::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadRespon
 use dcbndk_core::ndk::provider::srq::Srq;
 use dcbndk_core::ndk::tables::SockAddr;
 
-use super::calls::Calls;
+use super::calls::{Call, Calls};
 use super::{Provider, TAG_NDK_TABLES};
 use crate::resources::memory::PoolArray;
 use ndis_sys::ndkpi::NDK_QP;
@@ -67,6 +68,10 @@ pub struct QpSlot {
     pub inline_size: usize,
     /// Where its packets go, once connected.
     pub path: Option<Path>,
+    /// The classifier's decision for `path`'s packets and the version of the published
+    /// classifier it came from (`Published::version`): the same for every packet of the path
+    /// until a QoS change publishes another classifier. `None` whenever `path` changes.
+    pub class: Option<(usize, Decision)>,
 }
 
 /// The addresses of a connected QP's packets.
@@ -93,6 +98,7 @@ impl QpSlot {
             create: None,
             inline_size: 0,
             path: None,
+            class: None,
         }
     }
 }
@@ -259,6 +265,7 @@ impl QpSlot {
     pub fn stop_transport(&mut self) {
         self.rc = None;
         self.path = None;
+        self.class = None;
     }
 }
 
@@ -380,6 +387,7 @@ impl Provider {
         if let Some(slot) = self.qps.as_mut_slice().get_mut(index) {
             slot.rc = None;
             slot.path = None;
+            slot.class = None;
             slot.object = core::ptr::null_mut();
             slot.create = Some(*create);
             slot.inline_size = sizes.inline_bytes;
@@ -450,6 +458,20 @@ impl Provider {
     /// overflows fails the QP (§3.3). Then the limit event of its SRQ, if the receives it took
     /// made one due.
     pub fn drain_qp(&mut self, slot: usize, calls: &mut Calls) {
+        self.drain_qp_owing(slot, |_, call| calls.push(call));
+    }
+
+    /// [`Provider::drain_qp`] with the notifications it owes deferred for the doorbell at once
+    /// (`Provider::defer_one`): no [`Calls`] on the stack, for the receive path
+    /// (`perform::rdma::arrived`), which moves a received packet's completions right away.
+    pub fn drain_qp_deferring(&mut self, slot: usize) {
+        self.drain_qp_owing(slot, |p, call| {
+            let _ = p.defer_one(call);
+        });
+    }
+
+    /// [`Provider::drain_qp`], each notification owed given to `owe` in order.
+    fn drain_qp_owing(&mut self, slot: usize, mut owe: impl FnMut(&mut Self, Call)) {
         loop {
             let Some(s) = self.qp_slot(slot) else {
                 return;
@@ -458,8 +480,8 @@ impl Provider {
                 return;
             };
             let Some((queue, completion)) = s.qp.as_mut().and_then(Qp::poll) else {
-                if let Some(srq) = create.srq {
-                    self.poll_srq(srq, calls);
+                if let Some(call) = create.srq.and_then(|srq| self.poll_srq_owing(srq)) {
+                    owe(self, call);
                 }
                 return;
             };
@@ -467,7 +489,10 @@ impl Provider {
                 Queue::Receive => create.receive_cq,
                 Queue::Initiator => create.initiator_cq,
             };
-            let queued = self.push_completion(cq, completion, calls);
+            let (queued, call) = self.push_completion_owing(cq, completion);
+            if let Some(call) = call {
+                owe(self, call);
+            }
             if let (false, Some(qp)) = (queued, self.qp_slot(slot).and_then(|s| s.qp.as_mut())) {
                 qp.fail();
             }

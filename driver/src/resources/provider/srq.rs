@@ -253,12 +253,18 @@ impl Provider {
 
     /// The limit event of the SRQ in `slot`, if one is due and none is out.
     pub fn poll_srq(&mut self, slot: usize, calls: &mut Calls) {
-        let Some(s) = self.srq_slot(slot) else {
-            return;
-        };
-        if s.srq.as_mut().is_some_and(Srq::poll_notify) {
-            calls.push(notify_call(slot, s));
+        if let Some(call) = self.poll_srq_owing(slot) {
+            calls.push(call);
         }
+    }
+
+    /// [`Provider::poll_srq`], the notification it owes returned rather than pushed.
+    pub fn poll_srq_owing(&mut self, slot: usize) -> Option<Call> {
+        let s = self.srq_slot(slot)?;
+        s.srq
+            .as_mut()
+            .is_some_and(Srq::poll_notify)
+            .then(|| notify_call(slot, s))
     }
 
     /// The notification callback of the SRQ in `slot` returned: another may be owed, or the

@@ -345,11 +345,15 @@ impl<'s> Link<'s> {
         (self.rng >> 56) as u8
     }
 
-    fn transmit(&mut self, a_to_b: bool) -> Vec<(Transport, Vec<u8>)> {
+    pub fn transmit(&mut self, a_to_b: bool) -> Vec<(Transport, Vec<u8>)> {
         let now = self.now;
         let node = if a_to_b { &mut self.a } else { &mut self.b };
         let mut out = Vec::new();
+        // `Rc::wants_transmit` may say yes for nothing, never no for a packet: checked in
+        // every scenario the transport's tests run (loss, reordering, RNR, READs, failures).
+        let wants = node.rc.wants_transmit(&node.qp);
         while let Some(p) = node.rc.poll_transmit(now, &mut node.qp, &mut node.mem) {
+            assert!(wants, "wants_transmit said no, poll_transmit gave {p:?}");
             let data = node.gather(p.payload);
             out.push((p.transport, data));
             assert!(out.len() < 10_000, "a runaway transmitter");
@@ -373,7 +377,7 @@ impl<'s> Link<'s> {
         kept
     }
 
-    fn receive(&mut self, a_to_b: bool, packets: Vec<(Transport, Vec<u8>)>) {
+    pub fn receive(&mut self, a_to_b: bool, packets: Vec<(Transport, Vec<u8>)>) {
         let now = self.now;
         let node = if a_to_b { &mut self.b } else { &mut self.a };
         for (t, data) in packets {

@@ -492,6 +492,20 @@ impl<'a> Rc<'a> {
         }
     }
 
+    /// Whether [`Rc::poll_transmit`] may give a packet now, without giving it: an answer or
+    /// READ responses waiting, or, on a connected QP, requests posted and not taken yet or
+    /// packets of requests taken and not sent (new or to resend). `false` means it gives
+    /// `None` (a `true` may still find a request held back: by the outbound read limit, the
+    /// PSN window or an RNR wait). The shell asks after a received packet, to leave the
+    /// transmit step out when the packet owes nothing (an ACK of everything sent).
+    #[must_use]
+    pub fn wants_transmit(&self, qp: &Qp<'_>) -> bool {
+        self.answer.is_some()
+            || !self.reads.is_empty()
+            || (qp.state() == QpState::Connected
+                && (qp.peek_initiator().is_some() || self.tx_flight < self.flights.len()))
+    }
+
     /// The next packet to send, if any: an ACK or NAK first, then READ responses, then
     /// requests (resent ones before new ones). The shell calls it until it gives `None`,
     /// after every other call.

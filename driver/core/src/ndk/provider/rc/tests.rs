@@ -41,6 +41,39 @@ fn psn_arithmetic_wraps_at_24_bits() {
 }
 
 #[test]
+fn wants_transmit_is_yes_for_an_ack_owed_or_a_post_and_no_once_all_is_acknowledged() {
+    let (ca, cb) = config(256, 0, 100);
+    let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+    let mut l = Link::new(&mut sa, &mut sb, ca, cb);
+    let (src, src_va) = l.a.register(4096, 0, pattern(1));
+    let (dst, dst_va) = l.b.sink(4096);
+    assert!(!l.a.rc.wants_transmit(&l.a.qp) && !l.b.rc.wants_transmit(&l.b.qp));
+    l.b.qp.post_receive(0, &[sge(dst, dst_va, 64)]).unwrap();
+    assert!(!l.b.rc.wants_transmit(&l.b.qp), "a receive sends nothing");
+    l.a.qp.post(1, SEND, &[sge(src, src_va, 64)], 0).unwrap();
+    assert!(l.a.rc.wants_transmit(&l.a.qp), "a posted SEND");
+    let ab = l.transmit(true);
+    assert_eq!(ab.len(), 1);
+    assert!(
+        !l.a.rc.wants_transmit(&l.a.qp),
+        "the SEND is out, waiting for its ACK"
+    );
+    l.receive(true, ab);
+    assert!(l.b.rc.wants_transmit(&l.b.qp), "the responder owes an ACK");
+    let ba = l.transmit(false);
+    assert_eq!(ba.len(), 1);
+    assert!(!l.b.rc.wants_transmit(&l.b.qp));
+    l.receive(false, ba);
+    assert!(
+        !l.a.rc.wants_transmit(&l.a.qp),
+        "acknowledged: nothing to send"
+    );
+    assert_eq!(l.a.rc.timeout(), None);
+    l.a.collect();
+    assert_eq!(l.a.completed(Queue::Initiator), ok([1]));
+}
+
+#[test]
 fn send_receive_of_every_size_around_the_pmtu() {
     // §7.4, §7.5, rule 42: 1, PMTU-1, PMTU, PMTU+1 and a large message; the PSNs run on
     // across messages and wrap at 2^24.
