@@ -131,6 +131,14 @@ pub struct Exclusive<T> {
 unsafe impl<T: Send> Sync for Exclusive<T> {}
 
 impl<T> Exclusive<T> {
+    /// `value`, free (for values small enough to build on the stack; else [`Exclusive::init_in`]).
+    pub const fn new(value: T) -> Self {
+        Self {
+            taken: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
     /// Builds a free value in place at `place`, `init` building the value at the address it
     /// is given (no `T` on the stack).
     ///
@@ -151,7 +159,12 @@ impl<T> Exclusive<T> {
 
     /// The value, unless another CPU has it.
     pub fn try_enter(&self) -> Option<ExclusiveGuard<'_, T>> {
-        (!self.taken.swap(true, Ordering::AcqRel)).then_some(ExclusiveGuard { owner: self })
+        if self.taken.swap(true, Ordering::AcqRel) {
+            // Not `then_some(guard)`: its argument is built either way, and a guard built and
+            // dropped here would give the other CPU's value away (its drop clears the flag).
+            return None;
+        }
+        Some(ExclusiveGuard { owner: self })
     }
 }
 

@@ -7,6 +7,7 @@
 
 mod abi_mingw;
 pub(crate) mod dcbx_vectors;
+mod exclusive;
 mod inf;
 mod layers;
 mod mdl;
