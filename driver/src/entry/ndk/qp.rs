@@ -18,8 +18,8 @@ use crate::perform::rdma;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object, object_header,
 };
-use crate::resources::provider::Calls;
 use crate::resources::provider::qp::QpCreate;
+use crate::resources::provider::{Calls, Provider};
 use crate::resources::status::call_status;
 use crate::resources::timer::now_ns;
 use ndis_sys::ndkpi::{
@@ -300,7 +300,6 @@ unsafe fn queue<'a>(
     };
     // SAFETY: caller's contract.
     let (slot, owner) = unsafe { parts::<'a>(qp) };
-    let mut calls = Calls::new();
     let posted = {
         let mut provider = owner.provider.lock();
         let posted = provider.post(slot, context as usize, operation, list, flags);
@@ -313,15 +312,7 @@ unsafe fn queue<'a>(
             // be sent as posted, so the QP fails and it completes cancelled (§3.4).
             qp.fail();
         }
-        provider.drain_qp(slot, &mut calls);
-        provider.defer(&calls);
-        // What `pump::kick` does, under this acquisition (one acquisition less per post): the
-        // doorbell's DPC frames the request and makes the callbacks. Ringing here adds nothing
-        // to this frame's stack: the DPC runs once the IRQL drops, on its own stack (the DPC
-        // stack on Windows; the simulator sets the handler's stack watch aside for it).
-        provider.transmit_due = true;
-        owner.want_refill(true);
-        rdma::schedule(owner, &mut provider, now_ns);
+        ring_posted(owner, &mut provider, slot);
         posted
     };
     let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);
@@ -465,6 +456,18 @@ unsafe fn queue_receive(
     posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
+/// After a post, under the provider's lock: what the QP completed at once (a request failed at
+/// post) is deferred for the doorbell, and the doorbell rings, its DPC framing the request and
+/// making the callbacks (what `pump::kick` did, under this acquisition: one acquisition less per
+/// post). Ringing adds nothing to the caller's stack: the DPC runs once the IRQL drops, on its
+/// own stack (the DPC stack on Windows; the simulator sets the handler's stack watch aside).
+fn ring_posted(owner: &NdkAdapterObject, provider: &mut Provider, slot: usize) {
+    provider.drain_qp_deferring(slot);
+    provider.transmit_due = true;
+    owner.want_refill(true);
+    rdma::schedule(owner, provider, now_ns);
+}
+
 /// `NdkBind`: no memory windows on this adapter (`MaxMwCount` 0): `STATUS_NOT_SUPPORTED`
 /// inline, no completion (ndkpi.md §5).
 ///
@@ -544,7 +547,6 @@ unsafe fn queue_fast_register<'a>(
         return (NDIS_STATUS_INVALID_PARAMETER, None);
     };
     let flags = registration.flags;
-    let mut calls = Calls::new();
     let posted = {
         let mut provider = owner.provider.lock();
         // SAFETY: the consumer's array of `page_count` entries (caller's contract).
@@ -554,15 +556,7 @@ unsafe fn queue_fast_register<'a>(
             let op = Operation::FastRegister { mr, registration };
             provider.post(slot, context as usize, op, &[], flags)
         });
-        provider.drain_qp(slot, &mut calls);
-        provider.defer(&calls);
-        // What `pump::kick` does, under this acquisition (one acquisition less per post): the
-        // doorbell's DPC frames the request and makes the callbacks. Ringing here adds nothing
-        // to this frame's stack: the DPC runs once the IRQL drops, on its own stack (the DPC
-        // stack on Windows; the simulator sets the handler's stack watch aside for it).
-        provider.transmit_due = true;
-        owner.want_refill(true);
-        rdma::schedule(owner, &mut provider, now_ns);
+        ring_posted(owner, &mut provider, slot);
         posted
     };
     let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);
