@@ -439,7 +439,13 @@ impl State {
 
     /// Whether `priority`'s queue can take a frame now (room and a free buffer).
     pub fn has_room(&self, priority: u8) -> bool {
-        self.free_len > 0 && self.link.queued(priority).0 < QUEUE_FRAMES
+        self.free_len > 0 && self.queue_has_room(priority)
+    }
+
+    /// Whether `priority`'s queue has room for one more frame, whose buffer is taken already
+    /// ([`LinkShell::queue_read`]).
+    fn queue_has_room(&self, priority: u8) -> bool {
+        self.link.queued(priority).0 < QUEUE_FRAMES
     }
 }
 
@@ -807,7 +813,12 @@ impl LinkShell {
         priority: u8,
         tag: TagAction,
     ) -> Queued {
-        if !state.has_room(priority) {
+        // The frame has its buffer (`read_frame` took it): only the queue's room counts. Asking
+        // [`State::has_room`] here, which wants a free buffer besides, refused the frame that
+        // took the last one: an NDK provider's packet, whose PSN was spent, was then lost (a
+        // run of them while one buffer was left, each resent after a PSN sequence error NAK:
+        // the NdkPerf captures), and an NBL was held with room on its queue.
+        if !state.queue_has_room(priority) {
             state.put_slot(slot);
             return Queued::Full;
         }

@@ -10,6 +10,7 @@ pub(crate) mod dcbx_vectors;
 mod exclusive;
 mod inf;
 mod layers;
+mod link_room;
 mod mdl;
 mod powershell;
 mod published;
