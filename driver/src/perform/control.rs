@@ -5,7 +5,7 @@
 use dcbndk_core::machine::{Control, Effect, Effects, TimerId};
 
 use super::drain::{self, Reconfigured};
-use super::post::{Wire, drop_posted};
+use super::post::{Wire, drop_posted, send_built};
 use super::{held, indicate, ndk, qos};
 use crate::context::AdapterContext;
 use crate::resources::link::Sent;
@@ -101,7 +101,7 @@ fn arm_dcbx(context: &AdapterContext, at_ms: u64) {
 /// Builds the LLDPDU with TTL `ttl` in a free transmit buffer and sends it.
 fn transmit_lldpdu<W: Wire>(context: &AdapterContext, ttl: u16, at_dispatch: bool) {
     if let Some(sent) = build_lldpdu(context, ttl) {
-        let _held = W::transmit_sent(context, &[sent], at_dispatch);
+        send_built::<W>(context, sent, at_dispatch);
     }
 }
 

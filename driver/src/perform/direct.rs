@@ -21,7 +21,7 @@ impl Wire for Direct {
         pump(from, at_dispatch);
     }
 
-    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool {
+    fn deliver_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool {
         // One walk over the ports for the whole batch: each peer receives the frames in the
         // order the link sent them.
         let me = core::ptr::from_ref(from).cast::<()>();
@@ -43,8 +43,15 @@ impl Wire for Direct {
             wire::leave(port);
         }
         let held = from.link.release_sent(sent);
+        // What other CPUs sent meanwhile was posted behind this batch (`order_sent`): the pump
+        // takes the right again and delivers it.
+        from.link.stop_delivering();
         pump(from, at_dispatch);
         held
+    }
+
+    fn after_posting(from: &AdapterContext, at_dispatch: bool) {
+        pump(from, at_dispatch);
     }
 }
 

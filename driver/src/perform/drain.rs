@@ -114,6 +114,7 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) {
         let mut batch = [Sent::default(); BATCH];
         let mut n = 0;
         let mut held = false;
+        let mut deliver = false;
         {
             let mut s = context.link.state().lock();
             while let Some(place) = batch.get_mut(n) {
@@ -138,13 +139,21 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) {
             if n == 0 {
                 // Caught up: whether NBLs wait, seen under this acquisition.
                 held = s.any_held();
+            } else {
+                // In line for the wire under the acquisition that dequeued them: a drain on
+                // another CPU cannot deliver its later frames first.
+                let sent = batch.get(..n).unwrap_or(&[]);
+                deliver = context.link.order_sent(&mut s, sent, W::OUTSIDE_DELIVERY);
             }
         }
         let Some(sent) = batch.get(..n).filter(|b| !b.is_empty()) else {
             break held;
         };
-        // The buffers stay off the free list (ours) until their frames have been delivered.
-        if W::transmit_sent(context, sent, at_dispatch) {
+        // The buffers stay off the free list (ours, or the outbox's) until their frames have
+        // been delivered.
+        if !deliver {
+            W::after_posting(context, at_dispatch);
+        } else if W::deliver_sent(context, sent, at_dispatch) {
             retry_held(context, at_dispatch);
         }
         if W::OUTSIDE_DELIVERY {

@@ -13,18 +13,24 @@ pub trait Wire {
     /// The caller runs outside any delivery (an entry point): the link's drain may also queue
     /// the NDK providers' frames (`super::rdma::refill`), whose framing and classification are
     /// too deep a stack to add under a delivery; under one they wait for the next outer drain
-    /// or the link's timer.
+    /// or the link's timer. Only such a caller delivers frames itself (`LinkShell::order_sent`).
     const OUTSIDE_DELIVERY: bool;
-    /// Puts `frame` (a whole Ethernet frame without FCS, built by the caller: a PFC frame or an
-    /// LLDPDU) on `from`'s wire, as sent at `at_ns` (the link's own time for its frames, which
-    /// may lie within the last clock tick; now for control frames). `at_dispatch`: the caller
-    /// runs at DISPATCH_LEVEL.
+    /// Puts `frame` (a PFC frame, built by the caller, in no transmit buffer) on `from`'s wire,
+    /// as sent at `at_ns` (the link's own time, which may lie within the last clock tick; now
+    /// for a frame the receive path owes). A MAC Control frame is not in line with the link's
+    /// frames: a MAC sends it ahead of its queues. `at_dispatch`: the caller runs at
+    /// DISPATCH_LEVEL.
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64);
-    /// Puts frames already in `from`'s transmit buffers (off the free list, the caller's: the
-    /// link dequeued them, or the caller built one) on the wire, in order; their buffers are
-    /// released once the frames have been delivered. Whether NBLs are held (seen under the
-    /// link's lock after the frames left it: the caller retries them only then).
-    fn transmit_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool;
+    /// Delivers frames in `from`'s transmit buffers (`sent`, in order, the caller's: off the
+    /// free list), the caller holding the right to deliver the link's frames
+    /// (`LinkShell::order_sent` said so); releases their buffers, gives the
+    /// right back, and delivers what was posted meanwhile. Whether NBLs are held (seen under
+    /// the link's lock after the frames left it: the caller retries them only then).
+    fn deliver_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool;
+    /// Frames were posted for the wire (`LinkShell::order_sent`): delivers what waits on `from`'s
+    /// wire if the caller may (outside a delivery; under one, the delivery's sender does once
+    /// it has returned).
+    fn after_posting(from: &AdapterContext, at_dispatch: bool);
 }
 
 /// Everything under `perform::receive::arrived`, which a delivery calls: the frame is posted,
@@ -43,17 +49,42 @@ impl Wire for Posted {
         }
     }
 
-    fn transmit_sent(from: &AdapterContext, sent: &[Sent], _at_dispatch: bool) -> bool {
+    /// Not reached: under a delivery `order_sent` posts (`OUTSIDE_DELIVERY` is false). Were
+    /// the right given, the frames are posted in order and the right given back, for the
+    /// delivery's sender to deliver.
+    fn deliver_sent(from: &AdapterContext, sent: &[Sent], _at_dispatch: bool) -> bool {
         let (lost, held) = from.link.post_sent(sent);
-        let posted = sent.len().saturating_sub(lost);
-        if posted > 0 {
-            wire::posted(posted);
-        }
-        for _ in 0..lost {
-            // No room in the outbox: the frame is lost, as a NIC's with a full ring would be.
-            from.core.stats.send_error();
-        }
+        from.link.stop_delivering();
+        counted(from, sent.len(), lost);
         held
+    }
+
+    fn after_posting(_from: &AdapterContext, _at_dispatch: bool) {}
+}
+
+/// `sent` frames went to the outbox but `lost` of them, which found no room there.
+fn counted(from: &AdapterContext, sent: usize, lost: usize) {
+    let posted = sent.saturating_sub(lost);
+    if posted > 0 {
+        wire::posted(posted);
+    }
+    for _ in 0..lost {
+        // No room in the outbox: the frame is lost, as a NIC's with a full ring would be.
+        from.core.stats.send_error();
+    }
+}
+
+/// Sends a frame built in a free transmit buffer (an LLDPDU), in line with the link's frames
+/// (`LinkShell::order_sent`).
+pub fn send_built<W: Wire>(from: &AdapterContext, sent: Sent, at_dispatch: bool) {
+    let deliver = {
+        let mut s = from.link.state().lock();
+        from.link.order_sent(&mut s, &[sent], W::OUTSIDE_DELIVERY)
+    };
+    if deliver {
+        let _held = W::deliver_sent(from, &[sent], at_dispatch);
+    } else {
+        W::after_posting(from, at_dispatch);
     }
 }
 

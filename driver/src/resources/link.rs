@@ -30,6 +30,7 @@ use super::memory::{PoolArray, PoolBox, pool_tag};
 use super::rxpool::{RX_BUFFER_BYTES, RX_BUFFERS};
 use super::sync::SpinLock;
 use super::timer::{Timer, now_ns};
+use super::wire;
 use ndis_sys::timer::NDIS_TIMER_FUNCTION;
 use ndis_sys::types::NDIS_HANDLE;
 
@@ -619,6 +620,46 @@ impl LinkShell {
     /// (it looks again after it stops, [`LinkShell::end_delivering`]).
     pub fn begin_delivering(&self) -> bool {
         !self.delivering.swap(true, Ordering::SeqCst)
+    }
+
+    /// Puts the frames the link just sent in line for the wire, under the same acquisition `s`
+    /// of the lock that dequeued them (`sent`, in the order sent): the wire delivers a link's
+    /// frames in that order, whichever CPUs drain it. Two drains that each delivered their own
+    /// batch after releasing the lock could deliver the later batch first: the NdkPerf
+    /// captures showed a QP's packets 632-639 on the wire before 628-631, and the receiver
+    /// answered with a PSN sequence error NAK and a go-back-N retransmission, on a wire that
+    /// loses nothing.
+    ///
+    /// `true` when the caller may deliver (`may_deliver`: it runs outside any delivery), nobody
+    /// else is delivering this link's frames and none wait posted: the caller now has the right
+    /// to deliver ([`LinkShell::begin_delivering`]), delivers them and gives it back with
+    /// [`LinkShell::stop_delivering`]. `false` when they were posted behind the waiting ones,
+    /// for whoever delivers them (counted on the wire, `wire::posted`). A bool, not more: the
+    /// answer is on the stack of the drain, under which a delivery runs a peer's whole receive
+    /// path (`cargo xtask pe`'s dev budget).
+    pub fn order_sent(&self, s: &mut State, sent: &[Sent], may_deliver: bool) -> bool {
+        if may_deliver && s.outbox.len == 0 && self.begin_delivering() {
+            return true;
+        }
+        let mut posted = 0usize;
+        for frame in sent {
+            // The outbox has a place for every transmit buffer, and a buffer is in it at most
+            // once while it is off the free list: a post does not fail while the state is
+            // consistent (were it to, the buffer is released and its frame lost, as a NIC's
+            // with a full ring would lose it).
+            if s.post(frame.slot, frame.at_ns) {
+                posted = posted.saturating_add(1);
+            }
+        }
+        wire::posted(posted);
+        false
+    }
+
+    /// Gives back the right [`LinkShell::order_sent`] gave, without looking for frames posted
+    /// meanwhile: the caller then delivers what is posted on its wire (`perform::direct`'s
+    /// pump), which takes the right again for them.
+    pub fn stop_delivering(&self) {
+        self.delivering.store(false, Ordering::SeqCst);
     }
 
     /// Gives the right back; `true` when frames were posted meanwhile and the right was taken

@@ -19,6 +19,7 @@ mod smoke;
 mod symbols;
 mod verifier;
 mod vm_rdma;
+mod wire_order;
 
 /// Whether the host tool `program` runs (`program --version` succeeds). When it does not, the
 /// test that needs it prints why and skips, except under `CI=true`, where .ci/run installs
