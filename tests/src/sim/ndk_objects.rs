@@ -572,6 +572,14 @@ impl NdkConsumer<'_> {
         })
     }
 
+    /// Runs `f` at DISPATCH_LEVEL on this thread, as a kernel consumer's completion callback or
+    /// DPC runs: the requests `f` posts ring the provider's doorbell, and the doorbell's DPC
+    /// runs once `f` returns (the IRQL drops), over all of them, as on Windows a DPC queued at
+    /// DISPATCH_LEVEL waits for the IRQL to drop. Calls inside nest (they stay at DISPATCH).
+    pub fn batch<R>(&self, f: impl FnOnce() -> R) -> R {
+        at_dispatch(self, "consumer at DISPATCH_LEVEL", f)
+    }
+
     /// `NdkFlush`.
     pub fn flush(&self, qp: &Qp) {
         if let Some(f) = qp.dispatch.NdkFlush {
