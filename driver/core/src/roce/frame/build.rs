@@ -6,7 +6,7 @@ use super::{
 };
 use crate::roce::ROCE_UDP_PORT;
 use crate::roce::headers::{BTH_LEN, Opcode, Transport};
-use crate::roce::icrc::{self, ICRC_LEN, UDP_HEADER_LEN};
+use crate::roce::icrc::{self, ICRC_LEN, Software, UDP_HEADER_LEN, Update};
 use crate::wire::bytes::write_at;
 
 /// The bytes of pad after `payload_len` bytes of payload (BTH PadCnt).
@@ -166,6 +166,22 @@ pub fn build(
     payload: &[u8],
     pmtu: usize,
 ) -> Result<usize, BuildError> {
+    build_with(buf, addressing, transport, payload, pmtu, &Software)
+}
+
+/// [`build`] with the ICRC's CRC-32 computed by `crc` (`icrc::Update`: the shell's CRC
+/// instructions; the same frame, byte for byte).
+///
+/// # Errors
+/// As [`build`].
+pub fn build_with<C: Update + ?Sized>(
+    buf: &mut [u8],
+    addressing: &Addressing,
+    transport: &Transport,
+    payload: &[u8],
+    pmtu: usize,
+    crc: &C,
+) -> Result<usize, BuildError> {
     let a = addressing;
     let layout = Layout::new(a, transport.bth.opcode, payload.len(), pmtu)?;
     let mut ib_headers = [0u8; ib::MAX_LEN];
@@ -247,7 +263,7 @@ pub fn build(
     let icrc = w
         .buf
         .get(layout.l2..icrc_at)
-        .and_then(icrc::compute)
+        .and_then(|packet| icrc::compute_with(packet, crc))
         .unwrap_or(0);
     w.put(&icrc.to_le_bytes());
     if let IpAddrs::V6 { src, dst } = a.ip {
