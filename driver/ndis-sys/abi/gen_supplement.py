@@ -135,6 +135,8 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     ("IF_TYPE_ETHERNET_CSMACD", "ipifcons.h (mingw-w64)"),
     ("AF_INET", "ws2def.h (mingw-w64)"), ("AF_INET6", "ws2def.h (mingw-w64)"),
     ("ALL_PROCESSOR_GROUPS", "winnt.h (mingw-w64)"),
+    ("PF_ARM_V8_CRC32_INSTRUCTIONS_AVAILABLE",
+     "winnt.h (mingw-w64; wdm.h has the same PF_ values); ExIsProcessorFeaturePresent"),
     ("NDIS_PROTOCOL_ID_DEFAULT", "ntddndis.h (mingw-w64)"), ("NDIS_PROTOCOL_ID_TCP_IP", "ntddndis.h (mingw-w64)"),
     ("NDIS_PROTOCOL_ID_IPX", "ntddndis.h (mingw-w64)"), ("NDIS_PROTOCOL_ID_NBF", "ntddndis.h (mingw-w64)"),
     ("NDIS_PROTOCOL_ID_IP6", "ntddndis.h (ndis630_extra.h)"),

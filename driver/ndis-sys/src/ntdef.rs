@@ -71,4 +71,7 @@ ndis_consts! {
     pub const HighPoolPriority: EX_POOL_PRIORITY = 32;
     /// `ALL_PROCESSOR_GROUPS` (winnt.h): `NdisGroupMaxProcessorCount` over every group.
     pub const ALL_PROCESSOR_GROUPS: USHORT = 0xFFFF;
+    /// `PF_ARM_V8_CRC32_INSTRUCTIONS_AVAILABLE` (winnt.h, wdm.h): the ARMv8 CRC32 instructions,
+    /// a feature `ExIsProcessorFeaturePresent` answers for (`ntoskrnl`).
+    pub const PF_ARM_V8_CRC32_INSTRUCTIONS_AVAILABLE: ULONG = 31;
 }

@@ -6,7 +6,9 @@
 //! `MmMapLockedPagesSpecifyCache`; dcbndk's `resources::mdl`, for the NDK provider's memory
 //! regions, ndkpi.md §5), and to queue the NDK provider's doorbell DPC (`KeInitializeDpc`,
 //! `KeInsertQueueDpc`, `KeRemoveQueueDpc`: dcbndk's `resources::dpc`; NDIS has no DPC of its own
-//! for a miniport without an interrupt); everything else goes through ndis.sys
+//! for a miniport without an interrupt), and to ask whether the processor has the ARMv8 CRC32
+//! instructions (`ExIsProcessorFeaturePresent`: dcbndk's `resources::crc`, the RoCEv2 ICRC; only
+//! the ARM64 image calls it, x64 reads CPUID); everything else goes through ndis.sys
 //! ([`super::imports`]), but the performance counter (hal.dll's, [`super::hal`]). All are
 //! ntoskrnl.exe exports (`abi/ntoskrnl-exports.txt`, checked by `tests/abi_table.rs`). Besides these,
 //! the compiler's own calls for block copies and fills (`memcpy`, `memset`, `memmove`, `memcmp`)
@@ -22,6 +24,7 @@ use super::wdm::{KDPC, PKDEFERRED_ROUTINE};
 
 /// The names imported from ntoskrnl.exe by the driver's own code.
 pub const IMPORTS: &[&str] = &[
+    "ExIsProcessorFeaturePresent",
     "KeBugCheckEx",
     "KeGetCurrentIrql",
     "KeInitializeDpc",
@@ -50,13 +53,10 @@ unsafe extern "system" {
         BugCheckParameter4: ULONG_PTR,
     ) -> !;
 
-    /// Maps the locked pages an MDL describes to a virtual address and returns the address of
-    /// the MDL's first byte there (IRQL <= DISPATCH_LEVEL for `KernelMode`). With `KernelMode`
-    /// the kernel also records the mapping in the MDL (`MDL_MAPPED_TO_SYSTEM_VA`,
-    /// `MappedSystemVa`), so one mapping serves until the MDL's owner unlocks it. With
-    /// `BugCheckOnFailure` FALSE, which drivers must pass, it returns NULL when the pages cannot
-    /// be mapped. `Priority` is an `MM_PAGE_PRIORITY` ORed with `MdlMapping*` flags. An MDL
-    /// already mapped, or built for nonpaged pool, must not be mapped again (the DDI page).
+    /// Whether the processor has `ProcessorFeature` (a `PF_*` value: winnt.h, wdm.h): TRUE or
+    /// FALSE; FALSE for a feature the kernel does not know. IRQL: PASSIVE_LEVEL (its DDI page).
+    pub fn ExIsProcessorFeaturePresent(ProcessorFeature: ULONG) -> BOOLEAN;
+
     /// The current IRQL (any IRQL; wdm.h): what an NDK dispatch function, callable at PASSIVE or
     /// DISPATCH_LEVEL, tells the NDIS calls it makes.
     pub fn KeGetCurrentIrql() -> KIRQL;
@@ -84,6 +84,13 @@ unsafe extern "system" {
     /// for that queuing), FALSE when it was not (its routine may be running).
     pub fn KeRemoveQueueDpc(Dpc: *mut KDPC) -> BOOLEAN;
 
+    /// Maps the locked pages an MDL describes to a virtual address and returns the address of
+    /// the MDL's first byte there (IRQL <= DISPATCH_LEVEL for `KernelMode`). With `KernelMode`
+    /// the kernel also records the mapping in the MDL (`MDL_MAPPED_TO_SYSTEM_VA`,
+    /// `MappedSystemVa`), so one mapping serves until the MDL's owner unlocks it. With
+    /// `BugCheckOnFailure` FALSE, which drivers must pass, it returns NULL when the pages cannot
+    /// be mapped. `Priority` is an `MM_PAGE_PRIORITY` ORed with `MdlMapping*` flags. An MDL
+    /// already mapped, or built for nonpaged pool, must not be mapped again (the DDI page).
     pub fn MmMapLockedPagesSpecifyCache(
         MemoryDescriptorList: PMDL,
         AccessMode: KPROCESSOR_MODE,

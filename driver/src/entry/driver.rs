@@ -9,7 +9,7 @@ use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use super::{initialize, lifecycle, ndk, oid, receive, send};
-use crate::resources::log;
+use crate::resources::{crc, log};
 use ndis_sys::imports::{
     NdisMDeregisterMiniportDriver, NdisMRegisterMiniportDriver, NdisSetOptionalHandlers,
 };
@@ -68,7 +68,8 @@ pub fn characteristics() -> NDIS_MINIPORT_DRIVER_CHARACTERISTICS {
 
 /// `DriverEntry`: registers the miniport driver with NDIS.
 ///
-/// IRQL: PASSIVE_LEVEL. On failure nothing stays registered (NDIS undoes a failed registration
+/// IRQL: PASSIVE_LEVEL. Detects the CPU's CRC instructions first (`resources::crc::detect`).
+/// On failure nothing stays registered (NDIS undoes a failed registration
 /// itself), and the status is returned to the I/O manager, which unloads the image.
 ///
 /// # Safety
@@ -80,6 +81,9 @@ pub unsafe extern "system" fn driver_entry(
     registry_path: PCUNICODE_STRING,
 ) -> NTSTATUS {
     log::set_log_handle(driver_object);
+    // The CRC instructions of the RoCEv2 ICRC: asked here, at PASSIVE_LEVEL, which ARM64's
+    // `ExIsProcessorFeaturePresent` requires (`resources::crc`).
+    crc::detect();
     let chars = characteristics();
     let mut handle: NDIS_HANDLE = null_mut();
     // SAFETY: `driver_object` and `registry_path` come from the caller of DriverEntry as the DDI

@@ -4,7 +4,8 @@
 //!
 //! Sending: each packet a provider has to send (a connection message to QP 1, a transport's
 //! request, response, ACK or NAK) is framed straight into a free transmit buffer of the link —
-//! Ethernet, IPv4 or IPv6, UDP 4791, the IB headers, the payload, ICRC (`dcbndk_core::roce`) —
+//! Ethernet, IPv4 or IPv6, UDP 4791, the IB headers, the payload, ICRC (`dcbndk_core::roce`;
+//! its CRC-32 on the CPU's instructions where it has them, `crate::resources::crc::Fast`) —
 //! then classified as every frame the adapter sends is (by the operational QoS parameters: a
 //! policy on the NetworkDirect port or on UDP 4791 gives its priority and tag,
 //! `dcbndk_core::datapath::classify`), and queued on its priority. A QP sends while its
@@ -32,6 +33,7 @@ use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
 
 use crate::context::AdapterContext;
+use crate::resources::crc::Fast;
 use crate::resources::link::{Queued, Read, State};
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::ndkobject::NdkAdapterObject;
@@ -135,7 +137,8 @@ fn classify(
     };
     let mut header = [0u8; HEADER];
     let pmtu = usize::try_from(PMTU).unwrap_or(0);
-    let built = frame::build(&mut header, &addressing, &transport, &[], pmtu).unwrap_or(0);
+    let built =
+        frame::build_with(&mut header, &addressing, &transport, &[], pmtu, &Fast).unwrap_or(0);
     let meta = Meta {
         os_priority: None,
         vlan_id: 0,
@@ -159,7 +162,9 @@ fn queue(
     let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
         return false;
     };
-    let fill = |out: &mut [u8]| frame::build(out, addressing, transport, payload, pmtu).is_ok();
+    let fill = |out: &mut [u8]| {
+        frame::build_with(out, addressing, transport, payload, pmtu, &Fast).is_ok()
+    };
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
         return false;
     };
@@ -487,7 +492,7 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
     if context.ndk_ports.is_empty() {
         return false;
     }
-    let packet = match frame::parse(bytes) {
+    let packet = match frame::parse_with(bytes, &Fast) {
         Ok(packet) => packet,
         // Not UDP 4791 (the layers before the port are checked first): the protocols'.
         Err(

@@ -8,6 +8,7 @@
 mod abi_mingw;
 pub(crate) mod dcbx_vectors;
 mod exclusive;
+mod fast_crc;
 mod inf;
 mod layers;
 mod link_room;

@@ -43,6 +43,7 @@ const SIMULATOR_SOURCES: &[&str] = &[
     include_str!("../sim/clock.rs"),
     include_str!("../sim/receive.rs"),
     include_str!("../sim/dpc.rs"),
+    include_str!("../sim/cpu.rs"),
 ];
 
 #[test]

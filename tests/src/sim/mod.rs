@@ -25,6 +25,7 @@
 pub mod adapter;
 pub mod clock;
 pub mod consumer;
+pub mod cpu;
 pub mod dpc;
 pub mod exports;
 pub mod faults;

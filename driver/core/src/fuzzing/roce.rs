@@ -5,7 +5,8 @@ use std::vec;
 use std::vec::Vec;
 
 use crate::roce::frame::{
-    Addressing, BuildError, IpAddrs, MIN_FRAME_LEN, Packet, build, frame_len, parse,
+    Addressing, BuildError, IpAddrs, MIN_FRAME_LEN, Packet, build, build_with, frame_len, parse,
+    parse_with,
 };
 use crate::roce::headers::{
     Aeth, BTH_LEN, Bth, MASK_24, NakCode, Opcode, Reth, Syndrome, Transport,
@@ -27,15 +28,41 @@ use crate::roce::icrc;
 /// the Ethernet padding), and anywhere else either fails or parses to the same transport,
 /// payload, IP addresses and ports; transport headers overwritten with arbitrary bytes and
 /// resealed (a new ICRC) parse without panicking, and when they parse, the packet builds back to
-/// a frame that parses to the same packet.
+/// a frame that parses to the same packet. The CRC-32 strategy (`icrc::Update`, which the shell
+/// fills with CPU instructions) changes nothing: with [`Bitwise`], a strategy unlike the core's,
+/// the raw bytes' ICRC, verification and parse, the built frame, and the flipped frame's parse
+/// are the same as with the core's software CRC.
 ///
 /// # Panics
 /// When a property does not hold.
 pub fn roce(data: &[u8]) {
-    let _ = parse(data);
-    let _ = icrc::compute(data);
-    let _ = icrc::verify(data);
+    let parsed = parse(data);
+    let icrc = icrc::compute(data);
+    let verified = icrc::verify(data);
+    assert_eq!(icrc::compute_with(data, &Bitwise), icrc);
+    assert_eq!(icrc::verify_with(data, &Bitwise), verified);
+    assert_eq!(parse_with(data, &Bitwise), parsed);
     let _ = roce_case(Unstructured::new(data));
+}
+
+/// A CRC-32 strategy that shares nothing with the core's tables: the textbook loop, a bit at a
+/// time (slow, and fuzz inputs are short).
+struct Bitwise;
+
+impl icrc::Update for Bitwise {
+    fn update(&self, register: u32, data: &[u8]) -> u32 {
+        data.iter().fold(register, |mut c, &b| {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    icrc::POLY ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+            c
+        })
+    }
 }
 
 fn syndrome(u: &mut Unstructured<'_>) -> Result<Syndrome> {
@@ -252,6 +279,10 @@ fn roce_case(mut u: Unstructured<'_>) -> Result<()> {
     };
     let mut buf = vec![0x5Au8; size];
     let result = build(&mut buf, &a, &t, &payload, pmtu);
+    let mut same = vec![0x5Au8; size];
+    let with = build_with(&mut same, &a, &t, &payload, pmtu, &Bitwise);
+    assert_eq!(with, result, "the CRC strategy changed the build");
+    assert_eq!(same, buf, "the CRC strategy changed the frame");
     let expected = expected_error(&a, &t, len, pmtu);
     let n = match (result, expected) {
         (Err(got), Some(want)) => {
@@ -293,6 +324,7 @@ fn roce_case(mut u: Unstructured<'_>) -> Result<()> {
     let mut flipped = frame.to_vec();
     flipped[at] ^= xor;
     let class = flip_class(&a, unpadded, at, xor);
+    assert_eq!(parse_with(&flipped, &Bitwise), parse(&flipped));
     match (parse(&flipped), &class) {
         (Err(_), Flip::Fails | Flip::Either) => {}
         (Ok(q), Flip::Parses | Flip::Either) => assert_eq!(covered(&q), covered(&p)),

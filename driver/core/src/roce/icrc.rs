@@ -24,9 +24,13 @@
 //! time into a `static`, never on the stack) let one step fold 16 input bytes into the register
 //! with 16 independent lookups instead of 16 dependent byte-at-a-time steps; an 8-byte step and
 //! single bytes finish the tail. Slicing-by-8 measured half the speed on this machine (4 KiB:
-//! 4.1 us against 2.2 us, `bench/benches/roce.rs`, which sets it beside `memcpy`). No `unsafe`
-//! and no CPU-specific instructions (carry-less multiply would be faster still): the core
-//! forbids both.
+//! 4.1 us against 2.2 us, `bench/benches/roce.rs`, which sets it beside `memcpy`). From 256
+//! bytes on, a braided loop (zlib's: five independent CRCs over interleaved 8-byte words) keeps
+//! more lookups in flight. No `unsafe` and no CPU-specific instructions here: the core forbids
+//! both. A caller that has CRC instructions (the shell: carry-less multiply on x64, the ARMv8
+//! CRC32 instructions on ARM64, `dcbndk`'s `resources::crc`) hands them in as an [`Update`]
+//! to [`compute_with`], [`verify_with`] and `roce::frame::{build_with, parse_with}`; every other
+//! caller (the fuzz targets, the core's tests) gets [`Software`], this module's loops.
 
 use crate::wire::bytes::array_at;
 
@@ -332,6 +336,29 @@ impl Crc32 {
     }
 }
 
+/// A way to fold bytes into a CRC-32 register: [`Software`] (this module's tables), or a
+/// faster one a caller with CRC instructions hands in (the core cannot use them: it forbids
+/// `unsafe`). Static dispatch: the frame code is generic over it, so a caller pays for no
+/// pointer and the Windows image's call graph sees every call (`cargo xtask pe`).
+pub trait Update {
+    /// `register` (not inverted) after the bytes of `data`: exactly what
+    /// [`Crc32::update`] leaves, for every register and every `data`.
+    fn update(&self, register: u32, data: &[u8]) -> u32;
+}
+
+/// The core's own CRC-32: [`Crc32::update`] (slicing-by-16 and braids, no CPU instructions).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Software;
+
+impl Update for Software {
+    #[inline]
+    fn update(&self, register: u32, data: &[u8]) -> u32 {
+        let mut crc = Crc32::from_register(register);
+        crc.update(data);
+        crc.register()
+    }
+}
+
 /// The CRC-32 of `data` (IEEE 802.3, as an Ethernet FCS or zlib's `crc32`).
 #[must_use]
 pub fn crc32(data: &[u8]) -> u32 {
@@ -390,18 +417,30 @@ pub fn mask_headers(packet: &[u8], out: &mut [u8; MAX_MASKED_LEN]) -> Option<usi
 /// [`mask_headers`]). The wire carries `compute(..).to_le_bytes()`.
 #[must_use]
 pub fn compute(packet: &[u8]) -> Option<u32> {
+    compute_with(packet, &Software)
+}
+
+/// [`compute`] with the CRC-32 of `crc`: the masked headers (40 or 60 bytes) and then the rest
+/// of the packet, each one [`Update::update`].
+#[must_use]
+pub fn compute_with<C: Update + ?Sized>(packet: &[u8], crc: &C) -> Option<u32> {
     let mut headers = [0u8; MAX_MASKED_LEN];
     let len = mask_headers(packet, &mut headers)?;
-    let mut crc = Crc32::from_register(AFTER_LRH);
-    crc.update(headers.get(..len)?);
-    crc.update(packet.get(len..)?);
-    Some(crc.finish())
+    let register = crc.update(AFTER_LRH, headers.get(..len)?);
+    let register = crc.update(register, packet.get(len..)?);
+    Some(!register)
 }
 
 /// Whether `packet` (from the IP header through the ICRC) ends with the ICRC of what precedes
 /// it.
 #[must_use]
 pub fn verify(packet: &[u8]) -> bool {
+    verify_with(packet, &Software)
+}
+
+/// [`verify`] with the CRC-32 of `crc`.
+#[must_use]
+pub fn verify_with<C: Update + ?Sized>(packet: &[u8], crc: &C) -> bool {
     let Some(body_len) = packet.len().checked_sub(ICRC_LEN) else {
         return false;
     };
@@ -409,7 +448,7 @@ pub fn verify(packet: &[u8]) -> bool {
     else {
         return false;
     };
-    compute(body) == Some(u32::from_le_bytes(trailer))
+    compute_with(body, crc) == Some(u32::from_le_bytes(trailer))
 }
 
 #[cfg(test)]

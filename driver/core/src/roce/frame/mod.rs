@@ -29,6 +29,9 @@
 //! it does not check the UDP checksum (the ICRC masks it, and RoCEv2 senders leave it 0). Every
 //! read is a checked `get` or [`array_at`](crate::wire::bytes::array_at), so no input panics it.
 //!
+//! [`build_with`] and [`parse_with`] are the same with the ICRC's CRC-32 handed in
+//! (`icrc::Update`): the shell's CRC instructions; [`build`] and [`parse`] use the core's own.
+//!
 //! Rooms: `ib` (the transport headers to and from bytes), `build`, `parse`.
 
 mod build;
@@ -37,8 +40,8 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
-pub use build::{build, frame_len};
-pub use parse::parse;
+pub use build::{build, build_with, frame_len};
+pub use parse::{parse, parse_with};
 
 use super::headers::Transport;
 

@@ -7,7 +7,9 @@ use super::{
 };
 use crate::roce::ROCE_UDP_PORT;
 use crate::roce::headers::BTH_LEN;
-use crate::roce::icrc::{self, ICRC_LEN, IPV4_HEADER_LEN, IPV6_HEADER_LEN, UDP_HEADER_LEN};
+use crate::roce::icrc::{
+    self, ICRC_LEN, IPV4_HEADER_LEN, IPV6_HEADER_LEN, Software, UDP_HEADER_LEN, Update,
+};
 use crate::wire::bytes::array_at;
 
 fn be16(b: &[u8], at: usize) -> Option<u16> {
@@ -108,6 +110,18 @@ fn ipv6(frame: &[u8], at: usize) -> Result<Ip, Malformed> {
 /// # Errors
 /// The first [`Malformed`] reason found, layer by layer: Ethernet, IP, UDP, ICRC, transport.
 pub fn parse(frame: &[u8]) -> Result<Packet<'_>, Malformed> {
+    parse_with(frame, &Software)
+}
+
+/// [`parse`] with the ICRC's CRC-32 computed by `crc` (`icrc::Update`: the shell's CRC
+/// instructions; the same answer for every frame).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_with<'a, C: Update + ?Sized>(
+    frame: &'a [u8],
+    crc: &C,
+) -> Result<Packet<'a>, Malformed> {
     let (Some(dst_mac), Some(src_mac), Some(mut ethertype)) = (
         array_at::<6>(frame, 0),
         array_at::<6>(frame, 6),
@@ -152,7 +166,7 @@ pub fn parse(frame: &[u8]) -> Result<Packet<'_>, Malformed> {
         return Err(Malformed::Truncated);
     };
     let found = u32::from_le_bytes(trailer);
-    let computed = icrc::compute(body).ok_or(Malformed::Length)?;
+    let computed = icrc::compute_with(body, crc).ok_or(Malformed::Length)?;
     if found != computed {
         return Err(Malformed::Icrc { found, computed });
     }
