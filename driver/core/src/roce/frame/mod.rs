@@ -38,6 +38,8 @@ mod parse;
 mod tests;
 
 pub use build::{build, frame_len};
+/// The longest transport headers a frame carries: the BTH and its extension headers.
+pub const MAX_TRANSPORT_LEN: usize = ib::MAX_LEN;
 pub use parse::parse;
 
 use super::headers::Transport;
