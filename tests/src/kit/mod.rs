@@ -8,6 +8,7 @@ pub mod addresses;
 pub mod capture;
 pub mod dcbx;
 pub mod dcbx_interop;
+pub mod jumbo;
 pub mod lifecycle;
 pub mod low_resources;
 pub mod ndk;
