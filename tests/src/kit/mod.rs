@@ -17,6 +17,7 @@ pub mod ndk_lam;
 pub mod ndk_objects;
 pub mod ndk_perf;
 mod ndk_perf_ets;
+mod ndk_perf_jumbo;
 mod ndk_perf_sizes;
 pub mod ndk_ping;
 pub mod ndk_srq;
