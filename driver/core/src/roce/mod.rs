@@ -24,6 +24,10 @@ pub const IB_MTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
 /// Only with Immediate, with room for one more 4-byte header), and the ICRC (4). The pad to 4
 /// bytes never takes a packet past the PMTU's multiple of 4. The tag is left out as
 /// `*JumboPacket` leaves it out: the frame size excludes it, and the receive buffers hold it.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "a sum of header lengths, 102: checked by a test"
+)]
 pub const MAX_FRAME_OVERHEAD: u32 = (frame::ETH_LEN
     + icrc::IPV6_HEADER_LEN
     + icrc::UDP_HEADER_LEN
