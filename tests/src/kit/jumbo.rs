@@ -279,6 +279,51 @@ fn frames_on_the_wire() -> CaseResult {
 #[cfg(test)]
 mod tests {
     use super::super::{Status, run_case};
+    use super::*;
+
+    /// The simulated ndis.sys's rule can fail: an adapter whose general attributes it records
+    /// as MtuSize 1500 (here written over after a 9014 initialize, as a miniport that set
+    /// buffers larger than it told NDIS would be) and that indicates a 9014-byte frame breaks
+    /// it; a 1514-byte frame does not.
+    #[test]
+    fn an_indication_past_the_advertised_mtu_is_a_violation() {
+        let wire = fresh_manual_wire();
+        let on_wire = |mac: [u8; 6]| {
+            let mut r = Registry::inf_defaults();
+            r.on_wire(wire)
+                .set_sz(
+                    "NetworkAddress",
+                    &mac.iter().map(|b| format!("{b:02X}")).collect::<String>(),
+                )
+                .set_sz("*JumboPacket", "9014");
+            started(r).unwrap()
+        };
+        let (big, peer) = (on_wire(BIG), on_wire(JUMBO_PEER));
+        let directed = NDIS_PACKET_TYPE_DIRECTED.to_le_bytes();
+        assert_eq!(
+            peer.set(OID_GEN_CURRENT_PACKET_FILTER, &directed).status,
+            NDIS_STATUS_SUCCESS
+        );
+        if let Some(g) = crate::sim::lock(&peer.shared().attributes).general.as_mut() {
+            g.mtu = 1500;
+        }
+        let small = patterned(JUMBO_PEER, BIG, 1514);
+        big.send(std::slice::from_ref(&small), &[]);
+        advance(wire, 1);
+        assert_eq!(peer.received().len(), 1);
+        assert!(peer.violations().is_empty(), "{:?}", peer.violations());
+        big.send(&[patterned(JUMBO_PEER, BIG, 9014)], &[]);
+        advance(wire, 1);
+        let v = peer.violations();
+        assert!(
+            v.iter().any(|v| v
+                .detail
+                .contains("a frame of 9014 bytes, longer than the adapter's MtuSize + 18 (1518)")),
+            "{v:?}"
+        );
+        let _ = finish(big);
+        peer.halt();
+    }
 
     /// The cases alone (the Lifecycle group runs them too): a failure names the case.
     #[test]
