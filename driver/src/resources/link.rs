@@ -16,9 +16,9 @@
 //! - The queue depth is 32 frames per priority: 256 transmit buffers, each of
 //!   [`tx_buffer_bytes`] (room for a tag, then the adapter's `*JumboPacket` frame and two tags),
 //!   in one slab sized at initialize: 256 x 1526 = 390,656 bytes at 1514, 256 x 9026 =
-//!   2,310,656 at 9014 (README "Memory"). The link state (about 10 KB) is larger than a kernel
-//!   stack can hold: it is built in place in its pool memory (`State::init_in`), never on the
-//!   stack.
+//!   2,310,656 at 9014 (README "Frame size and memory"). The link state (about 10 KB) is
+//!   larger than a kernel stack can hold: it is built in place in its pool memory
+//!   (`State::init_in`), never on the stack.
 
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};

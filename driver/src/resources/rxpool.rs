@@ -34,7 +34,8 @@ pub const TAG_RECEIVE: ULONG = pool_tag(b"DcbR");
 /// Bytes per receive buffer for an adapter whose largest frame is `max_frame` (`*JumboPacket`:
 /// header included, no FCS, no tag): the frame and an 802.1Q tag
 /// (`AdapterConfig::max_wire_frame`). 1518 at 1514, 9018 at 9014: the receive buffers take
-/// 64 x 1518 = 97,152 bytes at 1514 and 64 x 9018 = 577,152 at 9014 (README "Memory").
+/// 64 x 1518 = 97,152 bytes at 1514 and 64 x 9018 = 577,152 at 9014 (README "Frame size and
+/// memory").
 #[must_use]
 pub const fn buffer_bytes(max_frame: u32) -> usize {
     // u32 to usize: the driver's targets are 64-bit (x64, ARM64) and Linux.

@@ -140,7 +140,7 @@ fn pools(value: &str) -> Result<(usize, usize), String> {
     Ok(found)
 }
 
-/// The buffers' memory (README "Memory"): 64 receive buffers of the frame size and a tag
+/// The buffers' memory (README "Frame size and memory"): 64 receive buffers of the frame size and a tag
 /// (1518 at 1514, 9018 at 9014) and 256 transmit buffers of the frame size, two tags and the
 /// room for one (1526, 9026): the pools differ by 64 x 7500 and 256 x 7500 bytes, and the
 /// receive pool at 1514 is its 97,152 bytes of buffers alone.

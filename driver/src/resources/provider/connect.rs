@@ -6,8 +6,9 @@
 //! A connected QP gets its reliable-connected transport ([`Rc`](dcbndk_core::ndk::provider::rc::Rc))
 //! here, with this provider's choices: the path MTU the handshake agreed (the min of both
 //! adapters' offers, each the largest IB MTU its `*JumboPacket` carries: 1024 at 1514, 4096 at
-//! 9014; `dcbndk_core::ndk::provider::cm::wire`), a 10 ms retransmission timeout with 7 retries and RNR retries, 1 ms after an
-//! RNR NAK \[INFER: IBTA leaves these to the provider; rxe's defaults are of this order\].
+//! 9014; `dcbndk_core::ndk::provider::cm::wire`), a 10 ms retransmission timeout with 7
+//! retries and RNR retries, 1 ms after an RNR NAK \[INFER: IBTA leaves these to the provider;
+//! rxe's defaults are of this order\].
 
 use dcbndk_core::ndk::provider::cm::{
     BindId, CmStatus, ConnId, ConnectionData, Event, QpInfo, QpParams, Request, Source,
