@@ -328,7 +328,7 @@ mod tests {
     /// The cases alone (the Lifecycle group runs them too): a failure names the case.
     #[test]
     fn jumbo_packet_cases_pass() {
-        for case in super::cases() {
+        for case in cases() {
             let r = run_case("Lifecycle", &case);
             assert_eq!(r.status, Status::Pass, "{}: {}", r.name, r.reason);
             if !r.reason.is_empty() {
