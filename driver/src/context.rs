@@ -341,13 +341,20 @@ unsafe fn init_context(
     // the address of a member is taken.
     let member = unsafe { &raw mut (*place).receive };
     // SAFETY: as above; the receive pool is built at its place in the context.
-    if !unsafe { ReceivePool::init_in(member, handle) } {
+    if !unsafe { ReceivePool::init_in(member, handle, config.max_frame()) } {
         // SAFETY: made up to the DCBX timer above (the pool left nothing to drop).
         unsafe { unmake(place, Made::DcbxTimer) };
         return false;
     }
     // SAFETY: as above.
-    let link = unsafe { LinkShell::new(handle, config.link_speed_bps, routines.link_timer) };
+    let link = unsafe {
+        LinkShell::new(
+            handle,
+            config.link_speed_bps,
+            config.max_frame(),
+            routines.link_timer,
+        )
+    };
     let Some(link) = link else {
         // SAFETY: made up to the receive pool above.
         unsafe { unmake(place, Made::Receive) };

@@ -18,7 +18,7 @@ pub const MAGIC_NANOSECONDS: u32 = 0xA1B2_3C4D;
 /// without preamble or FCS.
 pub const LINKTYPE_ETHERNET: u32 = 1;
 /// The snap length written in the header: every Ethernet frame fits whole (the longest the
-/// driver puts on its wire is 1522 bytes), so no record is cut.
+/// driver puts on its wire is 9022 bytes, at `*JumboPacket` 9014), so no record is cut.
 pub const SNAPLEN: u32 = 65_535;
 
 /// Writes a capture file to `out`: the file header at once, then one record per [`Writer::write`].

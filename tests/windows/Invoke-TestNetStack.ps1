@@ -35,8 +35,8 @@ helpers/prerequisites.psm1, not run):
    copy of it; the script shows whether Windows has one on PATH.
 Validate-DCB (the other Gallery tool) is not run: its checks require a physical adapter of a
 known vendor (Tests/unit/modal.unit.tests.ps1: "Interface must be physical hardware", the
-vendor list), VLANID and *JumboPacket keywords dcbndk does not offer, and five modules
-(NetworkingDSC, xHyper-V, VMNetworkAdapter, DataCenterBridging, Pester 4.9.0).
+vendor list) and five modules (NetworkingDSC, xHyper-V, VMNetworkAdapter, DataCenterBridging,
+Pester 4.9.0); its VLANID (M13) and *JumboPacket (M15) checks read keywords dcbndk offers.
 
 Steps (the script stops at the first one that fails and says which):
  1. checks elevation, Windows build 20279 or later (Test-NetStack's own OS prerequisite),

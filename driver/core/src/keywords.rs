@@ -113,6 +113,26 @@ pub const VLAN_ID: Keyword = Keyword {
     when_absent: WhenAbsent::Meaningful,
 };
 
+/// `*JumboPacket`: the largest Ethernet frame the adapter sends and receives, header included,
+/// without FCS and without an 802.1Q tag (Microsoft's "Keywords that can be edited": type int,
+/// default and minimum 1514, i.e. a 1500-byte MTU; the maximum is the IHV's). 9014 is the value
+/// jumbo NICs offer and Validate-DCB's NDKm2 example configures (validate-dcb-checks.md M15).
+/// Step 1: any frame size in the range is a valid MTU + 14. The adapter's MTU is the value
+/// minus 14 (`AdapterConfig::mtu`), and its RoCEv2 path MTU follows from it
+/// (`crate::roce::path_mtu_for`, issue 21).
+pub const JUMBO_PACKET: Keyword = Keyword {
+    name: "*JumboPacket",
+    description: "Jumbo Packet",
+    kind: KeywordType::Int {
+        min: 1514,
+        max: 9014,
+        step: 1,
+    },
+    default: Some(1514),
+    optional: false,
+    when_absent: WhenAbsent::Default,
+};
+
 /// `*NetworkDirect`: NDK may be enabled (spec §4.5, §6.2).
 pub const NETWORK_DIRECT: Keyword = Keyword {
     name: "*NetworkDirect",
@@ -326,6 +346,7 @@ pub const KEYWORDS: &[Keyword] = &[
     QOS,
     PRIORITY_VLAN_TAG,
     VLAN_ID,
+    JUMBO_PACKET,
     NETWORK_DIRECT,
     NETWORK_DIRECT_TECHNOLOGY,
     NETWORK_ADDRESS,
@@ -394,5 +415,8 @@ mod tests {
         assert!(!NETWORK_ADDRESS.accepts(0));
         assert!(VLAN_ID.accepts(0) && VLAN_ID.accepts(101) && VLAN_ID.accepts(4094));
         assert!(!VLAN_ID.accepts(4095) && !VLAN_ID.accepts(0x1065));
+        assert!(JUMBO_PACKET.accepts(1514) && JUMBO_PACKET.accepts(4088));
+        assert!(JUMBO_PACKET.accepts(9014) && !JUMBO_PACKET.accepts(9015));
+        assert!(!JUMBO_PACKET.accepts(1513) && !JUMBO_PACKET.accepts(0));
     }
 }

@@ -58,14 +58,14 @@ fn general_attributes(context: &AdapterContext) -> NDIS_MINIPORT_ADAPTER_ATTRIBU
     );
     gen_attrs.MediaType = NdisMedium802_3;
     gen_attrs.PhysicalMediumType = NdisPhysicalMedium802_3;
-    gen_attrs.MtuSize = adapter::MTU;
+    gen_attrs.MtuSize = core.config.mtu();
     gen_attrs.MaxXmitLinkSpeed = core.config.link_speed_bps;
     gen_attrs.XmitLinkSpeed = core.config.link_speed_bps;
     gen_attrs.MaxRcvLinkSpeed = core.config.link_speed_bps;
     gen_attrs.RcvLinkSpeed = core.config.link_speed_bps;
     gen_attrs.MediaConnectState = MediaConnectStateConnected;
     gen_attrs.MediaDuplexState = MediaDuplexStateFull;
-    gen_attrs.LookaheadSize = adapter::MAX_LOOKAHEAD;
+    gen_attrs.LookaheadSize = core.config.max_lookahead();
     gen_attrs.MacOptions = core.mac_options();
     gen_attrs.SupportedPacketFilters = adapter::SUPPORTED_PACKET_FILTERS;
     gen_attrs.MaxMulticastListSize = u32::try_from(adapter::MAX_MULTICAST).unwrap_or(0);

@@ -142,7 +142,7 @@ impl Pass<'_> {
         for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
             // SAFETY: `nb` is a NET_BUFFER of the NBL.
             let length = unsafe { nb_length(nb) };
-            let Some(len) = frame_length(length) else {
+            let Some(len) = frame_length(length, context.link.max_send_frame()) else {
                 context.core.stats.send_error();
                 status = Status::InvalidLength;
                 continue;
@@ -190,8 +190,9 @@ impl Pass<'_> {
                     // Every transmit buffer is in use: the frame waits for one on its priority,
                     // which only its header tells.
                     let mut storage = [0u8; HEADER_BYTES];
+                    let max = context.link.max_send_frame();
                     // SAFETY: as above; the header is last used here, while the NBL is ours.
-                    match unsafe { header(nb, length, &mut storage) } {
+                    match unsafe { header(nb, length, max, &mut storage) } {
                         Some((_, header)) => Some(classify(classifier, header, &meta).priority),
                         None => {
                             context.core.stats.send_error();

@@ -37,7 +37,6 @@ use crate::resources::crc::Fast;
 use crate::resources::link::{Queued, Read, State};
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::ndkobject::NdkAdapterObject;
-use crate::resources::provider::connect::PMTU;
 use crate::resources::provider::neighbors::Ip;
 use crate::resources::provider::notes::Note;
 use crate::resources::provider::{Calls, Provider};
@@ -136,7 +135,7 @@ fn classify(
         ieth: None,
     };
     let mut header = [0u8; HEADER];
-    let pmtu = usize::try_from(PMTU).unwrap_or(0);
+    let pmtu = usize::try_from(context.core.config.path_mtu()).unwrap_or(0);
     let built =
         frame::build_with(&mut header, &addressing, &transport, &[], pmtu, &Fast).unwrap_or(0);
     let meta = Meta {
@@ -158,7 +157,9 @@ fn queue(
     payload: &[u8],
     d: &Decision,
 ) -> bool {
-    let pmtu = usize::try_from(PMTU).unwrap_or(0);
+    // The builder's bound: the adapter's path MTU, which no connection's exceeds (each is the
+    // min of both ends' offers), and whose frames fit the adapter's `*JumboPacket`.
+    let pmtu = usize::try_from(context.core.config.path_mtu()).unwrap_or(0);
     let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
         return false;
     };

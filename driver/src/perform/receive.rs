@@ -27,7 +27,6 @@ use super::post::Posted;
 use crate::context::AdapterContext;
 use crate::resources::nbl::{first_nb, set_next};
 use crate::resources::ndk::{count_rdma, current_processor};
-use crate::resources::rxpool::RX_BUFFER_BYTES;
 use crate::resources::timer::now_ms;
 use ndis_sys::imports::NdisMIndicateReceiveNetBufferLists;
 use ndis_sys::nbl::{
@@ -38,9 +37,15 @@ use ndis_sys::types::PVOID;
 
 /// A frame arrived from the wire (at the sender's IRQL). The DCBX agent takes its LLDPDUs;
 /// other frames are indicated if the adapter runs and its packet filter accepts them.
+///
+/// A frame longer than this adapter's receive buffers (its `*JumboPacket` and a tag) is
+/// dropped and counted as a receive error before anything looks at it, RoCEv2 or not: a NIC
+/// drops a frame past its configured size (an "oversize"/"giant" frame) in the MAC, and
+/// counts it (`ifInErrors`). So a 9014-byte sender's jumbo frames do not reach a 1514-byte
+/// adapter on the same wire, as on a real segment with mismatched MTUs.
 pub fn arrived(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let len = frame.len();
-    if len < ETHERNET_HEADER as usize || len > RX_BUFFER_BYTES {
+    if len < ETHERNET_HEADER as usize || len > context.receive.buffer_bytes() {
         context.core.stats.receive_error();
         return;
     }
@@ -138,7 +143,7 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
         context.core.stats.receive_discarded();
         return;
     };
-    let (Some(&nbl), Some(buffer)) = (rx.nbls.get(index), rx.buffers.as_slice().get(index)) else {
+    let Some(&nbl) = rx.nbls.get(index) else {
         return;
     };
     // The receive side of tagging (spec §6.2): with tagging on, the 802.1Q tag leaves the frame
@@ -153,7 +158,9 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
     };
     // SAFETY: the buffer is ours while its index is off the free list (and `len` <= its size,
     // checked by `arrived`); nothing else refers to it.
-    let out = unsafe { &mut *buffer.get() };
+    let Some(out) = (unsafe { rx.buffers.slot_mut(index) }) else {
+        return;
+    };
     let Some(len) = apply_tag(frame, action, out) else {
         rx.free.lock().put(index);
         context.core.stats.receive_error();

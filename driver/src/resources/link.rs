@@ -13,11 +13,13 @@
 //!   keeps the send pending. So a PFC pause of one priority backs up only that priority's
 //!   sends; the others keep going. Frames are lost only at a receiver with no buffer left, which
 //!   is what PFC prevents for the lossless priorities.
-//! - The queue depth is 32 frames per priority (256 buffers of 1526 bytes). The link state (about
-//!   10 KB) is larger than a kernel stack can hold: it is built in place in its pool memory
+//! - The queue depth is 32 frames per priority: 256 transmit buffers, each of
+//!   [`tx_buffer_bytes`] (room for a tag, then the adapter's `*JumboPacket` frame and two tags),
+//!   in one slab sized at initialize: 256 x 1526 = 390,656 bytes at 1514, 256 x 9026 =
+//!   2,310,656 at 9014 (README "Frame size and memory"). The link state (about 10 KB) is
+//!   larger than a kernel stack can hold: it is built in place in its pool memory
 //!   (`State::init_in`), never on the stack.
 
-use core::cell::UnsafeCell;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -26,8 +28,8 @@ use dcbndk_core::adapter::traffic::{Tally, TrafficBlock};
 use dcbndk_core::datapath::classify::{TAG_ROOM, TagAction, tag_in_place};
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
 
-use super::memory::{PoolArray, PoolBox, pool_tag};
-use super::rxpool::{RX_BUFFER_BYTES, RX_BUFFERS};
+use super::memory::{PoolArray, PoolBox, PoolSlab, pool_tag};
+use super::rxpool::{RX_BUFFERS, buffer_bytes};
 use super::sync::SpinLock;
 use super::timer::{Timer, now_ns};
 use super::wire;
@@ -38,21 +40,26 @@ use ndis_sys::types::NDIS_HANDLE;
 pub const QUEUE_FRAMES: usize = 32;
 /// Transmit buffers: every queue full.
 pub const TX_SLOTS: usize = QUEUE_FRAMES * 8;
-/// The longest frame the link sends: 1518 bytes and an 802.1Q tag.
-pub const MAX_WIRE_FRAME: usize = 1522;
+/// The longest frame the link sends for an adapter whose largest frame is `max_frame`
+/// (`*JumboPacket`, no tag): a frame NDIS gave with a tag ([`buffer_bytes`], what the send
+/// path reads) and a tag inserted (1522 at 1514, 9022 at 9014). A receiver drops what exceeds
+/// its own receive buffers.
+#[must_use]
+pub const fn max_wire_frame(max_frame: u32) -> usize {
+    buffer_bytes(max_frame).saturating_add(dcbndk_core::adapter::VLAN_TAG as usize)
+}
+
 /// Bytes per transmit buffer: the longest frame behind the room for an inserted 802.1Q tag
 /// ([`TAG_ROOM`]).
-pub const TX_BUFFER_BYTES: usize = TAG_ROOM + MAX_WIRE_FRAME;
+#[must_use]
+pub const fn tx_buffer_bytes(max_frame: u32) -> usize {
+    TAG_ROOM.saturating_add(max_wire_frame(max_frame))
+}
 /// NBLs held per priority; a further one is completed with `NDIS_STATUS_RESOURCES` (the
 /// protocol sees the refusal, nothing is silently dropped).
 pub const HELD_PER_PRIORITY: usize = 32;
-/// The receive buffer PFC protects: every receive buffer of the adapter (XOFF leaves room for
-/// the frames in flight on a 100 m cable and the peer's reaction, `RxThresholds::for_link`).
-const RX_BUFFER_BYTES_TOTAL: u64 = (RX_BUFFERS * RX_BUFFER_BYTES) as u64;
 /// The pool tag of the link's memory.
 pub const TAG_LINK: u32 = pool_tag(b"DcbL");
-
-type Buffer = UnsafeCell<[u8; TX_BUFFER_BYTES]>;
 
 /// A frame the link dequeued: its transmit buffer, where the frame lies in it, and when it was
 /// sent (the link's own time). 16 bytes: a batch of them sits on the send path's stack.
@@ -246,7 +253,7 @@ impl State {
     /// # Safety
     /// `place` is valid for writes of one `State` and aligned for it; afterwards it holds an
     /// initialized `State`.
-    unsafe fn init_in(place: *mut Self, bits_per_second: u64) {
+    unsafe fn init_in(place: *mut Self, bits_per_second: u64, rx_capacity: u64) {
         // A promoted constant: the placeholder lives in the image, not on the stack.
         let placeholder: &'static Self = &Self::PLACEHOLDER;
         // SAFETY: `place` is valid for writes of one State (function contract) and cannot
@@ -255,12 +262,15 @@ impl State {
         unsafe { place.copy_from_nonoverlapping(placeholder, 1) };
         // SAFETY: `*place` now holds an initialized State that nothing else refers to yet.
         let state = unsafe { &mut *place };
-        state.reset(bits_per_second);
+        state.reset(bits_per_second, rx_capacity);
     }
 
     /// Makes the state, where it is, that of an idle link of `bits_per_second` with every
     /// buffer free.
-    fn reset(&mut self, bits_per_second: u64) {
+    /// `rx_capacity`: the receive buffer PFC protects, every receive buffer of the adapter
+    /// (XOFF leaves room for the frames in flight on a 100 m cable and the peer's reaction,
+    /// `RxThresholds::for_link`).
+    fn reset(&mut self, bits_per_second: u64, rx_capacity: u64) {
         // Every field by name: a field added to the state must be added here too.
         let Self {
             link,
@@ -275,7 +285,7 @@ impl State {
             tally,
         } = self;
         link.reset(LinkConfig {
-            rx: RxThresholds::for_link(RX_BUFFER_BYTES_TOTAL, bits_per_second, 100),
+            rx: RxThresholds::for_link(rx_capacity, bits_per_second, 100),
             ..LinkConfig::new(bits_per_second)
         });
         for (i, slot) in free.iter_mut().enumerate() {
@@ -453,7 +463,10 @@ impl State {
 /// The link of one adapter.
 pub struct LinkShell {
     state: PoolBox<SpinLock<State>>,
-    buffers: PoolArray<Buffer>,
+    /// The transmit buffers, [`tx_buffer_bytes`] each.
+    buffers: PoolSlab,
+    /// The longest frame this link sends ([`max_wire_frame`]).
+    max_wire_frame: usize,
     /// The link's one-shot timer (its routine: `crate::entry::timers::link_timer`).
     pub timer: Timer,
     retrying: AtomicBool,
@@ -491,7 +504,9 @@ pub enum Queued {
 }
 
 impl LinkShell {
-    /// Makes the link, its buffers and its timer (initialize, PASSIVE_LEVEL).
+    /// Makes the link, its buffers and its timer (initialize, PASSIVE_LEVEL), for an adapter
+    /// whose largest frame is `max_frame` (`*JumboPacket`); `None` when NDIS has no memory
+    /// (what was made is freed).
     ///
     /// # Safety
     /// `handle` is the miniport adapter handle, valid until halt.
@@ -499,13 +514,16 @@ impl LinkShell {
     pub unsafe fn new(
         handle: NDIS_HANDLE,
         bits_per_second: u64,
+        max_frame: u32,
         routine: NDIS_TIMER_FUNCTION,
     ) -> Option<Self> {
+        let rx_capacity =
+            u64::try_from(RX_BUFFERS.saturating_mul(buffer_bytes(max_frame))).unwrap_or(u64::MAX);
         // The state is built where it lives: it is larger than a kernel stack.
         let init_state = |state: *mut State| {
             // SAFETY: `state` is the lock's value slot inside the fresh pool memory below,
             // valid for writes of one State and aligned for it.
-            unsafe { State::init_in(state, bits_per_second) };
+            unsafe { State::init_in(state, bits_per_second, rx_capacity) };
         };
         let init = |place: *mut SpinLock<State>| {
             // SAFETY: `place` is fresh pool memory for one SpinLock<State>, aligned for it;
@@ -517,11 +535,8 @@ impl LinkShell {
         // and never fails.
         let state = unsafe { PoolBox::new_with(handle, TAG_LINK, init) }?;
         // SAFETY: as above.
-        let buffers = unsafe {
-            PoolArray::<Buffer>::new(handle, TAG_LINK, TX_SLOTS, || {
-                UnsafeCell::new([0; TX_BUFFER_BYTES])
-            })
-        }?;
+        let buffers =
+            unsafe { PoolSlab::new(handle, TAG_LINK, TX_SLOTS, tx_buffer_bytes(max_frame)) }?;
         // SAFETY: as above.
         let traffic = unsafe {
             PoolArray::new(
@@ -536,6 +551,7 @@ impl LinkShell {
         Some(Self {
             state,
             buffers,
+            max_wire_frame: max_wire_frame(max_frame),
             timer,
             retrying: AtomicBool::new(false),
             retry_asked: AtomicBool::new(false),
@@ -669,6 +685,13 @@ impl LinkShell {
         self.has_posted() && self.begin_delivering()
     }
 
+    /// The longest frame the send path takes from NDIS: the adapter's frame size and a tag
+    /// (a protocol may give a tagged frame); longer NBLs fail `NDIS_STATUS_INVALID_LENGTH`.
+    pub const fn max_send_frame(&self) -> usize {
+        self.max_wire_frame
+            .saturating_sub(dcbndk_core::adapter::VLAN_TAG as usize)
+    }
+
     /// The lock around the link's state.
     pub fn state(&self) -> &SpinLock<State> {
         self.state.get()
@@ -687,12 +710,11 @@ impl LinkShell {
     /// with [`LinkShell::next_posted`]), so nothing writes it; and the caller stops using the
     /// slice before it gives the buffer back ([`LinkShell::release_slot`]).
     pub unsafe fn frame(&self, slot: u16, range: Range<usize>) -> &[u8] {
-        let Some(buffer) = self.buffers.as_slice().get(usize::from(slot)) else {
-            return &[];
-        };
         // SAFETY: the buffer holds a frame off the queues at `range`; its slot is off the free
         // list, so nobody writes it until it is released (the caller's contract).
-        let bytes = unsafe { &*buffer.get() };
+        let Some(bytes) = (unsafe { self.buffers.slot(usize::from(slot)) }) else {
+            return &[];
+        };
         bytes.get(range).unwrap_or(&[])
     }
 
@@ -753,15 +775,9 @@ impl LinkShell {
         build: impl FnOnce(&mut [u8]) -> Option<usize>,
     ) -> Option<Sent> {
         let slot = self.state().lock().take_slot()?;
-        let built = self
-            .buffers
-            .as_slice()
-            .get(usize::from(slot))
-            .and_then(|buffer| {
-                // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
-                let out = unsafe { &mut *buffer.get() };
-                build(out).and_then(|len| u16::try_from(len).ok())
-            });
+        // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
+        let built = unsafe { self.buffers.slot_mut(usize::from(slot)) }
+            .and_then(|out| build(out).and_then(|len| u16::try_from(len).ok()));
         let mut s = self.state().lock();
         match (built, s.frames.get_mut(usize::from(slot))) {
             (Some(len), Some(recorded)) => {
@@ -822,19 +838,13 @@ impl LinkShell {
         let Some(slot) = state.take_slot() else {
             return Read::NoBuffer;
         };
-        let read = self
-            .buffers
-            .as_slice()
-            .get(usize::from(slot))
-            .is_some_and(|buffer| {
-                // SAFETY: the slot is ours while it is off the free list; nothing else refers
-                // to it.
-                let out = unsafe { &mut *buffer.get() };
-                TAG_ROOM
-                    .checked_add(len)
-                    .and_then(|end| out.get_mut(TAG_ROOM..end))
-                    .is_some_and(fill)
-            });
+        // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
+        let read = unsafe { self.buffers.slot_mut(usize::from(slot)) }.is_some_and(|out| {
+            TAG_ROOM
+                .checked_add(len)
+                .and_then(|end| out.get_mut(TAG_ROOM..end))
+                .is_some_and(fill)
+        });
         if read {
             Read::Slot(slot)
         } else {
@@ -866,27 +876,21 @@ impl LinkShell {
         if state.link.is_idle() {
             state.ready_ns = now_ns();
         }
-        let written = self
-            .buffers
-            .as_slice()
-            .get(usize::from(slot))
-            .and_then(|buffer| {
-                // SAFETY: the slot is ours (off the free list, read by `read_frame`).
-                let out = unsafe { &mut *buffer.get() };
-                tag_in_place(out, len, tag)
-            });
+        // SAFETY: the slot is ours (off the free list, read by `read_frame`).
+        let written = unsafe { self.buffers.slot_mut(usize::from(slot)) }
+            .and_then(|out| tag_in_place(out, len, tag));
         let (Some((start, len)), Some(recorded)) =
             (written, state.frames.get_mut(usize::from(slot)))
         else {
             state.put_slot(slot);
             return Queued::Dropped;
         };
-        if len > MAX_WIRE_FRAME {
-            // An untagged frame of more than 1518 bytes that got a tag.
+        if len > self.max_wire_frame {
+            // A frame longer than the adapter's frame and a tag that got a tag.
             state.put_slot(slot);
             return Queued::Dropped;
         }
-        // Both fit 16 bits: below TX_BUFFER_BYTES.
+        // Both fit 16 bits: below the buffer's size (at most 9,026 bytes).
         *recorded = (
             u16::try_from(start).unwrap_or(0),
             u16::try_from(len).unwrap_or(0),

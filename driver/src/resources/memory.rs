@@ -269,3 +269,114 @@ impl<T> Drop for PoolArray<T> {
         };
     }
 }
+
+// ---- Frame buffers sized at initialize (issue 21: `*JumboPacket`).
+
+/// `count` buffers of `stride` bytes each in one non-paged pool allocation, zeroed: the
+/// receive buffers and the link's transmit buffers, whose size the adapter's frame size
+/// (`*JumboPacket`) decides at initialize, not the image. A buffer is handed out by index;
+/// who may write it at a time is the owner's rule (a free list), as with an array of
+/// `UnsafeCell`s.
+pub struct PoolSlab {
+    base: NonNull<u8>,
+    count: usize,
+    stride: usize,
+    ndis_handle: NDIS_HANDLE,
+    tag: ULONG,
+}
+
+impl PoolSlab {
+    /// Allocates and zeroes `count` (at least 1) buffers of `stride` (at least 1) bytes;
+    /// `None` when the pool is exhausted or the size does not fit a `UINT` (the caller fails
+    /// initialize with `NDIS_STATUS_RESOURCES`).
+    ///
+    /// IRQL: <= DISPATCH_LEVEL.
+    ///
+    /// # Safety
+    /// As [`PoolBox::new`]: `ndis_handle` is valid for the slab's whole life.
+    pub unsafe fn new(
+        ndis_handle: NDIS_HANDLE,
+        tag: ULONG,
+        count: usize,
+        stride: usize,
+    ) -> Option<Self> {
+        let (count, stride) = (count.max(1), stride.max(1));
+        let bytes = count.checked_mul(stride)?;
+        let size = u32::try_from(bytes).ok()?;
+        // SAFETY: the handle is valid (function contract); NULL on failure.
+        let raw = unsafe {
+            NdisAllocateMemoryWithTagPriority(ndis_handle, size, tag, NormalPoolPriority)
+        };
+        let base = NonNull::new(raw.cast::<u8>())?;
+        // SAFETY: `base` is fresh pool memory of `bytes` bytes that nothing else refers to.
+        unsafe { base.as_ptr().write_bytes(0, bytes) };
+        Some(Self {
+            base,
+            count,
+            stride,
+            ndis_handle,
+            tag,
+        })
+    }
+
+    /// Bytes per buffer.
+    #[must_use]
+    pub const fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// How many buffers.
+    #[must_use]
+    pub const fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The first byte of buffer `index` (stable for the slab's life); `None` past the end.
+    #[must_use]
+    pub fn as_ptr(&self, index: usize) -> Option<*mut u8> {
+        if index >= self.count {
+            return None;
+        }
+        let offset = index.checked_mul(self.stride)?;
+        // SAFETY: `index` < `count`, so `offset` + `stride` <= the allocation's size.
+        Some(unsafe { self.base.as_ptr().add(offset) })
+    }
+
+    /// Buffer `index`, writable; `None` past the end.
+    ///
+    /// # Safety
+    /// The caller owns the buffer (its owner's free list gave it out): nothing else reads or
+    /// writes it while the slice lives.
+    #[must_use]
+    #[expect(
+        clippy::mut_from_ref,
+        reason = "the buffers are cells: the owner's free list is what makes access exclusive"
+    )]
+    pub unsafe fn slot_mut(&self, index: usize) -> Option<&mut [u8]> {
+        let first = self.as_ptr(index)?;
+        // SAFETY: `stride` bytes from `first` lie in the allocation, initialized (zeroed at
+        // allocation); exclusivity is the caller's contract.
+        Some(unsafe { core::slice::from_raw_parts_mut(first, self.stride) })
+    }
+
+    /// Buffer `index`, read-only; `None` past the end.
+    ///
+    /// # Safety
+    /// Nothing writes the buffer while the slice lives (the caller owns it).
+    #[must_use]
+    pub unsafe fn slot(&self, index: usize) -> Option<&[u8]> {
+        let first = self.as_ptr(index)?;
+        // SAFETY: as `slot_mut`; no writer is the caller's contract.
+        Some(unsafe { core::slice::from_raw_parts(first, self.stride) })
+    }
+}
+
+impl Drop for PoolSlab {
+    fn drop(&mut self) {
+        // SAFETY: `base` came from NdisAllocateMemoryWithTagPriority with this handle and tag
+        // and is freed exactly once, here (the buffers are plain bytes: nothing to drop).
+        unsafe {
+            NdisFreeMemoryWithTagPriority(self.ndis_handle, self.base.as_ptr().cast(), self.tag)
+        };
+    }
+}

@@ -9,7 +9,6 @@ use dcbndk_core::adapter::ETHERNET_HEADER;
 use dcbndk_core::datapath::classify::Meta;
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 
-use super::rxpool::RX_BUFFER_BYTES as MAX_FRAME;
 use ndis_sys::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
 use ndis_sys::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NET_BUFFER,
@@ -178,16 +177,16 @@ pub unsafe fn net_buffers(nbl: *mut NET_BUFFER_LIST) -> impl Iterator<Item = *mu
 }
 
 /// An NB's `DataLength` as a frame length: `None` for a frame shorter than an Ethernet header
-/// or longer than [`MAX_FRAME`].
-pub fn frame_length(length: ULONG) -> Option<usize> {
+/// or longer than `max` (the adapter's frame size and a tag: `LinkShell::max_send_frame`).
+pub fn frame_length(length: ULONG, max: usize) -> Option<usize> {
     let len = usize::try_from(length).ok()?;
-    (len >= usize::try_from(ETHERNET_HEADER).ok()? && len <= MAX_FRAME).then_some(len)
+    (len >= usize::try_from(ETHERNET_HEADER).ok()? && len <= max).then_some(len)
 }
 
 /// The frame's length and its first `min(length, HEADER_BYTES)` bytes, read with
 /// `NdisGetDataBuffer` (a pointer into the NB's first MDL when they lie there, else a copy into
-/// `storage`); `None` for a frame shorter than an Ethernet header or longer than [`MAX_FRAME`],
-/// or one NDIS cannot read.
+/// `storage`); `None` for a frame shorter than an Ethernet header or longer than `max`
+/// ([`frame_length`]), or one NDIS cannot read.
 ///
 /// # Safety
 /// `nb` is a valid NET_BUFFER whose data stays valid and unchanged while the returned bytes are
@@ -195,9 +194,10 @@ pub fn frame_length(length: ULONG) -> Option<usize> {
 pub unsafe fn header(
     nb: *mut NET_BUFFER,
     length: ULONG,
+    max: usize,
     storage: &mut [u8; HEADER_BYTES],
 ) -> Option<(usize, &[u8])> {
-    let len = frame_length(length)?;
+    let len = frame_length(length, max)?;
     let wanted = len.min(HEADER_BYTES);
     let needed = ULONG::try_from(wanted).ok()?;
     // SAFETY: `nb` is a valid NET_BUFFER of `length` >= `needed` bytes (function contract);

@@ -204,6 +204,7 @@ struct ObjectArgs<'a> {
     connector_dispatch: *const NDK_CONNECTOR_DISPATCH,
     doorbell: PKDEFERRED_ROUTINE,
     profile: &'a Profile,
+    path_mtu: u32,
     seed: u8,
 }
 
@@ -228,7 +229,15 @@ unsafe fn init_object(
     // returned, or nothing is left there (init_in frees what it allocated when it fails).
     let provider = unsafe { SpinLock::value_in(lock) };
     // SAFETY: as above; the handle is valid (function contract).
-    let built = unsafe { Provider::init_in(provider, args.ndis_handle, args.profile, args.seed) };
+    let built = unsafe {
+        Provider::init_in(
+            provider,
+            args.ndis_handle,
+            args.profile,
+            args.path_mtu,
+            args.seed,
+        )
+    };
     let Some(timer) = timer.take().filter(|_| built) else {
         return false;
     };
@@ -303,6 +312,7 @@ pub unsafe fn new_adapter(
     version: NDK_VERSION,
     routines: &NdkRoutines,
     profile: &Profile,
+    path_mtu: u32,
     seed: u8,
 ) -> Option<*mut NDK_ADAPTER> {
     // SAFETY: the handle is valid until the object is freed, which frees the timer first.
@@ -315,6 +325,7 @@ pub unsafe fn new_adapter(
         connector_dispatch: routines.connector,
         doorbell: routines.doorbell,
         profile,
+        path_mtu,
         seed,
     };
     // SAFETY: `place` is fresh pool memory for one object (new_with's contract); the handle is

@@ -11,10 +11,9 @@
 //! no call in flight knows no indication can start; it also waits until every indicated NBL
 //! has been returned (NDIS requires both before a pause completes).
 
-use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::memory::{PoolArray, pool_tag};
+use super::memory::{PoolSlab, pool_tag};
 use super::sync::SpinLock;
 use ndis_sys::imports::{
     NdisAllocateMdl, NdisAllocateNetBufferAndNetBufferList, NdisAllocateNetBufferListPool,
@@ -29,13 +28,19 @@ use ndis_sys::types::{NDIS_HANDLE, PMDL, PVOID, ULONG};
 
 /// Receive buffers per adapter.
 pub const RX_BUFFERS: usize = 64;
-/// Bytes per receive buffer: the longest frame of a 1500-byte MTU with an 802.1Q tag, no FCS.
-pub const RX_BUFFER_BYTES: usize = 1518;
 /// The pool tag of the receive buffers and NBL pool.
 pub const TAG_RECEIVE: ULONG = pool_tag(b"DcbR");
 
-/// One receive buffer.
-pub type Buffer = UnsafeCell<[u8; RX_BUFFER_BYTES]>;
+/// Bytes per receive buffer for an adapter whose largest frame is `max_frame` (`*JumboPacket`:
+/// header included, no FCS, no tag): the frame and an 802.1Q tag
+/// (`AdapterConfig::max_wire_frame`). 1518 at 1514, 9018 at 9014: the receive buffers take
+/// 64 x 1518 = 97,152 bytes at 1514 and 64 x 9018 = 577,152 at 9014 (README "Frame size and
+/// memory").
+#[must_use]
+pub const fn buffer_bytes(max_frame: u32) -> usize {
+    // u32 to usize: the driver's targets are 64-bit (x64, ARM64) and Linux.
+    (max_frame as usize).saturating_add(dcbndk_core::adapter::VLAN_TAG as usize)
+}
 
 /// The indexes of the free buffers (a stack).
 pub struct FreeList {
@@ -72,8 +77,10 @@ impl FreeList {
 
 /// The adapter's receive buffers, MDLs and NBLs.
 pub struct ReceivePool {
-    /// The buffers, one frame each.
-    pub buffers: PoolArray<Buffer>,
+    /// The buffers, one frame each, [`buffer_bytes`] long: sized at initialize by the
+    /// adapter's `*JumboPacket`. A frame longer than a buffer is a receive error
+    /// (`crate::perform::receive::arrived`), as a NIC drops a frame past its configured size.
+    pub buffers: PoolSlab,
     pool: NDIS_HANDLE,
     /// The NBL of each buffer (its index in `MiniportReserved[0]`).
     pub nbls: [*mut NET_BUFFER_LIST; RX_BUFFERS],
@@ -87,19 +94,17 @@ pub struct ReceivePool {
 impl ReceivePool {
     /// Makes every buffer, MDL and NBL (initialize, PASSIVE_LEVEL) for a pool built in place at
     /// `place` (the adapter context's pool memory: the pool is too large to build on the stack
-    /// and move); `false` when NDIS has no memory (what was made is freed, and `place` holds
-    /// nothing to drop).
+    /// and move), each buffer holding a frame of up to `max_frame` bytes and a tag
+    /// ([`buffer_bytes`]); `false` when NDIS has no memory (what was made is freed, and `place`
+    /// holds nothing to drop).
     ///
     /// # Safety
     /// `handle` is the miniport adapter handle, valid until halt; `place` is valid for writes of
     /// one `ReceivePool` and aligned for it. On `true`, `*place` is an initialized pool.
-    pub unsafe fn init_in(place: *mut Self, handle: NDIS_HANDLE) -> bool {
+    pub unsafe fn init_in(place: *mut Self, handle: NDIS_HANDLE, max_frame: u32) -> bool {
         // SAFETY: the handle is valid (function contract).
-        let buffers = unsafe {
-            PoolArray::<Buffer>::new(handle, TAG_RECEIVE, RX_BUFFERS, || {
-                UnsafeCell::new([0; RX_BUFFER_BYTES])
-            })
-        };
+        let buffers =
+            unsafe { PoolSlab::new(handle, TAG_RECEIVE, RX_BUFFERS, buffer_bytes(max_frame)) };
         let Some(buffers) = buffers else {
             return false;
         };
@@ -166,14 +171,16 @@ impl ReceivePool {
     /// An MDL and an NBL for every buffer; `false` when NDIS has no memory (what was made stays
     /// recorded, for `drop` to free).
     fn allocate_nbls(&mut self, handle: NDIS_HANDLE) -> bool {
-        let length = u32::try_from(RX_BUFFER_BYTES).unwrap_or(0);
+        let Ok(length) = u32::try_from(self.buffers.stride()) else {
+            return false;
+        };
         for index in 0..RX_BUFFERS {
-            let Some(buffer) = self.buffers.as_slice().get(index) else {
+            let Some(buffer) = self.buffers.as_ptr(index) else {
                 return false;
             };
             // SAFETY: the buffer is non-paged pool memory of `length` bytes that lives (at this
             // address) until the MDL is freed in `drop`.
-            let mdl = unsafe { NdisAllocateMdl(handle, buffer.get().cast(), length) };
+            let mdl = unsafe { NdisAllocateMdl(handle, buffer.cast(), length) };
             if mdl.is_null() {
                 return false;
             }
@@ -212,6 +219,11 @@ impl ReceivePool {
     pub unsafe fn free_lock(&self) {
         // SAFETY: per the function contract.
         unsafe { self.free.free() };
+    }
+
+    /// Bytes per receive buffer: the longest frame the adapter takes from the wire.
+    pub const fn buffer_bytes(&self) -> usize {
+        self.buffers.stride()
     }
 
     /// NBLs indicated and not yet returned.

@@ -49,6 +49,7 @@ fn the_last_free_buffer_carries_a_frame_its_queue_has_room_for() {
                 LinkShell::new(
                     as_handle(handle),
                     10_000_000_000,
+                    dcbndk_core::adapter::STANDARD_MAX_FRAME,
                     Some(dcbndk::entry::send::link_timer),
                 )
             }

@@ -96,6 +96,7 @@ fn cases() -> Vec<Case> {
         ),
     ]);
     cases.extend(super::oids::cases());
+    cases.extend(super::jumbo::cases());
     cases.extend(super::addresses::cases());
     cases.extend([
         Case::new(

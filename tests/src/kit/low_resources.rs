@@ -103,7 +103,11 @@ fn cases() -> Vec<Case> {
             ));
         }
     }
-    let scopes: [Scoped; 4] = [
+    let scopes: [Scoped; 5] = [
+        (
+            "MiniportInitializeEx, *JumboPacket 9014 (the receive and transmit buffer slabs at their largest, 577,152 and 2,310,656 bytes)",
+            || initialize(&registry_with(&[("*JumboPacket", sz("9014"))])),
+        ),
         (
             "MiniportInitializeEx, *PriorityVLANTag 0-3 (the same failable calls under each value; swept under 0)",
             initialize_priority_vlan,

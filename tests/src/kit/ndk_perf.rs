@@ -16,6 +16,9 @@
 //!   nothing dropped, nothing retransmitted. In this model the RDMA engine takes RoCEv2 frames
 //!   at their arrival, so no receive buffer fills with them and PFC changes nothing; the cases
 //!   check that rather than fake a loss.
+//! - `super::ndk_perf_jumbo`: the 1 MiB WRITE and READ between two adapters of `*JumboPacket`
+//!   9014 (path MTU 4096: 256 packets, not 1024), MB/s beside 1514's; and a 9014 adapter with
+//!   a 1514 one, connected at 1024.
 //!
 //! Every case checks the bytes and the completions of every message. The wall-clock figures
 //! (all but the ETS and PFC cases', which are the link's virtual time) include the simulated
@@ -36,7 +39,7 @@ use super::{Case, CaseResult, Group, ensure, expect_eq, note};
 pub fn group() -> Group {
     Group {
         name: "NdkPerf",
-        description: "as ndkperf between two simulated adapters: SEND message rate with a window, RDMA WRITE and READ of 1 MiB beside memcpy; SEND, WRITE and READ bandwidth and latency by message size; RDMA beside a TCP class under ETS 50/50 on a 10 Gb/s link, PFC on and off; bytes and completions checked, figures noted",
+        description: "as ndkperf between two simulated adapters: SEND message rate with a window, RDMA WRITE and READ of 1 MiB beside memcpy; SEND, WRITE and READ bandwidth and latency by message size; RDMA beside a TCP class under ETS 50/50 on a 10 Gb/s link, PFC on and off; 1 MiB WRITE and READ with *JumboPacket 9014 (PMTU 4096) and between 9014 and 1514 (PMTU 1024); bytes and completions checked, figures noted",
         cases,
     }
 }
@@ -80,6 +83,9 @@ fn cases() -> Vec<Case> {
             || pfc_case(false),
         ),
     ]
+    .into_iter()
+    .chain(super::ndk_perf_jumbo::cases())
+    .collect()
 }
 
 const MIB: usize = 1 << 20;
@@ -257,6 +263,6 @@ mod tests {
             .map(|r| format!("{}: {}", r.name, r.reason))
             .collect();
         assert!(failed.is_empty(), "{}", failed.join("\n"));
-        assert_eq!(reports.len(), 9);
+        assert_eq!(reports.len(), 11);
     }
 }

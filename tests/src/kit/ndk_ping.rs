@@ -183,16 +183,18 @@ pub(super) fn side_with(a: &Adapter, buffer: usize) -> Result<Side<'_>, String> 
 
 /// Two running adapters on `wire` (wall clock) with distinct MACs and IPv4 and IPv6
 /// addresses given by TCP/IP.
-fn pair(wire: u32) -> Result<(Adapter, Adapter), String> {
-    let make = |last: u8| -> Result<Adapter, String> {
+/// Two adapters on `wire` (A .1, B .2), with `*JumboPacket` `jumbo.0` and `jumbo.1`.
+fn pair(wire: u32, jumbo: (u32, u32)) -> Result<(Adapter, Adapter), String> {
+    let make = |last: u8, jumbo: u32| -> Result<Adapter, String> {
         let mut r = Registry::inf_defaults();
         r.on_wire(wire)
-            .set_sz("NetworkAddress", &format!("02DCB00000{last:02X}"));
+            .set_sz("NetworkAddress", &format!("02DCB00000{last:02X}"))
+            .set_sz("*JumboPacket", &jumbo.to_string());
         let a = started(r)?;
         a.set_ip_addresses(&[ip4(last), ip6(last)]);
         Ok(a)
     };
-    Ok((make(1)?, make(2)?))
+    Ok((make(1, jumbo.0)?, make(2, jumbo.1)?))
 }
 
 pub(super) fn ip4(last: u8) -> IpAddr {
@@ -207,9 +209,17 @@ fn ip6(last: u8) -> IpAddr {
 /// `hlk --pcap` the wire is captured (`super::capture`): every RoCEv2 frame of the case, for
 /// Wireshark.
 pub(super) fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>) -> CaseResult {
+    on_pair_with((1514, 1514), body)
+}
+
+/// [`on_pair`] with A's and B's `*JumboPacket` (issue 21: the path MTU follows it).
+pub(super) fn on_pair_with(
+    jumbo: (u32, u32),
+    body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>,
+) -> CaseResult {
     let wire = Registry::fresh_wire();
     let capture = Capture::start(wire)?;
-    let (a, b) = pair(wire)?;
+    let (a, b) = pair(wire, jumbo)?;
     let result = body(&a, &b);
     let checked = (a.check(), b.check());
     let finished = (finish(a), finish(b));

@@ -204,6 +204,10 @@ pub(super) struct Node {
     pub ip: Ipv4Addr,
     /// The IP interface's MTU (NlMtu), IPv4 datagram bytes.
     pub nl_mtu: Cell<usize>,
+    /// The adapter's `*JumboPacket` as `Get-NetAdapterAdvancedProperty` shows it
+    /// (`RegistryValue`; `None`: no value in its key), what Test-NetStack's MTU check compares
+    /// PMTUD with (its issue #13).
+    pub jumbo_packet: Option<u32>,
     arp: RefCell<HashMap<Ipv4Addr, [u8; 6]>>,
     ident: Cell<u16>,
     reassembly: RefCell<HashMap<(Ipv4Addr, u16), Fragments>>,
@@ -229,6 +233,11 @@ impl Node {
         for (name, value) in changes {
             r.set_sz(name, value);
         }
+        let jumbo_packet = match r.get("*JumboPacket") {
+            Some(crate::sim::RegValue::Sz(s)) => s.trim().parse().ok(),
+            Some(crate::sim::RegValue::Dword(d)) => Some(*d),
+            None => None,
+        };
         let adapter = started(r)?;
         let filter =
             NDIS_PACKET_TYPE_DIRECTED | NDIS_PACKET_TYPE_MULTICAST | NDIS_PACKET_TYPE_BROADCAST;
@@ -252,6 +261,7 @@ impl Node {
             mac,
             ip,
             nl_mtu: Cell::new(usize::try_from(mtu).unwrap_or(0)),
+            jumbo_packet,
             arp: RefCell::new(HashMap::new()),
             ident: Cell::new(u16::from(n) << 12),
             reassembly: RefCell::new(HashMap::new()),

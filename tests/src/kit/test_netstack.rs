@@ -23,14 +23,17 @@
 //!   round trips alternate between the two is above 0.1.
 //! - **MTU** (Test-NetStack's older stage 2, `tests/stage-02-MTU.psm1`, whose check stage 1
 //!   still reports as `MTU` = MSS + 42): the largest frame that passes each path must equal
-//!   the frame the source is configured for. dcbndk declares no `*JumboPacket` keyword (its
-//!   MTU is fixed at 1500, `dcbndk_core::adapter::MTU`), so, as that script falls back, the
-//!   configured size is the IP interface's NlMtu (+ 14 for the Ethernet header), which TCP/IP
-//!   takes from the miniport's `MtuSize`. The old script allowed 500 bytes between the two;
-//!   PMTUD here is exact, so the rule is equality. A node whose NlMtu was raised alone
-//!   (`Set-NetIPInterface -NlMtuBytes 9000` on one host: the mismatch Test-NetStack is meant to
-//!   find) fails: its 9,000-byte datagrams leave it, the adapter refuses frames over 1518 bytes
-//!   (`NDIS_STATUS_INVALID_LENGTH`), and PMTUD finds 1518.
+//!   the frame the source is configured for: its adapter's `*JumboPacket` (`RegistryValue` of
+//!   `Get-NetAdapterAdvancedProperty`, as Test-NetStack's issue #13 asks: PMTUD from each NIC's
+//!   `*JumboPacket`), or, with no value in the key, the IP interface's NlMtu + 14, as that
+//!   script falls back. TCP/IP takes NlMtu from the miniport's `MtuSize`, `*JumboPacket` - 14.
+//!   The old script allowed 500 bytes between the two; PMTUD here is exact, so the rule is
+//!   equality. The bench runs at 1514 and at 9014 (every node jumbo); a node alone at 9014
+//!   (the mismatch Test-NetStack is meant to find) fails: its 9,000-byte datagrams leave it,
+//!   the 1514-byte receivers drop the frames (a receive error, as a NIC drops a giant), and
+//!   PMTUD from it finds 1518 (their frame and the 4 bytes of tag room). So does a node whose NlMtu was raised alone
+//!   (`Set-NetIPInterface -NlMtuBytes 9000`): its adapter refuses frames over 1518 bytes
+//!   (`NDIS_STATUS_INVALID_LENGTH`), and PMTUD finds 1518, not its `*JumboPacket`'s 1514.
 //! - **Stage 2, TCP 1:1** (`Invoke-TCP`, ctsTraffic with 32 connections): per path, one pair at
 //!   a time (three nodes give no two disjoint pairs), 32 connections of TCP segments with
 //!   checksums, in order, acknowledged, each within a 256 KiB window. Pass (`TCPPerf.TPUT`):
@@ -78,8 +81,12 @@ fn cases() -> Vec<Case> {
             || connectivity(&no_changes, &|_| ()),
         ),
         Case::new(
-            "MTU: on every path the largest frame that passes (PMTUD's MSS + 42) equals the source's configured frame size (NlMtu + 14, from the adapter's MtuSize)",
+            "MTU: on every path the largest frame that passes (PMTUD's MSS + 42) equals the source adapter's *JumboPacket (1514)",
             || mtu(&no_changes, &|_| ()),
+        ),
+        Case::new(
+            "MTU, every node at *JumboPacket 9014: on every path the largest frame that passes is 9014",
+            || mtu(&all_jumbo, &|_| ()),
         ),
         Case::new(
             "Stage 2: TCP 1:1 on every path, 32 connections: the receiver's peak Bytes Received/sec >= 85 % of its LinkSpeed",
@@ -93,6 +100,11 @@ fn cases() -> Vec<Case> {
 /// No registry change on any node.
 pub(super) fn no_changes(_: u8) -> Vec<(&'static str, &'static str)> {
     Vec::new()
+}
+
+/// Every node with jumbo frames (`*JumboPacket` 9014).
+fn all_jumbo(_: u8) -> Vec<(&'static str, &'static str)> {
+    vec![("*JumboPacket", "9014")]
 }
 
 /// The registry changes of node `n`.
@@ -284,15 +296,19 @@ pub(super) fn mtu(changes: &Changes, prepare: &Prepare) -> CaseResult {
         for (s, t) in paths(net.nodes.len()) {
             let (src, dst) = (&net.nodes[s], &net.nodes[t]);
             let path = format!("{} {} -> {}", src.name, src.ip, dst.ip);
-            let configured = src.nl_mtu.get() + 14;
+            // Test-NetStack issue #13: the NIC's *JumboPacket; the script's fallback without one.
+            let configured = src
+                .jumbo_packet
+                .map_or(src.nl_mtu.get() + 14, |j| j as usize);
             match pmtud_path(net, s, t) {
                 None => failures.push(format!("{path}: no reply at 32 bytes")),
                 Some(mss) if mss + 42 == configured => {
                     figures.push(format!("{path}: MTU {}", mss + 42));
                 }
                 Some(mss) => failures.push(format!(
-                    "{path}: the largest frame that passes is {} bytes (MSS {mss}), the source is configured for {configured} (NlMtu {})",
+                    "{path}: the largest frame that passes is {} bytes (MSS {mss}), the source is configured for {configured} (*JumboPacket {:?}, NlMtu {})",
                     mss + 42,
+                    src.jumbo_packet,
                     src.nl_mtu.get()
                 )),
             }
@@ -409,14 +425,45 @@ mod tests {
         assert!((jitter(&[1, 3]) - 2.5).abs() < 1e-9);
     }
 
-    /// The MTU stage can fail: one node's IP interface raised to 9,000 bytes alone (a jumbo
-    /// mismatch between nodes) makes its paths find 1518, not 9014.
+    /// The MTU stage can fail: one node alone at `*JumboPacket` 9014 (a jumbo mismatch
+    /// between nodes, Test-NetStack issue #13) finds 1518 on its paths (the 1514-byte
+    /// receivers' frame and the 4 bytes of tag room they take), its jumbo frames dropped;
+    /// the others' paths, to it included, pass at 1514.
     #[test]
     fn mtu_mismatch_between_nodes_fails_the_mtu_stage() {
-        let jumbo_on_node3 = |net: &Net| net.nodes[2].nl_mtu.set(9000);
-        let why = mtu(&no_changes, &jumbo_on_node3).expect_err("a mismatch must fail");
+        let node3_jumbo = |n: u8| {
+            if n == 3 {
+                vec![("*JumboPacket", "9014")]
+            } else {
+                Vec::new()
+            }
+        };
+        let why = mtu(&node3_jumbo, &|_| ()).expect_err("a mismatch must fail");
+        for to in ["10.0.0.1", "10.0.0.2"] {
+            assert!(
+                why.contains(&format!(
+                    "NODE3 10.0.0.3 -> {to}: the largest frame that passes is 1518 bytes (MSS 1476), the source is configured for 9014"
+                )),
+                "{why}"
+            );
+        }
         assert!(
-            why.contains("NODE3") && why.contains("configured for 9014"),
+            why.contains("NODE1 10.0.0.1 -> 10.0.0.3: MTU 1514"),
+            "{why}"
+        );
+        assert!(!why.contains("NODE1 10.0.0.1 -> 10.0.0.2: the"), "{why}");
+    }
+
+    /// The MTU stage reads the NIC's `*JumboPacket`, not the IP interface's MTU: one node's
+    /// NlMtu raised to 9,000 bytes alone makes its paths find 1518 (its adapter's 1514 and
+    /// the 4 bytes of tag room it takes), not the 1514 its `*JumboPacket` says.
+    #[test]
+    fn an_ip_mtu_raised_alone_fails_the_mtu_stage() {
+        let nl_mtu_on_node3 = |net: &Net| net.nodes[2].nl_mtu.set(9000);
+        let why = mtu(&no_changes, &nl_mtu_on_node3).expect_err("a mismatch must fail");
+        assert!(
+            why.contains("NODE3")
+                && why.contains("configured for 1514 (*JumboPacket Some(1514), NlMtu 9000)"),
             "{why}"
         );
         assert!(

@@ -33,6 +33,13 @@
 //! the wire), and the smb-direct scenario configures VLAN 101 as the NDKm1 example does. It
 //! fails, with Validate-DCB's reason, on a wrong VLANID (102) and on a key without the value.
 //!
+//! M15 (§1c: when the configuration has a `JumboPacket`, the `*JumboPacket` row's
+//! `RegistryValue` equals it) runs: the INF declares Microsoft's standardized `*JumboPacket`
+//! (1514..=9014), the driver takes its MTU from it (value - 14) and its RoCEv2 path MTU (4096
+//! at 9014), and the smb-direct scenario configures 9014, as the NDKm2 example's `JumboPacket`.
+//! It fails, with Validate-DCB's reason, on 1514 and on a key without the value; a
+//! configuration without `JumboPacket` does not run it.
+//!
 //! Left out, and why:
 //! - G1-G12 (§1a): the test host, its OS, modules, WinRM and the config file's integrity; nothing
 //!   of the adapter. (A real config for smb-direct would also need the `Cluster` policy §2
@@ -41,8 +48,7 @@
 //!   views. M5-M8: bindings are the OS's. M9-M10: driver identity is not rendered, and M9 fails
 //!   for any driver not in `drivers.psd1` (§1b), by design of the tool.
 //! - M14 (mode 2: the pNIC's VLANID 0, the vNICs carry the VLAN; the simulation has no vNICs),
-//!   M16 (`*EncapOverhead`, not configured and not declared by the INF), M15
-//!   (`*JumboPacket`, optional in the config and not declared by the INF).
+//!   M16 (`*EncapOverhead`, not configured and not declared by the INF).
 //! - M17-M19 (§1c): the IHV checks run only for a known driver (quirk Q2: an unknown driver gets
 //!   none of them). M20: a single-adapter host lists no RDMA-disabled adapter.
 //! - M21, M22 (policy name and template): read from the host's store only; neither reaches the
@@ -65,7 +71,7 @@ use crate::sim::{RegValue, Registry};
 pub fn group() -> Group {
     Group {
         name: "ValidateDcb",
-        description: "Validate-DCB's adapter-side checks (NetworkDirect, VLANID, QoS enabled, policy priority, PFC, ETS classes, Willing, RDMA) on the smb-direct scenario's views, and each failing on a wrong configuration",
+        description: "Validate-DCB's adapter-side checks (NetworkDirect, VLANID, JumboPacket, QoS enabled, policy priority, PFC, ETS classes, Willing, RDMA) on the smb-direct scenario's views, and each failing on a wrong configuration",
         cases,
     }
 }
@@ -144,6 +150,8 @@ pub struct Config {
     pub adapter: &'static str,
     /// `RDMAEnabledAdapters[].VLANID` (required, not `'0'`).
     pub vlan_id: &'static str,
+    /// `RDMAEnabledAdapters[].JumboPacket` (optional: M15 runs only when it is given).
+    pub jumbo_packet: Option<&'static str>,
     /// `NonNodeData.NetQos`
     pub net_qos: Vec<NetQosEntry>,
 }
@@ -154,6 +162,7 @@ pub fn smb_direct_config() -> Config {
     Config {
         adapter: "SIMDCB0",
         vlan_id: "101",
+        jumbo_packet: Some("9014"),
         net_qos: vec![
             NetQosEntry {
                 name: "SMB",
@@ -444,6 +453,28 @@ pub fn vlan_id(v: &Views, c: &Config) -> Verdict {
         None => Err(format!(
             "no VLANID advanced property: RegistryValue $null, expected '{}' (M13)",
             c.vlan_id
+        )),
+    }
+}
+
+/// M15 (§1c): when the configuration gives a `JumboPacket`, the `*JumboPacket` keyword's
+/// `RegistryValue` equals it (the row must exist); without one the check is not run
+/// (Validate-DCB's `if ($thisAdapter.JumboPacket)`), which passes.
+///
+/// # Errors
+/// Another value, or no row, when configured.
+pub fn jumbo_packet(v: &Views, c: &Config) -> Verdict {
+    let Some(wanted) = c.jumbo_packet else {
+        return Ok("JumboPacket not configured: M15 not run".into());
+    };
+    match property(v, "*JumboPacket") {
+        Some(p) if p.registry_value == wanted => Ok(format!("*JumboPacket {wanted}")),
+        Some(p) => Err(format!(
+            "*JumboPacket RegistryValue is '{}', expected '{wanted}' (M15)",
+            p.registry_value
+        )),
+        None => Err(format!(
+            "no *JumboPacket advanced property: RegistryValue $null, expected '{wanted}' (M15)"
         )),
     }
 }
@@ -796,6 +827,10 @@ fn cases() -> Vec<Case> {
             network_direct_enabled,
         ),
         passing("M13 VLANID RegistryValue '101' (§1c, mode 1)", vlan_id),
+        passing(
+            "M15 *JumboPacket RegistryValue '9014' (§1c, JumboPacket configured)",
+            jumbo_packet,
+        ),
         passing("M30 Get-NetAdapterQos Enabled True (§1d)", qos_enabled),
         passing(
             "M23/M24 policies classified: NetDirect 445 -> 3, Default -> 0 (§1d)",
@@ -873,6 +908,26 @@ fn cases() -> Vec<Case> {
             },
             vlan_id,
             "no VLANID advanced property: RegistryValue $null, expected '101' (M13)",
+        ),
+        failing(
+            "M15 fails: *JumboPacket 1514",
+            || {
+                smb_direct_with(|s| {
+                    s.registry.set_sz("*JumboPacket", "1514");
+                })
+            },
+            jumbo_packet,
+            "*JumboPacket RegistryValue is '1514', expected '9014' (M15)",
+        ),
+        failing(
+            "M15 fails: no *JumboPacket value in the adapter's key",
+            || {
+                smb_direct_with(|s| {
+                    s.registry.remove("*JumboPacket");
+                })
+            },
+            jumbo_packet,
+            "no *JumboPacket advanced property: RegistryValue $null, expected '9014' (M15)",
         ),
         failing(
             "M30 fails: qos-disabled.toml",
@@ -1011,7 +1066,7 @@ mod tests {
             .map(|r| format!("{}: {}", r.name, r.reason))
             .collect();
         assert!(failed.is_empty(), "{}", failed.join("\n"));
-        assert_eq!(reports.len(), 31);
+        assert_eq!(reports.len(), 34);
     }
 
     /// M13 passes on the smb-direct scenario's `VlanID` row (DisplayName "VLAN ID", value 101),
@@ -1042,6 +1097,41 @@ mod tests {
         assert_eq!(
             vlan_id(&v, &c),
             Err("no VLANID advanced property: RegistryValue $null, expected '101' (M13)".into())
+        );
+    }
+
+    /// M15 passes on the smb-direct scenario's `*JumboPacket` row (DisplayName "Jumbo
+    /// Packet", value 9014), fails on another value, and is not run without a configured
+    /// `JumboPacket`, whatever the row says.
+    #[test]
+    fn m15_judges_the_jumbo_packet_row() {
+        let mut v = smb_direct().unwrap();
+        let mut c = smb_direct_config();
+        let row = property(&v, "*JumboPacket").unwrap().clone();
+        assert_eq!(
+            (
+                row.display_name.as_str(),
+                row.registry_value.as_str(),
+                row.display_value.as_str()
+            ),
+            ("Jumbo Packet", "9014", "9014")
+        );
+        assert_eq!(jumbo_packet(&v, &c), Ok("*JumboPacket 9014".into()));
+        for p in v
+            .advanced
+            .iter_mut()
+            .filter(|p| p.registry_keyword == "*JumboPacket")
+        {
+            p.registry_value = "9000".into();
+        }
+        assert_eq!(
+            jumbo_packet(&v, &c),
+            Err("*JumboPacket RegistryValue is '9000', expected '9014' (M15)".into())
+        );
+        c.jumbo_packet = None;
+        assert_eq!(
+            jumbo_packet(&v, &c),
+            Ok("JumboPacket not configured: M15 not run".into())
         );
     }
 

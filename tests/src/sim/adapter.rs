@@ -1174,13 +1174,10 @@ impl Adapter {
     }
 }
 
-/// What `owner` (an adapter or driver handle) still has from NDIS, one line per kind, each with
-/// the rule it breaks: pool memory by tag, I/O work items (and one still queued), timer objects,
-/// spin locks, NBL pools, NBLs and MDLs. Empty when nothing is left (the leak check at halt, after
-/// a failed initialize, and after unload).
+/// The pool memory `owner` (an adapter or driver handle) holds now, by tag: (allocations,
+/// bytes). What a pool dump (`!poolused`) shows per tag.
 #[must_use]
-pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
-    let mut found = Vec::new();
+pub fn pool_by_tag(owner: usize) -> HashMap<u32, (usize, usize)> {
     let mut by_tag: HashMap<u32, (usize, usize)> = HashMap::new();
     for a in lock(&super::exports::ALLOCATIONS)
         .values()
@@ -1190,7 +1187,17 @@ pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
         e.0 += 1;
         e.1 += a.size;
     }
-    let mut tags: Vec<_> = by_tag.into_iter().collect();
+    by_tag
+}
+
+/// What `owner` (an adapter or driver handle) still has from NDIS, one line per kind, each with
+/// the rule it breaks: pool memory by tag, I/O work items (and one still queued), timer objects,
+/// spin locks, NBL pools, NBLs and MDLs. Empty when nothing is left (the leak check at halt, after
+/// a failed initialize, and after unload).
+#[must_use]
+pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
+    let mut found = Vec::new();
+    let mut tags: Vec<_> = pool_by_tag(owner).into_iter().collect();
     tags.sort_unstable();
     for (tag, (count, bytes)) in tags {
         found.push((

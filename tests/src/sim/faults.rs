@@ -451,6 +451,7 @@ mod tests {
                     dcbndk::resources::link::LinkShell::new(
                         ndis_handle,
                         10_000_000_000,
+                        dcbndk_core::adapter::STANDARD_MAX_FRAME,
                         Some(dcbndk::entry::send::link_timer),
                     )
                 };

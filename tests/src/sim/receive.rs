@@ -428,6 +428,14 @@ pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
             format!("{api}: NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL does not match the current IRQL"),
         );
     }
+    // The longest frame the miniport may indicate: the MtuSize of its general attributes, an
+    // Ethernet header and an 802.1Q tag (a frame whose tag stays in it, with tagging off). A
+    // NIC drops a longer frame in its MAC; one indicated would reach protocols that sized
+    // their buffers from the MTU NDIS reported (`OID_GEN_MAXIMUM_FRAME_SIZE`, issue 21).
+    let max_frame = lock(&adapter.attributes)
+        .general
+        .as_ref()
+        .map(|g| g.mtu as usize + 14 + 4);
     let mut frames = Vec::new();
     let mut nbl = chain;
     let mut seen: u32 = 0;
@@ -453,6 +461,14 @@ pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
             let data = unsafe { head.read() };
             // SAFETY: DataLength is the low half of the union on x64.
             let len = unsafe { data.length.DataLength } as usize;
+            if let Some(max) = max_frame.filter(|&max| len > max) {
+                adapter.violations.report(
+                    Rule::BadStructure,
+                    format!(
+                        "{api}: a frame of {len} bytes, longer than the adapter's MtuSize + 18 ({max})"
+                    ),
+                );
+            }
             let mut storage = vec![0u8; len];
             // SAFETY: `storage` has room for `len` bytes.
             match unsafe { data_buffer(&data, len, storage.as_mut_ptr()) } {

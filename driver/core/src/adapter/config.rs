@@ -178,6 +178,9 @@ pub struct AdapterConfig {
     pub vlan_id: u16,
     /// The NDK profile and table sizes (`SimNdk*`, issue 5).
     pub ndk: crate::ndk::NdkConfig,
+    /// The largest frame, header included, without FCS or 802.1Q tag (`*JumboPacket`,
+    /// 1514..=9014).
+    pub jumbo_packet: u32,
 }
 
 impl AdapterConfig {
@@ -217,6 +220,11 @@ impl AdapterConfig {
         };
         let vlan_id = u16::try_from(vlan_id).unwrap_or(0);
         let mut value = |k: &Keyword, w: &mut Warnings| decide_value(k, read(k), w);
+        // Absent, out of range or not a number: 1514, the documented default, with a warning,
+        // as every keyword with a default (the INF writes the default, so absence is a
+        // registry edited by hand).
+        let jumbo_packet =
+            value(&keywords::JUMBO_PACKET, &mut warnings).or_default(&keywords::JUMBO_PACKET);
         let network_direct = value(&keywords::NETWORK_DIRECT, &mut warnings)
             .or_default(&keywords::NETWORK_DIRECT)
             == 1;
@@ -265,8 +273,45 @@ impl AdapterConfig {
             virtual_wire,
             vlan_id,
             ndk,
+            jumbo_packet,
         };
         (config, warnings)
+    }
+
+    /// The largest frame, header included, without FCS or 802.1Q tag (`*JumboPacket`):
+    /// `OID_GEN_MAXIMUM_TOTAL_SIZE`.
+    #[must_use]
+    pub const fn max_frame(&self) -> u32 {
+        self.jumbo_packet
+    }
+
+    /// The MTU: the frame without its Ethernet header (`*JumboPacket` - 14). The general
+    /// attributes' `MtuSize` and `OID_GEN_MAXIMUM_FRAME_SIZE`.
+    #[must_use]
+    pub const fn mtu(&self) -> u32 {
+        self.jumbo_packet
+            .saturating_sub(crate::adapter::ETHERNET_HEADER)
+    }
+
+    /// The largest lookahead the adapter offers: a whole frame's payload (the MTU). The general
+    /// attributes' `LookaheadSize` and the bound of `OID_GEN_CURRENT_LOOKAHEAD`.
+    #[must_use]
+    pub const fn max_lookahead(&self) -> u32 {
+        self.mtu()
+    }
+
+    /// The longest frame the adapter carries on the wire: the frame size and an 802.1Q tag
+    /// (the receive buffers' size; a longer frame arriving is dropped as a receive error).
+    #[must_use]
+    pub const fn max_wire_frame(&self) -> u32 {
+        self.jumbo_packet.saturating_add(crate::adapter::VLAN_TAG)
+    }
+
+    /// The RoCEv2 path MTU this adapter offers a connection: the largest IB MTU whose worst
+    /// frame fits [`AdapterConfig::max_frame`] (1514: 1024, 9014: 4096; issue 21).
+    #[must_use]
+    pub const fn path_mtu(&self) -> u32 {
+        crate::roce::path_mtu_for(self.jumbo_packet)
     }
 
     /// The tagging in effect: with `*QOS` = 1 priority tagging is always on (spec §4.4, §6.2).
@@ -525,6 +570,91 @@ mod tests {
         assert_eq!(
             w.message().as_str(),
             "VlanID = 4095 is out of range; using 0"
+        );
+    }
+
+    /// `*JumboPacket` (Microsoft's standardized keyword; issue 21): 1514..=9014 is taken and
+    /// sets the MTU (value - 14), the lookahead's maximum and the path MTU; absent, out of range
+    /// or not a number gives 1514 with a warning, as every keyword with a default.
+    #[test]
+    fn jumbo_packet_is_read_and_checked() {
+        let with = |read: KeywordRead| {
+            decide_with(move |name| {
+                if name == "*JumboPacket" {
+                    read
+                } else {
+                    KeywordRead::Integer(
+                        keywords::KEYWORDS
+                            .iter()
+                            .find(|k| k.name == name)
+                            .and_then(|k| k.default)
+                            .unwrap_or(0),
+                    )
+                }
+            })
+        };
+        for (read, frame, mtu, pmtu, warned) in [
+            (KeywordRead::Integer(1514), 1514, 1500, 1024, None),
+            (KeywordRead::Integer(9014), 9014, 9000, 4096, None),
+            (KeywordRead::Integer(4088), 4088, 4074, 2048, None),
+            (KeywordRead::Absent, 1514, 1500, 1024, Some(Problem::Absent)),
+            (
+                KeywordRead::Integer(1513),
+                1514,
+                1500,
+                1024,
+                Some(Problem::OutOfRange(1513)),
+            ),
+            (
+                KeywordRead::Integer(9015),
+                1514,
+                1500,
+                1024,
+                Some(Problem::OutOfRange(9015)),
+            ),
+            (
+                KeywordRead::NotAnInteger,
+                1514,
+                1500,
+                1024,
+                Some(Problem::NotAnInteger),
+            ),
+        ] {
+            let (c, w) = with(read);
+            assert_eq!(
+                (c.max_frame(), c.mtu(), c.max_lookahead(), c.path_mtu()),
+                (frame, mtu, mtu, pmtu),
+                "{read:?}"
+            );
+            assert_eq!(c.max_wire_frame(), frame + 4);
+            let got: std::vec::Vec<_> = w.iter().map(|x| (x.keyword, x.problem, x.used)).collect();
+            let expected: std::vec::Vec<_> = warned
+                .map(|p| ("*JumboPacket", p, 1514))
+                .into_iter()
+                .collect();
+            assert_eq!(got, expected, "{read:?}");
+        }
+        let w = ConfigWarning {
+            keyword: "*JumboPacket",
+            problem: Problem::OutOfRange(9015),
+            used: 1514,
+        };
+        assert_eq!(
+            w.message().as_str(),
+            "*JumboPacket = 9015 is out of range; using 1514"
+        );
+        // The keyword's range is the adapter's (the table cannot name `adapter`: it sits below).
+        assert_eq!(
+            keywords::JUMBO_PACKET.kind,
+            keywords::KeywordType::Int {
+                min: crate::adapter::STANDARD_MAX_FRAME,
+                max: crate::adapter::JUMBO_MAX_FRAME,
+                step: 1
+            }
+        );
+        assert_eq!(
+            keywords::JUMBO_PACKET.default,
+            Some(crate::adapter::STANDARD_MAX_FRAME)
         );
     }
 

@@ -16,16 +16,20 @@ use config::AdapterConfig;
 use state::StateMachine;
 use stats::Statistics;
 
-/// MTU in bytes (the Ethernet payload).
-pub const MTU: u32 = 1500;
 /// Ethernet II header: destination, source, EtherType.
 pub const ETHERNET_HEADER: u32 = 14;
-/// The largest frame, header included, without FCS.
-pub const MAX_FRAME: u32 = MTU + ETHERNET_HEADER;
+/// An 802.1Q tag: the receive buffers and transmit buffers have room for one beyond the
+/// configured frame size, which excludes it (`*JumboPacket`'s definition).
+pub const VLAN_TAG: u32 = 4;
+/// `*JumboPacket`'s default and minimum: the largest frame of a 1500-byte MTU, header included,
+/// without FCS or 802.1Q tag. The adapter's frame size is per adapter:
+/// [`AdapterConfig::max_frame`] (`MTU` = frame size - [`ETHERNET_HEADER`], the lookahead's
+/// maximum = the MTU).
+pub const STANDARD_MAX_FRAME: u32 = 1514;
+/// `*JumboPacket`'s maximum: a 9000-byte MTU.
+pub const JUMBO_MAX_FRAME: u32 = 9014;
 /// Multicast list entries the adapter filters.
 pub const MAX_MULTICAST: usize = 32;
-/// The largest lookahead the adapter offers: a whole frame's payload.
-pub const MAX_LOOKAHEAD: u32 = MTU;
 /// `OID_GEN_VENDOR_ID`: `0xFFFFFF` in the OUI bytes says "no IEEE-assigned vendor" (as netvmini).
 pub const VENDOR_ID: u32 = 0x00FF_FFFF;
 /// `OID_GEN_VENDOR_DESCRIPTION`, NUL-terminated ASCII.
@@ -221,7 +225,7 @@ impl Settings {
             taken,
         } = self;
         *packet_filter = 0;
-        *lookahead = MAX_LOOKAHEAD;
+        *lookahead = config.max_lookahead();
         *multicast = [[0; 6]; MAX_MULTICAST];
         *multicast_len = 0;
         *power_state = ndis::NdisDeviceStateD0;

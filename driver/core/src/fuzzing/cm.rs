@@ -97,6 +97,11 @@ fn message<'a>(u: &mut Unstructured<'a>) -> Result<Msg<'a>> {
         irl: u.arbitrary()?,
         orl: u.arbitrary()?,
         reason,
+        pmtu: if matches!(kind, Kind::Req | Kind::Rep) || u.ratio(1, 16)? {
+            *u.choose(&[256, 512, 1024, 2048, 4096, 1500])?
+        } else {
+            0
+        },
         src: address(u, v6)?,
         dst: address(u, v6)?,
         private_data: u.bytes(pd_len)?,

@@ -57,8 +57,9 @@ pub(super) fn medium(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
     answer_u32(buf, ndis::NdisMedium802_3)
 }
 
-pub(super) fn maximum_frame_size(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
-    answer_u32(buf, adapter::MTU)
+/// `OID_GEN_MAXIMUM_FRAME_SIZE`: the MTU, the frame without its header (`*JumboPacket` - 14).
+pub(super) fn maximum_frame_size(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
+    answer_u32(buf, a.config.mtu())
 }
 
 /// `OID_GEN_LINK_SPEED`: in units of 100 bit/s.
@@ -67,8 +68,10 @@ pub(super) fn link_speed(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
     answer_u32(buf, u32::try_from(units).unwrap_or(u32::MAX))
 }
 
-pub(super) fn block_size(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
-    answer_u32(buf, adapter::MAX_FRAME)
+/// `OID_GEN_MAXIMUM_TOTAL_SIZE`, `OID_GEN_TRANSMIT_BLOCK_SIZE`, `OID_GEN_RECEIVE_BLOCK_SIZE`:
+/// the whole frame, header included (`*JumboPacket`: the MTU + 14).
+pub(super) fn block_size(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
+    answer_u32(buf, a.config.max_frame())
 }
 
 pub(super) fn vendor_id(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
@@ -101,12 +104,12 @@ pub(super) fn lookahead(_: &Adapter, s: &Settings, buf: &mut [u8]) -> Outcome {
 }
 
 /// A lookahead larger than the adapter's maximum gets `NDIS_STATUS_INVALID_DATA`.
-pub(super) fn set_lookahead(_: &Adapter, s: &mut Settings, input: &[u8]) -> Outcome {
+pub(super) fn set_lookahead(a: &Adapter, s: &mut Settings, input: &[u8]) -> Outcome {
     let value = match set_u32(input) {
         Ok(v) => v,
         Err(outcome) => return outcome,
     };
-    if value > adapter::MAX_LOOKAHEAD {
+    if value > a.config.max_lookahead() {
         return Outcome::fail(Status::InvalidData);
     }
     s.lookahead = value;

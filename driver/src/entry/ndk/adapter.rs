@@ -109,6 +109,7 @@ pub unsafe extern "system" fn open(
                 doorbell: Some(timer::provider_dpc),
             },
             &shell.core.config.ndk.profile,
+            shell.core.config.path_mtu(),
             seed,
         )
     };

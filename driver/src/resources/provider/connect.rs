@@ -4,9 +4,11 @@
 //! progress and its event callbacks, and turns the CM's events into [`Call`]s and QP state.
 //!
 //! A connected QP gets its reliable-connected transport ([`Rc`](dcbndk_core::ndk::provider::rc::Rc))
-//! here, with this provider's choices: a 1024-byte path MTU (the RoCE MTU under a 1500-byte
-//! Ethernet MTU), a 10 ms retransmission timeout with 7 retries and RNR retries, 1 ms after an
-//! RNR NAK \[INFER: IBTA leaves these to the provider; rxe's defaults are of this order\].
+//! here, with this provider's choices: the path MTU the handshake agreed (the min of both
+//! adapters' offers, each the largest IB MTU its `*JumboPacket` carries: 1024 at 1514, 4096 at
+//! 9014; `dcbndk_core::ndk::provider::cm::wire`), a 10 ms retransmission timeout with 7
+//! retries and RNR retries, 1 ms after an RNR NAK \[INFER: IBTA leaves these to the provider;
+//! rxe's defaults are of this order\].
 
 use dcbndk_core::ndk::provider::cm::{
     BindId, CmStatus, ConnId, ConnectionData, Event, QpInfo, QpParams, Request, Source,
@@ -25,8 +27,6 @@ use ndis_sys::ndkpi::{
 };
 use ndis_sys::types::PVOID;
 
-/// The path MTU of every connection (see the module comment).
-pub const PMTU: u32 = 1024;
 /// Retransmission timeout.
 pub const RC_TIMEOUT_NS: u64 = 10_000_000;
 /// Retries, and RNR retries.
@@ -407,7 +407,7 @@ impl Provider {
             },
         });
         let cfg = RcConfig {
-            pmtu: PMTU,
+            pmtu: params.pmtu,
             dest_qp: params.dest_qp,
             send_psn: params.send_psn,
             recv_psn: params.recv_psn,

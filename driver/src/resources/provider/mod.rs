@@ -104,12 +104,18 @@ pub const PROVISIONED: Provisioned = Provisioned {
 /// QPs (QP 1 carries this provider's connection messages, `dcbndk_core::ndk::provider::cm`).
 pub const QPN_BASE: u32 = 0x100;
 
-/// Bytes of [`Provider::scratch`]: a packet's payload (at most the path MTU) or a connection
-/// message.
-pub const SCRATCH: usize = 1024;
+/// Bytes of [`Provider::scratch`] for an adapter whose path MTU is `path_mtu`: a packet's
+/// payload (at most the path MTU, 1024 at `*JumboPacket` 1514 and 4096 at 9014) or a
+/// connection message (at most `cm::wire::MAX_MSG_LEN`, 266 bytes).
+#[must_use]
+pub fn scratch_bytes(path_mtu: u32) -> usize {
+    usize::try_from(path_mtu)
+        .unwrap_or(0)
+        .max(dcbndk_core::ndk::provider::cm::wire::MAX_MSG_LEN)
+}
 
 /// Packets a run of the provider's DPC or timer frames at most ([`Provider::tx_budget`]): 64
-/// packets are 64 KiB at the 1,024-byte path MTU, 5 µs of a 100 Gb/s link.
+/// packets are 64 KiB at the 1,024-byte path MTU, 5 µs of a 100 Gb/s link (256 KiB at 4,096).
 pub const TX_BUDGET: u32 = 64;
 
 /// The shell's side of a PD slot.
@@ -191,8 +197,12 @@ pub struct Provider {
     pub cm_psn: u32,
     /// What the connections tell the adapter's NDK state, not applied yet ([`notes`]).
     pub notes: notes::Notes,
-    /// A packet's payload, gathered before it is framed ([`SCRATCH`] bytes).
+    /// A packet's payload, gathered before it is framed ([`scratch_bytes`]).
     pub scratch: PoolArray<u8>,
+    /// The adapter's path MTU (`AdapterConfig::path_mtu`, from `*JumboPacket`): what this
+    /// provider's connection manager offers, the bound of the frames it builds. A connection's
+    /// own is the min of both ends' (`RcConfig::pmtu`, from the handshake).
+    pub path_mtu: u32,
     /// Completion queues, by slot.
     pub cqs: PoolArray<CqSlot>,
     /// Queue pairs, by slot.
@@ -235,15 +245,21 @@ impl Provider {
         place: *mut Provider,
         ndis_handle: NDIS_HANDLE,
         profile: &Profile,
+        path_mtu: u32,
         seed: u8,
     ) -> bool {
         // SAFETY: the handle is valid for the provider's life (function contract).
-        let Some(tables) = (unsafe { Tables::allocate(ndis_handle) }) else {
+        let Some(tables) = (unsafe { Tables::allocate(ndis_handle, scratch_bytes(path_mtu)) })
+        else {
             return false;
         };
+        let choices = Choices {
+            profile,
+            path_mtu,
+            seed,
+        };
         // SAFETY: the caller's contract.
-        let Some(()) = (unsafe { Self::try_init_in(place, tables, ndis_handle, profile, seed) })
-        else {
+        let Some(()) = (unsafe { Self::try_init_in(place, tables, ndis_handle, &choices) }) else {
             return false;
         };
         // The LAM and page-pool tables come last, on frames of their own: with the others they
@@ -266,9 +282,13 @@ impl Provider {
         place: *mut Provider,
         mut t: Tables,
         ndis_handle: NDIS_HANDLE,
-        profile: &Profile,
-        seed: u8,
+        choices: &Choices<'_>,
     ) -> Option<()> {
+        let &Choices {
+            profile,
+            path_mtu,
+            seed,
+        } = choices;
         // SAFETY: `mem` is stored beside the arrays it borrows and declared before them, so it
         // is dropped first; nothing else makes a slice of them.
         let pds = unsafe { t.pd_slots.as_unbounded_mut_slice() };
@@ -276,7 +296,7 @@ impl Provider {
         let mrs = unsafe { t.mr_slots.as_unbounded_mut_slice() };
         let mem = MemoryTable::new(pds, mrs, seed, profile).ok()?;
         // SAFETY: `place` is valid for writes of a Provider (function contract).
-        unsafe { write_cm(place, &mut t, profile) };
+        unsafe { write_cm(place, &mut t, profile, path_mtu) };
         let Tables {
             pd_slots,
             mr_slots,
@@ -315,7 +335,7 @@ impl Provider {
             bind_slots,
         };
         // SAFETY: as above; `cm` is written.
-        unsafe { write_rest(place, fields, ndis_handle, profile, seed) };
+        unsafe { write_rest(place, fields, ndis_handle, choices) };
         Some(())
     }
 }
@@ -349,7 +369,7 @@ impl Tables {
     /// # Safety
     /// `h` is valid for the tables' life.
     #[inline(never)]
-    pub unsafe fn allocate(h: NDIS_HANDLE) -> Option<Tables> {
+    pub unsafe fn allocate(h: NDIS_HANDLE, scratch: usize) -> Option<Tables> {
         let n = PROVISIONED;
         let tag = TAG_NDK_TABLES;
         // SAFETY (each array): the handle is valid for the tables' life (function contract).
@@ -377,7 +397,7 @@ impl Tables {
             // SAFETY: see above.
             listeners: unsafe { PoolArray::new(h, tag, n.listeners, || ListenerSlot::FREE) }?,
             // SAFETY: see above.
-            scratch: unsafe { PoolArray::new(h, tag, SCRATCH, || 0u8) }?,
+            scratch: unsafe { PoolArray::new(h, tag, scratch, || 0u8) }?,
             // SAFETY: see above.
             deferred: unsafe { PoolArray::new(h, tag, deferred::DEFERRED, || deferred::BLANK) }?,
             // SAFETY: see above.
@@ -398,7 +418,7 @@ impl Tables {
 /// # Safety
 /// `place` is valid for writes of a Provider; the tables end up in it, beside the manager.
 #[inline(never)]
-unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile) {
+unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile, path_mtu: u32) {
     let storage = CmStorage {
         // SAFETY: `cm` is stored beside the arrays it borrows, declared before them.
         conns: unsafe { t.conn_slots.as_unbounded_mut_slice() },
@@ -408,8 +428,20 @@ unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile) {
     // SAFETY: `place` is valid for writes of the whole value (function contract); only the
     // member's address is taken.
     let member = unsafe { &raw mut (*place).cm };
+    let cfg = CmConfig {
+        pmtu: path_mtu,
+        ..CmConfig::new(profile)
+    };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(Cm::new(CmConfig::new(profile), storage)) };
+    unsafe { member.write(Cm::new(cfg, storage)) };
+}
+
+/// What the adapter chose for a provider: its NDK profile, its path MTU (from `*JumboPacket`)
+/// and the seed of its region keys.
+struct Choices<'a> {
+    profile: &'a Profile,
+    path_mtu: u32,
+    seed: u8,
 }
 
 /// The members of a provider other than its connection manager.
@@ -442,8 +474,7 @@ unsafe fn write_rest(
     place: *mut Provider,
     f: Fields,
     ndis_handle: NDIS_HANDLE,
-    profile: &Profile,
-    seed: u8,
+    choices: &Choices<'_>,
 ) {
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
@@ -534,8 +565,9 @@ unsafe fn write_rest(
     // the member's address is taken.
     let member = unsafe { &raw mut (*place)._bind_slots };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.bind_slots) }; // SAFETY: the caller's contract.
-    unsafe { write_state(place, ndis_handle, profile, seed) };
+    unsafe { member.write(f.bind_slots) };
+    // SAFETY: the caller's contract.
+    unsafe { write_state(place, ndis_handle, choices) };
 }
 
 /// Frees the blocks of the closes `calls` completes (teardown makes no callback).
@@ -705,7 +737,17 @@ impl Provider {
 /// # Safety
 /// `place` is valid for writes of a Provider.
 #[inline(never)]
-unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, profile: &Profile, seed: u8) {
+unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, choices: &Choices<'_>) {
+    let &Choices {
+        profile,
+        path_mtu,
+        seed,
+    } = choices;
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).path_mtu };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(path_mtu) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).psn_seed };

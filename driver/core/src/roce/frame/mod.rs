@@ -41,6 +41,8 @@ mod parse;
 mod tests;
 
 pub use build::{build, build_with, frame_len};
+/// The longest transport headers a frame carries: the BTH and its extension headers.
+pub const MAX_TRANSPORT_LEN: usize = ib::MAX_LEN;
 pub use parse::{parse, parse_with};
 
 use super::headers::Transport;

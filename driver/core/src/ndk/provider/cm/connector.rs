@@ -84,8 +84,10 @@ impl Cm<'_> {
         }
         let (irl, orl) = (self.cap(irl), self.cap(orl));
         let deadline = self.deadline(now);
+        let pmtu = self.cfg.pmtu;
         let c = self.conn_mut(connector)?;
         c.state = State::ReqSent;
+        c.pmtu = pmtu;
         c.shared = shared;
         c.local = local;
         c.remote = dest;

@@ -51,6 +51,8 @@ impl Cm<'_> {
                 // own and one of ours; ours are their opposites (§4.3).
                 c.irl = c.irl.min(msg.orl);
                 c.orl = c.orl.min(msg.irl);
+                // The REP's path MTU is the acceptor's answer: at most our offer.
+                c.pmtu = c.pmtu.min(msg.pmtu);
                 c.agreed = true;
                 c.peer_len = store(&mut c.peer_data, msg.private_data);
                 c.state = State::RepReceived;
@@ -212,6 +214,7 @@ impl Cm<'_> {
         };
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
+        let pmtu = self.cfg.pmtu;
         let Ok(c) = self.conn_mut(id) else {
             return;
         };
@@ -224,6 +227,10 @@ impl Cm<'_> {
         c.peer_psn = msg.local_psn;
         c.peer_irl = msg.irl;
         c.peer_orl = msg.orl;
+        // The passive side answers the min of the caller's offer and its own (the IB CM's
+        // rule for the REQ's Path Packet Payload MTU): a 9014-byte adapter and a 1514-byte one
+        // agree on 1024.
+        c.pmtu = msg.pmtu.min(pmtu);
         c.peer_len = store(&mut c.peer_data, msg.private_data);
         c.seq = seq;
         if paused {
@@ -251,6 +258,7 @@ impl Cm<'_> {
                 irl: 0,
                 orl: 0,
                 reason: s.reason,
+                pmtu: 0,
                 src: on_wire(s.src),
                 dst: on_wire(s.dst),
                 private_data: &[],
@@ -291,6 +299,11 @@ impl Cm<'_> {
             } else {
                 RejectReason::None
             },
+            pmtu: if matches!(kind, Kind::Req | Kind::Rep) {
+                c.pmtu
+            } else {
+                0
+            },
             src: on_wire(c.local),
             dst: on_wire(c.remote),
             private_data: if carries_data { c.own_data() } else { &[] },
@@ -326,6 +339,7 @@ impl Cm<'_> {
                         recv_psn: c.peer_psn,
                         inbound_reads: u32::from(c.irl),
                         outbound_reads: u32::from(c.orl),
+                        pmtu: c.pmtu,
                     },
                 });
             }

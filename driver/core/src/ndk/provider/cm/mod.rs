@@ -103,6 +103,9 @@ pub struct ConnSlot {
     peer_irl: u8,
     peer_orl: u8,
     agreed: bool,
+    /// The path MTU: this side's offer until agreed (a REQ sent, or the min of a REQ received
+    /// and ours), then the REP's (`wire`'s version 2).
+    pmtu: u32,
     own_len: u8,
     own_data: [u8; MAX_PRIVATE_DATA],
     peer_len: u8,
@@ -136,6 +139,7 @@ impl ConnSlot {
         peer_irl: 0,
         peer_orl: 0,
         agreed: false,
+        pmtu: 0,
         own_len: 0,
         own_data: [0; MAX_PRIVATE_DATA],
         peer_len: 0,

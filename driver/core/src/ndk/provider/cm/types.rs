@@ -83,6 +83,10 @@ pub struct CmConfig {
     pub timeout_ns: u64,
     /// How many times it is sent again before the handshake fails (`STATUS_IO_TIMEOUT`).
     pub retries: u8,
+    /// The path MTU this side offers (a REQ) or accepts at most (a REP answers the min of the
+    /// REQ's and this): the largest IB MTU the adapter's frame size carries
+    /// (`AdapterConfig::path_mtu`, issue 21). One of 256, 512, 1024, 2048, 4096.
+    pub pmtu: u32,
 }
 
 impl CmConfig {
@@ -98,6 +102,7 @@ impl CmConfig {
             ephemeral: EPHEMERAL_PORTS,
             timeout_ns: 100_000_000,
             retries: 3,
+            pmtu: DEFAULT_PMTU,
         }
     }
 }
@@ -149,8 +154,12 @@ pub struct QpInfo {
     pub psn: u32,
 }
 
+/// The path MTU of an adapter of the default frame size (`*JumboPacket` 1514): 1024, the
+/// largest IB MTU a 1500-byte MTU carries (`roce::path_mtu_for`).
+pub const DEFAULT_PMTU: u32 = crate::roce::path_mtu_for(1514);
+
 /// What the RC transport of a connected QP needs from the handshake (`rc::RcConfig`'s
-/// `dest_qp`, `send_psn`, `recv_psn`, `outbound_reads`).
+/// `pmtu`, `dest_qp`, `send_psn`, `recv_psn`, `outbound_reads`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpParams {
     /// The peer's QP number (BTH DestQP).
@@ -163,6 +172,8 @@ pub struct QpParams {
     pub inbound_reads: u32,
     /// The effective outbound read limit (§4.3).
     pub outbound_reads: u32,
+    /// The path MTU both ends agreed: the min of their offers (the REP's, `wire`).
+    pub pmtu: u32,
 }
 
 /// The request a completion completes.

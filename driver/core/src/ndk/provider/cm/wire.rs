@@ -10,6 +10,12 @@
 //! the RC transport. Reliability is the CM's (it resends REQ, REP and DREQ on a timer), not the
 //! transport's.
 //!
+//! Version 2 (issue 21, `*JumboPacket`) added the path MTU to the flags byte, in the encoding
+//! of the IB CM REQ's "Path Packet Payload MTU" (4 bits, IBTA vol. 1 §12.6.5: 1 = 256 ... 5 =
+//! 4096 bytes): the REQ offers the caller's (the largest its adapter's frame size carries,
+//! `roce::path_mtu_for`), the REP answers the min of the offer and the acceptor's, and both
+//! ends' transports use the REP's. Other messages carry 0.
+//!
 //! Layout (big-endian; 70 bytes then the private data):
 //!
 //! | Off | Len | Field |
@@ -25,7 +31,7 @@
 //! | 24 | 4 | the receiver's starting PSN (24 bits; 0 when not known) |
 //! | 28 | 1 | inbound read limit (IRL) |
 //! | 29 | 1 | outbound read limit (ORL) |
-//! | 30 | 1 | flags: bit 0 IPv6; the others zero |
+//! | 30 | 1 | flags: bit 0 IPv6; bits 4-7 the path MTU (REQ, REP: 1..=5; others 0); the rest zero |
 //! | 31 | 1 | reject reason (REJ only; zero otherwise) |
 //! | 32 | 16 | the sender's IP address (IPv4: 4 bytes then 12 zero bytes) |
 //! | 48 | 2 | the sender's ND port |
@@ -41,8 +47,8 @@ use crate::ndk::tables::SockAddr;
 
 /// The first two bytes of every message.
 pub const MAGIC: [u8; 2] = [0xDC, 0x4D];
-/// The format version.
-pub const VERSION: u8 = 1;
+/// The format version (2: the path MTU in the flags byte).
+pub const VERSION: u8 = 2;
 /// Bytes before the private data.
 pub const HEADER_LEN: usize = 70;
 /// The most private data a message carries: the IB CM REP's 196 bytes (ndkpi.md §4.3), the
@@ -55,6 +61,40 @@ pub const CM_QPN: u32 = 1;
 
 const MASK_24: u32 = 0x00FF_FFFF;
 const FLAG_V6: u8 = 1;
+/// Where the path MTU sits in the flags byte.
+const MTU_SHIFT: u8 = 4;
+
+/// The IB MTU code of a path MTU in bytes (IBTA vol. 1 §12.6.5, "Path Packet Payload MTU":
+/// 1 = 256, 2 = 512, 3 = 1024, 4 = 2048, 5 = 4096); `None` for any other value.
+#[must_use]
+pub const fn mtu_code(pmtu: u32) -> Option<u8> {
+    Some(match pmtu {
+        256 => 1,
+        512 => 2,
+        1024 => 3,
+        2048 => 4,
+        4096 => 5,
+        _ => return None,
+    })
+}
+
+/// The path MTU in bytes of an IB MTU code; `None` for a code outside 1..=5.
+#[must_use]
+pub const fn mtu_of_code(code: u8) -> Option<u32> {
+    Some(match code {
+        1 => 256,
+        2 => 512,
+        3 => 1024,
+        4 => 2048,
+        5 => 4096,
+        _ => return None,
+    })
+}
+
+/// Whether a message of `kind` carries a path MTU (the REQ's offer, the REP's answer).
+const fn carries_mtu(kind: Kind) -> bool {
+    matches!(kind, Kind::Req | Kind::Rep)
+}
 
 /// The kind of a message, named after the IB CM message with the same role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,6 +184,9 @@ pub struct Msg<'a> {
     pub orl: u8,
     /// Why (REJ), or [`RejectReason::None`].
     pub reason: RejectReason,
+    /// The path MTU in bytes (256, 512, 1024, 2048 or 4096): offered (REQ) or agreed (REP);
+    /// 0 in every other message.
+    pub pmtu: u32,
     /// The sender's address and ND port.
     pub src: SockAddr,
     /// The receiver's address and ND port (the same family as `src`).
@@ -175,6 +218,8 @@ pub enum Malformed {
     BadAddress,
     /// A private data length above [`MAX_PRIVATE_DATA`].
     PrivateDataTooLong,
+    /// A REQ or REP without a valid path MTU, or another message with one.
+    BadMtu,
 }
 
 /// Why a message cannot be encoded.
@@ -219,6 +264,13 @@ impl Msg<'_> {
         ];
         if fields.iter().any(|f| f & !MASK_24 != 0) {
             return Err(Malformed::Above24Bits);
+        }
+        let mtu_ok = match carries_mtu(self.kind) {
+            true => mtu_code(self.pmtu).is_some(),
+            false => self.pmtu == 0,
+        };
+        if !mtu_ok {
+            return Err(Malformed::BadMtu);
         }
         for a in [&self.src, &self.dst] {
             let tail_nonzero = !a.v6 && a.addr.get(4..).is_some_and(|t| t.iter().any(|&b| b != 0));
@@ -268,7 +320,9 @@ pub fn encode(msg: &Msg<'_>, buf: &mut [u8]) -> Result<usize, EncodeError> {
     ] {
         w.put(&v.to_be_bytes());
     }
-    let flags = if msg.src.v6 { FLAG_V6 } else { 0 };
+    let v6 = if msg.src.v6 { FLAG_V6 } else { 0 };
+    // `check` passed: a REQ's or REP's MTU has a code, any other message's is 0.
+    let flags = v6 | (mtu_code(msg.pmtu).unwrap_or(0) << MTU_SHIFT);
     w.put(&[msg.irl, msg.orl, flags, msg.reason as u8]);
     for a in [&msg.src, &msg.dst] {
         w.put(&a.addr);
@@ -343,7 +397,7 @@ pub fn decode(bytes: &[u8]) -> Result<Msg<'_>, Malformed> {
     let irl = r.u8()?;
     let orl = r.u8()?;
     let flags = r.u8()?;
-    if flags & !FLAG_V6 != 0 {
+    if flags & !(FLAG_V6 | (0x0F << MTU_SHIFT)) != 0 {
         return Err(Malformed::ReservedFlags);
     }
     let v6 = flags & FLAG_V6 != 0;
@@ -351,6 +405,12 @@ pub fn decode(bytes: &[u8]) -> Result<Msg<'_>, Malformed> {
     if (kind == Kind::Rej) == (reason == RejectReason::None) {
         return Err(Malformed::BadReason);
     }
+    let code = flags >> MTU_SHIFT;
+    let pmtu = match (carries_mtu(kind), mtu_of_code(code)) {
+        (true, Some(pmtu)) => pmtu,
+        (false, None) if code == 0 => 0,
+        _ => return Err(Malformed::BadMtu),
+    };
     let mut addrs = [SockAddr::default(); 2];
     for a in &mut addrs {
         let addr: [u8; 16] = r.array()?;
@@ -385,6 +445,7 @@ pub fn decode(bytes: &[u8]) -> Result<Msg<'_>, Malformed> {
         irl,
         orl,
         reason,
+        pmtu,
         src,
         dst,
         private_data,
@@ -407,6 +468,7 @@ mod tests {
             irl: 8,
             orl: 4,
             reason: RejectReason::None,
+            pmtu: 4096,
             src: SockAddr::v4([10, 0, 0, 1], 49152),
             dst: SockAddr::v4([10, 0, 0, 2], 445),
             private_data: pd,
@@ -422,9 +484,10 @@ mod tests {
         let mut buf = [0u8; MAX_MSG_LEN];
         let n = encode(&m, &mut buf).unwrap();
         assert_eq!(n, HEADER_LEN + 56);
-        assert_eq!(&buf[..4], &[0xDC, 0x4D, 1, 1]);
+        assert_eq!(&buf[..4], &[0xDC, 0x4D, 2, 1]);
         assert_eq!(&buf[12..16], &[0, 0x12, 0x34, 0x56]);
-        assert_eq!(&buf[28..32], &[8, 4, 0, 0]);
+        // The path MTU in the flags' high nibble: 5 = 4096.
+        assert_eq!(&buf[28..32], &[8, 4, 0x50, 0]);
         assert_eq!(&buf[32..36], &[10, 0, 0, 1]);
         assert_eq!(&buf[48..50], &49152u16.to_be_bytes());
         assert_eq!(&buf[66..70], &[0x01, 0xBD, 0, 56]);
@@ -440,6 +503,7 @@ mod tests {
         let mut m = req(b"no");
         m.kind = Kind::Rej;
         m.reason = RejectReason::Consumer;
+        m.pmtu = 0;
         m.src = SockAddr::v6([0xFE; 16], 1, 0);
         m.dst = SockAddr::v6([0x20; 16], 2, 0);
         let mut buf = [0u8; MAX_MSG_LEN];
@@ -455,12 +519,15 @@ mod tests {
         let n = encode(&m, &mut good).unwrap();
         let cases: &[(usize, u8, Malformed)] = &[
             (0, 0, Malformed::BadMagic),
-            (2, 2, Malformed::UnknownVersion),
+            (2, 1, Malformed::UnknownVersion),
+            (2, 3, Malformed::UnknownVersion),
             (3, 0, Malformed::UnknownKind),
             (3, 7, Malformed::UnknownKind),
             (12, 1, Malformed::Above24Bits),
             (24, 0x80, Malformed::Above24Bits),
             (30, 2, Malformed::ReservedFlags),
+            (30, 0x00, Malformed::BadMtu),
+            (30, 0x60, Malformed::BadMtu),
             (31, 1, Malformed::BadReason),
             (31, 9, Malformed::BadReason),
             (36, 1, Malformed::BadAddress),
@@ -476,6 +543,20 @@ mod tests {
         let mut b = good;
         b[3] = Kind::Rej as u8;
         assert_eq!(decode(&b[..n]), Err(Malformed::BadReason));
+        // A REJ carries no path MTU.
+        b[31] = RejectReason::Busy as u8;
+        assert_eq!(decode(&b[..n]), Err(Malformed::BadMtu));
+        b[30] = 0;
+        assert!(decode(&b[..n]).is_ok());
+        // Every IB MTU round-trips; the REQ of a 1514-byte adapter offers 1024.
+        for (pmtu, code) in [(256, 1), (512, 2), (1024, 3), (2048, 4), (4096, 5)] {
+            let mut m = req(b"x");
+            m.pmtu = pmtu;
+            let mut buf = [0u8; MAX_MSG_LEN];
+            let n = encode(&m, &mut buf).unwrap();
+            assert_eq!(buf[30] >> 4, code);
+            assert_eq!(decode(&buf[..n]).map(|d| d.pmtu), Ok(pmtu));
+        }
     }
 
     #[test]
@@ -503,6 +584,12 @@ mod tests {
         assert_eq!(
             encode(&m, &mut buf),
             Err(EncodeError::Invalid(Malformed::BadAddress))
+        );
+        let mut m = req(&[]);
+        m.pmtu = 1500;
+        assert_eq!(
+            encode(&m, &mut buf),
+            Err(EncodeError::Invalid(Malformed::BadMtu))
         );
         let mut m = req(&[]);
         m.reason = RejectReason::Busy;

@@ -58,6 +58,8 @@ struct Net {
     sent: [usize; 2],
     /// Every message sent: direction and kind.
     trace: Vec<(bool, Kind)>,
+    /// The path MTU of every REQ and REP sent: direction, kind, MTU.
+    pmtus: Vec<(bool, Kind, u32)>,
     ev_a: Vec<Event>,
     ev_b: Vec<Event>,
 }
@@ -77,6 +79,7 @@ impl Net {
             flight: Vec::new(),
             sent: [0, 0],
             trace: Vec::new(),
+            pmtus: Vec::new(),
             ev_a: Vec::new(),
             ev_b: Vec::new(),
         }
@@ -88,6 +91,9 @@ impl Net {
             let mut buf = [0u8; MAX_MSG_LEN];
             let n = encode(&m, &mut buf).unwrap();
             self.trace.push((a_to_b, m.kind));
+            if matches!(m.kind, Kind::Req | Kind::Rep) {
+                self.pmtus.push((a_to_b, m.kind, m.pmtu));
+            }
             let i = self.sent[usize::from(a_to_b)];
             self.sent[usize::from(a_to_b)] += 1;
             if !(self.loss)(a_to_b, i, m.kind) {
@@ -261,6 +267,64 @@ fn connect_accept_complete_with_private_data_and_read_limits() {
     assert_eq!((pa.inbound_reads, pb.outbound_reads), (12, 12));
     assert_eq!(net.kinds(true, Kind::Rtu), 1);
     assert_eq!(net.trace.len(), 3, "REQ, REP, RTU: {:?}", net.trace);
+}
+
+/// Issue 21 (`*JumboPacket`): the REQ offers the caller's path MTU, the REP answers the min of
+/// the offer and the acceptor's, and both QPs get the REP's: two 4096 ends agree on 4096, a
+/// 4096 end and a 1024 end on 1024 whichever side offers more, and two 1024 ends on 1024.
+#[test]
+fn the_path_mtu_is_the_min_of_both_ends() {
+    for (a_pmtu, b_pmtu, agreed) in [
+        (4096, 4096, 4096),
+        (4096, 1024, 1024),
+        (1024, 4096, 1024),
+        (1024, 1024, 1024),
+        (2048, 4096, 2048),
+    ] {
+        let mut net = Net::with(config());
+        net.a = new_cm(
+            &[SockAddr::v4(A, 0)],
+            8,
+            CmConfig {
+                pmtu: a_pmtu,
+                ..config()
+            },
+        );
+        net.b = new_cm(
+            &[SockAddr::v4(B, 0)],
+            8,
+            CmConfig {
+                pmtu: b_pmtu,
+                ..config()
+            },
+        );
+        let (_, ca) = net.start(b"", 1, 1);
+        net.run(2);
+        let cb = net.indicated();
+        net.b.accept(net.now, cb, qp(2), 1, 1, b"").unwrap();
+        net.run(2);
+        // On the wire: A's offer, then B's answer.
+        assert_eq!(
+            net.pmtus,
+            [(true, Kind::Req, a_pmtu), (false, Kind::Rep, agreed)],
+            "{a_pmtu} / {b_pmtu}"
+        );
+        net.a.complete_connect(ca).unwrap();
+        net.run(2);
+        let (pa, pb) = (qp_params(&net.ev_a), qp_params(&net.ev_b));
+        assert_eq!(
+            (pa.len(), pb.len()),
+            (1, 1),
+            "{a_pmtu} / {b_pmtu}: {:?} {:?}",
+            net.ev_a,
+            net.ev_b
+        );
+        assert_eq!(
+            (pa[0].pmtu, pb[0].pmtu),
+            (agreed, agreed),
+            "{a_pmtu} / {b_pmtu}"
+        );
+    }
 }
 
 /// ndkpi.md §4.3: oversize private data fails inline; a short buffer gets BUFFER_TOO_SMALL and
@@ -525,6 +589,7 @@ fn an_invalid_message_is_ignored() {
         irl: 1,
         orl: 1,
         reason: RejectReason::None,
+        pmtu: 1024,
         src: SockAddr::v6([0xA; 16], 9, 0),
         dst: SockAddr::v4(B, PORT),
         private_data: b"",
@@ -582,7 +647,9 @@ fn two_harness_qps_connect_through_the_cm_and_move_a_send() {
     net.run(2);
     let (pa, pb) = (qp_params(&net.ev_a)[0], qp_params(&net.ev_b)[0]);
     let base = rc_config(1024, 0, 0).0;
+    assert_eq!((pa.pmtu, pb.pmtu), (1024, 1024), "the default frame size's");
     let rc = |p: QpParams| RcConfig {
+        pmtu: p.pmtu,
         dest_qp: p.dest_qp,
         send_psn: p.send_psn,
         recv_psn: p.recv_psn,
