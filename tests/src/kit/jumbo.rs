@@ -322,6 +322,10 @@ mod tests {
             "{v:?}"
         );
         let _ = finish(big);
+        // Paused first: NDIS halts only paused adapters, and the simulator refuses to halt a
+        // running one, which then kept its resources under a handle the next adapter got (the
+        // later tests' leak checks found them).
+        assert_eq!(peer.pause(), NDIS_STATUS_SUCCESS);
         peer.halt();
     }
 
