@@ -11,6 +11,7 @@ const SCRIPTS: &[&str] = &[
     "Install-Dcbndk.ps1",
     "Enable-DcbQos.ps1",
     "Set-DcbndkVlan.ps1",
+    "Set-DcbndkJumbo.ps1",
     "Apply-Scenario.ps1",
     "Test-Scenario.ps1",
     "Uninstall-Dcbndk.ps1",
