@@ -174,6 +174,44 @@ function Get-DcbndkAdapter {
     return $adapters[0]
 }
 
+function Set-DcbndkKeyword {
+    <#
+    Sets the advanced property $Keyword of adapter $Name to $Value (Set-NetAdapterAdvancedProperty:
+    Windows restarts the adapter, which reads the keyword again at initialize), waits up to
+    $TimeoutSeconds for the adapter to be back (Up or Disconnected), shows the keyword's row and
+    throws unless its RegistryValue is $Value. Set-DcbndkVlan.ps1 and Set-DcbndkJumbo.ps1 use it.
+    #>
+    param(
+        [Parameter(Mandatory = $true)] [string] $Name,
+        [Parameter(Mandatory = $true)] [string] $Keyword,
+        [Parameter(Mandatory = $true)] [string] $Value,
+        [int] $TimeoutSeconds = 30
+    )
+    Set-NetAdapterAdvancedProperty -Name $Name -RegistryKeyword $Keyword -RegistryValue $Value
+    $deadline = (Get-Date).AddSeconds($TimeoutSeconds)
+    do {
+        $state = [string](Get-NetAdapter -Name $Name -IncludeHidden).Status
+        if ($state -eq 'Up' -or $state -eq 'Disconnected') {
+            break
+        }
+        Start-Sleep -Milliseconds 500
+    } while ((Get-Date) -lt $deadline)
+    if ($state -ne 'Up' -and $state -ne 'Disconnected') {
+        throw "'$Name' is $state after $TimeoutSeconds s: the adapter did not come back after its restart"
+    }
+    # -AllProperties and an exact match: -RegistryKeyword takes wildcards (and '*' is one).
+    $property = @(Get-NetAdapterAdvancedProperty -Name $Name -AllProperties -ErrorAction SilentlyContinue |
+            Where-Object { $_.RegistryKeyword -eq $Keyword })
+    if ($property.Count -ne 1) {
+        throw "Get-NetAdapterAdvancedProperty shows $($property.Count) $Keyword rows for '$Name', expected 1 (is the INF the current one?)"
+    }
+    $property[0] | Format-Table -AutoSize RegistryKeyword, DisplayName, RegistryValue | Out-String -Width 4096 | Write-Host
+    $now = [string](@($property[0].RegistryValue)[0])
+    if ($now -ne $Value) {
+        throw "$Keyword RegistryValue is '$now', expected '$Value'"
+    }
+}
+
 # ---- QoS settings: record before a scenario, undo after ----------------------------------
 
 function Save-DcbndkQosBaseline {

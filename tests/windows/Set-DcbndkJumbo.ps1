@@ -56,33 +56,8 @@ try {
     }
     $name = $adapter.Name
 
-    Invoke-DcbndkStep "Set *JumboPacket $JumboPacket on '$name' (Set-NetAdapterAdvancedProperty)" {
-        Set-NetAdapterAdvancedProperty -Name $name -RegistryKeyword '*JumboPacket' -RegistryValue ([string]$JumboPacket)
-    }
-
-    Invoke-DcbndkStep "Check the *JumboPacket advanced property of '$name'" {
-        $deadline = (Get-Date).AddSeconds($TimeoutSeconds)
-        do {
-            $state = [string](Get-NetAdapter -Name $name -IncludeHidden).Status
-            if ($state -eq 'Up' -or $state -eq 'Disconnected') {
-                break
-            }
-            Start-Sleep -Milliseconds 500
-        } while ((Get-Date) -lt $deadline)
-        if ($state -ne 'Up' -and $state -ne 'Disconnected') {
-            throw "'$name' is $state after $TimeoutSeconds s: the adapter did not come back after its restart"
-        }
-        # -AllProperties and an exact match: -RegistryKeyword takes wildcards, and '*' is one.
-        $property = @(Get-NetAdapterAdvancedProperty -Name $name -AllProperties -ErrorAction SilentlyContinue |
-                Where-Object { $_.RegistryKeyword -eq '*JumboPacket' })
-        if ($property.Count -ne 1) {
-            throw "Get-NetAdapterAdvancedProperty shows $($property.Count) *JumboPacket rows for '$name', expected 1 (is the INF the current one?)"
-        }
-        $property[0] | Format-Table -AutoSize RegistryKeyword, DisplayName, RegistryValue | Out-String -Width 4096 | Write-Host
-        $value = [string](@($property[0].RegistryValue)[0])
-        if ($value -ne [string]$JumboPacket) {
-            throw "*JumboPacket RegistryValue is '$value', expected '$JumboPacket'"
-        }
+    Invoke-DcbndkStep "Set *JumboPacket $JumboPacket on '$name' and check it after the adapter's restart" {
+        Set-DcbndkKeyword -Name $name -Keyword '*JumboPacket' -Value ([string]$JumboPacket) -TimeoutSeconds $TimeoutSeconds
     }
 
     Invoke-DcbndkStep "Check the MTU the driver reports (Get-NetAdapter MtuSize)" {

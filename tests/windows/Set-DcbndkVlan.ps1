@@ -56,33 +56,8 @@ try {
     }
     $name = $adapter.Name
 
-    Invoke-DcbndkStep "Set VlanID $VlanId on '$name' (Set-NetAdapterAdvancedProperty)" {
-        Set-NetAdapterAdvancedProperty -Name $name -RegistryKeyword 'VlanID' -RegistryValue ([string]$VlanId)
-    }
-
-    Invoke-DcbndkStep "Check the VlanID advanced property of '$name'" {
-        $deadline = (Get-Date).AddSeconds($TimeoutSeconds)
-        do {
-            $state = [string](Get-NetAdapter -Name $name -IncludeHidden).Status
-            if ($state -eq 'Up' -or $state -eq 'Disconnected') {
-                break
-            }
-            Start-Sleep -Milliseconds 500
-        } while ((Get-Date) -lt $deadline)
-        if ($state -ne 'Up' -and $state -ne 'Disconnected') {
-            throw "'$name' is $state after $TimeoutSeconds s: the adapter did not come back after its restart"
-        }
-        # -AllProperties and an exact match: -RegistryKeyword takes wildcards.
-        $property = @(Get-NetAdapterAdvancedProperty -Name $name -AllProperties -ErrorAction SilentlyContinue |
-                Where-Object { $_.RegistryKeyword -eq 'VlanID' })
-        if ($property.Count -ne 1) {
-            throw "Get-NetAdapterAdvancedProperty shows $($property.Count) VlanID rows for '$name', expected 1 (is the INF the current one?)"
-        }
-        $property[0] | Format-Table -AutoSize RegistryKeyword, DisplayName, RegistryValue | Out-String -Width 4096 | Write-Host
-        $value = [string](@($property[0].RegistryValue)[0])
-        if ($value -ne [string]$VlanId) {
-            throw "VlanID RegistryValue is '$value', expected '$VlanId'"
-        }
+    Invoke-DcbndkStep "Set VlanID $VlanId on '$name' and check it after the adapter's restart" {
+        Set-DcbndkKeyword -Name $name -Keyword 'VlanID' -Value ([string]$VlanId) -TimeoutSeconds $TimeoutSeconds
     }
 
     Invoke-DcbndkStep "Check that VLAN tagging is on (*PriorityVLANTag 2 or 3)" {
