@@ -439,6 +439,23 @@ mod tests {
         AdapterConfig::decide(|k| f(k.name), None, 0x0006_0000_0500_0000)
     }
 
+    /// Every keyword at its INF default but `keyword`, read as `read`.
+    fn decide_one(keyword: &'static str, read: KeywordRead) -> (AdapterConfig, Warnings) {
+        decide_with(move |name| {
+            if name == keyword {
+                read
+            } else {
+                KeywordRead::Integer(
+                    keywords::KEYWORDS
+                        .iter()
+                        .find(|k| k.name == name)
+                        .and_then(|k| k.default)
+                        .unwrap_or(0),
+                )
+            }
+        })
+    }
+
     #[test]
     fn inf_defaults_give_the_documented_adapter() {
         let (c, w) = decide_with(|name| {
@@ -522,21 +539,7 @@ mod tests {
     /// warning, as any bad keyword.
     #[test]
     fn vlan_id_is_read_if_present_and_checked() {
-        let with = |read: KeywordRead| {
-            decide_with(move |name| {
-                if name == "VlanID" {
-                    read
-                } else {
-                    KeywordRead::Integer(
-                        keywords::KEYWORDS
-                            .iter()
-                            .find(|k| k.name == name)
-                            .and_then(|k| k.default)
-                            .unwrap_or(0),
-                    )
-                }
-            })
-        };
+        let with = |read: KeywordRead| decide_one("VlanID", read);
         let problems = |w: &Warnings| -> std::vec::Vec<_> {
             w.iter().map(|x| (x.keyword, x.problem, x.used)).collect()
         };
@@ -578,21 +581,7 @@ mod tests {
     /// or not a number gives 1514 with a warning, as every keyword with a default.
     #[test]
     fn jumbo_packet_is_read_and_checked() {
-        let with = |read: KeywordRead| {
-            decide_with(move |name| {
-                if name == "*JumboPacket" {
-                    read
-                } else {
-                    KeywordRead::Integer(
-                        keywords::KEYWORDS
-                            .iter()
-                            .find(|k| k.name == name)
-                            .and_then(|k| k.default)
-                            .unwrap_or(0),
-                    )
-                }
-            })
-        };
+        let with = |read: KeywordRead| decide_one("*JumboPacket", read);
         for (read, frame, mtu, pmtu, warned) in [
             (KeywordRead::Integer(1514), 1514, 1500, 1024, None),
             (KeywordRead::Integer(9014), 9014, 9000, 4096, None),
