@@ -55,23 +55,18 @@ impl Wire for Posted {
     fn deliver_sent(from: &AdapterContext, sent: &[Sent], _at_dispatch: bool) -> bool {
         let (lost, held) = from.link.post_sent(sent);
         from.link.stop_delivering();
-        counted(from, sent.len(), lost);
+        let posted = sent.len().saturating_sub(lost);
+        if posted > 0 {
+            wire::posted(posted);
+        }
+        for _ in 0..lost {
+            // No room in the outbox: the frame is lost, as a NIC's with a full ring would be.
+            from.core.stats.send_error();
+        }
         held
     }
 
     fn after_posting(_from: &AdapterContext, _at_dispatch: bool) {}
-}
-
-/// `sent` frames went to the outbox but `lost` of them, which found no room there.
-fn counted(from: &AdapterContext, sent: usize, lost: usize) {
-    let posted = sent.saturating_sub(lost);
-    if posted > 0 {
-        wire::posted(posted);
-    }
-    for _ in 0..lost {
-        // No room in the outbox: the frame is lost, as a NIC's with a full ring would be.
-        from.core.stats.send_error();
-    }
 }
 
 /// Sends a frame built in a free transmit buffer (an LLDPDU), in line with the link's frames

@@ -317,16 +317,11 @@ fn send_qp(
         // to LOCKED_PACKETS packets in a row, as the drain keeps it for a batch: a window of
         // small messages took it once per packet (issue 21's message rate). Lock order: the
         // provider's, then the link's (this module's rule).
-        if held_for >= LOCKED_PACKETS {
+        if held_for == LOCKED_PACKETS {
             link = None;
+            held_for = 0;
         }
-        let s = match link.as_mut() {
-            Some(s) => s,
-            None => {
-                held_for = 0;
-                link.insert(context.link.state().lock())
-            }
-        };
+        let s = link.get_or_insert_with(|| context.link.state().lock());
         held_for = held_for.saturating_add(1);
         if !s.has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
