@@ -67,11 +67,6 @@ impl Addresses {
     }
 }
 
-/// Packets [`send_qp`] frames and queues under one acquisition of the link's lock (as many as
-/// the drain takes per acquisition, `perform::drain`): a larger run would keep another CPU's
-/// sends spinning while 4 KiB packets are copied and checksummed.
-const LOCKED_PACKETS: u32 = 8;
-
 /// The QP that carries the connection manager's messages (ndkpi.md §4.3: IB CM's QP 1).
 pub const CM_QPN: u32 = 1;
 
@@ -287,9 +282,6 @@ fn send_qp(
         traffic_class: 0,
         src_port: entropy_port(qpn),
     };
-    // The link's lock while packets are framed in a row, and how many it has seen.
-    let mut link = None;
-    let mut held_for = 0u32;
     loop {
         if p.tx_budget == 0 {
             // This run's share is spent: the next run (the doorbell rings again) goes on.
@@ -311,23 +303,17 @@ fn send_qp(
         if !wants {
             return;
         }
-        // The room seen is the room the packet is queued in, under one acquisition of the
-        // link's lock (a look and then the queuing under two could lose a frame to another
-        // sender between them, to be resent on the timeout). The acquisition is kept for up
-        // to LOCKED_PACKETS packets in a row, as the drain keeps it for a batch: a window of
-        // small messages took it once per packet (issue 21's message rate). Lock order: the
+        // One acquisition of the link's lock per packet: the room seen is the room the packet
+        // is queued in (two acquisitions, a look and then the queuing, could lose a frame to
+        // another sender between them, to be resent on the timeout). Lock order: the
         // provider's, then the link's (this module's rule).
-        if held_for == LOCKED_PACKETS {
-            link = None;
-            held_for = 0;
-        }
-        let s = link.get_or_insert_with(|| context.link.state().lock());
-        held_for = held_for.saturating_add(1);
+        let mut s = context.link.state().lock();
         if !s.has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
             // Said while the link's lock is held (`NdkAdapterObject::want_refill`).
             p.held_back = true;
             owner.want_refill(true);
+            drop(s);
             return;
         }
         let packet = {
@@ -347,7 +333,7 @@ fn send_qp(
         let len = packet_len(&packet);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
             // Room is there (seen under this acquisition), so the frame is queued.
-            let _ = queue(context, s, &addressing, &packet.transport, payload, &d);
+            let _ = queue(context, &mut s, &addressing, &packet.transport, payload, &d);
         }
     }
 }
