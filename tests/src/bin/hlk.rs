@@ -4,6 +4,7 @@
 //! hlk                      run every group
 //! hlk --group Lifecycle    run one group (repeatable)
 //! hlk --list               list the groups and their cases
+//! hlk --case "rate"        run only the cases whose name contains this (any case; repeatable)
 //! hlk --json report.json   write every case as JSON here (default: target/hlk/report.json)
 //! hlk --junit report.xml   write JUnit XML here (default: target/hlk/report.xml)
 //! hlk --pcap DIR           write DIR/<group>.pcap: every frame on the wires of the groups
@@ -29,6 +30,7 @@ use dcbndk_hlk::sim::Sim;
 /// The parsed command line.
 struct Cli {
     group: Vec<String>,
+    case: Vec<String>,
     list: bool,
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
@@ -48,6 +50,13 @@ fn command() -> Command {
                 .value_name("NAME")
                 .action(ArgAction::Append)
                 .help("Run only this group (may be given several times); see --list"),
+        )
+        .arg(
+            Arg::new("case")
+                .long("case")
+                .value_name("TEXT")
+                .action(ArgAction::Append)
+                .help("Run only the cases whose name contains TEXT, ignoring case (may be given several times; with --group, within those groups); see --list"),
         )
         .arg(Arg::new("list").long("list").action(ArgAction::SetTrue).help("List the groups and their cases, and exit"))
         .arg(
@@ -90,6 +99,10 @@ fn parse() -> Cli {
     Cli {
         group: m
             .get_many::<String>("group")
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default(),
+        case: m
+            .get_many::<String>("case")
             .map(|v| v.cloned().collect())
             .unwrap_or_default(),
         list: m.get_flag("list"),
@@ -193,12 +206,27 @@ fn main() -> ExitCode {
         .filter(|g| {
             cli.group.is_empty() || cli.group.iter().any(|n| g.name.eq_ignore_ascii_case(n))
         })
+        .filter(|g| {
+            (g.cases)()
+                .iter()
+                .any(|c| kit::case_matches(&c.name, &cli.case))
+        })
         .collect();
+    if selected.is_empty() {
+        eprintln!(
+            "hlk: no case's name contains {:?}; see hlk --list",
+            cli.case.join("\" or \"")
+        );
+        return ExitCode::from(2);
+    }
 
     if cli.list {
         for g in &selected {
             println!("{} — {}", g.name, g.description);
-            for c in (g.cases)() {
+            for c in (g.cases)()
+                .iter()
+                .filter(|c| kit::case_matches(&c.name, &cli.case))
+            {
                 println!("  {}", c.name);
             }
         }
@@ -274,7 +302,7 @@ fn main() -> ExitCode {
             }
         };
         let reports = capture::capturing(sink.as_ref(), || {
-            kit::run_group(g, |r| {
+            kit::run_cases_matching(g, &cli.case, kit::require_all(), |r| {
                 let mark = match r.status {
                     Status::Pass => "PASS",
                     Status::Fail => "FAIL",
@@ -401,7 +429,7 @@ fn main() -> ExitCode {
 
     // The default scenario's views, as a user would see them on Windows.
     let mut scenario_ok = true;
-    if cli.group.is_empty() {
+    if cli.group.is_empty() && cli.case.is_empty() {
         println!("\n{}", "-".repeat(80));
         scenario_ok = match Scenario::load(&scenario::default_scenario()) {
             Ok(s) => show_scenario(&s).unwrap_or_else(|e| {

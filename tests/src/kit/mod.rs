@@ -198,16 +198,36 @@ pub fn run_group(group: &Group, each: impl FnMut(&CaseReport)) -> Vec<CaseReport
 pub fn run_group_requiring(
     group: &Group,
     require_all: bool,
+    each: impl FnMut(&CaseReport),
+) -> Vec<CaseReport> {
+    run_cases_matching(group, &[], require_all, each)
+}
+
+/// [`run_group_requiring`] for only the cases whose name contains one of `names`, ignoring
+/// case (every case when `names` is empty): `hlk --case`, to rerun or profile one case.
+pub fn run_cases_matching(
+    group: &Group,
+    names: &[String],
+    require_all: bool,
     mut each: impl FnMut(&CaseReport),
 ) -> Vec<CaseReport> {
     (group.cases)()
         .iter()
+        .filter(|case| case_matches(&case.name, names))
         .map(|case| {
             let report = enforce(run_case(group.name, case), require_all);
             each(&report);
             report
         })
         .collect()
+}
+
+/// Whether a case named `name` is among `names` (each a part of a name, any case); every case
+/// is when `names` is empty.
+#[must_use]
+pub fn case_matches(name: &str, names: &[String]) -> bool {
+    let name = name.to_lowercase();
+    names.is_empty() || names.iter().any(|n| name.contains(&n.to_lowercase()))
 }
 
 /// Totals of a list of reports.
@@ -364,5 +384,33 @@ mod tests {
             ..passed
         };
         assert_eq!(enforce(failed.clone(), true), failed);
+    }
+
+    #[test]
+    fn a_case_filter_runs_only_the_cases_whose_name_contains_it() {
+        let two = Group {
+            name: "NdkPerf",
+            description: "two cases",
+            cases: || {
+                vec![
+                    Case::new("SEND message rate, posted one by one", || Ok(None)),
+                    Case::new("RDMA WRITE of 1 MiB", || Ok(None)),
+                ]
+            },
+        };
+        let names = |filter: &[&str]| -> Vec<String> {
+            let filter: Vec<String> = filter.iter().map(|f| (*f).to_owned()).collect();
+            run_cases_matching(&two, &filter, false, |_| {})
+                .into_iter()
+                .map(|r| r.name)
+                .collect()
+        };
+        assert_eq!(names(&[]).len(), 2);
+        assert_eq!(
+            names(&["MESSAGE rate"]),
+            ["SEND message rate, posted one by one"]
+        );
+        assert_eq!(names(&["write", "one by one"]).len(), 2);
+        assert!(names(&["nope"]).is_empty());
     }
 }
