@@ -26,6 +26,8 @@ impl Wire for Direct {
         // order the link sent them.
         let me = core::ptr::from_ref(from).cast::<()>();
         let number = from.core.config.virtual_wire;
+        // One clock read for the batch: its frames arrive together.
+        let clock_ns = now_ns();
         for port in 0..MAX_PORTS {
             let Some(owner) = wire::enter(port, me) else {
                 continue;
@@ -37,7 +39,7 @@ impl Wire for Direct {
                     // SAFETY: the buffers are the caller's (dequeued, off the free list) until
                     // released below, after the last use of the slices.
                     let bytes = unsafe { from.link.frame(frame.slot, frame.range()) };
-                    super::receive::arrived(to, bytes, at_dispatch, frame.at_ns);
+                    super::receive::arrived(to, bytes, at_dispatch, frame.at_ns, clock_ns);
                 }
             }
             wire::leave(port);
@@ -70,6 +72,7 @@ unsafe fn adapter_at<'a>(owner: *const ()) -> &'a AdapterContext {
 fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let me = core::ptr::from_ref(from).cast::<()>();
     let number = from.core.config.virtual_wire;
+    let clock_ns = now_ns();
     for port in 0..MAX_PORTS {
         let Some(owner) = wire::enter(port, me) else {
             continue;
@@ -77,7 +80,7 @@ fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
         // SAFETY: from `wire::enter`, left below.
         let to = unsafe { adapter_at(owner) };
         if to.core.config.virtual_wire == number {
-            super::receive::arrived(to, frame, at_dispatch, at_ns);
+            super::receive::arrived(to, frame, at_dispatch, at_ns, clock_ns);
         }
         wire::leave(port);
     }

@@ -488,8 +488,9 @@ pub fn refill(context: &AdapterContext, sent: u32) {
 }
 
 /// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a
-/// provider, or dropped: a bad ICRC, no such QP), `false` when it is for the protocols.
-pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
+/// provider, or dropped: a bad ICRC, no such QP), `false` when it is for the protocols. `now`:
+/// the clock, as the delivery read it.
+pub fn arrived(context: &AdapterContext, bytes: &[u8], now: u64) -> bool {
     if context.ndk_ports.is_empty() {
         return false;
     }
@@ -511,7 +512,6 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8]) -> bool {
         Err(_) => return true,
     };
     count_rdma(&context.core.ndk, true, bytes.len());
-    let now = now_ns();
     // A connection message is answered by the CM owning its destination address: the CMs learn
     // the adapter's current addresses first (a request may come before any local bind).
     let addresses = (packet.transport.bth.dest_qp == CM_QPN).then(|| Addresses::of(context));

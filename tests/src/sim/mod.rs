@@ -480,7 +480,7 @@ pub(crate) fn call_handler<R>(
         );
     }
     let lowered = saved.irql < verifier::DISPATCH_LEVEL;
-    verifier::with_thread_mut(|t| *t = saved);
+    verifier::with_thread_mut(|t| t.restore(saved));
     if lowered {
         // Back below DISPATCH_LEVEL: the DPCs the handler queued run now.
         dpc::irql_lowered();

@@ -530,10 +530,19 @@ impl NdkConsumer<'_> {
 
     /// `NdkGetCqResultsEx` for up to `n` entries.
     pub fn results(&self, cq: &Cq, n: usize) -> Vec<NDK_RESULT_EX> {
+        let mut out = Vec::new();
+        self.results_into(cq, n, &mut out);
+        out
+    }
+
+    /// [`Self::results`] into `out` (cleared first), whose allocation a polling loop reuses
+    /// as a consumer reuses its result array.
+    pub fn results_into(&self, cq: &Cq, n: usize, out: &mut Vec<NDK_RESULT_EX>) {
+        out.clear();
         let Some(f) = cq.dispatch.NdkGetCqResultsEx else {
-            return Vec::new();
+            return;
         };
-        let mut out = vec![NDK_RESULT_EX::zeroed(); n];
+        out.resize(n, NDK_RESULT_EX::zeroed());
         let p = cq.ptr;
         let len = u32::try_from(n).unwrap_or(u32::MAX);
         // SAFETY: a live CQ and an array of `n` entries.
@@ -541,7 +550,6 @@ impl NdkConsumer<'_> {
             f(p, out.as_mut_ptr(), len)
         });
         out.truncate(got as usize);
-        out
     }
 
     /// `NdkReceive` with the SGEs `(va, len, token)`.
@@ -590,16 +598,51 @@ impl NdkConsumer<'_> {
     }
 }
 
+/// SGEs [`sge_list`] keeps inline: a post of up to this many allocates nothing (kit group
+/// NdkPerf's message rate times the consumer's calls with the provider's, as ndkperf does; a
+/// consumer builds its SGE arrays once).
+const INLINE_SGES: usize = 4;
+
+/// An SGE list to pass to the provider: inline up to [`INLINE_SGES`], else on the heap.
+pub struct SgeList {
+    inline: [NDK_SGE; INLINE_SGES],
+    heap: Vec<NDK_SGE>,
+    len: usize,
+}
+
+impl std::ops::Deref for SgeList {
+    type Target = [NDK_SGE];
+
+    fn deref(&self) -> &[NDK_SGE] {
+        if self.heap.is_empty() {
+            self.inline.get(..self.len).unwrap_or(&[])
+        } else {
+            &self.heap
+        }
+    }
+}
+
 /// `NDK_SGE`s from `(va, len, token)`.
 #[must_use]
-pub fn sge_list(sges: &[(u64, u32, u32)]) -> Vec<NDK_SGE> {
-    sges.iter()
-        .map(|&(va, len, token)| NDK_SGE {
-            address: NDK_SGE_ADDRESS {
-                LogicalAddress: i64::from_ne_bytes(va.to_ne_bytes()),
-            },
-            Length: len,
-            MemoryRegionToken: token,
-        })
-        .collect()
+pub fn sge_list(sges: &[(u64, u32, u32)]) -> SgeList {
+    let sge = |&(va, len, token): &(u64, u32, u32)| NDK_SGE {
+        address: NDK_SGE_ADDRESS {
+            LogicalAddress: i64::from_ne_bytes(va.to_ne_bytes()),
+        },
+        Length: len,
+        MemoryRegionToken: token,
+    };
+    let mut list = SgeList {
+        inline: [NDK_SGE::zeroed(); INLINE_SGES],
+        heap: Vec::new(),
+        len: sges.len(),
+    };
+    if sges.len() <= INLINE_SGES {
+        for (slot, s) in list.inline.iter_mut().zip(sges) {
+            *slot = sge(s);
+        }
+    } else {
+        list.heap = sges.iter().map(sge).collect();
+    }
+    list
 }

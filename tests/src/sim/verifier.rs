@@ -151,6 +151,21 @@ impl ThreadState {
     };
 }
 
+impl ThreadState {
+    /// Puts back the state `saved` before a handler ran. The list of held locks keeps its
+    /// allocation when it was empty then (the common case): a clone of an empty list has none,
+    /// and each handler's first spin lock would otherwise allocate it again.
+    pub fn restore(&mut self, saved: ThreadState) {
+        if saved.held.is_empty() {
+            let mut held = std::mem::take(&mut self.held);
+            held.clear();
+            *self = ThreadState { held, ..saved };
+        } else {
+            *self = saved;
+        }
+    }
+}
+
 thread_local! {
     static THREAD: RefCell<ThreadState> = const { RefCell::new(ThreadState::IDLE) };
 }
