@@ -187,7 +187,7 @@ mod tests {
                 x ^= x << 13;
                 x ^= x >> 17;
                 x ^= x << 5;
-                if x % 3 != 0 {
+                if !x.is_multiple_of(3) {
                     let slot = r.push(step);
                     if model.len() < depth {
                         let slot = slot.expect("room");
