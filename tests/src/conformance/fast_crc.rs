@@ -107,14 +107,23 @@ fn the_folding_is_taken_wherever_the_cpu_has_pclmulqdq() {
     assert_eq!(fast::detect(), cpu, "CPUID detection against std's");
     assert_eq!(fast::accelerated(), cpu);
     if cpu {
-        let data = Rng(5).bytes(1000);
-        // SAFETY: std's detection just said the CPU has PCLMULQDQ and SSE4.1.
-        let (register, rest) = unsafe { fast::x64::fold(u32::MAX, &data) };
-        assert_eq!(rest.len(), 1000 % 16, "the fold takes every whole block");
-        assert_eq!(
-            fast::software(register, rest),
-            fast::software(u32::MAX, &data)
-        );
+        // Four lanes (1000 bytes), one lane (an IPv4 packet's 48 bytes of LRH and masked
+        // headers; 17 and 63), and no whole block (15: given back as it came).
+        for len in [1000, 48, 17, 63, 15] {
+            let data = Rng(5).bytes(len);
+            // SAFETY: std's detection just said the CPU has PCLMULQDQ and SSE4.1.
+            let (register, rest) = unsafe { fast::x64::fold(u32::MAX, &data) };
+            assert_eq!(
+                rest.len(),
+                len % 16,
+                "the fold takes every whole block of {len}"
+            );
+            assert_eq!(
+                fast::software(register, rest),
+                fast::software(u32::MAX, &data),
+                "{len} bytes"
+            );
+        }
     } else {
         println!("SKIPPED: this CPU has no PCLMULQDQ; the software CRC is the path");
     }

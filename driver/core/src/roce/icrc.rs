@@ -420,13 +420,20 @@ pub fn compute(packet: &[u8]) -> Option<u32> {
     compute_with(packet, &Software)
 }
 
-/// [`compute`] with the CRC-32 of `crc`: the masked headers (40 or 60 bytes) and then the rest
-/// of the packet, each one [`Update::update`].
+/// The bytes of 0xFF that stand for the LRH.
+const LRH_LEN: usize = 8;
+
+/// [`compute`] with the CRC-32 of `crc`: the LRH's 8 bytes of 0xFF and the masked headers (48
+/// or 68 bytes) and then the rest of the packet, each one [`Update::update`]. The 0xFF bytes go
+/// with the headers rather than as [`AFTER_LRH`]: over IPv4 that makes three whole 16-byte
+/// blocks, which a folding CRC takes with no byte left for its software tail (the shell's:
+/// `resources::crc`).
 #[must_use]
 pub fn compute_with<C: Update + ?Sized>(packet: &[u8], crc: &C) -> Option<u32> {
-    let mut headers = [0u8; MAX_MASKED_LEN];
-    let len = mask_headers(packet, &mut headers)?;
-    let register = crc.update(AFTER_LRH, headers.get(..len)?);
+    let mut lrh_and_headers = [0xFFu8; LRH_LEN + MAX_MASKED_LEN];
+    let (_, headers) = lrh_and_headers.split_last_chunk_mut::<MAX_MASKED_LEN>()?;
+    let len = mask_headers(packet, headers)?;
+    let register = crc.update(u32::MAX, lrh_and_headers.get(..LRH_LEN.checked_add(len)?)?);
     let register = crc.update(register, packet.get(len..)?);
     Some(!register)
 }
