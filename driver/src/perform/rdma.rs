@@ -424,14 +424,18 @@ pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
 /// Rings the NDK adapter's doorbell when something is due now (deferred callbacks, something
 /// to frame), else arms its timer for the next timeout unless it is armed for that already;
 /// nothing once the adapter is closing. Called with the provider's lock held: the doorbell's
-/// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then).
+/// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then). Rings
+/// only when not rung since the DPC last began its run (`Provider::rung`).
 /// `now` gives the clock, read only to arm the timer (a post, which rings, reads none).
 pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: impl FnOnce() -> u64) {
     if p.closing {
         return;
     }
     if p.has_deferred() || p.transmit_due {
-        owner.ring();
+        if !p.rung {
+            p.rung = true;
+            owner.ring();
+        }
         return;
     }
     let Some(due) = p.next_deadline() else {

@@ -94,8 +94,10 @@ fn run(owner: &NdkAdapterObject, by: By) -> bool {
     let shell = unsafe { context(owner.adapter_context) };
     let now = now_ns();
     let mut p = owner.provider.lock();
-    if by == By::Timer {
-        p.armed_at = None;
+    match by {
+        By::Timer => p.armed_at = None,
+        // Before any look at the work: what is queued from here on rings again.
+        By::Doorbell => p.rung = false,
     }
     // A run's share of packets (`Provider::tx_budget`).
     p.tx_budget = TX_BUDGET;

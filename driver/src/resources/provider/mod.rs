@@ -174,6 +174,11 @@ pub struct Provider {
     pub deferred_len: usize,
     /// When the timer is armed to run (`None`: not armed).
     pub armed_at: Option<u64>,
+    /// The doorbell's DPC is queued and has not begun its run (`rdma::schedule` rings only
+    /// when it is not; the DPC's run clears it under this lock before it looks at the work,
+    /// so what is queued before that is seen and what comes after rings again). A batch of 32
+    /// posts queued the DPC once, not 32 times.
+    pub rung: bool,
     /// A received packet left something to send (an answer): the timer frames it.
     pub transmit_due: bool,
     /// A QP stopped sending for want of room on the link: the drain's `refill` resumes it.
@@ -773,6 +778,11 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, choices: &
     let member = unsafe { &raw mut (*place).armed_at };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(None) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the member's address is taken.
+    let member = unsafe { &raw mut (*place).rung };
+    // SAFETY: `member` is inside `place`, valid for writes, written once.
+    unsafe { member.write(false) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).transmit_due };
