@@ -67,6 +67,17 @@ impl Update for Fast {
     fn update(&self, register: u32, data: &[u8]) -> u32 {
         update(register, data)
     }
+
+    #[inline(always)]
+    fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if first.len().saturating_add(second.len()) >= FOLD_FROM && accelerated() {
+            // SAFETY: as in `update`: CPUID reports PCLMULQDQ and SSE4.1.
+            let (register, rest) = unsafe { x64::fold_both(register, first, second) };
+            return Software.update(register, rest);
+        }
+        update(update(register, first), second)
+    }
 }
 
 /// Asks the CPU (x64) or the kernel (ARM64) whether it has the CRC instructions, once, and
@@ -214,37 +225,110 @@ pub mod x64 {
         let (blocks, rest) = data.as_chunks::<16>();
         // The register enters as the first 32 bits of the message (reflected CRC: the low end).
         let entering = _mm_cvtsi32_si128(register.cast_signed());
-        let k3k4 = _mm_set_epi64x(K4, K3);
-        let (mut x, ones) = if let Some((first, blocks)) = blocks.split_first_chunk::<4>() {
-            let [b0, b1, b2, b3] = first;
-            let mut x0 = _mm_xor_si128(load(b0), entering);
-            let mut x1 = load(b1);
-            let mut x2 = load(b2);
-            let mut x3 = load(b3);
-
-            let k1k2 = _mm_set_epi64x(K2, K1);
-            let (fours, ones) = blocks.as_chunks::<4>();
-            for [c0, c1, c2, c3] in fours {
-                x0 = fold_into(x0, load(c0), k1k2);
-                x1 = fold_into(x1, load(c1), k1k2);
-                x2 = fold_into(x2, load(c2), k1k2);
-                x3 = fold_into(x3, load(c3), k1k2);
-            }
-
-            let mut x = fold_into(x0, x1, k3k4);
-            x = fold_into(x, x2, k3k4);
-            x = fold_into(x, x3, k3k4);
-            (x, ones)
-        } else if let Some((b0, ones)) = blocks.split_first() {
-            // One to three blocks: one lane from the start (a RoCEv2 packet's masked headers).
-            (_mm_xor_si128(load(b0), entering), ones)
+        let x = if let Some(([b0, b1, b2, b3], more)) = blocks.split_first_chunk::<4>() {
+            let lanes = [
+                _mm_xor_si128(load(b0), entering),
+                load(b1),
+                load(b2),
+                load(b3),
+            ];
+            four_lanes(lanes, more)
+        } else if let Some((b0, more)) = blocks.split_first() {
+            one_lane(_mm_xor_si128(load(b0), entering), more)
         } else {
             return (register, data);
         };
-        for block in ones {
+        (reduce(x), rest)
+    }
+
+    /// [`fold`] of `first` and then `second` as one message, whose blocks run on from
+    /// `first`'s into `second`'s in the same lanes, reduced once: for `first` of at most four
+    /// whole blocks (a RoCEv2 packet's 0xFF bytes and masked IPv4 headers, 48 bytes); any
+    /// other `first` is folded alone, then `second`. Returns the register and the bytes after
+    /// the last whole block.
+    ///
+    /// # Safety
+    /// As [`fold`].
+    #[target_feature(enable = "pclmulqdq,sse4.1")]
+    pub fn fold_both<'a>(register: u32, first: &[u8], second: &'a [u8]) -> (u32, &'a [u8]) {
+        let (a, a_rest) = first.as_chunks::<16>();
+        if !a_rest.is_empty() || a.len() > 4 {
+            let (register, tail) = fold(register, first);
+            return fold(super::software(register, tail), second);
+        }
+        let (b, rest) = second.as_chunks::<16>();
+        // Block `i` of the message, `a`'s then `b`'s, for the first four (zeros past the end:
+        // never read, as `i` stays below the count).
+        let block = |i: usize| {
+            let found = match i.checked_sub(a.len()) {
+                None => a.get(i),
+                Some(j) => b.get(j),
+            };
+            found.map_or(_mm_set_epi64x(0, 0), |block| load(block))
+        };
+        let total = a.len().saturating_add(b.len());
+        let entering = _mm_cvtsi32_si128(register.cast_signed());
+        let x = match total {
+            0 => return (register, second),
+            1..4 => {
+                let mut x = _mm_xor_si128(block(0), entering);
+                for i in 1..total {
+                    x = fold_into(x, block(i), _mm_set_epi64x(K4, K3));
+                }
+                x
+            }
+            _ => {
+                let lanes = [
+                    _mm_xor_si128(block(0), entering),
+                    block(1),
+                    block(2),
+                    block(3),
+                ];
+                // `a` has at most four blocks: the rest of the message is `b`'s.
+                let more = b.get(4usize.saturating_sub(a.len())..).unwrap_or(&[]);
+                four_lanes(lanes, more)
+            }
+        };
+        (reduce(x), rest)
+    }
+
+    /// Four lanes started with a message's first four blocks, folded on over `blocks` (the
+    /// rest of its whole blocks), four at a time, then into one, then the last ones.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse4.1")]
+    fn four_lanes(lanes: [__m128i; 4], blocks: &[[u8; 16]]) -> __m128i {
+        let [mut x0, mut x1, mut x2, mut x3] = lanes;
+        let k1k2 = _mm_set_epi64x(K2, K1);
+        let (fours, ones) = blocks.as_chunks::<4>();
+        for [c0, c1, c2, c3] in fours {
+            x0 = fold_into(x0, load(c0), k1k2);
+            x1 = fold_into(x1, load(c1), k1k2);
+            x2 = fold_into(x2, load(c2), k1k2);
+            x3 = fold_into(x3, load(c3), k1k2);
+        }
+        let k3k4 = _mm_set_epi64x(K4, K3);
+        let mut x = fold_into(x0, x1, k3k4);
+        x = fold_into(x, x2, k3k4);
+        x = fold_into(x, x3, k3k4);
+        one_lane(x, ones)
+    }
+
+    /// One lane folded on over `blocks`, 16 bytes at a time.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse4.1")]
+    fn one_lane(mut x: __m128i, blocks: &[[u8; 16]]) -> __m128i {
+        let k3k4 = _mm_set_epi64x(K4, K3);
+        for block in blocks {
             x = fold_into(x, load(block), k3k4);
         }
+        x
+    }
 
+    /// The 32-bit register a folded lane stands for.
+    #[inline]
+    #[target_feature(enable = "pclmulqdq,sse4.1")]
+    fn reduce(x: __m128i) -> u32 {
+        let k3k4 = _mm_set_epi64x(K4, K3);
         // 128 bits to 96: the low half moved 64 bits ahead (times K4) onto the high half.
         let x = _mm_xor_si128(
             _mm_clmulepi64_si128::<0x10>(x, k3k4),
@@ -262,7 +346,7 @@ pub mod x64 {
         let t1 = _mm_clmulepi64_si128::<0x10>(_mm_and_si128(x, low32), pu);
         let t2 = _mm_clmulepi64_si128::<0x00>(_mm_and_si128(t1, low32), pu);
         let c = _mm_extract_epi32::<1>(_mm_xor_si128(x, t2));
-        (c.cast_unsigned(), rest)
+        c.cast_unsigned()
     }
 }
 

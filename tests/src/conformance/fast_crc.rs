@@ -9,7 +9,7 @@ use crc::{CRC_32_ISO_HDLC, Crc};
 use dcbndk::resources::crc::{self as fast, FOLD_FROM, Fast};
 use dcbndk_core::roce::frame::{Addressing, IpAddrs, build, build_with, parse, parse_with};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, Opcode, Reth, Transport};
-use dcbndk_core::roce::icrc::{self, AFTER_LRH};
+use dcbndk_core::roce::icrc::{self, AFTER_LRH, Update};
 
 /// `register` after `data` by the `crc` crate: a digest started from `register` (the crate
 /// takes its initial value unreflected) and finished without its final inversion.
@@ -94,6 +94,29 @@ fn random_buffers_to_9_kib_agree_with_the_software_and_an_independent_crc() {
             &buffer[at..at + len],
             &format!("case {case}: {len} bytes at {at}, from {register:#x}"),
         );
+    }
+}
+
+/// `update_both`, which carries the fold's lanes from the first buffer into the second, against
+/// the software CRC of the two one after the other: first buffers of whole blocks (0 to 80
+/// bytes: the masked headers are 48 over IPv4) and not (68: over IPv6), second buffers of every
+/// length to 300, from every register the tests use.
+#[test]
+fn both_buffers_in_one_fold_agree_with_the_software_crc() {
+    let mut rng = Rng(11);
+    for first_len in [0, 16, 32, 48, 64, 80, 68, 7] {
+        let first = rng.bytes(first_len);
+        for second_len in 0..=300 {
+            let second = rng.bytes(second_len);
+            for register in [u32::MAX, AFTER_LRH, 0x1234_5678] {
+                let both: Vec<u8> = first.iter().chain(&second).copied().collect();
+                assert_eq!(
+                    Fast.update_both(register, &first, &second),
+                    independent(register, &both),
+                    "{first_len} + {second_len} bytes from {register:#x}"
+                );
+            }
+        }
     }
 }
 

@@ -344,6 +344,15 @@ pub trait Update {
     /// `register` (not inverted) after the bytes of `data`: exactly what
     /// [`Crc32::update`] leaves, for every register and every `data`.
     fn update(&self, register: u32, data: &[u8]) -> u32;
+
+    /// `register` after the bytes of `first` and then those of `second`, as two
+    /// [`Update::update`]s leave it. A folding CRC overrides it to carry its lanes from one to
+    /// the other where `first` is whole 16-byte blocks, reducing once rather than twice
+    /// ([`compute_with`]: the masked headers and the rest of a packet).
+    #[inline]
+    fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
+        self.update(self.update(register, first), second)
+    }
 }
 
 /// The core's own CRC-32: [`Crc32::update`] (slicing-by-16 and braids, no CPU instructions).
@@ -424,17 +433,20 @@ pub fn compute(packet: &[u8]) -> Option<u32> {
 const LRH_LEN: usize = 8;
 
 /// [`compute`] with the CRC-32 of `crc`: the LRH's 8 bytes of 0xFF and the masked headers (48
-/// or 68 bytes) and then the rest of the packet, each one [`Update::update`]. The 0xFF bytes go
+/// or 68 bytes), then the rest of the packet, in one [`Update::update_both`]. The 0xFF bytes go
 /// with the headers rather than as [`AFTER_LRH`]: over IPv4 that makes three whole 16-byte
-/// blocks, which a folding CRC takes with no byte left for its software tail (the shell's:
-/// `resources::crc`).
+/// blocks, from which a folding CRC goes on into the rest with no byte left between (the
+/// shell's: `resources::crc`).
 #[must_use]
 pub fn compute_with<C: Update + ?Sized>(packet: &[u8], crc: &C) -> Option<u32> {
     let mut lrh_and_headers = [0xFFu8; LRH_LEN + MAX_MASKED_LEN];
     let (_, headers) = lrh_and_headers.split_last_chunk_mut::<MAX_MASKED_LEN>()?;
     let len = mask_headers(packet, headers)?;
-    let register = crc.update(u32::MAX, lrh_and_headers.get(..LRH_LEN.checked_add(len)?)?);
-    let register = crc.update(register, packet.get(len..)?);
+    let register = crc.update_both(
+        u32::MAX,
+        lrh_and_headers.get(..LRH_LEN.checked_add(len)?)?,
+        packet.get(len..)?,
+    );
     Some(!register)
 }
 
