@@ -73,8 +73,9 @@ impl Update for Fast {
         #[cfg(target_arch = "x86_64")]
         if first.len().saturating_add(second.len()) >= FOLD_FROM && accelerated() {
             // SAFETY: as in `update`: CPUID reports PCLMULQDQ and SSE4.1.
-            let (register, rest) = unsafe { x64::fold_both(register, first, second) };
-            return Software.update(register, rest);
+            if let Some((register, rest)) = unsafe { x64::fold_both(register, first, second) } {
+                return Software.update(register, rest);
+            }
         }
         update(update(register, first), second)
     }
@@ -242,19 +243,20 @@ pub mod x64 {
     }
 
     /// [`fold`] of `first` and then `second` as one message, whose blocks run on from
-    /// `first`'s into `second`'s in the same lanes, reduced once: for `first` of at most four
-    /// whole blocks (a RoCEv2 packet's 0xFF bytes and masked IPv4 headers, 48 bytes); any
-    /// other `first` is folded alone, then `second`. Returns the register and the bytes after
-    /// the last whole block.
+    /// `first`'s into `second`'s in the same lanes, reduced once, for `first` of at most four
+    /// whole blocks (a RoCEv2 packet's 0xFF bytes and masked IPv4 headers, 48 bytes): the
+    /// register and the bytes of `second` after its last whole block. `None` for any other
+    /// `first`: the caller folds the two one after the other (and calls the software CRC for
+    /// what is left, at its own depth: this frame is the deepest of the CRC's in a debug
+    /// build, `cargo xtask pe`).
     ///
     /// # Safety
     /// As [`fold`].
     #[target_feature(enable = "pclmulqdq,sse4.1")]
-    pub fn fold_both<'a>(register: u32, first: &[u8], second: &'a [u8]) -> (u32, &'a [u8]) {
+    pub fn fold_both<'a>(register: u32, first: &[u8], second: &'a [u8]) -> Option<(u32, &'a [u8])> {
         let (a, a_rest) = first.as_chunks::<16>();
         if !a_rest.is_empty() || a.len() > 4 {
-            let (register, tail) = fold(register, first);
-            return fold(super::software(register, tail), second);
+            return None;
         }
         let (b, rest) = second.as_chunks::<16>();
         // Block `i` of the message, `a`'s then `b`'s, for the first four (zeros past the end:
@@ -269,7 +271,7 @@ pub mod x64 {
         let total = a.len().saturating_add(b.len());
         let entering = _mm_cvtsi32_si128(register.cast_signed());
         let x = match total {
-            0 => return (register, second),
+            0 => return Some((register, second)),
             1..4 => {
                 let mut x = _mm_xor_si128(block(0), entering);
                 for i in 1..total {
@@ -289,7 +291,7 @@ pub mod x64 {
                 four_lanes(lanes, more)
             }
         };
-        (reduce(x), rest)
+        Some((reduce(x), rest))
     }
 
     /// Four lanes started with a message's first four blocks, folded on over `blocks` (the

@@ -839,12 +839,18 @@ impl LinkShell {
             return Read::NoBuffer;
         };
         // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
-        let read = unsafe { self.buffers.slot_mut(usize::from(slot)) }.is_some_and(|out| {
-            TAG_ROOM
-                .checked_add(len)
-                .and_then(|end| out.get_mut(TAG_ROOM..end))
-                .is_some_and(fill)
-        });
+        let out = unsafe { self.buffers.slot_mut(usize::from(slot)) };
+        let room = TAG_ROOM.checked_add(len);
+        // A `match`, not two `is_some_and` closures: each was a frame between the caller and
+        // `fill` in a debug build, on the dev image's deepest path (an NDK provider's frame
+        // built and its ICRC computed under an OID request's drain, `cargo xtask pe`).
+        let read = match (out, room) {
+            (Some(out), Some(end)) => match out.get_mut(TAG_ROOM..end) {
+                Some(frame) => fill(frame),
+                None => false,
+            },
+            _ => false,
+        };
         if read {
             Read::Slot(slot)
         } else {
