@@ -12,11 +12,12 @@
 //! 1. `core_dispatch_allocates_nothing`: `dcbndk_core::oid::dispatch` for every OID of the table,
 //!    every request type, right-sized, short and zero-length buffers: zero allocations on the
 //!    thread, counted exactly.
-//! 2. `driver_oid_and_send_paths_allocate_nothing`: general OID queries and sets and a send of a
-//!    few frames through the simulated ndis.sys and the driver's trampolines. The simulator itself
-//!    allocates on these calls (it boxes the `NDIS_OID_REQUEST`, copies buffers into `Vec`s, keeps
-//!    `HashMap`s of outstanding requests, pushes held spin locks on a per-thread `Vec`), so a plain
-//!    count would be meaningless. Instead every allocation made on the thread while the requests
+//! 2. `driver_oid_and_send_paths_allocate_nothing`: general OID queries and sets, two
+//!    `OID_QOS_PARAMETERS` method requests that each change the operational parameters, and a send
+//!    of a few frames through the simulated ndis.sys and the driver's trampolines. The simulator
+//!    itself allocates on these calls (it boxes the `NDIS_OID_REQUEST`, copies buffers into
+//!    `Vec`s, keeps `HashMap`s of outstanding requests, copies each status indication's buffer), so
+//!    a plain count would be meaningless. Instead every allocation made on the thread while the requests
 //!    run is recorded with its stack, and attributed to the innermost frame that lies in this
 //!    workspace's sources: driver/src or driver/core/src is the driver, tests/src the simulator.
 //!    An allocation the simulator makes inside an NDIS function the driver called (its stack
@@ -36,12 +37,15 @@ use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use dcbndk_bench::mix::params;
 use dcbndk_core::adapter::Settings;
 use dcbndk_core::ndis::{
     NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED, NDIS_PACKET_TYPE_MULTICAST,
     OID_802_3_MULTICAST_LIST, OID_GEN_CURRENT_LOOKAHEAD, OID_GEN_CURRENT_PACKET_FILTER,
+    OID_QOS_PARAMETERS,
 };
 use dcbndk_core::oid::{self, OIDS, Request, RequestKind};
+use dcbndk_core::qos::params::{QosParameters, flags};
 use dcbndk_core::status::Status;
 use dcbndk_hlk::sim::{Adapter, Registry};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
@@ -284,8 +288,29 @@ fn frame(destination: [u8; 6], len: usize) -> Vec<u8> {
 
 #[test]
 fn driver_oid_and_send_paths_allocate_nothing() {
-    let adapter = Adapter::dcbndk(Registry::inf_defaults()).expect("the driver loads");
+    let mut registry = Registry::inf_defaults();
+    registry.set_sz("*QOS", "1");
+    let adapter = Adapter::dcbndk(registry).expect("the driver loads");
     adapter.start().expect("the adapter starts");
+    // Two QoS parameter sets, each a change of the operational parameters from the other: the
+    // driver indicates NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE for each, and the simulated
+    // NdisMIndicateStatusEx copies the indication's buffer, an allocation of the simulator's
+    // inside an NDIS call the driver made: what shows the recorded stacks do pass through the
+    // driver's frames (the last check below).
+    let qos_sets: Vec<Vec<u8>> = [[40, 10, 40, 10], [10, 40, 10, 40]]
+        .iter()
+        .map(|bw| {
+            let mut set = QosParameters {
+                flags: flags::ALL_CONFIGURED,
+                ..params()
+            };
+            set.tc_bw[..4].copy_from_slice(bw);
+            let mut request = vec![0u8; set.buffer_len()];
+            let len = set.emit(&mut request).expect("the set fits");
+            request.truncate(len);
+            request
+        })
+        .collect();
     let queryable: Vec<u32> = OIDS
         .iter()
         .filter(|e| e.query.is_some())
@@ -319,6 +344,10 @@ fn driver_oid_and_send_paths_allocate_nothing() {
             }
             for (oid, value) in &sets {
                 assert_eq!(adapter.set(*oid, value).status, NDIS_STATUS_SUCCESS);
+            }
+            for request in &qos_sets {
+                let r = adapter.method(OID_QOS_PARAMETERS, request, request.len());
+                assert_eq!(r.status, NDIS_STATUS_SUCCESS, "OID_QOS_PARAMETERS");
             }
             let sent = adapter.send(&frames, &split);
             assert_eq!(sent.statuses, vec![NDIS_STATUS_SUCCESS; frames.len()]);
