@@ -571,7 +571,8 @@ impl<'a> Qp<'a> {
             (Queue::Receive, &mut self.receive),
             (Queue::Initiator, &mut self.initiator),
         ] {
-            while let Some(front) = q.get(0) {
+            // The front looked at in place: a request is copied once, when it is popped.
+            while let Some(front) = q.peek(0) {
                 let outcome = match front.outcome {
                     Some(o) => o,
                     None if cancel => Outcome::status(CompletionStatus::Cancelled),

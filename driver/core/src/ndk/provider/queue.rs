@@ -86,6 +86,11 @@ impl<'a> WorkQueue<'a> {
         self.ring.get(n)
     }
 
+    /// The `n`-th request from the oldest, in place.
+    pub(super) fn peek(&self, n: usize) -> Option<&WorkRequest> {
+        self.ring.peek(n)
+    }
+
     /// The SGEs of the request in ring slot `slot`.
     pub(super) fn sges_at(&self, slot: usize, count: usize) -> &[Sge] {
         slot.checked_mul(self.max_sge)

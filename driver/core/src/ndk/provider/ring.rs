@@ -95,6 +95,11 @@ impl<'a, T: Copy> Ring<'a, T> {
         self.slots.get(self.slot(n)?).copied()
     }
 
+    /// The `n`-th element from the oldest, to look at in place (no copy).
+    pub fn peek(&self, n: usize) -> Option<&T> {
+        self.slots.get(self.slot(n)?)
+    }
+
     /// The `n`-th element from the oldest, to change in place.
     pub fn get_mut(&mut self, n: usize) -> Option<&mut T> {
         let i = self.slot(n)?;
