@@ -67,6 +67,18 @@ impl Addresses {
     }
 }
 
+/// [`send_qp`] frames and queues packets under one acquisition of the link's lock while their
+/// payloads add up to fewer than this many bytes (at most the drain's batch of 8, `perform::
+/// drain`): a window of small messages then takes the lock once per 8 packets or so, not once
+/// per packet (issue 21's message rate), while a packet of 1 KiB or more of payload keeps an
+/// acquisition of its own. Held across 8 packets of 4 KiB being copied and checksummed, the lock kept another
+/// CPU's drain spinning past the 10 ms retransmission timeout in a debug build (kit::ndk_perf_
+/// jumbo's 1 MiB WRITE; an earlier form bounded by packets alone).
+const LOCKED_BYTES: usize = 1024;
+
+/// At most this many packets under one acquisition (see [`LOCKED_BYTES`]).
+const LOCKED_PACKETS: u32 = 8;
+
 /// The QP that carries the connection manager's messages (ndkpi.md §4.3: IB CM's QP 1).
 pub const CM_QPN: u32 = 1;
 
@@ -282,6 +294,9 @@ fn send_qp(
         traffic_class: 0,
         src_port: entropy_port(qpn),
     };
+    // The link's lock while small packets are framed in a row, with what it has seen.
+    let mut link = None;
+    let (mut held_packets, mut held_bytes) = (0u32, 0usize);
     loop {
         if p.tx_budget == 0 {
             // This run's share is spent: the next run (the doorbell rings again) goes on.
@@ -303,17 +318,21 @@ fn send_qp(
         if !wants {
             return;
         }
-        // One acquisition of the link's lock per packet: the room seen is the room the packet
-        // is queued in (two acquisitions, a look and then the queuing, could lose a frame to
-        // another sender between them, to be resent on the timeout). Lock order: the
-        // provider's, then the link's (this module's rule).
-        let mut s = context.link.state().lock();
+        // The room seen is the room the packet is queued in, under one acquisition of the
+        // link's lock (a look and then the queuing under two could lose a frame to another
+        // sender between them, to be resent on the timeout), kept for the next packet while
+        // the packets under it are small (LOCKED_BYTES). Lock order: the provider's, then the
+        // link's (this module's rule).
+        if held_packets >= LOCKED_PACKETS || held_bytes >= LOCKED_BYTES {
+            link = None;
+            (held_packets, held_bytes) = (0, 0);
+        }
+        let s = link.get_or_insert_with(|| context.link.state().lock());
         if !s.has_room(d.priority) {
             // Held back by a full queue: the link's drain calls `refill` when it made room.
             // Said while the link's lock is held (`NdkAdapterObject::want_refill`).
             p.held_back = true;
             owner.want_refill(true);
-            drop(s);
             return;
         }
         let packet = {
@@ -331,9 +350,11 @@ fn send_qp(
         };
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
+        held_packets = held_packets.saturating_add(1);
+        held_bytes = held_bytes.saturating_add(len);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
             // Room is there (seen under this acquisition), so the frame is queued.
-            let _ = queue(context, &mut s, &addressing, &packet.transport, payload, &d);
+            let _ = queue(context, s, &addressing, &packet.transport, payload, &d);
         }
     }
 }
