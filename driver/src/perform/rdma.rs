@@ -494,10 +494,14 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
 /// so this is too, and a priority's share of a busy link must not be one doorbell run's 64
 /// packets per timer tick whatever ETS gives it (kit group NdkPerf's ETS case found RDMA at
 /// 7 % of a 10 Gb/s link configured 50/50 against a TCP flood, before this).
-pub fn refill(context: &AdapterContext, sent: u32) {
+///
+/// Returns the clock it read when a provider framed (`None` when none had anything to): the
+/// drain goes on up to that time (`perform::drain`).
+pub fn refill(context: &AdapterContext, sent: u32) -> Option<u64> {
     if context.ndk_ports.is_empty() {
-        return;
+        return None;
     }
+    let mut clock = None;
     context.ndk_ports.any(|owner| {
         // Clear: neither flag is set (`NdkAdapterObject::want_refill`), no lock needed to see.
         if !owner.wants_refill() {
@@ -506,10 +510,13 @@ pub fn refill(context: &AdapterContext, sent: u32) {
         let mut p = owner.provider.lock();
         if p.held_back || p.transmit_due {
             p.tx_budget = p.tx_budget.max(sent);
-            transmit(context, owner, &mut p, now_ns());
+            let now = now_ns();
+            transmit(context, owner, &mut p, now);
+            clock = Some(now);
         }
         false
     });
+    clock
 }
 
 /// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a
