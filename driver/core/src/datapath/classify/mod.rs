@@ -527,18 +527,12 @@ impl Compiled {
         if let Some(port) = meta.nd_port {
             return self.netdirect.get(u32::from(port));
         }
-        // `match`es, not `and_then` and `or_else` with closures: the same code in a release
-        // build, four frames fewer in a debug one, where this lies on the dev image's deepest
-        // path (an OID request's drain delivering a frame whose indication retries a held NBL,
-        // `cargo xtask pe`).
         match self.netdirect_mode {
-            NetDirect::Iwarp => match f.tcp_ports() {
-                Some((dst, src)) => match self.netdirect.get(u32::from(dst)) {
-                    Some(entry) => Some(entry),
-                    None => self.netdirect.get(u32::from(src)),
-                },
-                None => None,
-            },
+            NetDirect::Iwarp => f.tcp_ports().and_then(|(dst, src)| {
+                self.netdirect
+                    .get(u32::from(dst))
+                    .or_else(|| self.netdirect.get(u32::from(src)))
+            }),
             NetDirect::RoceV2 if roce => self.first_netdirect,
             _ => None,
         }
