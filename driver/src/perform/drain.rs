@@ -64,7 +64,7 @@ pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured, at_di
 /// A PFC frame from the peer (the receive path consumes it), arrived at `at_ns`: what the link
 /// sent before that goes first, then the enabled priorities pause from `at_ns`.
 pub fn pause<W: Wire>(context: &AdapterContext, frame: &PfcFrame, at_dispatch: bool, at_ns: u64) {
-    drain_at::<W>(context, at_dispatch, at_ns.min(now_ns()), false);
+    drain_at::<W>(context, at_dispatch, at_ns.min(now_ns()), 0);
     context
         .link
         .state()
@@ -95,7 +95,7 @@ pub fn send_pfc<W: Wire>(
 /// (or when the backlog began), as long as that is not later than now. Frames refilled from
 /// held NBLs on the way join the same backlog, as they would have on a real clock.
 pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
-    drain_at::<W>(context, at_dispatch, now_ns(), true);
+    drain_at::<W>(context, at_dispatch, now_ns(), CLOCK_MOVES);
 }
 
 /// Times a drain that is not held to a past time goes on to the clock an NDK provider's refill
@@ -106,9 +106,10 @@ const CLOCK_MOVES: u32 = 32;
 /// drain): a PFC frame that arrived within the last clock tick stops the link at its own
 /// arrival time, not at the end of the tick.
 ///
-/// `live`: `now` is the clock, not a time the drain must stop at (a PFC frame's). Then frames
-/// an NDK provider refilled during the drain, framed after `now` was read, go on up to the
-/// clock the refill read (at most [`CLOCK_MOVES`] times): held to the first `now`, a link
+/// `moves`: how many times the drain may go on to a later clock ([`CLOCK_MOVES`] when `now` is
+/// the clock; 0 when it is a time the drain must stop at, a PFC frame's). Frames an NDK
+/// provider refilled during the drain, framed after `now` was read, go on up to the clock the
+/// refill read (`rdma::refill` moves `now`): held to the first `now`, a link
 /// faster than the CPU left them to the timer, a millisecond or more later, and a 1 MiB READ's
 /// responder, whose DPC nothing else runs, lost a millisecond in about one run of three (kit
 /// group NdkPerf: 650 against 3,300 MB/s at PMTU 4096). On a manual clock the clock does not
@@ -118,8 +119,7 @@ const CLOCK_MOVES: u32 = 32;
 /// buffers back (the lock is what a frame costs most after its copy: issue 20's send-path
 /// bench), and the held NBLs are retried only when some are held, as the acquisition that made
 /// room sees (a pass over them is an acquisition more, on a path that almost never holds one).
-fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64, live: bool) {
-    let (mut now, mut moves) = (now, 0u32);
+fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, mut moves: u32) {
     let held = loop {
         // Up to BATCH frames per acquisition of the link's lock, delivered together. Held NBLs
         // are retried after each batch, so frames refilled from them join the backlog at most
@@ -169,20 +169,21 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64, live
         } else if W::deliver_sent(context, sent, at_dispatch) {
             retry_held(context, at_dispatch);
         }
-        if W::OUTSIDE_DELIVERY
-            && let Some(clock) = refill(context, u32::try_from(n).unwrap_or(u32::MAX))
-            && live
-            && moves < CLOCK_MOVES
-        {
-            now = now.max(clock);
-            moves = moves.saturating_add(1);
+        if W::OUTSIDE_DELIVERY {
+            refill(
+                context,
+                u32::try_from(n).unwrap_or(u32::MAX),
+                &mut now,
+                &mut moves,
+            );
         }
     };
     if held {
         retry_held(context, at_dispatch);
     }
     if W::OUTSIDE_DELIVERY {
-        let _ = refill(context, 0);
+        // What this frames waits for the next drain: the time is not moved.
+        refill(context, 0, &mut now, &mut 0);
     }
     let refresh = context.link.state().lock().link.rx_poll(now);
     if let Some(request) = refresh {

@@ -495,13 +495,14 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
 /// packets per timer tick whatever ETS gives it (kit group NdkPerf's ETS case found RDMA at
 /// 7 % of a 10 Gb/s link configured 50/50 against a TCP flood, before this).
 ///
-/// Returns the clock it read when a provider framed (`None` when none had anything to): the
-/// drain goes on up to that time (`perform::drain`).
-pub fn refill(context: &AdapterContext, sent: u32) -> Option<u64> {
+/// `drain_now`, `moves`: the drain's time and how many more times it may move. When a provider
+/// framed and a move is left, the drain's time becomes the clock the framing read, and the
+/// drain goes on up to it (`perform::drain`). Pointers, not an answer: the drain's frame lies
+/// on the dev image's deepest paths twice (`cargo xtask pe`).
+pub fn refill(context: &AdapterContext, sent: u32, drain_now: &mut u64, moves: &mut u32) {
     if context.ndk_ports.is_empty() {
-        return None;
+        return;
     }
-    let mut clock = None;
     context.ndk_ports.any(|owner| {
         // Clear: neither flag is set (`NdkAdapterObject::want_refill`), no lock needed to see.
         if !owner.wants_refill() {
@@ -512,11 +513,13 @@ pub fn refill(context: &AdapterContext, sent: u32) -> Option<u64> {
             p.tx_budget = p.tx_budget.max(sent);
             let now = now_ns();
             transmit(context, owner, &mut p, now);
-            clock = Some(now);
+            if *moves > 0 {
+                *moves = moves.saturating_sub(1);
+                *drain_now = (*drain_now).max(now);
+            }
         }
         false
     });
-    clock
 }
 
 /// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a

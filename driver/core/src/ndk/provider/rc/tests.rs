@@ -440,6 +440,36 @@ fn a_dead_link_exhausts_the_retries_and_flushes_in_order() {
 }
 
 #[test]
+fn each_resend_waits_twice_as_long_as_the_one_before_up_to_32_timeouts() {
+    let (ca, cb) = config(256, 0, 0);
+    let timeout = ca.timeout_ns;
+    let (mut sa, mut sb) = (NodeStorage::new(), NodeStorage::new());
+    let mut l = Link::new(&mut sa, &mut sb, ca, cb);
+    l.loss = Box::new(|_, _, _| true);
+    traffic(&mut l, 1, 100, 0);
+    // The wait each deadline set after a timeout gives, round by round until the QP fails.
+    let mut waits = vec![];
+    let mut last = l.a.rc.timeout();
+    for _ in 0..10_000 {
+        l.run(1);
+        let now = l.a.rc.timeout();
+        if now != last
+            && let Some(deadline) = now
+        {
+            waits.push((deadline - l.now) / timeout);
+        }
+        last = now;
+        if l.a.qp.state() == QpState::Error {
+            break;
+        }
+    }
+    assert_eq!(l.a.qp.state(), QpState::Error);
+    // The first transmission's deadline, one timeout from its round, is seen a tick later
+    // (0 whole timeouts left); the 7 resends wait 2, 4, ... 32, 32 timeouts.
+    assert_eq!(waits, [0, 2, 4, 8, 16, 32, 32, 32]);
+}
+
+#[test]
 fn a_bad_token_ends_in_an_access_error_and_the_qp_error_state() {
     // §5, §7.3, rules 17-18: a WRITE with a wrong token, one beyond the region, one into a
     // read-only region and a READ with the privileged token.
