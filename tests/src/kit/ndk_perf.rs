@@ -47,11 +47,11 @@ pub fn group() -> Group {
 fn cases() -> Vec<Case> {
     vec![
         Case::new(
-            "SEND message rate, one post per call: 20,000 64-byte messages, 32 in flight, each SEND and each repost of a receive a call of its own from PASSIVE_LEVEL; every send's and receive's completion checked (status, 64 bytes)",
+            "SEND message rate, one post per call: 5 timed rounds of 20,000 64-byte messages (the median noted), 32 in flight, each SEND and each repost of a receive a call of its own from PASSIVE_LEVEL; every send's and receive's completion checked (status, 64 bytes)",
             || send_rate(Posting::OneByOne),
         ),
         Case::new(
-            "SEND message rate, posted at DISPATCH_LEVEL: 20,000 64-byte messages, 32 in flight, A's window of SENDs and B's reposted receives each posted in one pass at DISPATCH_LEVEL (as from a completion callback); every send's and receive's completion checked (status, 64 bytes)",
+            "SEND message rate, posted at DISPATCH_LEVEL: 5 timed rounds of 20,000 64-byte messages (the median noted), 32 in flight, A's window of SENDs and B's reposted receives each posted in one pass at DISPATCH_LEVEL (as from a completion callback); every send's and receive's completion checked (status, 64 bytes)",
             || send_rate(Posting::Batched),
         ),
         Case::new(
@@ -116,6 +116,10 @@ enum Posting {
     Batched,
 }
 
+/// Rounds of [`send_rate`], each of 20,000 messages timed alone; its figure is their median.
+/// One under `debug_assertions` (the cargo test), which only has to show that every check holds.
+const RATE_ROUNDS: usize = if cfg!(debug_assertions) { 1 } else { 5 };
+
 fn send_rate(posting: Posting) -> CaseResult {
     on_pair(|a, b| {
         let (sa, sb) = (side_with(a, 256 * 1024)?, side_with(b, 256 * 1024)?);
@@ -139,57 +143,65 @@ fn send_rate(posting: Posting) -> CaseResult {
         };
         // The result arrays, reused by every poll.
         let (mut sends, mut done) = (Vec::new(), Vec::new());
-        let start = Instant::now();
-        let (mut sent, mut sends_done, mut received) = (0usize, 0usize, 0usize);
-        while received < N {
-            batched(&sa, &mut || {
-                while sent < N && sent - sends_done < WINDOW {
-                    let status = sa.ndk.send(&sa.qp, sent, &[(sa.base, 64, sa.token)], 0);
-                    expect_eq("A send", status, NDIS_STATUS_SUCCESS)?;
-                    sent += 1;
+        // Rounds of N messages on the same connection, each timed alone: the figure is their
+        // median (one round is 10-20 ms, which this VM's other work can halve now and then).
+        let mut rates = Vec::with_capacity(RATE_ROUNDS);
+        for _ in 0..RATE_ROUNDS {
+            let start = Instant::now();
+            let (mut sent, mut sends_done, mut received) = (0usize, 0usize, 0usize);
+            // A round ends when every SEND and every receive has completed.
+            while received < N || sends_done < N {
+                batched(&sa, &mut || {
+                    while sent < N && sent - sends_done < WINDOW {
+                        let status = sa.ndk.send(&sa.qp, sent, &[(sa.base, 64, sa.token)], 0);
+                        expect_eq("A send", status, NDIS_STATUS_SUCCESS)?;
+                        sent += 1;
+                    }
+                    Ok(())
+                })?;
+                sa.ndk.results_into(&sa.cq, 64, &mut sends);
+                for r in &sends {
+                    expect_eq("send status", r.Status, NDIS_STATUS_SUCCESS)?;
+                    sends_done += 1;
                 }
-                Ok(())
-            })?;
-            sa.ndk.results_into(&sa.cq, 64, &mut sends);
-            for r in &sends {
-                expect_eq("send status", r.Status, NDIS_STATUS_SUCCESS)?;
-                sends_done += 1;
-            }
-            sb.ndk.results_into(&sb.cq, 64, &mut done);
-            let progress = !sends.is_empty() || !done.is_empty();
-            batched(&sb, &mut || {
-                for r in &done {
-                    expect_eq(
-                        "receive status",
-                        (r.Status, r.BytesTransferred),
-                        (NDIS_STATUS_SUCCESS, 64),
-                    )?;
-                    received += 1;
-                    let slot = r.RequestContext as usize;
-                    let at = sb.base + 64 * slot as u64;
-                    expect_eq(
-                        "B receive",
-                        sb.ndk.receive(&sb.qp, slot, &[(at, 64, sb.token)]),
-                        NDIS_STATUS_SUCCESS,
-                    )?;
+                sb.ndk.results_into(&sb.cq, 64, &mut done);
+                let progress = !sends.is_empty() || !done.is_empty();
+                batched(&sb, &mut || {
+                    for r in &done {
+                        expect_eq(
+                            "receive status",
+                            (r.Status, r.BytesTransferred),
+                            (NDIS_STATUS_SUCCESS, 64),
+                        )?;
+                        received += 1;
+                        let slot = r.RequestContext as usize;
+                        let at = sb.base + 64 * slot as u64;
+                        expect_eq(
+                            "B receive",
+                            sb.ndk.receive(&sb.qp, slot, &[(at, 64, sb.token)]),
+                            NDIS_STATUS_SUCCESS,
+                        )?;
+                    }
+                    Ok(())
+                })?;
+                ensure(start.elapsed() < Duration::from_secs(60), || {
+                    format!("{received} of {N} messages after 60 s")
+                })?;
+                // Polls on while completions come, as ndkperf's loop does; gives the CPU up
+                // only when a pass found none (the wall-clock timer thread then gets to run: a
+                // lost packet's retransmission waits for it).
+                if !progress {
+                    std::thread::yield_now();
                 }
-                Ok(())
-            })?;
-            ensure(start.elapsed() < Duration::from_secs(60), || {
-                format!("{received} of {N} messages after 60 s")
-            })?;
-            // Polls on while completions come, as ndkperf's loop does; gives the CPU up only
-            // when a pass found none (the wall-clock timer thread then gets to run: a lost
-            // packet's retransmission waits for it).
-            if !progress {
-                std::thread::yield_now();
             }
+            rates.push(N as f64 / start.elapsed().as_secs_f64().max(1e-9));
         }
-        let secs = start.elapsed().as_secs_f64();
+        let shown: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates.get(rates.len() / 2).copied().unwrap_or(0.0);
         note(format!(
-            "{N} 64-byte SENDs in {:.3} s: {:.0} messages/s (issue 21's goal: 2,000,000)",
-            secs,
-            N as f64 / secs
+            "{N} 64-byte SENDs, {RATE_ROUNDS} rounds: median {median:.0} messages/s (issue 21's goal: 2,000,000); rounds {}",
+            shown.join(", ")
         ));
         close_connection(&sa, &sb, c, l)?;
         sa.close()?;
