@@ -126,13 +126,17 @@ fn send_rate(posting: Posting) -> CaseResult {
         let (c, l) = connect(&sa, &sb, false)?;
         const N: usize = 20_000;
         const WINDOW: usize = 32;
-        for i in 0..WINDOW {
-            let at = sb.base + 64 * i as u64;
+        // B's receive in slot `slot` of its buffer, the slot its request context.
+        let post_receive = |slot: usize| {
+            let at = sb.base + 64 * slot as u64;
             expect_eq(
                 "B receive",
-                sb.ndk.receive(&sb.qp, i, &[(at, 64, sb.token)]),
+                sb.ndk.receive(&sb.qp, slot, &[(at, 64, sb.token)]),
                 NDIS_STATUS_SUCCESS,
-            )?;
+            )
+        };
+        for slot in 0..WINDOW {
+            post_receive(slot)?;
         }
         let batched = |side: &Side<'_>, f: &mut dyn FnMut() -> Result<(), String>| {
             if posting == Posting::Batched {
@@ -174,13 +178,7 @@ fn send_rate(posting: Posting) -> CaseResult {
                             (NDIS_STATUS_SUCCESS, 64),
                         )?;
                         received += 1;
-                        let slot = r.RequestContext as usize;
-                        let at = sb.base + 64 * slot as u64;
-                        expect_eq(
-                            "B receive",
-                            sb.ndk.receive(&sb.qp, slot, &[(at, 64, sb.token)]),
-                            NDIS_STATUS_SUCCESS,
-                        )?;
+                        post_receive(r.RequestContext as usize)?;
                     }
                     Ok(())
                 })?;
