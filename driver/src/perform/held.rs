@@ -147,15 +147,30 @@ impl Pass<'_> {
                 status = Status::InvalidLength;
                 continue;
             };
-            // The frame is read once, straight into a transmit buffer, and classified there.
-            // SAFETY: as above; the NB holds `len` bytes (its DataLength).
-            let fill = |out: &mut [u8]| unsafe { copy_frame(nb, out) };
+            // The frame is read once, straight into a transmit buffer, and classified where it
+            // lies in the NB when it lies in one MDL (the copy's loads would wait for its
+            // stores: issue 20's send-path bench), else in the copy.
+            let mut source: Option<&[u8]> = None;
+            let fill = |out: &mut [u8]| {
+                // SAFETY: as above; the NB holds `len` bytes (its DataLength), and its data
+                // stays as it is until the NBL is completed, after the last use of `source`.
+                let copied = unsafe { copy_frame(nb, out) };
+                source = copied.flatten();
+                copied.is_some()
+            };
             let full = match context.link.read_frame(s, len, fill) {
                 Read::Slot(slot) => {
-                    let end = TAG_ROOM.saturating_add(len.min(HEADER_BYTES));
-                    // SAFETY: the buffer is ours (read, not queued or given back yet), and the
-                    // header is last used before either.
-                    let header = unsafe { context.link.frame(slot, TAG_ROOM..end) };
+                    let wanted = len.min(HEADER_BYTES);
+                    let header = match source.and_then(|b| b.get(..wanted)) {
+                        Some(header) => header,
+                        // SAFETY: the buffer is ours (read, not queued or given back yet), and
+                        // the header is last used before either.
+                        None => unsafe {
+                            context
+                                .link
+                                .frame(slot, TAG_ROOM..TAG_ROOM.saturating_add(wanted))
+                        },
+                    };
                     let d = classify(classifier, header, &meta);
                     let to = header
                         .get(..6)

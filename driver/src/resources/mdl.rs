@@ -1,8 +1,9 @@
-//! Reading and writing the memory an MDL chain describes: the NDK provider's memory regions
-//! (ndkpi.md §5: `NdkRegisterMr` takes "an MDL or MDL chain describing a virtually contiguous,
-//! pinned region"; its base is `MmGetMdlVirtualAddress` of the first MDL; a chain that is not
-//! virtually contiguous up to `Length` is `STATUS_INVALID_PARAMETER`; the VA is an index only,
-//! never dereferenced).
+//! Reading and writing the memory an MDL chain describes: the frames of the NET_BUFFERs NDIS
+//! sends (`super::nbl::copy_frame`), and the NDK provider's memory regions (ndkpi.md §5:
+//! `NdkRegisterMr` takes "an MDL or MDL chain describing a virtually contiguous, pinned region";
+//! its base is `MmGetMdlVirtualAddress` of the first MDL; a chain that is not virtually
+//! contiguous up to `Length` is `STATUS_INVALID_PARAMETER`; the VA is an index only, never
+//! dereferenced).
 //!
 //! wdm.h reads MDLs with macros, which cannot be imported; their logic is written out here, each
 //! function citing the macro it stands for (mingw-w64 `ddk/wdm.h` has the same definitions as

@@ -1,6 +1,7 @@
 //! Views over the NBLs and NET_BUFFERs NDIS hands the miniport (the macros of ndis.h, as
-//! functions): their links, status, reserved slots and 802.1Q info, reading their data with
-//! `NdisGetDataBuffer`, and chaining them for one completion. Nothing here knows the adapter.
+//! functions): their links, status, reserved slots and 802.1Q info, reading their data (a
+//! header with `NdisGetDataBuffer`, a whole frame through its MDLs), and chaining them for one
+//! completion. Nothing here knows the adapter.
 //!
 //! Every member of a repr(C) union starts at its offset 0, so the anonymous unions of NBLs and
 //! NBs are reached by casting a pointer to the union to a pointer to the member.
@@ -9,6 +10,7 @@ use dcbndk_core::adapter::ETHERNET_HEADER;
 use dcbndk_core::datapath::classify::Meta;
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 
+use super::mdl;
 use ndis_sys::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
 use ndis_sys::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NET_BUFFER,
@@ -214,31 +216,53 @@ pub unsafe fn header(
 }
 
 /// Copies the first `out.len()` bytes of the NB's data into `out` (a transmit buffer), in one
-/// pass: `NdisGetDataBuffer` is given `out` as its Storage, so a frame that spans MDLs is
-/// gathered straight into it; a frame that lies in one MDL comes back as a pointer into it and
-/// is copied from there. `false` when NDIS cannot read that many bytes.
+/// pass, through the MDLs' system addresses, as netvmini's `HWCopyBytesFromNetBuffer` does
+/// with `NdisQueryMdl`: the data starts `CurrentMdlOffset` bytes into `CurrentMdl`
+/// (`NET_BUFFER_CURRENT_MDL`, `NET_BUFFER_CURRENT_MDL_OFFSET`). A frame that lies in that one
+/// MDL, the usual case, is one read of the MDL's header and one copy, and its bytes there are
+/// the answer (`Some(Some)`: the caller reads its header there, not in the copy just stored,
+/// whose loads wait for that store); one that spans MDLs is gathered by [`mdl::copy_out`]
+/// (`Some(None)`). `None` when the chain holds fewer bytes, or an MDL cannot be mapped.
+///
+/// Not `NdisGetDataBuffer`: a call into NDIS per frame, which checks the NB again and then
+/// reads the same MDL, was 14 % of issue 20's send-path bench (the simulator's, in that case).
 ///
 /// # Safety
-/// `nb` is a valid NET_BUFFER owned by the miniport (its data stays valid during the call).
-pub unsafe fn copy_frame(nb: *mut NET_BUFFER, out: &mut [u8]) -> bool {
-    let Ok(needed) = ULONG::try_from(out.len()) else {
-        return false;
-    };
-    let storage = out.as_mut_ptr();
-    // SAFETY: `nb` is a valid NET_BUFFER (function contract); Storage is `out`, which has room
-    // for the `needed` bytes asked for; no alignment is asked for. NDIS fails the call (NULL)
-    // when the NB holds fewer bytes.
-    let data = unsafe { NdisGetDataBuffer(nb, needed, storage.cast(), 1, 0) }.cast::<u8>();
-    if data.is_null() {
-        return false;
+/// `nb` is a valid NET_BUFFER owned by the miniport (its data stays valid and unchanged while
+/// the returned bytes are used: until the miniport completes its NBL), at IRQL <=
+/// DISPATCH_LEVEL; its MDLs describe nonpaged or locked memory (NDIS's contract for the NBLs it
+/// sends).
+pub unsafe fn copy_frame<'a>(nb: *mut NET_BUFFER, out: &mut [u8]) -> Option<Option<&'a [u8]>> {
+    // SAFETY: per the function contract.
+    let data = unsafe { nb_data(nb) };
+    let offset = usize::try_from(data.CurrentMdlOffset).ok()?;
+    let first = data.CurrentMdl;
+    if first.is_null() {
+        return None;
     }
-    if data != storage {
-        // SAFETY: NdisGetDataBuffer returned a pointer to `needed` contiguous readable bytes in
-        // the NB's own memory, valid during the call (function contract). They do not overlap
-        // `out`: that is a transmit buffer of the link (pool memory no MDL describes: the only
-        // MDLs the driver makes are over its receive buffers), off the free list and ours.
-        let bytes = unsafe { core::slice::from_raw_parts(data, out.len()) };
-        out.copy_from_slice(bytes);
+    // SAFETY: the NB's current MDL, valid (function contract).
+    let count = unsafe { mdl::byte_count(first) };
+    let fits = usize::try_from(count)
+        .ok()
+        .and_then(|c| c.checked_sub(offset))
+        .is_some_and(|available| available >= out.len());
+    if !fits {
+        // SAFETY: per the function contract: a chain of valid MDLs over mapped or locked memory,
+        // which no other thread maps (NDIS's MDLs are nonpaged pool, already mapped).
+        return unsafe { mdl::copy_out(first, offset, out) }
+            .ok()
+            .map(|()| None);
     }
-    true
+    // SAFETY: as above.
+    let base = unsafe { mdl::system_address(first) }.ok()?;
+    // SAFETY: `offset + out.len() <= ByteCount` (checked above): the bytes lie in what the MDL
+    // maps.
+    let from = unsafe { base.as_ptr().add(offset) };
+    // SAFETY: `out.len()` bytes readable at `from`, in the NB's memory, valid and unchanged
+    // while the slice is used (function contract). They do not overlap `out`: that is a
+    // transmit buffer of the link (pool memory no MDL describes: the only MDLs the driver makes
+    // are over its receive buffers), off the free list and ours.
+    let bytes = unsafe { core::slice::from_raw_parts(from, out.len()) };
+    out.copy_from_slice(bytes);
+    Some(Some(bytes))
 }

@@ -29,6 +29,7 @@ use super::{
     Case, CaseResult, Group, ensure, expect_eq, finish, frame, registry_with, started, sz,
 };
 use crate::sim::clock::{advance, fresh_manual_wire};
+use crate::sim::nbl::Layout;
 use crate::sim::{Adapter, RegValue, Registry, Sim};
 use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
@@ -700,7 +701,9 @@ fn udp_frame(dst: [u8; 6], src: [u8; 6], tci: Option<u16>, port: u16, len: usize
 /// (`*PriorityVLANTag` 0: it keeps tags) exactly as the same frames in one MDL do, and as the
 /// classification says: UDP port 5003 (priority 3) gets a tag inserted or its tag's PCP
 /// rewritten; port 9999 (no rule) leaves untagged or with its own tag; too long and too short
-/// frames fail alone; the statistics count every frame once.
+/// frames fail alone; the statistics count every frame once. The same holds with the data
+/// starting inside the chain (headroom, in the first MDL or in MDLs of its own) and ending
+/// before it; a chain that holds fewer bytes than `DataLength` fails `INVALID_LENGTH`.
 fn sends_over_mdl_chains() -> CaseResult {
     const DUT: [u8; 6] = [0x02, 0, 0, 0, 0, 0x31];
     const PEER: [u8; 6] = [0x02, 0, 0, 0, 0, 0x32];
@@ -821,6 +824,87 @@ fn sends_over_mdl_chains() -> CaseResult {
             (u(6), u(7), u(9), u(10)),
             (4 * 3200 + 1000, 4 * 3 + 1, 4, 2),
         )?;
+        // The good frame of that send, still in the capture.
+        let _ = capture.received();
+        // The data need not start at the chain's first byte nor end at its last: only
+        // CurrentMdl, CurrentMdlOffset and DataLength say where the frame is (the driver reads
+        // the MDLs itself, `resources::nbl::copy_frame`).
+        let layouts = [
+            Layout {
+                headroom: 3,
+                tailroom: 5,
+                ..Layout::default()
+            },
+            // The headroom is an MDL of its own: CurrentMdl is the chain's second.
+            Layout {
+                split: &[0, 13, 700],
+                headroom: 40,
+                ..Layout::default()
+            },
+            Layout {
+                split: &[5, 15],
+                headroom: 2,
+                tailroom: 17,
+                ..Layout::default()
+            },
+        ];
+        for layout in layouts {
+            for (what, frame, wanted) in &cases {
+                let sent = dut.send_laid_out(std::slice::from_ref(frame), layout);
+                expect_eq(
+                    &format!("{what}, laid out {layout:?}: status"),
+                    sent.statuses,
+                    vec![NDIS_STATUS_SUCCESS],
+                )?;
+                advance(wire, 1);
+                let seen: Vec<Vec<u8>> = capture
+                    .received()
+                    .into_iter()
+                    .map(|r| r.bytes)
+                    .filter(|b| {
+                        b.get(6..12) == Some(&DUT[..]) && b.get(12..14) != Some(&[0x88, 0xCC])
+                    })
+                    .collect();
+                ensure(seen.len() == 1 && seen[0] == *wanted, || {
+                    format!(
+                        "{what}, laid out {layout:?}: the wire carried {seen:02x?}, expected {wanted:02x?}"
+                    )
+                })?;
+            }
+        }
+        // A NET_BUFFER whose DataLength is longer than what its chain holds from the data start
+        // (one byte short, in one MDL and in three): INVALID_LENGTH, nothing sent.
+        let short = [
+            Layout {
+                overclaim: 1,
+                ..Layout::default()
+            },
+            Layout {
+                split: &[13, 700],
+                headroom: 4,
+                overclaim: 1,
+                ..Layout::default()
+            },
+        ];
+        for layout in short {
+            expect_eq(
+                &format!("a chain shorter than DataLength, laid out {layout:?}"),
+                dut.send_laid_out(&[cases[0].1.clone()], layout).statuses,
+                vec![NDIS_STATUS_INVALID_LENGTH],
+            )?;
+        }
+        advance(wire, 1);
+        let sent_short = capture
+            .received()
+            .into_iter()
+            .filter(|r| r.bytes.get(6..12) == Some(&DUT[..]))
+            .filter(|r| r.bytes.get(12..14) != Some(&[0x88, 0xCC]))
+            .count();
+        expect_eq("frames on the wire from short chains", sent_short, 0)?;
+        let stats = dut.query(ndis_sys::ntddndis::OID_GEN_STATISTICS, 152);
+        let errors =
+            u64::from_le_bytes(stats.buffer[8 + 80..16 + 80].try_into().unwrap_or_default());
+        expect_eq("ifOutErrors after the short chains", errors, 2 + 2)?;
         Ok(None)
     })();
     let finished = finish(dut).and(finish(capture));

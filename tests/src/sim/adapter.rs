@@ -29,7 +29,7 @@ use ndis_sys::oidrequest::{
 use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::{BOOLEAN, NDIS_STATUS, PVOID};
 
-use super::nbl::SendBatch;
+use super::nbl::{Layout, SendBatch};
 use super::registry::Registry;
 use super::verifier::{DISPATCH_LEVEL, PASSIVE_LEVEL, Rule, Violation, Violations};
 use super::{DriverRecord, EventLogEntry, Sim, as_handle, call_handler, lock};
@@ -937,6 +937,19 @@ impl Adapter {
     /// data into MDLs at those offsets. As NDIS does, a send to an adapter that is not running
     /// never reaches the miniport: NDIS completes it with `NDIS_STATUS_PAUSED` itself.
     pub fn send(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
+        self.send_laid_out(
+            frames,
+            Layout {
+                split,
+                ..Layout::default()
+            },
+        )
+    }
+
+    /// [`Adapter::send`] with each frame laid out in its NET_BUFFER's MDL chain as `layout`
+    /// says (headroom before the data, tailroom after it, a `DataLength` the chain falls short
+    /// of).
+    pub fn send_laid_out(&self, frames: &[Vec<u8>], layout: Layout<'_>) -> SendResult {
         {
             let phase = lock(&self.shared.phase);
             if *phase != Phase::Running {
@@ -947,7 +960,7 @@ impl Adapter {
             // Counted under the phase lock: a pause that begins after this waits for the call.
             lock(&self.shared.outstanding).send_calls += 1;
         }
-        let result = self.send_call(frames, split);
+        let result = self.send_call(frames, layout);
         let wake = {
             let mut o = lock(&self.shared.outstanding);
             o.send_calls -= 1;
@@ -963,7 +976,13 @@ impl Adapter {
     /// do this for a paused adapter, but a send already inside the miniport when a pause begins
     /// meets the same state, and the kit uses this to check the miniport's answer to it.
     pub fn send_to_miniport(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
-        self.send_call(frames, split)
+        self.send_call(
+            frames,
+            Layout {
+                split,
+                ..Layout::default()
+            },
+        )
     }
 
     /// Hands `batch` to `MiniportSendNetBufferLists` and returns at once, as a protocol that does
@@ -1014,8 +1033,8 @@ impl Adapter {
         statuses
     }
 
-    fn send_call(&self, frames: &[Vec<u8>], split: &[usize]) -> SendResult {
-        let mut batch = SendBatch::new(frames, split, self.shared.handle());
+    fn send_call(&self, frames: &[Vec<u8>], layout: Layout<'_>) -> SendResult {
+        let mut batch = SendBatch::laid_out(frames, layout, self.shared.handle());
         match self.send_batch(&mut batch) {
             Some(result) => {
                 batch.release();

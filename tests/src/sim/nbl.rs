@@ -3,7 +3,8 @@
 //!
 //! A send's MDLs are real MDLs (sim::mdl) built over nonpaged memory, as NDIS's are: each owns a
 //! block of the frame. A frame can be split across several MDLs to exercise headers that span
-//! them.
+//! them, and its data can start inside its MDL chain and end before the chain does ([`Layout`]),
+//! as after `NdisRetreatNetBufferDataStart` or `NdisAdvanceNetBufferDataStart`.
 
 use ndis_sys::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS};
 
@@ -25,11 +26,44 @@ pub struct SendBatch {
     mdls: Vec<*mut SimMdl>,
 }
 
+/// How each frame of a send lies in its NET_BUFFER's MDL chain.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Layout<'a> {
+    /// Offsets in the frame at which its bytes are cut into MDLs (offsets past the end are
+    /// ignored; 0 puts the headroom in an MDL of its own).
+    pub split: &'a [usize],
+    /// Bytes of the chain before the frame's data (`DataOffset`): the data starts
+    /// `CurrentMdlOffset` bytes into `CurrentMdl`, which is not the first MDL when the headroom
+    /// fills whole MDLs.
+    pub headroom: usize,
+    /// Bytes of the chain's last MDL after the frame's data.
+    pub tailroom: usize,
+    /// `DataLength` says this many bytes more than the chain holds after the data start (a
+    /// malformed NET_BUFFER: `NdisGetDataBuffer` fails on it).
+    pub overclaim: usize,
+}
+
+/// A byte of headroom or tailroom: not part of any frame, so that reading it shows.
+pub const ROOM_BYTE: u8 = 0xEE;
+
 impl SendBatch {
     /// One NBL with one NET_BUFFER per frame, chained in order; each frame's bytes are cut into
     /// MDLs at the offsets in `split` (offsets at or past the end are ignored).
     #[must_use]
     pub fn new(frames: &[Vec<u8>], split: &[usize], source_handle: usize) -> Self {
+        Self::laid_out(
+            frames,
+            Layout {
+                split,
+                ..Layout::default()
+            },
+            source_handle,
+        )
+    }
+
+    /// [`SendBatch::new`] with each frame laid out in its MDLs as `layout` says.
+    #[must_use]
+    pub fn laid_out(frames: &[Vec<u8>], layout: Layout<'_>, source_handle: usize) -> Self {
         let slab: Box<[NET_BUFFER_LIST]> =
             frames.iter().map(|_| NET_BUFFER_LIST::zeroed()).collect();
         let slab_len = slab.len();
@@ -40,36 +74,56 @@ impl SendBatch {
             nbs: Vec::new(),
             mdls: Vec::new(),
         };
+        let Layout {
+            split,
+            headroom,
+            tailroom,
+            overclaim,
+        } = layout;
         for (index, frame) in frames.iter().enumerate() {
+            // The chain's bytes: headroom, the frame, tailroom; cuts in chain offsets.
+            let mut bytes = vec![ROOM_BYTE; headroom];
+            bytes.extend_from_slice(frame);
+            bytes.extend(std::iter::repeat_n(ROOM_BYTE, tailroom));
             let mut cuts: Vec<usize> = split
                 .iter()
-                .copied()
-                .filter(|&c| c > 0 && c < frame.len())
+                .filter(|&&c| c < frame.len())
+                .map(|&c| c + headroom)
+                .filter(|&c| c > 0)
                 .collect();
             cuts.sort_unstable();
             cuts.dedup();
             let mut bounds = vec![0];
             bounds.extend(cuts);
-            bounds.push(frame.len());
+            bounds.push(bytes.len());
+            // The MDL the data starts in (the first that ends past the headroom) and where.
+            let (current_index, current_offset) = bounds
+                .windows(2)
+                .position(|w| w[1] > headroom)
+                .map_or((0, 0), |i| (i, headroom - bounds[i]));
             let mut first: *mut SimMdl = std::ptr::null_mut();
-            for w in bounds.windows(2).rev() {
-                let mut data = frame[w[0]..w[1]].to_vec();
+            let mut current: *mut SimMdl = std::ptr::null_mut();
+            for (i, w) in bounds.windows(2).enumerate().rev() {
+                let mut data = bytes[w[0]..w[1]].to_vec();
                 let mdl = mdl::ndis_nonpaged(data.as_mut_ptr(), data.len(), data);
                 // SAFETY: the MDL just built, not yet handed to anyone.
                 unsafe { (*mdl).header.Next = first.cast() };
                 batch.mdls.push(mdl);
                 first = mdl;
+                if i == current_index {
+                    current = mdl;
+                }
             }
             let mut nb = Box::new(NET_BUFFER::zeroed());
             let data = NET_BUFFER_DATA {
                 Next: std::ptr::null_mut(),
-                CurrentMdl: first.cast(),
-                CurrentMdlOffset: 0,
+                CurrentMdl: current.cast(),
+                CurrentMdlOffset: u32::try_from(current_offset).unwrap_or(u32::MAX),
                 length: ndis_sys::nbl::NET_BUFFER_DATA_LENGTH {
-                    stDataLength: frame.len(),
+                    stDataLength: frame.len() + overclaim,
                 },
                 MdlChain: first.cast(),
-                DataOffset: 0,
+                DataOffset: u32::try_from(headroom).unwrap_or(u32::MAX),
             };
             nb.head.data = data;
             let nb = Box::into_raw(nb);
