@@ -223,7 +223,10 @@ pub fn scan(b: &[u8]) -> Option<Facts> {
 
 /// [`scan`] into `f` (which starts as `Facts::default()`): `None` when it declines. Facts are
 /// filled in place rather than returned in an `Option` so that, inlined, they stay in registers.
-#[inline(always)]
+/// Not inlined in a debug build, where the locals of every inlined helper would add up in the
+/// caller's frame, on the driver's deepest stack path (`cargo xtask pe`'s dev budget).
+#[cfg_attr(not(debug_assertions), inline(always))]
+#[cfg_attr(debug_assertions, inline(never))]
 pub fn scan_into(b: &[u8], f: &mut Facts) -> Option<()> {
     let mut t = be16(b, 12)?;
     f.has_src = true;

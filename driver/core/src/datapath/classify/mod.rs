@@ -572,7 +572,10 @@ impl Compiled {
 
     /// The decision from the frame's facts (module documentation). Without QoS every table is
     /// empty, `fallback` is "no rule" and `prio_tc` all zeros, so nothing here asks about QoS.
-    #[inline(always)]
+    /// Not inlined in a debug build, as [`scan::scan_into`]: its frame is then beside the
+    /// scan's, not added to it (`cargo xtask pe`'s dev budget).
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    #[cfg_attr(debug_assertions, inline(never))]
     fn decide(&self, f: &Facts, meta: &Meta) -> Decision {
         // The port key once, for the RoCEv2 test and the lookup: `Facts::is_roce` in a compare
         // fewer (UDP to 4791 is the key `17 << 16 | 4791`).
