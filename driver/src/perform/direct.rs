@@ -6,9 +6,9 @@
 
 use super::post::Wire;
 use crate::context::AdapterContext;
-use crate::resources::link::Sent;
+use crate::resources::link::DeliveryRight;
 use crate::resources::timer::now_ns;
-use crate::resources::wire::{self, MAX_PORTS};
+use crate::resources::wire;
 
 /// The entry points' way to the wire.
 pub enum Direct {}
@@ -21,20 +21,23 @@ impl Wire for Direct {
         pump(from, at_dispatch);
     }
 
-    fn deliver_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool {
+    fn deliver_sent(from: &AdapterContext, right: DeliveryRight<'_>, at_dispatch: bool) -> bool {
+        let sent = right.frames();
         // One walk over the ports for the whole batch: each peer receives the frames in the
         // order the link sent them.
         let me = core::ptr::from_ref(from).cast::<()>();
         let number = from.core.config.virtual_wire;
-        // One clock read for the batch: its frames arrive together.
-        let clock_ns = now_ns();
-        for port in 0..MAX_PORTS {
+        // One clock read for the batch, its frames arrive together; none when nobody receives
+        // them (an adapter alone on its wire, as on a VM with one).
+        let mut clock = None;
+        for port in wire::attached() {
             let Some(owner) = wire::enter(port, me) else {
                 continue;
             };
             // SAFETY: from `wire::enter`, left below.
             let to = unsafe { adapter_at(owner) };
             if to.core.config.virtual_wire == number {
+                let clock_ns = *clock.get_or_insert_with(now_ns);
                 for frame in sent {
                     // SAFETY: the buffers are the caller's (dequeued, off the free list) until
                     // released below, after the last use of the slices.
@@ -45,9 +48,9 @@ impl Wire for Direct {
             wire::leave(port);
         }
         let held = from.link.release_sent(sent);
-        // What other CPUs sent meanwhile was posted behind this batch (`order_sent`): the pump
+        // What other CPUs sent meanwhile was posted behind this batch (`order_frame`): the pump
         // takes the right again and delivers it.
-        from.link.stop_delivering();
+        drop(right);
         pump(from, at_dispatch);
         held
     }
@@ -73,7 +76,7 @@ fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let me = core::ptr::from_ref(from).cast::<()>();
     let number = from.core.config.virtual_wire;
     let clock_ns = now_ns();
-    for port in 0..MAX_PORTS {
+    for port in wire::attached() {
         let Some(owner) = wire::enter(port, me) else {
             continue;
         };
@@ -103,31 +106,32 @@ fn pump(caller: &AdapterContext, at_dispatch: bool) {
             return;
         }
         let mut delivered = false;
-        for port in 0..MAX_PORTS {
+        for port in wire::attached() {
             let Some(owner) = wire::enter(port, core::ptr::null()) else {
                 continue;
             };
             // SAFETY: from `wire::enter`, left below.
             let from = unsafe { adapter_at(owner) };
-            if from.core.config.virtual_wire == number && from.link.begin_delivering() {
-                loop {
-                    while let Some((slot, range, at_ns)) = from.link.next_posted() {
-                        delivered = true;
-                        wire::unposted(1);
-                        // SAFETY: the buffer is ours (taken back from the posted ones) until
-                        // released below, after the last use of the slice.
-                        let frame = unsafe { from.link.frame(slot, range) };
-                        deliver(from, frame, at_dispatch, at_ns);
-                        from.link.release_slot(slot);
-                        // A freed buffer may take a held NBL; the link's timer sends it.
-                        super::held::retry_held(from, at_dispatch);
-                        super::drain::rearm(from, now_ns());
-                    }
-                    // Posted after the last look, by a caller that found us delivering?
-                    if !from.link.end_delivering() {
-                        break;
-                    }
+            let mut right = if from.core.config.virtual_wire == number {
+                from.link.begin_delivering()
+            } else {
+                None
+            };
+            while let Some(taken) = right {
+                while let Some((slot, range, at_ns)) = from.link.next_posted() {
+                    delivered = true;
+                    wire::unposted(1);
+                    // SAFETY: the buffer is ours (taken back from the posted ones) until
+                    // released below, after the last use of the slice.
+                    let frame = unsafe { from.link.frame(slot, range) };
+                    deliver(from, frame, at_dispatch, at_ns);
+                    from.link.release_slot(slot);
+                    // A freed buffer may take a held NBL; the link's timer sends it.
+                    super::held::retry_held(from, at_dispatch);
+                    super::drain::rearm(from, now_ns());
                 }
+                // Posted after the last look, by a caller that found us delivering?
+                right = from.link.end_delivering(taken);
             }
             wire::leave(port);
         }

@@ -12,13 +12,9 @@ use super::held::retry_held;
 use super::post::Wire;
 use super::rdma::refill;
 use crate::context::AdapterContext;
-use crate::resources::link::Sent;
+use crate::resources::link::{DELIVERY_BATCH, State};
 use crate::resources::timer::now_ns;
-
-/// Frames [`drain`] takes off the link per acquisition of its lock (128 bytes of stack: the
-/// batch is on the stack of a peer's receive path when that drains under a delivery, `cargo
-/// xtask pe`'s dev budget).
-const BATCH: usize = 8;
+use crate::resources::wire;
 
 /// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
 /// sent here: the caller passes what this returns to [`reconfigured`] once the parameter sets
@@ -98,6 +94,15 @@ pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
     drain_at::<W>(context, at_dispatch, now_ns(), CLOCK_MOVES);
 }
 
+/// Frames a batch of [`drain_at`] ends at while held NBLs or an NDK provider may refill the
+/// link: they are retried after each batch, so what they refill joins the backlog at most 8
+/// frames later than one by one, and a queue holds 32. A queue's worth per batch (32,
+/// `DELIVERY_BATCH`) let frames refilled from held NBLs join the backlog too late for ETS:
+/// QosEts' shares were off by up to 57 points (kit group Ets). With nothing to refill, a
+/// batch goes on to `DELIVERY_BATCH`: each costs two acquisitions of the link's lock, a clock
+/// read and a walk over the wire's ports (issue 20's send-path bench).
+const REFILL_BATCH: usize = 8;
+
 /// Times a drain that is not held to a past time goes on to the clock an NDK provider's refill
 /// read (see [`drain_at`]): a bound on the DPC's run, 32 batches of 8 frames refilled.
 const CLOCK_MOVES: u32 = 32;
@@ -120,17 +125,25 @@ const CLOCK_MOVES: u32 = 32;
 /// bench), and the held NBLs are retried only when some are held, as the acquisition that made
 /// room sees (a pass over them is an acquisition more, on a path that almost never holds one).
 fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, mut moves: u32) {
+    // Whether an NDK provider may refill the link between batches (see `REFILL_BATCH`).
+    let providers = W::OUTSIDE_DELIVERY && !context.ndk_ports.is_empty();
     let held = loop {
-        // Up to BATCH frames per acquisition of the link's lock, delivered together. Held NBLs
-        // are retried after each batch, so frames refilled from them join the backlog at most
-        // BATCH frames later than one by one: a queue holds 32.
-        let mut batch = [Sent::default(); BATCH];
-        let mut n = 0;
+        // Up to DELIVERY_BATCH frames per acquisition of the link's lock, delivered together;
+        // REFILL_BATCH while something waits to refill the link.
+        let mut n = 0usize;
         let mut held = false;
-        let mut deliver = false;
-        {
+        // The link had nothing more due by `now` (not only a full batch).
+        let mut caught_up = false;
+        let right = {
             let mut s = context.link.state().lock();
-            while let Some(place) = batch.get_mut(n) {
+            // The right to deliver, taken under the acquisition that dequeues: a drain on
+            // another CPU cannot deliver its later frames first (`LinkShell::take_delivery`).
+            let mut right = context.link.take_delivery(&s, W::OUTSIDE_DELIVERY);
+            let mut posted = 0usize;
+            while n < DELIVERY_BATCH {
+                if n == REFILL_BATCH && (providers || s.any_held()) {
+                    break;
+                }
                 let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
                 // Nothing may start at `at` (every backlogged priority paused then): jump to the
                 // link's next event, a pause ending, if that is not later than now.
@@ -144,30 +157,48 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, 
                     }
                 };
                 let Some(sent) = sent else {
+                    caught_up = true;
                     break;
                 };
-                *place = s.sent(sent.handle, sent.end_ns);
+                let frame = s.sent(sent.handle, sent.end_ns);
+                if context.link.order_frame(&mut s, right.as_mut(), frame) {
+                    posted = posted.saturating_add(1);
+                }
                 n = n.saturating_add(1);
             }
-            if n == 0 {
-                // Caught up: whether NBLs wait, seen under this acquisition.
-                held = s.any_held();
-            } else {
-                // In line for the wire under the acquisition that dequeued them: a drain on
-                // another CPU cannot deliver its later frames first.
-                let sent = batch.get(..n).unwrap_or(&[]);
-                deliver = context.link.order_sent(&mut s, sent, W::OUTSIDE_DELIVERY);
+            if posted > 0 {
+                wire::posted(posted);
             }
-        }
-        let Some(sent) = batch.get(..n).filter(|b| !b.is_empty()) else {
-            break held;
+            if caught_up {
+                // Whether NBLs wait, seen under this acquisition.
+                held = s.any_held();
+            }
+            right
         };
-        // The buffers stay off the free list (ours, or the outbox's) until their frames have
-        // been delivered.
-        if !deliver {
-            W::after_posting(context, at_dispatch);
-        } else if W::deliver_sent(context, sent, at_dispatch) {
-            retry_held(context, at_dispatch);
+        // The buffers stay off the free list (the delivery's, or the outbox's) until their
+        // frames have been delivered.
+        // Held NBLs were retried after the delivery: what they queued may be due.
+        let mut retried = false;
+        match (right, n) {
+            (Some(right), 1..) => {
+                retried = W::deliver_sent(context, right, at_dispatch);
+                if retried {
+                    retry_held(context, at_dispatch);
+                }
+            }
+            // Nothing to deliver: the right goes back, and what others posted while this
+            // caller had it is delivered (they left it to the holder).
+            (Some(right), 0) => {
+                drop(right);
+                W::after_posting(context, at_dispatch);
+            }
+            (None, 1..) => W::after_posting(context, at_dispatch),
+            (None, 0) => {}
+        }
+        // Caught up, and nothing refilled the link since: no pass more to find that out (one
+        // acquisition of the lock fewer per drain).
+        if n == 0 || (caught_up && !retried && !providers) {
+            break held;
         }
         if W::OUTSIDE_DELIVERY {
             refill(
@@ -185,32 +216,45 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, 
         // What this frames waits for the next drain: the time is not moved.
         refill(context, 0, &mut now, &mut 0);
     }
-    let refresh = context.link.state().lock().link.rx_poll(now);
+    // One acquisition for both, unless an XOFF is to be refreshed: the link's next event is
+    // then read after the PFC frame went out.
+    let (refresh, next) = {
+        let mut s = context.link.state().lock();
+        match s.link.rx_poll(now) {
+            Some(request) => (Some(request), None),
+            None => (None, wake_at(&mut s, now)),
+        }
+    };
     if let Some(request) = refresh {
         send_pfc::<W>(context, request, at_dispatch, now);
+        rearm(context, now);
+    } else if let Some(next_ns) = next {
+        arm(context, next_ns);
     }
-    rearm(context, now);
 }
 
 /// Arms the timer at the link's next event after `now`: a queued frame's turn, a pause ending,
 /// or the refresh of an XOFF in force.
 pub fn rearm(context: &AdapterContext, now: u64) {
-    let next = {
-        let mut s = context.link.state().lock();
-        // Caught up to now: what did not start by now (paused, or refilled too late) starts
-        // no earlier than now.
-        s.ready_ns = s.ready_ns.max(now);
-        // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
-        let refresh = s
-            .xoff_sent
-            .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
-        match (s.link.next_event_ns(now), refresh) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    };
+    let next = wake_at(&mut context.link.state().lock(), now);
     if let Some(next_ns) = next {
         arm(context, next_ns);
+    }
+}
+
+/// When the link's timer is to run after `now`, under the link's lock `s` (see [`rearm`]);
+/// `None` when nothing will be due.
+fn wake_at(s: &mut State, now: u64) -> Option<u64> {
+    // Caught up to now: what did not start by now (paused, or refilled too late) starts no
+    // earlier than now.
+    s.ready_ns = s.ready_ns.max(now);
+    // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
+    let refresh = s
+        .xoff_sent
+        .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
+    match (s.link.next_event_ns(now), refresh) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -5,7 +5,7 @@
 //! (`crate::perform::direct`).
 
 use crate::context::AdapterContext;
-use crate::resources::link::Sent;
+use crate::resources::link::{DeliveryRight, Sent};
 use crate::resources::wire;
 
 /// How a frame reaches the wire from where the caller runs.
@@ -21,12 +21,12 @@ pub trait Wire {
     /// frames: a MAC sends it ahead of its queues. `at_dispatch`: the caller runs at
     /// DISPATCH_LEVEL.
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64);
-    /// Delivers frames in `from`'s transmit buffers (`sent`, in order, the caller's: off the
-    /// free list), the caller holding the right to deliver the link's frames
-    /// (`LinkShell::order_sent` said so); releases their buffers, gives the
-    /// right back, and delivers what was posted meanwhile. Whether NBLs are held (seen under
-    /// the link's lock after the frames left it: the caller retries them only then).
-    fn deliver_sent(from: &AdapterContext, sent: &[Sent], at_dispatch: bool) -> bool;
+    /// Delivers the frames of `right` (the right to deliver `from`'s frames,
+    /// `LinkShell::take_delivery`), in order, from `from`'s transmit buffers (the caller's: off
+    /// the free list); releases their buffers, gives the right back, and delivers what was
+    /// posted meanwhile. Whether NBLs are held (seen under the link's lock after the frames left
+    /// it: the caller retries them only then).
+    fn deliver_sent(from: &AdapterContext, right: DeliveryRight<'_>, at_dispatch: bool) -> bool;
     /// Frames were posted for the wire (`LinkShell::order_sent`): delivers what waits on `from`'s
     /// wire if the caller may (outside a delivery; under one, the delivery's sender does once
     /// it has returned).
@@ -49,13 +49,14 @@ impl Wire for Posted {
         }
     }
 
-    /// Not reached: under a delivery `order_sent` posts (`OUTSIDE_DELIVERY` is false). Were
-    /// the right given, the frames are posted in order and the right given back, for the
+    /// Not reached: under a delivery the link gives no right to deliver (`OUTSIDE_DELIVERY` is
+    /// false). Were it given, the frames are posted in order and the right given back, for the
     /// delivery's sender to deliver.
-    fn deliver_sent(from: &AdapterContext, sent: &[Sent], _at_dispatch: bool) -> bool {
+    fn deliver_sent(from: &AdapterContext, right: DeliveryRight<'_>, _at_dispatch: bool) -> bool {
+        let sent = right.frames();
         let (lost, held) = from.link.post_sent(sent);
-        from.link.stop_delivering();
         let posted = sent.len().saturating_sub(lost);
+        drop(right);
         if posted > 0 {
             wire::posted(posted);
         }
@@ -72,14 +73,15 @@ impl Wire for Posted {
 /// Sends a frame built in a free transmit buffer (an LLDPDU), in line with the link's frames
 /// (`LinkShell::order_sent`).
 pub fn send_built<W: Wire>(from: &AdapterContext, sent: Sent, at_dispatch: bool) {
-    let deliver = {
+    let right = {
         let mut s = from.link.state().lock();
         from.link.order_sent(&mut s, &[sent], W::OUTSIDE_DELIVERY)
     };
-    if deliver {
-        let _held = W::deliver_sent(from, &[sent], at_dispatch);
-    } else {
-        W::after_posting(from, at_dispatch);
+    match right {
+        Some(right) => {
+            let _held = W::deliver_sent(from, right, at_dispatch);
+        }
+        None => W::after_posting(from, at_dispatch),
     }
 }
 

@@ -30,7 +30,7 @@ use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refus
 
 use super::memory::{PoolArray, PoolBox, PoolSlab, pool_tag};
 use super::rxpool::{RX_BUFFERS, buffer_bytes};
-use super::sync::SpinLock;
+use super::sync::{Exclusive, ExclusiveGuard, SpinLock};
 use super::timer::{Timer, now_ns};
 use super::wire;
 use ndis_sys::timer::NDIS_TIMER_FUNCTION;
@@ -62,7 +62,7 @@ pub const HELD_PER_PRIORITY: usize = 32;
 pub const TAG_LINK: u32 = pool_tag(b"DcbL");
 
 /// A frame the link dequeued: its transmit buffer, where the frame lies in it, and when it was
-/// sent (the link's own time). 16 bytes: a batch of them sits on the send path's stack.
+/// sent (the link's own time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sent {
     /// The transmit buffer, the caller's until released.
@@ -74,6 +74,53 @@ pub struct Sent {
     /// When it was sent, in the link's nanoseconds.
     pub at_ns: u64,
 }
+
+/// Frames one delivery carries ([`Delivery`]): what a drain takes off the link per acquisition
+/// of its lock, a queue's worth.
+pub const DELIVERY_BATCH: usize = QUEUE_FRAMES;
+
+/// The frames the holder of the link's right to deliver ([`DeliveryRight`]) carries to the
+/// wire, in the order the link sent them. In the link's pool memory, not on the stack of the
+/// drain that fills it (a drain under a delivery is on a peer's receive path: `cargo xtask pe`'s
+/// dev budget), so a batch can be a queue's worth: each batch costs two acquisitions of the
+/// link's lock and a walk over the wire's ports (issue 20's send-path bench: 8 frames per batch
+/// on the stack were 100 instructions a frame).
+pub struct Delivery {
+    sent: [Sent; DELIVERY_BATCH],
+    len: usize,
+}
+
+impl Delivery {
+    const EMPTY: Self = Self {
+        sent: [Sent {
+            slot: 0,
+            start: 0,
+            len: 0,
+            at_ns: 0,
+        }; DELIVERY_BATCH],
+        len: 0,
+    };
+
+    /// Adds `frame` behind the others; `false` when the batch is full.
+    fn push(&mut self, frame: Sent) -> bool {
+        let Some(place) = self.sent.get_mut(self.len) else {
+            return false;
+        };
+        *place = frame;
+        self.len = self.len.saturating_add(1);
+        true
+    }
+
+    /// The frames, in the order sent.
+    pub fn frames(&self) -> &[Sent] {
+        self.sent.get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// The right to deliver a link's frames, held by one caller at a time, with the frames it
+/// carries: the wire delivers a link's frames in the order sent, whichever CPUs drain it
+/// ([`LinkShell::take_delivery`]). Dropping it gives the right back.
+pub type DeliveryRight<'a> = ExclusiveGuard<'a, Delivery>;
 
 impl Sent {
     /// Where the frame lies in its buffer.
@@ -473,9 +520,9 @@ pub struct LinkShell {
     /// A pass over the held NBLs was asked for since the current one began (by a caller that
     /// found one under way): the retrier makes another before it stops.
     retry_asked: AtomicBool,
-    /// Set while one caller delivers what this link posted (its frames leave in the order it
-    /// sent them; `crate::perform::direct`).
-    delivering: AtomicBool,
+    /// The right to deliver what this link sent, one caller at a time (its frames leave in the
+    /// order it sent them; `crate::perform::direct`), and the frames the holder carries.
+    delivery: PoolBox<Exclusive<Delivery>>,
     /// The per-CPU traffic counters (`dcbndk_core::adapter::traffic`), one block per processor;
     /// the core adapter refers to them (the context drops it first).
     traffic: PoolArray<TrafficBlock>,
@@ -546,6 +593,19 @@ impl LinkShell {
                 TrafficBlock::new,
             )
         }?;
+        let init_delivery = |place: *mut Exclusive<Delivery>| {
+            let init = |batch: *mut Delivery| {
+                // SAFETY: `batch` is the value slot of the fresh pool memory below, valid for
+                // writes of one Delivery and aligned for it.
+                unsafe { batch.write(Delivery::EMPTY) };
+            };
+            // SAFETY: `place` is fresh pool memory for one Exclusive<Delivery>, aligned for it;
+            // `init` initializes the whole Delivery.
+            unsafe { Exclusive::init_in(place, init) };
+            true
+        };
+        // SAFETY: as above; `init_delivery` initializes the whole value and never fails.
+        let delivery = unsafe { PoolBox::new_with(handle, TAG_LINK, init_delivery) }?;
         // SAFETY: as above.
         let timer = unsafe { Timer::new(handle, TAG_LINK, routine) }?;
         Some(Self {
@@ -555,7 +615,7 @@ impl LinkShell {
             timer,
             retrying: AtomicBool::new(false),
             retry_asked: AtomicBool::new(false),
-            delivering: AtomicBool::new(false),
+            delivery,
             traffic,
         })
     }
@@ -632,57 +692,83 @@ impl LinkShell {
         self.retry_asked.load(Ordering::SeqCst)
     }
 
-    /// Takes the right to deliver this link's posted frames; `false` when another caller has it
+    /// Takes the right to deliver this link's posted frames; `None` when another caller has it
     /// (it looks again after it stops, [`LinkShell::end_delivering`]).
-    pub fn begin_delivering(&self) -> bool {
-        !self.delivering.swap(true, Ordering::SeqCst)
+    pub fn begin_delivering(&self) -> Option<DeliveryRight<'_>> {
+        let mut right = self.delivery.get().try_enter()?;
+        right.len = 0;
+        Some(right)
     }
 
-    /// Puts the frames the link just sent in line for the wire, under the same acquisition `s`
-    /// of the lock that dequeued them (`sent`, in the order sent): the wire delivers a link's
-    /// frames in that order, whichever CPUs drain it. Two drains that each delivered their own
-    /// batch after releasing the lock could deliver the later batch first: the NdkPerf
-    /// captures showed a QP's packets 632-639 on the wire before 628-631, and the receiver
-    /// answered with a PSN sequence error NAK and a go-back-N retransmission, on a wire that
-    /// loses nothing.
+    /// The right to deliver the frames the caller is about to take off the link, under the same
+    /// acquisition `s` of the lock that dequeues them ([`LinkShell::order_frame`]): the wire
+    /// delivers a link's frames in that order, whichever CPUs drain it. Two drains that each
+    /// delivered their own batch after releasing the lock could deliver the later batch first:
+    /// the NdkPerf captures showed a QP's packets 632-639 on the wire before 628-631, and the
+    /// receiver answered with a PSN sequence error NAK and a go-back-N retransmission, on a wire
+    /// that loses nothing.
     ///
-    /// `true` when the caller may deliver (`may_deliver`: it runs outside any delivery), nobody
-    /// else is delivering this link's frames and none wait posted: the caller now has the right
-    /// to deliver ([`LinkShell::begin_delivering`]), delivers them and gives it back with
-    /// [`LinkShell::stop_delivering`]. `false` when they were posted behind the waiting ones,
-    /// for whoever delivers them (counted on the wire, `wire::posted`). A bool, not more: the
-    /// answer is on the stack of the drain, under which a delivery runs a peer's whole receive
-    /// path (`cargo xtask pe`'s dev budget).
-    pub fn order_sent(&self, s: &mut State, sent: &[Sent], may_deliver: bool) -> bool {
-        if may_deliver && s.outbox.len == 0 && self.begin_delivering() {
-            return true;
+    /// `Some` when the caller may deliver (`may_deliver`: it runs outside any delivery), nobody
+    /// else is delivering this link's frames and none wait posted: the caller fills it, delivers
+    /// its frames and drops it. `None`: the caller's frames are posted behind the waiting ones,
+    /// for whoever delivers them.
+    pub fn take_delivery(&self, s: &State, may_deliver: bool) -> Option<DeliveryRight<'_>> {
+        if !may_deliver || s.outbox.len != 0 {
+            return None;
         }
+        self.begin_delivering()
+    }
+
+    /// Puts `frame`, which the link just sent, in line for the wire under the acquisition `s` of
+    /// the lock that dequeued it: into the caller's delivery `right`
+    /// ([`LinkShell::take_delivery`]), or posted behind the frames waiting when the caller has
+    /// none (or its batch is full). `true` when it was posted: the caller counts it on the wire
+    /// (`wire::posted`) before it releases the lock.
+    pub fn order_frame(
+        &self,
+        s: &mut State,
+        right: Option<&mut DeliveryRight<'_>>,
+        frame: Sent,
+    ) -> bool {
+        if right.is_some_and(|r| r.push(frame)) {
+            return false;
+        }
+        // The outbox has a place for every transmit buffer, and a buffer is in it at most once
+        // while it is off the free list: a post does not fail while the state is consistent
+        // (were it to, the buffer is released and its frame lost, as a NIC's with a full ring
+        // would lose it).
+        s.post(frame.slot, frame.at_ns)
+    }
+
+    /// [`LinkShell::take_delivery`] and [`LinkShell::order_frame`] for frames already off the
+    /// queues (`sent`, in order: an LLDPDU built in a transmit buffer), counting the posted
+    /// ones on the wire.
+    pub fn order_sent(
+        &self,
+        s: &mut State,
+        sent: &[Sent],
+        may_deliver: bool,
+    ) -> Option<DeliveryRight<'_>> {
+        let mut right = self.take_delivery(s, may_deliver);
         let mut posted = 0usize;
         for frame in sent {
-            // The outbox has a place for every transmit buffer, and a buffer is in it at most
-            // once while it is off the free list: a post does not fail while the state is
-            // consistent (were it to, the buffer is released and its frame lost, as a NIC's
-            // with a full ring would lose it).
-            if s.post(frame.slot, frame.at_ns) {
+            if self.order_frame(s, right.as_mut(), *frame) {
                 posted = posted.saturating_add(1);
             }
         }
         wire::posted(posted);
-        false
+        right
     }
 
-    /// Gives back the right [`LinkShell::order_sent`] gave, without looking for frames posted
-    /// meanwhile: the caller then delivers what is posted on its wire (`perform::direct`'s
-    /// pump), which takes the right again for them.
-    pub fn stop_delivering(&self) {
-        self.delivering.store(false, Ordering::SeqCst);
-    }
-
-    /// Gives the right back; `true` when frames were posted meanwhile and the right was taken
-    /// again (the caller delivers them too).
-    pub fn end_delivering(&self) -> bool {
-        self.delivering.store(false, Ordering::SeqCst);
-        self.has_posted() && self.begin_delivering()
+    /// Gives `right` back; the right again when frames were posted meanwhile and it could be
+    /// taken again (the caller delivers them too).
+    pub fn end_delivering(&self, right: DeliveryRight<'_>) -> Option<DeliveryRight<'_>> {
+        drop(right);
+        if self.has_posted() {
+            self.begin_delivering()
+        } else {
+            None
+        }
     }
 
     /// The longest frame the send path takes from NDIS: the adapter's frame size and a tag

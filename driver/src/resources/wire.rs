@@ -57,27 +57,51 @@ impl Port {
 
 static PORTS: [Port; MAX_PORTS] = [const { Port::new() }; MAX_PORTS];
 
+/// The ports with an owner, bit `i` for port `i`: a walk looks at these, not at all 32 (a send
+/// on an adapter alone on its wire walked 32 ports per batch of frames: issue 20's send-path
+/// bench). A hint only: [`enter`] still loads the owner, and a port attached after the mask was
+/// read is missed as it would have been by a walk a moment earlier.
+static ATTACHED: AtomicU32 = AtomicU32::new(0);
+
+const _: () = assert!(
+    MAX_PORTS <= u32::BITS as usize,
+    "a port's bit fits ATTACHED"
+);
+
+/// The bit of port `index` in [`ATTACHED`].
+fn port_bit(index: usize) -> u32 {
+    u32::try_from(index)
+        .ok()
+        .and_then(|i| 1u32.checked_shl(i))
+        .unwrap_or(0)
+}
+
 /// Frames posted on any adapter and not yet delivered or dropped.
 static POSTED: AtomicUsize = AtomicUsize::new(0);
 
 /// Attaches `owner` (at the end of initialize, once it no longer moves); `false` when every
 /// port is taken.
 pub fn attach(owner: *const ()) -> bool {
-    PORTS.iter().any(|port| {
-        port.owner
+    PORTS.iter().enumerate().any(|(index, port)| {
+        let taken = port
+            .owner
             .compare_exchange(
                 null_mut(),
                 owner.cast_mut(),
                 Ordering::SeqCst,
                 Ordering::SeqCst,
             )
-            .is_ok()
+            .is_ok();
+        if taken {
+            ATTACHED.fetch_or(port_bit(index), Ordering::SeqCst);
+        }
+        taken
     })
 }
 
 /// Detaches `owner` and waits until no caller of [`enter`] is using it (PASSIVE_LEVEL: halt).
 pub fn detach(owner: *const ()) {
-    for port in &PORTS {
+    for (index, port) in PORTS.iter().enumerate() {
         if port
             .owner
             .compare_exchange(
@@ -88,6 +112,7 @@ pub fn detach(owner: *const ()) {
             )
             .is_ok()
         {
+            ATTACHED.fetch_and(!port_bit(index), Ordering::SeqCst);
             while port.users.load(Ordering::SeqCst) != 0 {
                 // SAFETY: halt runs at PASSIVE_LEVEL and holds no lock here.
                 unsafe { NdisMSleep(DETACH_POLL_MICROSECONDS) };
@@ -96,10 +121,33 @@ pub fn detach(owner: *const ()) {
     }
 }
 
+/// The ports that have an owner now, lowest first: what a delivery walks with [`enter`].
+#[inline]
+pub fn attached() -> Ports {
+    Ports(ATTACHED.load(Ordering::SeqCst))
+}
+
+/// Port indices, from a mask of [`ATTACHED`].
+pub struct Ports(u32);
+
+impl Iterator for Ports {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let index = self.0.trailing_zeros() as usize;
+        self.0 &= self.0.wrapping_sub(1);
+        Some(index)
+    }
+}
+
 /// The owner attached at port `index`, counted as in use until [`leave`]`(index)`; `None` (and
 /// nothing to leave) for a free port or the port of `except`. A free port, or `except`'s own,
 /// costs one load, not two read-modify-writes (a send on an adapter alone on its wire looks at
-/// every port); what the caller may use is only the pointer loaded after the count.
+/// its own port); what the caller may use is only the pointer loaded after the count.
 #[inline]
 pub fn enter(index: usize, except: *const ()) -> Option<*const ()> {
     let port = PORTS.get(index)?;
