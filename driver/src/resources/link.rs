@@ -948,6 +948,10 @@ impl LinkShell {
     /// Queues the frame of `len` bytes that [`LinkShell::read_frame`] put in buffer `slot` on
     /// `priority`, tagged in place as `tag` says. The buffer goes back to the free list unless
     /// the frame is queued. The caller holds the state lock.
+    ///
+    /// Inlined into the send path's loop in an optimized build (as [`Link::dequeue`] into the
+    /// drain's: issue 20's send-path bench); not in a debug build, whose frames it would grow.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn queue_read(
         &self,
         state: &mut State,
