@@ -13,7 +13,8 @@ pub trait Wire {
     /// The caller runs outside any delivery (an entry point): the link's drain may also queue
     /// the NDK providers' frames (`super::rdma::refill`), whose framing and classification are
     /// too deep a stack to add under a delivery; under one they wait for the next outer drain
-    /// or the link's timer. Only such a caller delivers frames itself (`LinkShell::order_sent`).
+    /// or the link's timer. Only such a caller delivers frames itself
+    /// (`LinkShell::take_delivery`).
     const OUTSIDE_DELIVERY: bool;
     /// Puts `frame` (a PFC frame, built by the caller, in no transmit buffer) on `from`'s wire,
     /// as sent at `at_ns` (the link's own time, which may lie within the last clock tick; now
@@ -27,9 +28,9 @@ pub trait Wire {
     /// posted meanwhile. Whether NBLs are held (seen under the link's lock after the frames left
     /// it: the caller retries them only then).
     fn deliver_sent(from: &AdapterContext, right: DeliveryRight<'_>, at_dispatch: bool) -> bool;
-    /// Frames were posted for the wire (`LinkShell::order_sent`): delivers what waits on `from`'s
-    /// wire if the caller may (outside a delivery; under one, the delivery's sender does once
-    /// it has returned).
+    /// Frames were posted for the wire (`LinkShell::order_frame`): delivers what waits on
+    /// `from`'s wire if the caller may (outside a delivery; under one, the delivery's sender
+    /// does once it has returned).
     fn after_posting(from: &AdapterContext, at_dispatch: bool);
 }
 

@@ -1,5 +1,5 @@
 //! The virtual wire delivers a link's frames in the order the link sent them, whichever CPUs
-//! drain it (`dcbndk::resources::link::LinkShell::order_sent`). Two drains that each delivered
+//! drain it (`dcbndk::resources::link::LinkShell::take_delivery`). Two drains that each delivered
 //! their own batch once they had released the link's lock could deliver the later batch first:
 //! the NdkPerf captures showed a QP's packets 632-639 on the wire before 628-631, and the
 //! receiver answered with a PSN sequence error NAK, on a wire that loses nothing.
