@@ -771,12 +771,13 @@ fn sends_over_mdl_chains() -> CaseResult {
             ),
             ("tagged PCP 6, UDP 9999: left", own_tag.clone(), own_tag),
         ];
-        let splits: [&[usize]; 4] = [&[], &[13, 700], &[5, 15, 40, 599], &[64, 128, 129]];
-        for split in splits {
+        // Each case sent alone with its frame laid out in its MDLs as `layout` says: the wire
+        // carries exactly what the case wants.
+        let byte_for_byte = |layout: Layout<'_>| -> Result<(), String> {
             for (what, frame, wanted) in &cases {
-                let sent = dut.send(std::slice::from_ref(frame), split);
+                let sent = dut.send_laid_out(std::slice::from_ref(frame), layout);
                 expect_eq(
-                    &format!("{what}, MDLs cut at {split:?}: status"),
+                    &format!("{what}, laid out {layout:?}: status"),
                     sent.statuses,
                     vec![NDIS_STATUS_SUCCESS],
                 )?;
@@ -791,11 +792,18 @@ fn sends_over_mdl_chains() -> CaseResult {
                     .collect();
                 ensure(seen.len() == 1 && seen[0] == *wanted, || {
                     format!(
-                        "{what}, MDLs cut at {split:?}: the wire carried {:02x?}, expected {wanted:02x?}",
-                        seen
+                        "{what}, laid out {layout:?}: the wire carried {seen:02x?}, expected {wanted:02x?}"
                     )
                 })?;
             }
+            Ok(())
+        };
+        let splits: [&[usize]; 4] = [&[], &[13, 700], &[5, 15, 40, 599], &[64, 128, 129]];
+        for split in splits {
+            byte_for_byte(Layout {
+                split,
+                ..Layout::default()
+            })?;
         }
         let long = udp_frame(PEER, DUT, None, 5003, 1519);
         let runt = vec![0xFF; 13];
@@ -849,28 +857,7 @@ fn sends_over_mdl_chains() -> CaseResult {
             },
         ];
         for layout in layouts {
-            for (what, frame, wanted) in &cases {
-                let sent = dut.send_laid_out(std::slice::from_ref(frame), layout);
-                expect_eq(
-                    &format!("{what}, laid out {layout:?}: status"),
-                    sent.statuses,
-                    vec![NDIS_STATUS_SUCCESS],
-                )?;
-                advance(wire, 1);
-                let seen: Vec<Vec<u8>> = capture
-                    .received()
-                    .into_iter()
-                    .map(|r| r.bytes)
-                    .filter(|b| {
-                        b.get(6..12) == Some(&DUT[..]) && b.get(12..14) != Some(&[0x88, 0xCC])
-                    })
-                    .collect();
-                ensure(seen.len() == 1 && seen[0] == *wanted, || {
-                    format!(
-                        "{what}, laid out {layout:?}: the wire carried {seen:02x?}, expected {wanted:02x?}"
-                    )
-                })?;
-            }
+            byte_for_byte(layout)?;
         }
         // A NET_BUFFER whose DataLength is longer than what its chain holds from the data start
         // (one byte short, in one MDL and in three): INVALID_LENGTH, nothing sent.
