@@ -44,7 +44,7 @@ use super::adapter::{AdapterShared, Allocation, General, Indication, Ndk, OidRes
 use super::faults::{self, Export};
 use super::registry::RegValue;
 use super::sends::Refused;
-use super::verifier::{self, DISPATCH_LEVEL, PASSIVE_LEVEL, Rule};
+use super::verifier::{self, DISPATCH_LEVEL, Local, PASSIVE_LEVEL, Rule};
 use super::{DriverRecord, EventLogEntry, Sim, SimLock, as_handle, call_handler, lock};
 
 /// Every pool allocation not yet freed: address -> owner, tag, size.
@@ -92,20 +92,33 @@ fn require_irql(max: u8, api: &str) -> bool {
 /// The calling thread's IRQL when it is at most `max`; else the violation is reported and
 /// `None` returned.
 fn irql_at_most(max: u8, api: &str) -> Option<u8> {
-    let irql = verifier::irql();
+    verifier::with_local(|local| irql_within(local, max, api))
+}
+
+/// [`irql_at_most`] for an export that has its thread's `Local` already. Inlined, the report
+/// out of line: every export starts here (issue 20's send-path bench).
+#[inline(always)]
+fn irql_within(local: &Local, max: u8, api: &str) -> Option<u8> {
+    let irql = local.irql();
     if irql > max {
-        sim().report(
-            None,
-            Rule::IrqlTooHigh,
-            format!(
-                "{api} requires IRQL <= {}, called at {}",
-                verifier::irql_name(max),
-                verifier::irql_name(irql)
-            ),
-        );
+        irql_too_high(max, irql, api);
         return None;
     }
     Some(irql)
+}
+
+#[cold]
+#[inline(never)]
+fn irql_too_high(max: u8, irql: u8, api: &str) {
+    sim().report(
+        None,
+        Rule::IrqlTooHigh,
+        format!(
+            "{api} requires IRQL <= {}, called at {}",
+            verifier::irql_name(max),
+            verifier::irql_name(irql)
+        ),
+    );
 }
 
 fn adapter_from(handle: NDIS_HANDLE, api: &str) -> Option<Arc<AdapterShared>> {
@@ -1592,23 +1605,20 @@ pub unsafe extern "system" fn NdisFreeMemoryWithTagPriority(
 // ---------------------------------------------------------------------------------------------
 // Spin locks
 
-fn thread_id() -> u32 {
-    thread_local!(static ID: u32 = {
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    });
-    ID.with(|id| *id)
-}
-
 /// Runs `f` with the simulator's lock behind `lock_struct` (and its id), or reports the lock
-/// as not allocated (or freed) and returns `None`. `f` must not look up a spin lock itself.
+/// as not allocated (or freed) and returns `None`. `f` runs with the thread's lock cache
+/// borrowed: it must not look up a spin lock itself, nor run anything that may (a DPC, a
+/// driver handler). Inlined into each spin lock export (issue 20's send-path bench), the
+/// rare ways out of line.
+#[inline(always)]
 fn with_sim_lock<R>(
+    local: &Local,
     lock_struct: *mut NDIS_SPIN_LOCK,
     api: &str,
     f: impl FnOnce(usize, &SimLock) -> R,
 ) -> Option<R> {
     if lock_struct.is_null() {
-        sim().report(None, Rule::BadStructure, format!("{api}: NULL spin lock"));
+        null_lock(api);
         return None;
     }
     // SAFETY: a non-NULL NDIS_SPIN_LOCK of the caller's.
@@ -1621,29 +1631,36 @@ fn with_sim_lock<R>(
     let generation = LOCK_FREES.load(Ordering::Acquire);
     let slot = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize
         >> (usize::BITS - LOCK_CACHE_SLOTS.trailing_zeros());
-    let mut f = Some(f);
-    let hit = LOCK_CACHE.with(|c| {
-        let c = c.borrow();
-        if c.generation != generation {
-            return None;
+    {
+        let c = local.locks.borrow();
+        if c.generation == generation
+            && let Some(Some((cached, l))) = c.slots.get(slot)
+            && *cached == id
+        {
+            return Some(f(id, l));
         }
-        match c.slots.get(slot) {
-            Some(Some((cached, l))) if *cached == id => f.take().map(|f| f(id, l)),
-            _ => None,
-        }
-    });
-    if hit.is_some() {
-        return hit;
     }
-    let l = lookup_lock(id, generation, slot, api)?;
-    f.take().map(|f| f(id, &l))
+    let l = lookup_lock(local, id, generation, slot, api)?;
+    Some(f(id, &l))
 }
 
-/// [`with_sim_lock`]'s way when this thread's cache does not have the lock: the table, then
-/// the cache. Out of line: the stack watch measures the exports' frames with the driver's
+#[cold]
+#[inline(never)]
+fn null_lock(api: &str) {
+    sim().report(None, Rule::BadStructure, format!("{api}: NULL spin lock"));
+}
+
+/// [`with_sim_lock`]'s way when this thread's cache does not have the lock: the table, then the
+/// cache. Out of line: the stack watch measures the exports' frames with the driver's
 /// (`sim::stack`), and every acquire would otherwise carry this path's frame.
 #[inline(never)]
-fn lookup_lock(id: usize, generation: u64, slot: usize, api: &str) -> Option<Arc<SimLock>> {
+fn lookup_lock(
+    local: &Local,
+    id: usize,
+    generation: u64,
+    slot: usize,
+    api: &str,
+) -> Option<Arc<SimLock>> {
     let found = lock(&sim().locks).get(&id).cloned();
     let Some(l) = found else {
         sim().report(
@@ -1653,16 +1670,14 @@ fn lookup_lock(id: usize, generation: u64, slot: usize, api: &str) -> Option<Arc
         );
         return None;
     };
-    LOCK_CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.generation != generation {
-            c.generation = generation;
-            c.slots = [const { None }; LOCK_CACHE_SLOTS];
-        }
-        if let Some(s) = c.slots.get_mut(slot) {
-            *s = Some((id, Arc::clone(&l)));
-        }
-    });
+    let mut c = local.locks.borrow_mut();
+    if c.generation != generation {
+        c.generation = generation;
+        c.slots = [const { None }; LOCK_CACHE_SLOTS];
+    }
+    if let Some(s) = c.slots.get_mut(slot) {
+        *s = Some((id, Arc::clone(&l)));
+    }
     Some(l)
 }
 
@@ -1696,8 +1711,10 @@ pub unsafe extern "system" fn NdisAllocateSpinLock(lock_struct: *mut NDIS_SPIN_L
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisFreeSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    let Some((id, held)) = with_sim_lock(lock_struct, "NdisFreeSpinLock", |id, l| {
-        (id, l.held.load(Ordering::Acquire))
+    let Some((id, held)) = verifier::with_local(|local| {
+        with_sim_lock(local, lock_struct, "NdisFreeSpinLock", |id, l| {
+            (id, l.held.load(Ordering::Acquire))
+        })
     }) else {
         return;
     };
@@ -1715,22 +1732,21 @@ pub unsafe extern "system" fn NdisFreeSpinLock(lock_struct: *mut NDIS_SPIN_LOCK)
 /// Spin locks freed so far: the generation of every thread's lock cache (`sim_lock`).
 static LOCK_FREES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// Slots of a thread's [`LOCK_CACHE`] (a power of two; a driver holds a few locks per adapter).
+/// Slots of a thread's [`LockCache`] (a power of two; a driver holds a few locks per adapter).
 const LOCK_CACHE_SLOTS: usize = 16;
 
 /// The locks a thread found in the table, direct-mapped by id, valid while no lock was freed
-/// since the generation they were found in.
-struct LockCache {
+/// since the generation they were found in (kept in the thread's `verifier::Local`).
+pub(crate) struct LockCache {
     generation: u64,
     slots: [Option<(usize, Arc<SimLock>)>; LOCK_CACHE_SLOTS],
 }
 
-thread_local! {
-    static LOCK_CACHE: std::cell::RefCell<LockCache> = const {
-        std::cell::RefCell::new(LockCache {
-            generation: u64::MAX,
-            slots: [const { None }; LOCK_CACHE_SLOTS],
-        })
+impl LockCache {
+    /// A cache that holds nothing (no generation is `u64::MAX`).
+    pub(crate) const EMPTY: LockCache = LockCache {
+        generation: u64::MAX,
+        slots: [const { None }; LOCK_CACHE_SLOTS],
     };
 }
 
@@ -1741,36 +1757,38 @@ thread_local! {
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    let Some(old) = irql_at_most(DISPATCH_LEVEL, "NdisAcquireSpinLock") else {
-        return;
-    };
-    let me = thread_id();
-    let acquired = with_sim_lock(lock_struct, "NdisAcquireSpinLock", |id, l| {
-        if l.held.load(Ordering::Acquire) && l.owner.load(Ordering::Acquire) == me {
-            return None;
-        }
-        while l
-            .held
-            .compare_exchange_weak(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            std::hint::spin_loop();
-            std::thread::yield_now();
-        }
-        l.owner.store(me, Ordering::Release);
-        Some(id)
-    });
-    let id = match acquired {
-        None => return,
-        Some(None) => {
-            sim().report(None, Rule::UnbalancedLock, "NdisAcquireSpinLock on a spin lock this thread already holds (recursive acquire deadlocks)");
+    // One thread-local access for the whole call (issue 20's send-path bench; `Local`).
+    verifier::with_local(|local| {
+        let Some(old) = irql_within(local, DISPATCH_LEVEL, "NdisAcquireSpinLock") else {
             return;
-        }
-        Some(Some(id)) => id,
-    };
-    // SAFETY: a non-NULL NDIS_SPIN_LOCK of the caller's, now held by this thread.
-    unsafe { (*lock_struct).OldIrql = old };
-    verifier::with_thread_mut(|t| {
+        };
+        let me = local.thread_id();
+        let acquired = with_sim_lock(local, lock_struct, "NdisAcquireSpinLock", |id, l| {
+            if l.held.load(Ordering::Acquire) && l.owner.load(Ordering::Acquire) == me {
+                return None;
+            }
+            while l
+                .held
+                .compare_exchange_weak(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                std::hint::spin_loop();
+                std::thread::yield_now();
+            }
+            l.owner.store(me, Ordering::Release);
+            Some(id)
+        });
+        let id = match acquired {
+            None => return,
+            Some(None) => {
+                sim().report(None, Rule::UnbalancedLock, "NdisAcquireSpinLock on a spin lock this thread already holds (recursive acquire deadlocks)");
+                return;
+            }
+            Some(Some(id)) => id,
+        };
+        // SAFETY: a non-NULL NDIS_SPIN_LOCK of the caller's, now held by this thread.
+        unsafe { (*lock_struct).OldIrql = old };
+        let mut t = local.state.borrow_mut();
         t.held.push((id, old));
         t.irql = DISPATCH_LEVEL;
     });
@@ -1783,24 +1801,33 @@ pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LO
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisReleaseSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    let me = thread_id();
-    let released = with_sim_lock(lock_struct, "NdisReleaseSpinLock", |id, l| {
-        if !l.held.load(Ordering::Acquire) || l.owner.load(Ordering::Acquire) != me {
-            return None;
-        }
-        // In order: the last lock this thread acquired. Either way it is released, and the
-        // IRQL returns to the one saved when it was acquired.
-        let (in_order, now) = verifier::with_thread_mut(|t| {
+    // One thread-local access (issue 20's send-path bench; `Local`); the lock and the cache
+    // are let go before the DPCs below run.
+    let released = verifier::with_local(|local| {
+        let me = local.thread_id();
+        with_sim_lock(local, lock_struct, "NdisReleaseSpinLock", |id, l| {
+            if !l.held.load(Ordering::Acquire) || l.owner.load(Ordering::Acquire) != me {
+                return None;
+            }
+            // In order: the last lock this thread acquired. Either way it is released, and the
+            // IRQL returns to the one saved when it was acquired.
+            let mut t = local.state.borrow_mut();
             let in_order = t.held.last().map(|&(i, _)| i) == Some(id);
-            if let Some(pos) = t.held.iter().rposition(|(i, _)| *i == id) {
-                let (_, old) = t.held.remove(pos);
+            let saved = if in_order {
+                t.held.pop()
+            } else {
+                let pos = t.held.iter().rposition(|(i, _)| *i == id);
+                pos.map(|pos| t.held.remove(pos))
+            };
+            if let Some((_, old)) = saved {
                 t.irql = old;
             }
-            (in_order, t.irql)
-        });
-        l.owner.store(0, Ordering::Release);
-        l.held.store(false, Ordering::Release);
-        Some((in_order, now))
+            let now = t.irql;
+            drop(t);
+            l.owner.store(0, Ordering::Release);
+            l.held.store(false, Ordering::Release);
+            Some((in_order, now))
+        })
     });
     let (in_order, now) = match released {
         None => return,
@@ -2178,44 +2205,50 @@ pub unsafe extern "system" fn NdisMSendNetBufferListsComplete(
     chain: *mut NET_BUFFER_LIST,
     flags: ULONG,
 ) {
-    if !require_irql(DISPATCH_LEVEL, "NdisMSendNetBufferListsComplete") {
+    let Some(irql) = irql_at_most(DISPATCH_LEVEL, "NdisMSendNetBufferListsComplete") else {
         return;
-    }
+    };
     let Some(adapter) = adapter_from(handle, "NdisMSendNetBufferListsComplete") else {
         return;
     };
     // The flag promises DISPATCH_LEVEL: set below it, NDIS would run its completion path at the
     // wrong IRQL. Clear at DISPATCH_LEVEL it only costs NDIS a look at the IRQL (allowed).
-    let at_dispatch = verifier::irql() == DISPATCH_LEVEL;
+    let at_dispatch = irql == DISPATCH_LEVEL;
     if !at_dispatch && flags & NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL != 0 {
         adapter.violations.report(Rule::BadStructure, "NdisMSendNetBufferListsComplete: NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL below DISPATCH_LEVEL");
     }
     let mut o = lock(&adapter.outstanding);
+    let mut completing = o.sends.completing();
     let mut nbl = chain;
     let mut seen = 0usize;
     while !nbl.is_null() {
         // The status is read only once the NBL is known to be an outstanding one of ours.
-        let status = || {
+        let at = nbl;
+        let status = move || {
             // SAFETY: an NBL of an outstanding send; its Status is the anonymous union at `status`.
-            let status_at = unsafe { &raw const (*nbl).status };
+            let status_at = unsafe { &raw const (*at).status };
             // SAFETY: `status_at` points at the NBL's Status.
             unsafe { status_at.cast::<NDIS_STATUS>().read() }
         };
-        match o.sends.complete_with(nbl as usize, status) {
+        match completing.complete_with(nbl as usize, status) {
             Ok(()) => {}
             Err(Refused::NotSent) => {
+                // A copy in the message: were `nbl` itself formatted, its address would escape
+                // and keep it in memory through the loop (issue 20's send-path bench).
+                let at = nbl;
                 adapter.violations.report(
                     Rule::DoubleCompletion,
                     format!(
-                        "NdisMSendNetBufferListsComplete: NBL {nbl:p} was not sent to this miniport"
+                        "NdisMSendNetBufferListsComplete: NBL {at:p} was not sent to this miniport"
                     ),
                 );
                 break;
             }
             Err(Refused::Twice) => {
+                let at = nbl;
                 adapter.violations.report(
                     Rule::DoubleCompletion,
-                    format!("NdisMSendNetBufferListsComplete: NBL {nbl:p} completed twice"),
+                    format!("NdisMSendNetBufferListsComplete: NBL {at:p} completed twice"),
                 );
                 break;
             }

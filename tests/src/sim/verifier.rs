@@ -2,9 +2,10 @@
 //! thread is in (inside an OID request, inside MiniportSetOptions, ...), and the rule violations
 //! found. A violation fails the run with a message that names the rule.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// `PASSIVE_LEVEL`
 pub const PASSIVE_LEVEL: u8 = 0;
@@ -166,18 +167,68 @@ impl ThreadState {
     }
 }
 
+/// Everything of its thread a spin lock export reads or writes, in one thread-local: the
+/// verifier's state, the thread's number as a lock owner, and its cache of the lock table
+/// (`sim::exports`). Issue 20's send-path bench: an acquire and a release each went through
+/// three or four thread-locals (each access checks the thread-local's state and its `RefCell`),
+/// about 130 instructions per call, nine pairs per batch of 64 frames.
+pub(crate) struct Local {
+    /// The verifier's view of the thread ([`with_thread`]).
+    pub(crate) state: RefCell<ThreadState>,
+    /// The thread's number as the owner of a spin lock; 0 until it first needs one.
+    id: Cell<u32>,
+    /// The spin locks this thread looked up (`sim::exports`).
+    pub(crate) locks: RefCell<super::exports::LockCache>,
+}
+
+impl Local {
+    /// The thread's number as a spin lock owner: never 0 (a free lock's owner), never reused.
+    pub(crate) fn thread_id(&self) -> u32 {
+        match self.id.get() {
+            0 => self.assign_id(),
+            id => id,
+        }
+    }
+
+    #[cold]
+    fn assign_id(&self) -> u32 {
+        static NEXT: AtomicU32 = AtomicU32::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.id.set(id);
+        id
+    }
+
+    /// The thread's IRQL, after the stack watch's probe (every export consults the IRQL).
+    #[inline(always)]
+    pub(crate) fn irql(&self) -> u8 {
+        super::stack::probe();
+        self.state.borrow().irql
+    }
+}
+
 thread_local! {
-    static THREAD: RefCell<ThreadState> = const { RefCell::new(ThreadState::IDLE) };
+    static LOCAL: Local = const {
+        Local {
+            state: RefCell::new(ThreadState::IDLE),
+            id: Cell::new(0),
+            locks: RefCell::new(super::exports::LockCache::EMPTY),
+        }
+    };
+}
+
+/// Runs `f` with the calling thread's [`Local`].
+pub(crate) fn with_local<R>(f: impl FnOnce(&Local) -> R) -> R {
+    LOCAL.with(f)
 }
 
 /// Reads the calling thread's state.
 pub fn with_thread<R>(f: impl FnOnce(&ThreadState) -> R) -> R {
-    THREAD.with(|t| f(&t.borrow()))
+    LOCAL.with(|l| f(&l.state.borrow()))
 }
 
 /// Changes the calling thread's state.
 pub fn with_thread_mut<R>(f: impl FnOnce(&mut ThreadState) -> R) -> R {
-    THREAD.with(|t| f(&mut t.borrow_mut()))
+    LOCAL.with(|l| f(&mut l.state.borrow_mut()))
 }
 
 /// The calling thread's IRQL.
