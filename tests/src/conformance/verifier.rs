@@ -122,6 +122,9 @@ enum Mode {
     CompleteWithPending,
     /// `MiniportSendNetBufferLists` completes the chain twice.
     CompleteSendTwice,
+    /// `MiniportSendNetBufferLists` completes two NBLs it was not sent (an address inside the
+    /// chain's first NBL, and an NBL of its own), then the chain.
+    CompleteUnsentNbls,
     /// `MiniportOidRequest` raises a PnP event.
     PnpEventInOidRequest,
     /// `MiniportHaltEx` does not free the block allocated at initialize.
@@ -647,6 +650,14 @@ unsafe extern "system" fn rogue_send(
     } else {
         0
     };
+    if let Some((Mode::CompleteUnsentNbls, _)) = mode_and_locks(handle) {
+        let mut own = NET_BUFFER_LIST::zeroed();
+        let unsent = [nbls.wrapping_byte_add(8), &raw mut own];
+        for nbl in unsent {
+            // SAFETY: NBLs NDIS did not send: the simulator refuses each before it reads it.
+            unsafe { exports::NdisMSendNetBufferListsComplete(context, nbl, flags) };
+        }
+    }
     for _ in 0..times {
         // SAFETY: the chain NDIS just sent (Status zero: SUCCESS), completed to the same adapter.
         unsafe { exports::NdisMSendNetBufferListsComplete(context, nbls, flags) };
@@ -1151,6 +1162,24 @@ fn double_completion_nbl_completed_twice() {
 }
 
 #[test]
+fn double_completion_nbl_not_sent() {
+    let r = Rogue::new(Mode::CompleteUnsentNbls);
+    r.start();
+    let sent = r.adapter.send(&[frame(), frame()], &[]);
+    assert_eq!(sent.statuses, vec![NDIS_STATUS_SUCCESS; 2]);
+    r.stop();
+    let v = r.violations();
+    assert_rules(&v, &[Rule::DoubleCompletion]);
+    let not_sent = v
+        .iter()
+        .filter(|v| v.detail.contains("was not sent to this miniport"))
+        .count();
+    assert_eq!(not_sent, 2, "{}", describe(&v));
+    assert_eq!(v.len(), 2, "{}", describe(&v));
+    assert_thread_clean();
+}
+
+#[test]
 fn double_completion_driver_deregistered_twice() {
     let (handle, v) = global_violations(|| {
         let (status, handle) = register(&DEREGISTER_OBJECT, &rogue_characteristics());
@@ -1343,6 +1372,56 @@ fn unbalanced_lock_freed_while_held() {
         Rule::UnbalancedLock,
         "NdisFreeSpinLock on a held spin lock",
     );
+    assert_thread_clean();
+}
+
+/// A spin lock export refuses a NULL lock, a lock never allocated and a call above
+/// DISPATCH_LEVEL, each with its rule, and changes nothing of the thread's state.
+#[test]
+fn spin_lock_exports_refuse_null_unknown_locks_and_high_irql() {
+    let ((), v) = global_violations(|| {
+        // SAFETY: the simulator refuses a NULL lock before it reads it.
+        unsafe { exports::NdisAcquireSpinLock(null_mut()) };
+        // SAFETY: as above.
+        unsafe { exports::NdisReleaseSpinLock(null_mut()) };
+        let mut unknown = NDIS_SPIN_LOCK::zeroed();
+        unknown.SpinLock = 0x5EED;
+        // SAFETY: a lock NdisAllocateSpinLock never gave out: the simulator finds no lock by
+        // its id and touches nothing else.
+        unsafe { exports::NdisAcquireSpinLock(&raw mut unknown) };
+        // SAFETY: as above.
+        unsafe { exports::NdisReleaseSpinLock(&raw mut unknown) };
+        assert_thread_clean();
+        let mut known = NDIS_SPIN_LOCK::zeroed();
+        // SAFETY: a fresh NDIS_SPIN_LOCK owned by this test.
+        unsafe { exports::NdisAllocateSpinLock(&raw mut known) };
+        // Above DISPATCH_LEVEL (DIRQL): the acquire is refused before the lock is looked at.
+        verifier::with_thread_mut(|t| t.irql = DISPATCH_LEVEL + 1);
+        acquire(&raw mut known as usize);
+        let (irql, held) = verifier::with_thread(|t| (t.irql, t.held.len()));
+        verifier::with_thread_mut(|t| t.irql = PASSIVE_LEVEL);
+        assert_eq!((irql, held), (DISPATCH_LEVEL + 1, 0), "nothing acquired");
+        // SAFETY: allocated above and not held.
+        unsafe { exports::NdisFreeSpinLock(&raw mut known) };
+    });
+    assert_rules(
+        &v,
+        &[Rule::BadStructure, Rule::InvalidHandle, Rule::IrqlTooHigh],
+    );
+    for api in ["NdisAcquireSpinLock", "NdisReleaseSpinLock"] {
+        assert_says(&v, Rule::BadStructure, &format!("{api}: NULL spin lock"));
+        assert_says(
+            &v,
+            Rule::InvalidHandle,
+            &format!("{api}: spin lock not allocated with NdisAllocateSpinLock"),
+        );
+    }
+    assert_says(
+        &v,
+        Rule::IrqlTooHigh,
+        "NdisAcquireSpinLock requires IRQL <= DISPATCH_LEVEL, called at DIRQL",
+    );
+    assert_eq!(v.len(), 5, "{}", describe(&v));
     assert_thread_clean();
 }
 
