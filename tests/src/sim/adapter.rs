@@ -193,6 +193,11 @@ pub struct AdapterShared {
     pub wire: u32,
     /// The attributes set at initialize.
     pub attributes: Mutex<Attributes>,
+    /// `attributes.context`, stored when the registration attributes are set (once per
+    /// adapter: `NdisMSetMiniportAttributes` refuses them a second time), read with one load
+    /// by every call into the miniport: issue 20's send-path bench locked `attributes` for it
+    /// on every batch.
+    pub(crate) registered_context: AtomicUsize,
     /// Every status indication, in order.
     pub indications: Mutex<Vec<Indication>>,
     /// Event log entries written while one of this adapter's handlers ran.
@@ -219,7 +224,7 @@ impl AdapterShared {
     /// The `MiniportAdapterContext` the miniport registered.
     #[must_use]
     pub fn context(&self) -> usize {
-        lock(&self.attributes).context
+        self.registered_context.load(Ordering::Acquire)
     }
 
     /// Where NDIS thinks the adapter is.
@@ -302,6 +307,7 @@ impl Adapter {
             registry: Mutex::new(registry),
             wire,
             attributes: Mutex::new(Attributes::default()),
+            registered_context: AtomicUsize::new(0),
             indications: Mutex::new(Vec::new()),
             events: Mutex::new(Vec::new()),
             pnp_events: Mutex::new(Vec::new()),
@@ -1263,7 +1269,7 @@ pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
 impl Drop for Adapter {
     fn drop(&mut self) {
         let handle = self.shared.handle();
-        lock(&Sim::get().adapters).remove(&handle);
+        Sim::get().remove_adapter(handle);
         // An adapter dropped without halt (a failed case) must not leave its allocations to a
         // later adapter that happens to get the same handle; they are forgotten (and leaked).
         lock(&super::exports::ALLOCATIONS).retain(|_, a| a.owner != handle);

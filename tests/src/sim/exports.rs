@@ -124,13 +124,18 @@ fn irql_too_high(max: u8, irql: u8, api: &str) {
 fn adapter_from(handle: NDIS_HANDLE, api: &str) -> Option<Arc<AdapterShared>> {
     let found = sim().adapter(handle as usize);
     if found.is_none() {
-        sim().report(
-            None,
-            Rule::InvalidHandle,
-            format!("{api}: {handle:p} is not a miniport adapter handle NDIS gave out"),
-        );
+        not_an_adapter(handle, api);
     }
     found
+}
+
+#[cold]
+fn not_an_adapter(handle: NDIS_HANDLE, api: &str) {
+    sim().report(
+        None,
+        Rule::InvalidHandle,
+        format!("{api}: {handle:p} is not a miniport adapter handle NDIS gave out"),
+    );
 }
 
 fn header_of(ptr: *const NDIS_OBJECT_HEADER) -> Option<NDIS_OBJECT_HEADER> {
@@ -498,6 +503,11 @@ pub unsafe extern "system" fn NdisMSetMiniportAttributes(
     match result {
         Ok(()) => {
             attrs.order.push(h.Type);
+            if h.Type == NDIS_OBJECT_TYPE_MINIPORT_ADAPTER_REGISTRATION_ATTRIBUTES {
+                adapter
+                    .registered_context
+                    .store(attrs.context, Ordering::Release);
+            }
             NDIS_STATUS_SUCCESS
         }
         Err(e) => {
@@ -2208,9 +2218,27 @@ pub unsafe extern "system" fn NdisMSendNetBufferListsComplete(
     let Some(irql) = irql_at_most(DISPATCH_LEVEL, "NdisMSendNetBufferListsComplete") else {
         return;
     };
-    let Some(adapter) = adapter_from(handle, "NdisMSendNetBufferListsComplete") else {
-        return;
-    };
+    // The adapter borrowed from this thread's cache (issue 20's send-path bench: `Sim::with_adapter`).
+    sim().with_adapter(handle as usize, |adapter| {
+        let Some(adapter) = adapter else {
+            not_an_adapter(handle, "NdisMSendNetBufferListsComplete");
+            return;
+        };
+        // SAFETY: the caller's chain, as for the export (`complete_sends`'s contract).
+        unsafe { complete_sends(adapter, irql, chain, flags) };
+    });
+}
+
+/// [`NdisMSendNetBufferListsComplete`] for the adapter `adapter`, its caller at `irql`.
+///
+/// # Safety
+/// `chain` is NULL or a chain of NBLs, each readable (the export's contract).
+unsafe fn complete_sends(
+    adapter: &AdapterShared,
+    irql: u8,
+    chain: *mut NET_BUFFER_LIST,
+    flags: ULONG,
+) {
     // The flag promises DISPATCH_LEVEL: set below it, NDIS would run its completion path at the
     // wrong IRQL. Clear at DISPATCH_LEVEL it only costs NDIS a look at the IRQL (allowed).
     let at_dispatch = irql == DISPATCH_LEVEL;

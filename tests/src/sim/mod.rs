@@ -44,7 +44,7 @@ pub mod verifier;
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use ndis_sys::miniport::{NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS};
@@ -133,6 +133,28 @@ impl std::hash::Hasher for AddressHasher {
     fn write_usize(&mut self, n: usize) {
         self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+}
+
+/// Adapters removed from the table so far: the generation of every thread's [`AdapterCache`].
+static ADAPTER_REMOVALS: AtomicU64 = AtomicU64::new(0);
+
+/// Slots of a thread's [`AdapterCache`] (a power of two; a thread works with a few adapters).
+const ADAPTER_CACHE_SLOTS: usize = 4;
+
+/// The adapters a thread found in the table, direct-mapped by handle, valid while no adapter
+/// was removed since the generation they were found in (kept in the thread's
+/// `verifier::Local`; [`Sim::with_adapter`]).
+pub(crate) struct AdapterCache {
+    generation: u64,
+    slots: [Option<Arc<AdapterShared>>; ADAPTER_CACHE_SLOTS],
+}
+
+impl AdapterCache {
+    /// A cache that holds nothing (no generation is `u64::MAX`).
+    pub(crate) const EMPTY: AdapterCache = AdapterCache {
+        generation: u64::MAX,
+        slots: [const { None }; ADAPTER_CACHE_SLOTS],
+    };
 }
 
 /// The simulated ndis.sys: every registry of handles it gave out.
@@ -324,6 +346,65 @@ impl Sim {
 
     pub(crate) fn adapter(&self, handle: usize) -> Option<Arc<AdapterShared>> {
         lock(&self.adapters).get(&handle).cloned()
+    }
+
+    /// Runs `f` with the adapter `handle` names in the table (`None`: it names none), as
+    /// [`Sim::adapter`] finds it, without the table's lock and a reference count of its own
+    /// when this thread's cache has it: issue 20's send-path bench looks an adapter up in every
+    /// completion and every timer routine, a lock, an unlock, an increment and a decrement each.
+    /// The cache holds the adapters this thread found since the last removal of any adapter
+    /// from the table (a removal changes the generation: an adapter removed is never found in a
+    /// cache). `f` may run driver code and look adapters up itself: the cache stays borrowed
+    /// while it runs, and what such a lookup finds outside the cache is not cached.
+    pub(crate) fn with_adapter<R>(
+        &self,
+        handle: usize,
+        f: impl FnOnce(Option<&AdapterShared>) -> R,
+    ) -> R {
+        verifier::with_local(|local| {
+            // Read before the table (as `exports::with_sim_lock` does): an adapter found there
+            // and removed after is cached under a generation that is already over.
+            let generation = ADAPTER_REMOVALS.load(Ordering::Acquire);
+            let slot = (handle as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize
+                >> (usize::BITS - ADAPTER_CACHE_SLOTS.trailing_zeros());
+            if let Ok(c) = local.adapters.try_borrow()
+                && c.generation == generation
+                && let Some(Some(a)) = c.slots.get(slot)
+                && a.handle() == handle
+            {
+                return f(Some(a));
+            }
+            let found = self.adapter(handle);
+            if let Some(a) = &found {
+                let stale = local.adapters.try_borrow_mut().ok().map(|mut c| {
+                    let stale = if c.generation == generation {
+                        None
+                    } else {
+                        c.generation = generation;
+                        Some(std::mem::replace(
+                            &mut c.slots,
+                            [const { None }; ADAPTER_CACHE_SLOTS],
+                        ))
+                    };
+                    if let Some(s) = c.slots.get_mut(slot) {
+                        *s = Some(Arc::clone(a));
+                    }
+                    stale
+                });
+                // The adapters of an older generation are let go with the cache released (the
+                // last reference to one drops it, whatever that does).
+                drop(stale);
+            }
+            f(found.as_deref())
+        })
+    }
+
+    /// Removes the adapter `handle` from the table (it is no longer an adapter handle).
+    pub(crate) fn remove_adapter(&self, handle: usize) {
+        lock(&self.adapters).remove(&handle);
+        // After the removal: a thread that read the old generation found the adapter still in
+        // the table, or caches it under a generation that is over.
+        ADAPTER_REMOVALS.fetch_add(1, Ordering::AcqRel);
     }
 
     pub(crate) fn next_if_index(&self) -> u32 {

@@ -179,6 +179,8 @@ pub(crate) struct Local {
     id: Cell<u32>,
     /// The spin locks this thread looked up (`sim::exports`).
     pub(crate) locks: RefCell<super::exports::LockCache>,
+    /// The adapters this thread looked up (`Sim::with_adapter`).
+    pub(crate) adapters: RefCell<super::AdapterCache>,
 }
 
 impl Local {
@@ -212,6 +214,7 @@ thread_local! {
             state: RefCell::new(ThreadState::IDLE),
             id: Cell::new(0),
             locks: RefCell::new(super::exports::LockCache::EMPTY),
+            adapters: RefCell::new(super::AdapterCache::EMPTY),
         }
     };
 }
