@@ -603,4 +603,55 @@ mod tests {
         }
         assert!(Sim::dcbndk().is_ok(), "the driver loads again");
     }
+
+    /// An adapter this thread looked up and cached (`Sim::with_adapter`) is no adapter once it
+    /// is gone: a completion with its handle is then reported as an invalid handle, as it was
+    /// when every completion looked in the table.
+    #[test]
+    fn an_adapter_removed_is_not_found_in_a_threads_cache() {
+        let first = Adapter::dcbndk(Registry::inf_defaults()).unwrap_or_else(|e| panic!("{e}"));
+        let second = Adapter::dcbndk(Registry::inf_defaults()).unwrap_or_else(|e| panic!("{e}"));
+        let (h1, h2) = (first.shared().handle(), second.shared().handle());
+        let sim = Sim::get();
+        // Cached, and found again inside a lookup (the cache borrowed), the other too.
+        let nested = sim.with_adapter(h1, |a| {
+            let inner = sim.with_adapter(h2, |b| b.map(super::AdapterShared::handle));
+            (a.map(super::AdapterShared::handle), inner)
+        });
+        assert_eq!(nested, (Some(h1), Some(h2)));
+        assert!(sim.with_adapter(h1, |a| a.is_some()));
+        drop(first);
+        assert!(sim.with_adapter(h1, |a| a.is_none()), "removed, yet found");
+        assert!(
+            sim.with_adapter(h2, |a| a.is_some()),
+            "the other is still an adapter"
+        );
+        // Called from a handler of `second`: the report goes to it, not to the simulator
+        // (which other tests, in parallel, expect clean).
+        let before = second.shared().violations.count();
+        super::call_handler(
+            Some(second.shared()),
+            super::verifier::DISPATCH_LEVEL,
+            "a completion with a stale handle",
+            |_| {},
+            || {
+                // SAFETY: a handle that names no adapter, with an empty chain: the export only
+                // reports it.
+                unsafe {
+                    super::exports::NdisMSendNetBufferListsComplete(
+                        super::as_handle(h1),
+                        std::ptr::null_mut(),
+                        0,
+                    );
+                }
+            },
+        );
+        let found = second.shared().violations.since(before);
+        assert!(
+            found.iter().any(|v| v.rule == super::Rule::InvalidHandle
+                && v.detail.contains("is not a miniport adapter handle")),
+            "{found:?}"
+        );
+        drop(second);
+    }
 }
