@@ -22,6 +22,7 @@ import collections
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -83,8 +84,8 @@ def run_callgrind(exe, seconds, out):
 
 
 def parse(path):
-    """Per-address instruction counts, per-function totals, and the calls of each function."""
-    names, counts, fn_cost, calls = {}, collections.Counter(), collections.Counter(), collections.Counter()
+    """Instruction counts per (function, address), and the calls of each function."""
+    names, counts, calls = {}, collections.Counter(), collections.Counter()
     cur, last, skip, cfn = "", 0, False, None
 
     def name(m):
@@ -124,8 +125,7 @@ def parse(path):
                 skip = False
                 continue
             counts[(cur, last)] += int(m.group(2))
-            fn_cost[cur] += int(m.group(2))
-    return counts, fn_cost, calls
+    return counts, calls
 
 
 def inline_files(exe, addrs):
@@ -160,6 +160,8 @@ def stage_of(path):
 
 
 def main():
+    # Piped into `head`: stop quietly, as a shell tool does.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--bin", help="a send_path bench binary built with line tables")
     p.add_argument("--seconds", type=int, default=2, help="criterion's --profile-time (default 2)")
@@ -176,7 +178,7 @@ def main():
         fail(f"--bin {exe}: no such file")
     out = args.keep or os.path.join(tempfile.mkdtemp(), "callgrind.out")
     run_callgrind(exe, args.seconds, out)
-    counts, fn_cost, calls = parse(out)
+    counts, calls = parse(out)
     batches = max((n for f, n in calls.items() if f.endswith("miniport_send_net_buffer_lists")), default=0)
     if batches == 0:
         fail(f"{exe}: no call of miniport_send_net_buffer_lists was collected (is it the send_path bench?)")
