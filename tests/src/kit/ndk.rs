@@ -780,7 +780,7 @@ fn counter_blocks() -> CaseResult {
     // SAFETY: no precondition.
     let cpus = unsafe { crate::sim::exports::NdisGroupMaxProcessorCount(0xFFFF) } as usize;
     let handle = a.shared().handle();
-    let tag = dcbndk::resources::memory::TAG_NDK_COUNTERS;
+    let tag = crate::facts::TAG_NDK_COUNTERS;
     let sizes: Vec<usize> = crate::sim::lock(&crate::sim::exports::ALLOCATIONS)
         .values()
         .filter(|x| x.owner == handle && x.tag == tag)

@@ -14,10 +14,10 @@ use ndis_sys::status::{
 };
 
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
+use crate::facts::TAG_NDK_ADAPTER;
 use crate::sim::consumer::{FILL, NdkConsumer, allocations_tagged, slots};
 use crate::sim::faults;
 use crate::sim::{Adapter, Registry};
-use dcbndk::resources::ndkobject::TAG_NDK_ADAPTER;
 
 /// The group.
 #[must_use]

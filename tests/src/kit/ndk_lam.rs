@@ -19,12 +19,12 @@ use ndis_sys::status::{
 
 use super::ndk_ping::{Side, close_connection, connect, on_pair, side_with};
 use super::{Case, CaseResult, ensure, expect_eq, finish, note, started};
+use crate::facts::{PROVISIONED_FRMR_CHUNKS, PROVISIONED_LAMS};
 use crate::sim::Registry;
 use crate::sim::consumer::NdkConsumer;
 use crate::sim::mdl::{MdlChain, MdlKind};
 use crate::sim::ndk_memory::{FBO_UNSET, LAM_FILL, LamReply};
 use crate::sim::ndk_objects::Mr;
-use dcbndk::resources::provider::PROVISIONED;
 use dcbndk_core::ndk::Profile;
 
 const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
@@ -184,7 +184,7 @@ fn lam_build_and_release() -> CaseResult {
         // The provisioned table: every LAM over one page of nonpaged memory.
         let page = MdlChain::split(vec![1u8; PAGE], &[], MdlKind::NonPagedPool);
         let mut all = Vec::new();
-        for _ in 0..PROVISIONED.lams {
+        for _ in 0..PROVISIONED_LAMS {
             all.push(built(ndk, &page, PAGE)?);
         }
         let over = ndk.build_lam(&page, PAGE, Some(64));
@@ -202,7 +202,7 @@ fn lam_build_and_release() -> CaseResult {
         for mut lam in all {
             ndk.release_lam(&mut lam);
         }
-        note(format!("{} LAMs built and released", PROVISIONED.lams + 1));
+        note(format!("{} LAMs built and released", PROVISIONED_LAMS + 1));
         Ok(())
     })
 }
@@ -362,7 +362,7 @@ fn fast_register_pool() -> CaseResult {
     on_consumer(|ndk| {
         let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
         let pages = Profile::ROCE_V2_100G.frmr_page_count;
-        let fit = PROVISIONED.frmr_chunks * 16 / (2 * pages as usize);
+        let fit = PROVISIONED_FRMR_CHUNKS * 16 / (2 * pages as usize);
         expect_eq("regions of FRMRPageCount the pool holds", fit, 32)?;
         let mut mrs = Vec::new();
         for i in 0..=fit {

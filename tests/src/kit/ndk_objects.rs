@@ -3,10 +3,10 @@
 //! (`sim::ndk_objects`), which check headers, dispatch tables, create and close completions and
 //! notifications as a verifier would. Rules from ndkpi.md §8 and the sections cited per case.
 
-use dcbndk::resources::ndkobject::{
-    TAG_NDK_ADAPTER, TAG_NDK_CQ, TAG_NDK_MR, TAG_NDK_PD, TAG_NDK_QP, TAG_NDK_SRQ,
+use crate::facts::{
+    TAG_NDK_ADAPTER, TAG_NDK_CQ, TAG_NDK_MR, TAG_NDK_PD, TAG_NDK_PROVIDER_TABLES as TAG_NDK_TABLES,
+    TAG_NDK_QP, TAG_NDK_SRQ,
 };
-use dcbndk::resources::provider::TAG_NDK_TABLES;
 use dcbndk_core::ndk::Profile;
 use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{NDK_CQ_NOTIFY_ANY, NdkOperationTypeReceive};

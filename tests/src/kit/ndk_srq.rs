@@ -10,8 +10,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use dcbndk::resources::ndkobject::{TAG_NDK_PD, TAG_NDK_SRQ};
-use dcbndk::resources::provider::{PROVISIONED, TAG_NDK_TABLES};
+use crate::facts::{
+    PROVISIONED_SRQS, TAG_NDK_PD, TAG_NDK_PROVIDER_TABLES as TAG_NDK_TABLES, TAG_NDK_SRQ,
+};
 use dcbndk_core::ndk::Profile;
 use ndis_sys::ndkpi::{NDK_CQ_NOTIFY_ANY, NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NDK_RESULT_EX};
 use ndis_sys::ndkpi::{NdkOperationTypeReceive, NdkOperationTypeSend};
@@ -173,7 +174,7 @@ fn create_post_modify_close() -> CaseResult {
 }
 
 /// SRQs one open NDK adapter holds.
-const PROFILE_SRQS: usize = PROVISIONED.srqs;
+const PROFILE_SRQS: usize = PROVISIONED_SRQS;
 
 fn qp_with_srq() -> CaseResult {
     on_adapter(|a| {

@@ -893,7 +893,7 @@ fn pfc_generation() -> CaseResult {
             look(&mut on_wire);
         }
         let indicated = b.received().len();
-        let rx_buffers = dcbndk::resources::rxpool::RX_BUFFERS;
+        let rx_buffers = crate::facts::RX_BUFFERS;
         expect_eq(
             "while B holds its NBLs: frames A sent = frames B indicated (none dropped), fewer than B's buffers",
             (on_wire, on_wire == indicated, indicated < rx_buffers),

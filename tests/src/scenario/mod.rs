@@ -17,7 +17,6 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use dcbndk::resources::status::ndis_status;
 use dcbndk_core::status::Status;
 use ndis_sys::ntddndis::{
     OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
@@ -247,8 +246,8 @@ impl At<'_> {
 }
 
 /// The statuses a scenario names: success, then the refusals an `[expect] rejected` may name.
-/// Names come from the core's `Status`, numbers from the driver's one mapping
-/// (`dcbndk::resources::status::ndis_status`).
+/// Names come from the core's `Status`, numbers from ndis.h (the bindings' constants, which the
+/// ABI tests check).
 const STATUSES: [Status; 6] = [
     Status::Success,
     Status::InvalidParameter,
@@ -257,6 +256,19 @@ const STATUSES: [Status; 6] = [
     Status::Resources,
     Status::Failure,
 ];
+
+/// The `NDIS_STATUS` of one of [`STATUSES`] (ndis.h).
+const fn ndis_status(status: Status) -> NDIS_STATUS {
+    use ndis_sys::status as s;
+    match status {
+        Status::Success => s::NDIS_STATUS_SUCCESS,
+        Status::InvalidParameter => s::NDIS_STATUS_INVALID_PARAMETER,
+        Status::InvalidLength => s::NDIS_STATUS_INVALID_LENGTH,
+        Status::NotSupported => s::NDIS_STATUS_NOT_SUPPORTED,
+        Status::Resources => s::NDIS_STATUS_RESOURCES,
+        _ => s::NDIS_STATUS_FAILURE,
+    }
+}
 
 /// The name of an NDIS status (its hex value when it has none here).
 #[must_use]

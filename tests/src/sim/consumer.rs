@@ -24,7 +24,7 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{LazyLock, Mutex};
 
-use dcbndk::resources::ndkobject::TAG_NDK_ADAPTER;
+use crate::facts::TAG_NDK_ADAPTER;
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
