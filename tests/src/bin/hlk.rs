@@ -241,6 +241,10 @@ fn main() -> ExitCode {
     }
 
     println!("dcbndk HLK-style kit: the driver runs in the simulated ndis.sys");
+    println!(
+        "driver under test: {}",
+        dcbndk_hlk::sim::host::driver::describe()
+    );
     match Sim::dcbndk() {
         Ok(d) => {
             let c = &d.characteristics;

@@ -1155,8 +1155,9 @@ impl Adapter {
             "the adapter's remote QoS input",
             |_| {},
             || {
-                // SAFETY: the context of this initialized, not yet halted adapter of the dcbndk driver.
-                unsafe { dcbndk::entry::dcbx::remote_input(as_handle(context), event) }
+                // SAFETY: the context of this initialized, not yet halted adapter of the dcbndk
+                // driver, at DISPATCH_LEVEL.
+                unsafe { super::host::side_door::remote_input(context, event) }
             },
         );
     }
@@ -1266,6 +1267,10 @@ pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
     found
 }
 
+/// Adapters dropped while initialized and never halted (a failed or skipped case), kept so that
+/// their handles, the addresses of their shared state, are never given to another adapter.
+static ABANDONED: Mutex<Vec<Arc<AdapterShared>>> = Mutex::new(Vec::new());
+
 impl Drop for Adapter {
     fn drop(&mut self) {
         let handle = self.shared.handle();
@@ -1273,6 +1278,12 @@ impl Drop for Adapter {
         // An adapter dropped without halt (a failed case) must not leave its allocations to a
         // later adapter that happens to get the same handle; they are forgotten (and leaked).
         lock(&super::exports::ALLOCATIONS).retain(|_, a| a.owner != handle);
+        // Nor its work items, timers, locks, pools, NBLs and MDLs, which the registries keep
+        // by handle: its shared state is kept, so no later adapter has this handle.
+        let phase = *lock(&self.shared.phase);
+        if !matches!(phase, Phase::Created | Phase::Halted) {
+            lock(&ABANDONED).push(Arc::clone(&self.shared));
+        }
         super::release_adapter();
     }
 }

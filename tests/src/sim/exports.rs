@@ -2079,14 +2079,8 @@ pub unsafe extern "system" fn NdisGroupMaxProcessorCount(group: USHORT) -> ULONG
 /// Processors per group, as Windows forms groups (the `Number` of a PROCESSOR_NUMBER is < 64).
 const PROCESSORS_PER_GROUP: u32 = 64;
 
-/// The host's configured processors (at least 1), read once (sysconf reads sysfs: microseconds).
 fn host_processors() -> u32 {
-    static COUNT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *COUNT.get_or_init(|| {
-        // SAFETY: sysconf has no preconditions.
-        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-        u32::try_from(n).unwrap_or(1).max(1)
-    })
+    super::host::cpu::processors()
 }
 
 /// Keeps the calling thread on processor `cpu` from now on, so that it stands for that CPU
@@ -2095,22 +2089,11 @@ fn host_processors() -> u32 {
 /// may run).
 #[must_use]
 pub fn run_on_processor(cpu: u32) -> bool {
-    let Ok(cpu) = usize::try_from(cpu) else {
-        return false;
-    };
-    // SAFETY: an all-zero cpu_set_t is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    if cpu >= 8 * size_of::<libc::cpu_set_t>() {
-        return false;
-    }
-    // SAFETY: `cpu` is within the set's bits (checked above).
-    unsafe { libc::CPU_SET(cpu, &mut set) };
-    // SAFETY: 0 is the calling thread; the set is valid for the call, with its own size.
-    unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &raw const set) == 0 }
+    super::host::cpu::run_on_processor(cpu)
 }
 
 /// `NdisCurrentGroupAndProcessor` (>= DISPATCH_LEVEL): the CPU this thread runs on right now
-/// (`sched_getcpu`). Unlike on Windows at DISPATCH_LEVEL, the thread may migrate right after
+/// (`host::cpu::current`). Unlike on Windows at DISPATCH_LEVEL, the thread may migrate right after
 /// (the simulator's "DISPATCH_LEVEL" does not pin it), so the driver's per-CPU counting must stay
 /// exact when two threads update the block of one CPU.
 ///
@@ -2137,21 +2120,8 @@ pub unsafe extern "system" fn NdisCurrentGroupAndProcessor() -> PROCESSOR_NUMBER
     }
 }
 
-/// The CPU this thread runs on now (`sched_getcpu`).
-#[cfg(not(miri))]
 fn current_cpu() -> u32 {
-    // SAFETY: sched_getcpu has no preconditions; -1 on failure.
-    u32::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0)
-}
-
-/// Under Miri, which has no `sched_getcpu` and runs every thread on one host thread: each call
-/// answers the next of the interpreter's processors (`-Zmiri-num-cpus`) in turn, as if the thread
-/// moved between calls, which the simulator allows anyway (see above), so every per-CPU block is
-/// written and two threads share one.
-#[cfg(miri)]
-fn current_cpu() -> u32 {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed) % host_processors()
+    super::host::cpu::current()
 }
 
 /// `NdisProcessorNumberToIndex` (any IRQL): group × 64 + number; `INVALID_PROCESSOR_INDEX`

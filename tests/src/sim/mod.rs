@@ -29,6 +29,7 @@ pub mod cpu;
 pub mod dpc;
 pub mod exports;
 pub mod faults;
+pub mod host;
 pub mod mdl;
 pub mod nbl;
 pub mod ndk;
@@ -50,7 +51,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use ndis_sys::miniport::{NDIS_MINIPORT_DRIVER_CHARACTERISTICS, NDIS_NDK_PROVIDER_CHARACTERISTICS};
 use ndis_sys::ntdef::UNICODE_STRING;
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
-use ndis_sys::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
+use ndis_sys::types::{NDIS_STATUS, PVOID};
 
 pub use adapter::{Adapter, AdapterShared};
 pub use registry::{RegValue, Registry};
@@ -222,11 +223,6 @@ static DCBNDK_DRIVER_OBJECT: [u64; 42] = [0; 42];
 /// The registry path handed to DriverEntry.
 const REGISTRY_PATH: &str = r"\Registry\Machine\System\CurrentControlSet\Services\dcbndk";
 
-unsafe extern "system" {
-    /// The driver's entry point, resolved by its exported name as the kernel loader does.
-    fn DriverEntry(driver_object: PVOID, registry_path: PCUNICODE_STRING) -> NDIS_STATUS;
-}
-
 impl Sim {
     /// The process's simulated ndis.sys.
     #[must_use]
@@ -319,6 +315,9 @@ impl Sim {
 
     fn load_dcbndk(&self) -> Result<Arc<DriverRecord>, String> {
         let load = Unloaded { _private: () }.driver_entry();
+        if let Some(why) = load.not_loaded {
+            return Err(why);
+        }
         match (load.status, load.driver) {
             (NDIS_STATUS_SUCCESS, Some(d)) if load.violations.is_empty() => Ok(d),
             (status, _) => Err(format!(
@@ -437,6 +436,8 @@ pub struct Load {
     pub driver: Option<Arc<DriverRecord>>,
     /// The violations found during the call (against the simulator and the new driver).
     pub violations: Vec<Violation>,
+    /// Why DriverEntry could not be called at all: the host could not load the image.
+    pub not_loaded: Option<String>,
 }
 
 /// The dcbndk driver held unloaded by [`Sim::with_dcbndk_unloaded`]: loading and unloading it
@@ -458,12 +459,23 @@ impl Unloaded {
             MaximumLength: bytes,
             Buffer: path.as_mut_ptr(),
         };
+        let entry = match host::driver::entry() {
+            Ok(entry) => entry,
+            Err(why) => {
+                return Load {
+                    status: ndis_sys::status::NDIS_STATUS_FAILURE,
+                    driver: None,
+                    violations: Vec::new(),
+                    not_loaded: Some(why),
+                };
+            }
+        };
         let before = sim.violations.count();
         let entered = stack::Entered::new("DriverEntry");
         // SAFETY: DriverEntry is the driver's exported entry point; it is called at PASSIVE_LEVEL
         // with a driver object and a registry path that outlive the call, while no other copy of
         // the driver is registered (the callers hold the driver unloaded).
-        let status = unsafe { DriverEntry(object as PVOID, &raw const registry_path) };
+        let status = unsafe { entry(object as PVOID, &raw const registry_path) };
         drop(entered);
         let driver = sim.driver_by_object(object);
         let mut violations = sim.violations.since(before);
@@ -474,6 +486,7 @@ impl Unloaded {
             status,
             driver,
             violations,
+            not_loaded: None,
         }
     }
 
@@ -506,6 +519,26 @@ impl Unloaded {
     }
 }
 
+/// The thread's state from before a handler call, put back if the call unwinds (a case's
+/// panic, or a side door the host does not have, `host::side_door`): the next handler on the
+/// thread then starts at the IRQL and with the adapter it would have had.
+struct Unwinding(Option<verifier::ThreadState>);
+
+impl Unwinding {
+    /// The call returned: the state to check its return against.
+    fn disarm(mut self) -> verifier::ThreadState {
+        self.0.take().unwrap_or_default()
+    }
+}
+
+impl Drop for Unwinding {
+    fn drop(&mut self) {
+        if let Some(saved) = self.0.take() {
+            verifier::with_thread_mut(|t| t.restore(saved));
+        }
+    }
+}
+
 /// Calls into a miniport handler the way NDIS does: at `irql`, with the thread's context set up
 /// by `setup`, and checks on return that the handler released every spin lock it took and left
 /// the IRQL where it found it.
@@ -526,9 +559,11 @@ pub(crate) fn call_handler<R>(
         setup(t);
         saved
     });
+    let unwinding = Unwinding(Some(saved));
     let entered = stack::Entered::new(name);
     let result = f();
     drop(entered);
+    let saved = unwinding.disarm();
     let (held, now) = verifier::with_thread(|t| (t.held.len(), t.irql));
     if held > saved.held.len() {
         Sim::get().report(

@@ -8,7 +8,7 @@ use dcbndk_core::ndk::{Activity, Applied, Refused};
 use ndis_sys::ntddndis::OID_NDK_STATISTICS;
 
 use super::verifier::DISPATCH_LEVEL;
-use super::{Adapter, as_handle, call_handler};
+use super::{Adapter, call_handler};
 
 /// Reports activity into one adapter; only exists inside [`Adapter::at_dispatch`].
 pub struct NdkHook {
@@ -16,14 +16,15 @@ pub struct NdkHook {
 }
 
 impl NdkHook {
-    /// Reports one activity through `dcbndk::entry::ndk::activity`, on the CPU this thread runs on.
+    /// Reports one activity through `dcbndk::entry::ndk::activity` (`host::side_door`, Linux
+    /// only), on the CPU this thread runs on.
     ///
     /// # Errors
     /// What the driver refused.
     pub fn report(&self, activity: &Activity) -> Result<Applied, Refused> {
         // SAFETY: the context of an adapter between initialize and halt (the adapter is borrowed
         // by `at_dispatch`), called at DISPATCH_LEVEL.
-        unsafe { dcbndk::entry::ndk::activity(as_handle(self.context), activity) }
+        unsafe { super::host::side_door::ndk_activity(self.context, activity) }
     }
 }
 

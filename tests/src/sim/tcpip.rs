@@ -36,7 +36,7 @@ use ndis_sys::types::USHORT;
 
 use super::adapter::OidResult;
 use super::verifier::DISPATCH_LEVEL;
-use super::{Adapter, as_handle, call_handler, lock};
+use super::{Adapter, call_handler, lock};
 
 /// The two families, in the order TCP/IP is simulated to tell them.
 const FAMILIES: [USHORT; 2] = [NDIS_PROTOCOL_ID_TCP_IP, NDIS_PROTOCOL_ID_IP6];
@@ -225,7 +225,7 @@ impl Adapter {
     }
 
     /// The addresses the driver keeps for its NDK provider (scope ids included), read through
-    /// the shell (`dcbndk::entry::oid::ip_addresses`) at DISPATCH_LEVEL, as the provider may read
+    /// the shell (`host::side_door::ip_addresses`, Linux only) at DISPATCH_LEVEL, as the provider may read
     /// them when a listener or connector binds.
     #[must_use]
     pub fn driver_sockaddrs(&self) -> Vec<SockAddr> {
@@ -239,7 +239,7 @@ impl Adapter {
             || {
                 // SAFETY: the context of an adapter between initialize and halt (the adapter is
                 // borrowed for the call), called at DISPATCH_LEVEL.
-                unsafe { dcbndk::entry::oid::ip_addresses(as_handle(context), &mut out) }
+                unsafe { super::host::side_door::ip_addresses(context, &mut out) }
             },
         );
         out[..n.min(MAX_ADDRESSES)].to_vec()

@@ -1,0 +1,75 @@
+//! Where the dcbndk driver's `DriverEntry` comes from: the linked rlib on Linux, the loaded image
+//! on Windows. The simulator reaches the driver only through that entry point and the handlers
+//! and dispatch tables it registers.
+
+use ndis_sys::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
+
+/// `DRIVER_INITIALIZE`.
+pub type DriverEntry =
+    unsafe extern "system" fn(driver_object: PVOID, registry_path: PCUNICODE_STRING) -> NDIS_STATUS;
+
+/// The driver's entry point, loading the driver first where the host loads an image.
+///
+/// # Errors
+/// Why the image could not be loaded (Windows only).
+pub fn entry() -> Result<DriverEntry, String> {
+    imp::entry()
+}
+
+/// What the kit runs against, for its reports: the image's path, or the linked build.
+#[must_use]
+pub fn describe() -> String {
+    imp::describe()
+}
+
+#[cfg(not(windows))]
+mod imp {
+    use ndis_sys::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
+
+    unsafe extern "system" {
+        /// The driver's entry point, resolved by its exported name when the kit's binary links the
+        /// driver's rlib, as the kernel loader resolves it in the image.
+        fn DriverEntry(driver_object: PVOID, registry_path: PCUNICODE_STRING) -> NDIS_STATUS;
+    }
+
+    #[expect(
+        clippy::unnecessary_wraps,
+        reason = "the same signature as the Windows host's, which can fail"
+    )]
+    pub(super) fn entry() -> Result<super::DriverEntry, String> {
+        Ok(DriverEntry)
+    }
+
+    pub(super) fn describe() -> String {
+        "the driver's source, linked into this process (System V convention)".into()
+    }
+}
+
+#[cfg(windows)]
+mod imp {
+    use std::sync::OnceLock;
+
+    /// The environment variable naming the image to load (`cargo xtask kit` sets it).
+    pub(super) const IMAGE: &str = "DCBNDK_IMAGE";
+
+    static LOADED: OnceLock<Result<usize, String>> = OnceLock::new();
+
+    pub(super) fn entry() -> Result<super::DriverEntry, String> {
+        let address = LOADED.get_or_init(super::image::load).clone()?;
+        // SAFETY: the address of the image's entry point (its optional header's
+        // AddressOfEntryPoint in the loaded image), a `DRIVER_INITIALIZE` as the kernel calls it:
+        // the image is linked with /ENTRY:DriverEntry, and it stays loaded for the process.
+        Ok(unsafe { std::mem::transmute::<usize, super::DriverEntry>(address) })
+    }
+
+    pub(super) fn describe() -> String {
+        match std::env::var(IMAGE) {
+            Ok(path) => format!("the image {path} (Microsoft x64 convention)"),
+            Err(_) => format!("no image: {IMAGE} is not set"),
+        }
+    }
+}
+
+#[cfg(windows)]
+#[path = "image.rs"]
+mod image;

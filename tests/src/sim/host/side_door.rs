@@ -1,0 +1,120 @@
+//! The three calls the kit makes into the driver that no Windows component can make: remote QoS
+//! settings handed to the adapter without LLDPDUs, the adapter's address list read from its
+//! memory, and NDK activity reported into its counters and tables without a consumer. They exist
+//! only where the driver is linked into this process (Linux). Against a loaded image there is no
+//! such entry point: the call unwinds with [`Unreachable`], which the kit reports as a skip of
+//! the case naming the call (`kit::run_case`), never as a pass.
+
+use dcbndk_core::ndk::tables::SockAddr;
+use dcbndk_core::ndk::{Activity, Applied, Refused};
+use dcbndk_core::qos::state::RemoteEvent;
+
+/// The payload a side door unwinds with where the driver is an image: the call's name.
+#[derive(Debug, Clone, Copy)]
+pub struct Unreachable(pub &'static str);
+
+/// The side door a case reached since the last [`take_reached`], on any of its threads (a
+/// thread of the case that unwinds makes the case fail with another message).
+static REACHED: std::sync::Mutex<Option<Unreachable>> = std::sync::Mutex::new(None);
+
+/// The side door reached since the last call, if any.
+pub fn take_reached() -> Option<Unreachable> {
+    crate::sim::lock(&REACHED).take()
+}
+
+/// Records `door` as reached and unwinds with it.
+#[cfg(windows)]
+fn unreachable(door: &'static str) -> ! {
+    *crate::sim::lock(&REACHED) = Some(Unreachable(door));
+    std::panic::panic_any(Unreachable(door))
+}
+
+impl Unreachable {
+    /// The reason a case that needed the call is skipped.
+    #[must_use]
+    pub fn reason(self) -> String {
+        format!(
+            "needs {}, a call into the linked driver that no Windows component makes: runs only against the Linux build",
+            self.0
+        )
+    }
+}
+
+/// `dcbndk::entry::dcbx::remote_input`: remote QoS settings as the DCBX engine would hand them.
+///
+/// # Safety
+/// `context` is the context of an initialized, not halted adapter of the dcbndk driver, at
+/// DISPATCH_LEVEL.
+pub unsafe fn remote_input(context: usize, event: RemoteEvent) {
+    // SAFETY: this function's contract.
+    unsafe { imp::remote_input(context, event) };
+}
+
+/// `dcbndk::entry::oid::ip_addresses`: the addresses the driver keeps for its NDK provider.
+///
+/// # Safety
+/// As [`remote_input`].
+pub unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
+    // SAFETY: this function's contract.
+    unsafe { imp::ip_addresses(context, out) }
+}
+
+/// `dcbndk::entry::ndk::activity`: NDK activity reported into the adapter's counters and tables.
+///
+/// # Safety
+/// As [`remote_input`].
+///
+/// # Errors
+/// What the driver refused.
+pub unsafe fn ndk_activity(context: usize, activity: &Activity) -> Result<Applied, Refused> {
+    // SAFETY: this function's contract.
+    unsafe { imp::ndk_activity(context, activity) }
+}
+
+#[cfg(not(windows))]
+mod imp {
+    use dcbndk_core::ndk::tables::SockAddr;
+    use dcbndk_core::ndk::{Activity, Applied, Refused};
+    use dcbndk_core::qos::state::RemoteEvent;
+
+    use crate::sim::as_handle;
+
+    pub(super) unsafe fn remote_input(context: usize, event: RemoteEvent) {
+        // SAFETY: the caller's contract (an adapter between initialize and halt, DISPATCH_LEVEL).
+        unsafe { dcbndk::entry::dcbx::remote_input(as_handle(context), event) }
+    }
+
+    pub(super) unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
+        // SAFETY: the caller's contract.
+        unsafe { dcbndk::entry::oid::ip_addresses(as_handle(context), out) }
+    }
+
+    pub(super) unsafe fn ndk_activity(
+        context: usize,
+        activity: &Activity,
+    ) -> Result<Applied, Refused> {
+        // SAFETY: the caller's contract.
+        unsafe { dcbndk::entry::ndk::activity(as_handle(context), activity) }
+    }
+}
+
+#[cfg(windows)]
+mod imp {
+    use dcbndk_core::ndk::tables::SockAddr;
+    use dcbndk_core::ndk::{Activity, Applied, Refused};
+    use dcbndk_core::qos::state::RemoteEvent;
+
+    use super::unreachable;
+
+    pub(super) unsafe fn remote_input(_: usize, _: RemoteEvent) {
+        unreachable("dcbndk::entry::dcbx::remote_input")
+    }
+
+    pub(super) unsafe fn ip_addresses(_: usize, _: &mut [SockAddr]) -> usize {
+        unreachable("dcbndk::entry::oid::ip_addresses")
+    }
+
+    pub(super) unsafe fn ndk_activity(_: usize, _: &Activity) -> Result<Applied, Refused> {
+        unreachable("dcbndk::entry::ndk::activity")
+    }
+}
