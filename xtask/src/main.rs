@@ -15,6 +15,7 @@ mod callgraph;
 mod cross;
 mod image;
 mod implib;
+mod kit;
 mod map;
 mod report;
 mod target;
@@ -31,6 +32,9 @@ fn main() -> ExitCode {
     let Some((command, flags)) = args.split_first() else {
         return usage();
     };
+    if command == "kit" {
+        return kit::main(&workspace_root(), flags);
+    }
     if command != "pe" {
         return usage();
     }
@@ -55,7 +59,7 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask pe [--no-build]");
+    eprintln!("usage: cargo xtask pe [--no-build] | cargo xtask kit [--image PATH] [-- KIT ARGS]");
     ExitCode::from(2)
 }
 

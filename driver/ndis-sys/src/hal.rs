@@ -11,7 +11,10 @@ use super::types::LONGLONG;
 /// The names imported from hal.dll.
 pub const IMPORTS: &[&str] = &["KeQueryPerformanceCounter"];
 
-#[cfg_attr(windows, link(name = "hal"))]
+// The kernel's import libraries are the driver's (msvc) link only: the kit's windows-gnu build
+// defines these functions itself, and mingw's libntoskrnl.a would otherwise bind its C runtime
+// and ntdll calls to ntoskrnl.exe.
+#[cfg_attr(all(windows, target_env = "msvc"), link(name = "hal"))]
 #[allow(
     non_snake_case,
     reason = "hal.dll export and parameter names, as in the DDI reference"

@@ -33,7 +33,8 @@ macro_rules! ndis_imports {
         $(#[doc = $doc:literal])*
         pub fn $name:ident($($arg:ident: $argty:ty),* $(,)?) $(-> $ret:ty)?;
     )*) => {
-        #[cfg_attr(windows, link(name = "ndis"))]
+        // ndis.lib is the driver's (msvc) link only: the kit's windows-gnu build defines these.
+        #[cfg_attr(all(windows, target_env = "msvc"), link(name = "ndis"))]
         #[allow(non_snake_case, reason = "ndis.sys export and parameter names, as in the DDI reference")]
         unsafe extern "system" {
             $(

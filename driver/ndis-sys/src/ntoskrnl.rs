@@ -37,7 +37,10 @@ pub const IMPORTS: &[&str] = &[
 /// ntoskrnl.exe on every architecture (the WDK's `ntoskrnl.lib` resolves them the same way).
 pub const COMPILER_IMPORTS: &[&str] = &["memcpy", "memmove", "memset", "memcmp"];
 
-#[cfg_attr(windows, link(name = "ntoskrnl"))]
+// The kernel's import libraries are the driver's (msvc) link only: the kit's windows-gnu build
+// defines these functions itself, and mingw's libntoskrnl.a would otherwise bind its C runtime
+// and ntdll calls to ntoskrnl.exe.
+#[cfg_attr(all(windows, target_env = "msvc"), link(name = "ntoskrnl"))]
 #[allow(
     non_snake_case,
     reason = "ntoskrnl.exe export and parameter names, as in the DDI reference"
