@@ -14,6 +14,7 @@ mod layers;
 mod link_room;
 mod mdl;
 mod powershell;
+mod powershell_meaning;
 mod published;
 pub(crate) mod roce_wire;
 mod smoke;
