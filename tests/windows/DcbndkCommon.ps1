@@ -196,11 +196,13 @@ function Set-DcbndkKeyword {
     is $Value. Set-DcbndkVlan.ps1 and Set-DcbndkJumbo.ps1 use it.
 
     -NoRestart and then Restart-NetAdapter, not Set-NetAdapterAdvancedProperty's own restart:
-    that restart may not have begun when the cmdlet returns, so a poll right after it could see
-    the adapter still Up from before. Restart-NetAdapter "restarts a network adapter by disabling
-    and then re-enabling the network adapter" (learn.microsoft.com/powershell/module/netadapter/
-    restart-netadapter), so once it returns the adapter has been down and the poll sees the
-    restarted one.
+    nothing documents that its restart has begun when it returns, so a poll right after it could
+    see the adapter still Up from before. Restart-NetAdapter "restarts a network adapter by
+    disabling and then re-enabling the network adapter" (learn.microsoft.com/powershell/module/
+    netadapter/restart-netadapter) and, unlike Disable-NetAdapter followed by Enable-NetAdapter,
+    waits for the disable to finish before it enables (Microsoft's NDIS team blog, "Why is there
+    a redundant Restart-NetAdapter cmdlet?", learn.microsoft.com/archive/blogs/ndis/), so once it
+    returns the adapter has been down and the poll sees the restarted one.
     #>
     param(
         [Parameter(Mandatory = $true)] [string] $Name,

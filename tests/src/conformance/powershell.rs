@@ -291,4 +291,3 @@ fn a_correct_snippet_has_no_problems() {
     assert!(has_command(tree.root_node(), good, "Set-StrictMode"));
     assert!(!has_command(tree.root_node(), good, "Remove-Item"));
 }
-

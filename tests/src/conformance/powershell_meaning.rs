@@ -234,7 +234,11 @@ fn functions(scripts: &[Script]) -> BTreeMap<String, (usize, Function<'_>)> {
                         {
                             f.parameters.insert(variable_name(script.text(v)).0);
                         }
-                        if script.text(n).to_ascii_lowercase().contains("[scriptblock]") {
+                        if script
+                            .text(n)
+                            .to_ascii_lowercase()
+                            .contains("[scriptblock]")
+                        {
                             f.takes_script_block = true;
                         }
                     }
@@ -263,8 +267,20 @@ fn functions(scripts: &[Script]) -> BTreeMap<String, (usize, Function<'_>)> {
 /// Automatic variables a script block gets in its own scope (so no function shadows them), and
 /// the constants.
 const OWN_AUTOMATIC: &[&str] = &[
-    "_", "psitem", "args", "input", "this", "true", "false", "null", "matches", "lastexitcode",
-    "error", "pscmdlet", "myinvocation", "psboundparameters",
+    "_",
+    "psitem",
+    "args",
+    "input",
+    "this",
+    "true",
+    "false",
+    "null",
+    "matches",
+    "lastexitcode",
+    "error",
+    "pscmdlet",
+    "myinvocation",
+    "psboundparameters",
 ];
 
 // ---- Rule: a script block does not read a variable the called function shadows --------------
@@ -310,8 +326,7 @@ fn shadowed_reads(scripts: &[Script]) -> Vec<String> {
                         continue;
                     }
                     let (v, qualified) = variable_name(script.text(n));
-                    if qualified || assigned.contains(&v) || OWN_AUTOMATIC.contains(&v.as_str())
-                    {
+                    if qualified || assigned.contains(&v) || OWN_AUTOMATIC.contains(&v.as_str()) {
                         continue;
                     }
                     if f.parameters.contains(&v) || f.locals.contains(&v) {
@@ -331,7 +346,11 @@ fn shadowed_reads(scripts: &[Script]) -> Vec<String> {
 #[test]
 fn a_script_block_reads_no_variable_the_called_function_shadows() {
     let found = shadowed_reads(&real_scripts());
-    assert!(found.is_empty(), "shadowed variables:\n  {}", found.join("\n  "));
+    assert!(
+        found.is_empty(),
+        "shadowed variables:\n  {}",
+        found.join("\n  ")
+    );
 
     let step = "function Invoke-DcbndkStep {\n    param([Parameter(Mandatory)] [string] $Name,\n        \
                 [Parameter(Mandatory)] [scriptblock] $Action)\n    Write-Host \"==> $Name\"\n    & $Action\n}\n";
@@ -354,7 +373,10 @@ fn a_script_block_reads_no_variable_the_called_function_shadows() {
              Invoke-DcbndkStep 'b' {{ $name = 'x'; Write-Host $name }}\nInvoke-DcbndkStep 'c' {{ $script:name }}\n"
         ),
     );
-    assert_eq!(shadowed_reads(std::slice::from_ref(&good)), Vec::<String>::new());
+    assert_eq!(
+        shadowed_reads(std::slice::from_ref(&good)),
+        Vec::<String>::new()
+    );
 }
 
 // ---- Tables kept from the documentation ------------------------------------------------------
@@ -375,7 +397,10 @@ fn native_tools() -> BTreeMap<String, BTreeSet<i64>> {
     table("native-tools.tsv")
         .into_iter()
         .map(|row| {
-            assert!(row.len() >= 4, "native-tools.tsv: a row needs 4 columns: {row:?}");
+            assert!(
+                row.len() >= 4,
+                "native-tools.tsv: a row needs 4 columns: {row:?}"
+            );
             let codes = row[1]
                 .split(',')
                 .map(|c| {
@@ -457,7 +482,10 @@ fn native_exit_codes(scripts: &[Script], tools: &BTreeMap<String, BTreeSet<i64>>
                         .to_ascii_lowercase()
                         .starts_with("function invoke-dcbndknative")
             });
-            let called = c.name.as_ref().map_or(c.invoked, |_| c.node.child_by_field_name("command_name"));
+            let called = c
+                .name
+                .as_ref()
+                .map_or(c.invoked, |_| c.node.child_by_field_name("command_name"));
             if let Some(called) = called
                 && let Some(tool) = native_tool(script, called, tools)
                 && !in_runner
@@ -481,7 +509,10 @@ fn native_exit_codes(scripts: &[Script], tools: &BTreeMap<String, BTreeSet<i64>>
                     .and_then(|(_, _, v)| *v)
             };
             let Some(file) = value("filepath").or_else(|| c.positional.first().copied()) else {
-                out.push(format!("{}: Invoke-DcbndkNative without -FilePath", script.at(c.node)));
+                out.push(format!(
+                    "{}: Invoke-DcbndkNative without -FilePath",
+                    script.at(c.node)
+                ));
                 continue;
             };
             let Some(tool) = native_tool(script, file, tools) else {
@@ -541,10 +572,19 @@ fn every_native_tool_has_its_exit_code_checked_against_its_documented_codes() {
          $r = Invoke-DcbndkNative -FilePath $devgen -ArgumentList @('/add') -SuccessCode $codes\n",
     );
     let found = native_exit_codes(std::slice::from_ref(&bad), &tools);
-    let lines: Vec<&str> = found.iter().map(|f| f.split(": ").next().unwrap_or("")).collect();
+    let lines: Vec<&str> = found
+        .iter()
+        .map(|f| f.split(": ").next().unwrap_or(""))
+        .collect();
     assert_eq!(
         lines,
-        ["bad.ps1:1", "bad.ps1:2", "bad.ps1:4", "bad.ps1:5", "bad.ps1:6"],
+        [
+            "bad.ps1:1",
+            "bad.ps1:2",
+            "bad.ps1:4",
+            "bad.ps1:5",
+            "bad.ps1:6"
+        ],
         "{found:?}"
     );
     assert!(found[1].contains("exit code 5"), "{found:?}");
@@ -553,7 +593,10 @@ fn every_native_tool_has_its_exit_code_checked_against_its_documented_codes() {
         "$r = Invoke-DcbndkNative -FilePath 'pnputil.exe' -ArgumentList @('/add-driver', $inf, '/install') -SuccessCode @(0, 259, 3010)\n\
          $devgen = Find-DcbndkDevGen -DevGenPath $p\n$r = Invoke-DcbndkNative -FilePath $devgen -ArgumentList @('/remove', $id)\n",
     );
-    assert_eq!(native_exit_codes(std::slice::from_ref(&good), &tools), Vec::<String>::new());
+    assert_eq!(
+        native_exit_codes(std::slice::from_ref(&good), &tools),
+        Vec::<String>::new()
+    );
 }
 
 // ---- Rule: a call that can throw is caught where the script means to go on ---------------------
@@ -629,7 +672,11 @@ fn uncaught_throws(scripts: &[Script]) -> Vec<String> {
 #[test]
 fn a_call_that_can_throw_is_caught_where_the_script_goes_on() {
     let found = uncaught_throws(&real_scripts());
-    assert!(found.is_empty(), "uncaught throws:\n  {}", found.join("\n  "));
+    assert!(
+        found.is_empty(),
+        "uncaught throws:\n  {}",
+        found.join("\n  ")
+    );
 
     // The defect this rule was written for: try/finally, no catch, around Test-NetStack.
     let bad = Script::new(
@@ -641,15 +688,24 @@ fn a_call_that_can_throw_is_caught_where_the_script_goes_on() {
     );
     let found = uncaught_throws(std::slice::from_ref(&bad));
     assert_eq!(found.len(), 2, "{found:?}");
-    assert!(found[0].starts_with("bad.ps1:5: Test-NetStack"), "{found:?}");
-    assert!(found[1].starts_with("bad.ps1:11: Import-Module"), "{found:?}");
+    assert!(
+        found[0].starts_with("bad.ps1:5: Test-NetStack"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].starts_with("bad.ps1:11: Import-Module"),
+        "{found:?}"
+    );
     // Caught, or meant to stop the script (the step reports it): no finding.
     let good = Script::new(
         "good.ps1",
         "function Invoke-Run {\n    try {\n        Test-NetStack @Arguments -ErrorAction Continue\n    }\n    \
          catch {\n        $thrown = $_\n    }\n}\nImport-Module -Name X\n",
     );
-    assert_eq!(uncaught_throws(std::slice::from_ref(&good)), Vec::<String>::new());
+    assert_eq!(
+        uncaught_throws(std::slice::from_ref(&good)),
+        Vec::<String>::new()
+    );
 }
 
 // ---- Rule: paths handed to .NET are resolved first --------------------------------------------
@@ -665,7 +721,12 @@ const NET_PATH_TYPES: &[&str] = &[
     "directoryinfo",
 ];
 /// .NET static classes whose methods take a path first.
-const NET_PATH_CLASSES: &[&str] = &["system.io.file", "io.file", "system.io.directory", "io.directory"];
+const NET_PATH_CLASSES: &[&str] = &[
+    "system.io.file",
+    "io.file",
+    "system.io.directory",
+    "io.directory",
+];
 
 /// Whether an expression is a resolved (absolute, provider) path: `Resolve-Path`, `Convert-Path`
 /// or `GetUnresolvedProviderPathFromPSPath` of something, an environment folder, `$PSScriptRoot`,
@@ -674,9 +735,13 @@ const NET_PATH_CLASSES: &[&str] = &["system.io.file", "io.file", "system.io.dire
 fn resolved(text: &str, known: &BTreeSet<String>) -> bool {
     let t = text.trim().to_ascii_lowercase();
     let t = t.trim_start_matches('(').trim_end_matches(')').trim();
-    if ["resolve-path", "convert-path", "getunresolvedproviderpathfrompspath"]
-        .iter()
-        .any(|f| t.contains(f))
+    if [
+        "resolve-path",
+        "convert-path",
+        "getunresolvedproviderpathfrompspath",
+    ]
+    .iter()
+    .any(|f| t.contains(f))
     {
         return true;
     }
@@ -685,7 +750,8 @@ fn resolved(text: &str, known: &BTreeSet<String>) -> bool {
         r.starts_with("$env:")
             || r.starts_with("$psscriptroot")
             || r.starts_with("[environment]::getfolderpath")
-            || r.starts_with('$') && known.contains(&variable_name(r.split_whitespace().next().unwrap_or("")).0)
+            || r.starts_with('$')
+                && known.contains(&variable_name(r.split_whitespace().next().unwrap_or("")).0)
     };
     if let Some(rest) = t.strip_prefix("join-path") {
         let rest = rest.trim_start();
@@ -698,7 +764,10 @@ fn resolved(text: &str, known: &BTreeSet<String>) -> bool {
 fn unresolved_net_paths(scripts: &[Script]) -> Vec<String> {
     let common: Vec<&Script> = scripts
         .iter()
-        .filter(|s| s.name.eq_ignore_ascii_case("DcbndkCommon.ps1") || s.name.eq_ignore_ascii_case("DcbndkRdmaCommon.ps1"))
+        .filter(|s| {
+            s.name.eq_ignore_ascii_case("DcbndkCommon.ps1")
+                || s.name.eq_ignore_ascii_case("DcbndkRdmaCommon.ps1")
+        })
         .collect();
     let mut out = Vec::new();
     for script in scripts {
@@ -710,7 +779,8 @@ fn unresolved_net_paths(scripts: &[Script]) -> Vec<String> {
                 if n.kind() == "assignment_expression"
                     && let Some((_, v)) = assigned_variable(s, n)
                     && let Some(value) = n.child_by_field_name("value")
-                    && (std::ptr::eq(s, script) || !ancestors(n).any(|a| a.kind() == "function_statement"))
+                    && (std::ptr::eq(s, script)
+                        || !ancestors(n).any(|a| a.kind() == "function_statement"))
                 {
                     assignments.push((v, s.text(value).to_string()));
                 }
@@ -769,7 +839,10 @@ fn unresolved_net_paths(scripts: &[Script]) -> Vec<String> {
                 let first = argument
                     .named_children(&mut argument.walk())
                     .next()
-                    .filter(|_| argument.kind() == "array_literal_expression" && script.text(argument).contains(','))
+                    .filter(|_| {
+                        argument.kind() == "array_literal_expression"
+                            && script.text(argument).contains(',')
+                    })
                     .unwrap_or(argument);
                 check(first, script.text(type_name), c.node);
             }
@@ -802,7 +875,11 @@ fn unresolved_net_paths(scripts: &[Script]) -> Vec<String> {
 #[test]
 fn a_path_handed_to_dotnet_is_resolved_first() {
     let found = unresolved_net_paths(&real_scripts());
-    assert!(found.is_empty(), "unresolved paths:\n  {}", found.join("\n  "));
+    assert!(
+        found.is_empty(),
+        "unresolved paths:\n  {}",
+        found.join("\n  ")
+    );
 
     // The defect this rule was written for: -CertificatePath as given, to X509Certificate2.
     let bad = Script::new(
@@ -821,7 +898,10 @@ fn a_path_handed_to_dotnet_is_resolved_first() {
          $certificate = New-Object System.Security.Cryptography.X509Certificates.X509Certificate2 -ArgumentList $cer\n\
          $dir = Join-Path $env:ProgramData 'x'\n$path = Join-Path $dir 'out.bin'\n$stream = [System.IO.File]::Create($path)\n",
     );
-    assert_eq!(unresolved_net_paths(std::slice::from_ref(&good)), Vec::<String>::new());
+    assert_eq!(
+        unresolved_net_paths(std::slice::from_ref(&good)),
+        Vec::<String>::new()
+    );
 }
 
 // ---- Rule: no PowerShell 7 syntax -----------------------------------------------------------
@@ -844,7 +924,10 @@ fn powershell7_syntax(scripts: &[Script]) -> Vec<String> {
                 )),
                 "variable" => {
                     let (v, _) = variable_name(script.text(n));
-                    if matches!(v.as_str(), "iswindows" | "islinux" | "ismacos" | "iscoreclr") {
+                    if matches!(
+                        v.as_str(),
+                        "iswindows" | "islinux" | "ismacos" | "iscoreclr"
+                    ) {
                         out.push(format!("{}: ${v} (PowerShell 6 and later)", script.at(n)));
                     }
                 }
@@ -877,7 +960,10 @@ fn powershell7_syntax(scripts: &[Script]) -> Vec<String> {
                     script.at(c.node)
                 )),
                 "get-content" | "set-content" | "add-content" if has("asbytestream") => {
-                    out.push(format!("{}: -AsByteStream (PowerShell 6 and later)", script.at(c.node)));
+                    out.push(format!(
+                        "{}: -AsByteStream (PowerShell 6 and later)",
+                        script.at(c.node)
+                    ));
                 }
                 _ => {}
             }
@@ -889,7 +975,11 @@ fn powershell7_syntax(scripts: &[Script]) -> Vec<String> {
 #[test]
 fn no_powershell7_syntax_in_the_51_scripts() {
     let found = powershell7_syntax(&real_scripts());
-    assert!(found.is_empty(), "PowerShell 7 syntax:\n  {}", found.join("\n  "));
+    assert!(
+        found.is_empty(),
+        "PowerShell 7 syntax:\n  {}",
+        found.join("\n  ")
+    );
 
     let bad = Script::new(
         "bad.ps1",
@@ -898,30 +988,302 @@ fn no_powershell7_syntax_in_the_51_scripts() {
          $j = $t | ConvertFrom-Json -Depth 3\nif ($IsWindows) { }\n",
     );
     let found = powershell7_syntax(std::slice::from_ref(&bad));
-    let lines: BTreeSet<&str> = found.iter().map(|f| f.split(": ").next().unwrap_or("")).collect();
-    let expected: BTreeSet<&str> = (1..=9).map(|l| ["bad.ps1:1", "bad.ps1:2", "bad.ps1:3", "bad.ps1:4", "bad.ps1:5", "bad.ps1:6", "bad.ps1:7", "bad.ps1:8", "bad.ps1:9"][l - 1]).collect();
+    let lines: BTreeSet<&str> = found
+        .iter()
+        .map(|f| f.split(": ").next().unwrap_or(""))
+        .collect();
+    let expected: BTreeSet<&str> = (1..=9)
+        .map(|l| {
+            [
+                "bad.ps1:1",
+                "bad.ps1:2",
+                "bad.ps1:3",
+                "bad.ps1:4",
+                "bad.ps1:5",
+                "bad.ps1:6",
+                "bad.ps1:7",
+                "bad.ps1:8",
+                "bad.ps1:9",
+            ][l - 1]
+        })
+        .collect();
     assert_eq!(lines, expected, "{found:?}");
     let good = Script::new(
         "good.ps1",
         "$a = if ($null -ne $b) { $b } else { 'x' }\n$p = Join-Path (Join-Path $env:ProgramData 'a') 'b'\n\
          $j = Get-Content x -Raw | ConvertFrom-Json\n$q = @($list | ? { $_ })\n$s = $t | ConvertTo-Json -Depth 4\n",
     );
-    assert_eq!(powershell7_syntax(std::slice::from_ref(&good)), Vec::<String>::new());
+    assert_eq!(
+        powershell7_syntax(std::slice::from_ref(&good)),
+        Vec::<String>::new()
+    );
+}
+
+// ---- Rule: every cmdlet and parameter is in the table kept from the documentation -------------
+
+/// Common parameters: every cmdlet and advanced function takes them (about_CommonParameters).
+const COMMON: &[&str] = &[
+    "verbose",
+    "debug",
+    "erroraction",
+    "warningaction",
+    "informationaction",
+    "errorvariable",
+    "warningvariable",
+    "informationvariable",
+    "outvariable",
+    "outbuffer",
+    "pipelinevariable",
+];
+
+/// `cmdlets.tsv`: cmdlet (lower case) -> its parameters (lower case).
+fn cmdlet_table() -> BTreeMap<String, BTreeSet<String>> {
+    table("cmdlets.tsv")
+        .into_iter()
+        .map(|row| {
+            assert!(
+                row.len() >= 4,
+                "cmdlets.tsv: a row needs 4 columns: {row:?}"
+            );
+            let parameters = row[2]
+                .split(',')
+                .map(|p| p.trim().to_ascii_lowercase())
+                .filter(|p| !p.is_empty())
+                .collect();
+            (row[0].to_ascii_lowercase(), parameters)
+        })
+        .collect()
+}
+
+/// The keys a splatted hashtable `$variable` can hold where `at` uses it: the keys of the
+/// `@{...}` literals assigned to it and the literal `['Key']` / `.Key` it is given, in the
+/// enclosing function or script block; for a parameter of the enclosing function, those of
+/// what its callers pass. `Err` names a key the check cannot read (`$h[$name] = ...`).
+fn splat_keys(
+    scripts: &[Script],
+    script: &Script,
+    variable: &str,
+    at: Node<'_>,
+    depth: usize,
+) -> Result<BTreeSet<String>, String> {
+    let mut keys = BTreeSet::new();
+    let scope = ancestors(at)
+        .find(|a| matches!(a.kind(), "function_statement" | "script_block_expression"))
+        .unwrap_or_else(|| script.tree.root_node());
+    let literal_keys = |node: Node<'_>, keys: &mut BTreeSet<String>| {
+        for entry in descendants(node) {
+            if entry.kind() == "key_expression"
+                && entry.parent().is_some_and(|p| p.kind() == "hash_entry")
+                && ancestors(entry).find(|a| a.kind() == "hash_literal_expression")
+                    == descendants(node)
+                        .into_iter()
+                        .find(|d| d.kind() == "hash_literal_expression")
+            {
+                keys.insert(script_key(script.text(entry)));
+            }
+        }
+    };
+    for n in descendants(scope) {
+        if n.kind() != "assignment_expression" {
+            continue;
+        }
+        let Some(left) = n.child(0) else { continue };
+        let left_text = script.text(left).trim().to_string();
+        let Some(value) = n.child_by_field_name("value") else {
+            continue;
+        };
+        if assigned_variable(script, n).is_some_and(|(_, v)| v == variable) {
+            literal_keys(value, &mut keys);
+            continue;
+        }
+        let prefix = left_text.to_ascii_lowercase();
+        let name = format!("${variable}");
+        if let Some(rest) = prefix.strip_prefix(&name) {
+            let original = &left_text[name.len()..];
+            if rest.starts_with('[') {
+                let inner = original
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .trim();
+                if inner.starts_with('\'') || inner.starts_with('"') && !inner.contains('$') {
+                    keys.insert(script_key(inner));
+                } else {
+                    return Err(format!(
+                        "{}: {left_text}: a splatted key the check cannot read (write it as a literal)",
+                        script.at(n)
+                    ));
+                }
+            } else if let Some(member) = rest.strip_prefix('.') {
+                keys.insert(member.to_string());
+            }
+        }
+    }
+    // A parameter of the enclosing function: the hashtables its callers pass.
+    if scope.kind() == "function_statement" && depth == 0 {
+        let functions = functions(scripts);
+        let entry = functions.iter().find(|(_, (_, f))| f.node == scope);
+        if let Some((fname, (_, f))) = entry
+            && f.parameters.contains(variable)
+        {
+            for caller in scripts {
+                for c in commands(caller) {
+                    if !c
+                        .name
+                        .as_ref()
+                        .is_some_and(|n| n.eq_ignore_ascii_case(fname))
+                    {
+                        continue;
+                    }
+                    for (p, _, v) in &c.parameters {
+                        let Some(v) = v else { continue };
+                        if p != variable {
+                            continue;
+                        }
+                        if descendants(*v)
+                            .iter()
+                            .any(|d| d.kind() == "hash_literal_expression")
+                        {
+                            literal_keys(*v, &mut keys);
+                        } else if caller.text(*v).starts_with('$') {
+                            let (inner, _) = variable_name(caller.text(*v));
+                            keys.extend(splat_keys(scripts, caller, &inner, c.node, depth + 1)?);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(keys)
+}
+
+fn script_key(text: &str) -> String {
+    text.trim().trim_matches(['\'', '"']).to_ascii_lowercase()
+}
+
+fn undocumented_calls(
+    scripts: &[Script],
+    cmdlets: &BTreeMap<String, BTreeSet<String>>,
+) -> Vec<String> {
+    let functions = functions(scripts);
+    let tools = native_tools();
+    let mut used = BTreeSet::new();
+    let mut out = Vec::new();
+    for script in scripts {
+        for c in commands(script) {
+            let Some(name) = &c.name else { continue };
+            // A command name is a word (Verb-Noun, a tool); an expression the grammar reads
+            // as one (`0..7 | ...`) is not a call.
+            if !name
+                .chars()
+                .next()
+                .is_some_and(|ch| ch.is_ascii_alphabetic())
+                || name.contains("..")
+            {
+                continue;
+            }
+            let lower = name.to_ascii_lowercase();
+            if tools.contains_key(&lower) || tools.contains_key(&format!("{lower}.exe")) {
+                continue;
+            }
+            let allowed = if let Some((_, f)) = functions.get(&lower) {
+                &f.parameters
+            } else if let Some(p) = cmdlets.get(&lower) {
+                used.insert(lower.clone());
+                p
+            } else {
+                out.push(format!(
+                    "{}: {name} is not in cmdlets.tsv",
+                    script.at(c.node)
+                ));
+                continue;
+            };
+            let mut given: Vec<(String, Node<'_>)> = c
+                .parameters
+                .iter()
+                .map(|(p, n, _)| (p.clone(), *n))
+                .collect();
+            for (v, n) in &c.splats {
+                match splat_keys(scripts, script, v, *n, 0) {
+                    Ok(keys) if keys.is_empty() => out.push(format!(
+                        "{}: @{v}: no keys found for the splatted hashtable",
+                        script.at(*n)
+                    )),
+                    Ok(keys) => given.extend(keys.into_iter().map(|k| (k, *n))),
+                    Err(e) => out.push(e),
+                }
+            }
+            for (p, n) in given {
+                if !allowed.contains(&p) && !COMMON.contains(&p.as_str()) {
+                    out.push(format!(
+                        "{}: {name} -{p}: not a parameter of {name} ({})",
+                        script.at(n),
+                        if functions.contains_key(&lower) {
+                            "its param block"
+                        } else {
+                            "cmdlets.tsv"
+                        }
+                    ));
+                }
+            }
+        }
+    }
+    if scripts.len() > 1 {
+        for unused in cmdlets.keys().filter(|k| !used.contains(*k)) {
+            out.push(format!("cmdlets.tsv: {unused} is called by no script"));
+        }
+    }
+    out
 }
 
 #[test]
-fn zz_list_commands() {
-    let scripts = real_scripts();
-    let functions = functions(&scripts);
-    let mut used: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for s in &scripts {
-        for c in commands(s) {
-            let Some(n) = &c.name else { continue };
-            if functions.contains_key(&n.to_ascii_lowercase()) { continue; }
-            let e = used.entry(n.clone()).or_default();
-            for (p, _, _) in &c.parameters { e.insert(p.clone()); }
-            for (v, _) in &c.splats { e.insert(format!("@{v}")); }
-        }
-    }
-    for (k, v) in used { println!("{k}\t{}", v.into_iter().collect::<Vec<_>>().join(",")); }
+fn every_cmdlet_and_parameter_is_in_the_documented_table() {
+    let cmdlets = cmdlet_table();
+    let found = undocumented_calls(&real_scripts(), &cmdlets);
+    assert!(
+        found.is_empty(),
+        "cmdlets and parameters:\n  {}",
+        found.join("\n  ")
+    );
+
+    let bad = Script::new(
+        "bad.ps1",
+        "function Set-Thing {\n    param([string] $Name)\n}\n\
+         Set-NetAdapterAdvancedProperty -Name a -RegistryKeyword VlanID -Value 5\n\
+         Get-NetAdapterQoss -Name a\nSet-Thing -Nmae a\n\
+         $arguments = @{ Name = 'SMB'; Priority = 3; Bandwidth = 30 }\n$null = New-NetQosTrafficClass @arguments\n\
+         $policy = @{ Name = 'p' }\n$policy[$template] = $true\nNew-NetQosPolicy @policy\n",
+    );
+    let found = undocumented_calls(std::slice::from_ref(&bad), &cmdlets);
+    assert_eq!(found.len(), 5, "{found:?}");
+    assert!(
+        found[0].starts_with("bad.ps1:4: Set-NetAdapterAdvancedProperty -value"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].starts_with("bad.ps1:5: Get-NetAdapterQoss is not"),
+        "{found:?}"
+    );
+    assert!(
+        found[2].starts_with("bad.ps1:6: Set-Thing -nmae"),
+        "{found:?}"
+    );
+    assert!(
+        found[3].starts_with("bad.ps1:8: New-NetQosTrafficClass -bandwidth"),
+        "{found:?}"
+    );
+    assert!(
+        found[4].starts_with("bad.ps1:10: $policy[$template]"),
+        "{found:?}"
+    );
+    let good = Script::new(
+        "good.ps1",
+        "function Set-Thing {\n    param([string] $Name)\n}\nSet-Thing -Name a\n\
+         Set-NetAdapterAdvancedProperty -Name a -RegistryKeyword VlanID -RegistryValue 5 -ErrorAction Stop\n\
+         $arguments = @{ Name = 'SMB'; Priority = 3 }\n$arguments['BandwidthPercentage'] = 30\n\
+         $null = New-NetQosTrafficClass @arguments\n",
+    );
+    assert_eq!(
+        undocumented_calls(std::slice::from_ref(&good), &cmdlets),
+        Vec::<String>::new()
+    );
 }
