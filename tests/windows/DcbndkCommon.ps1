@@ -592,7 +592,12 @@ function Get-DcbndkViewBlock {
     <#
     Cuts a Format-List rendering into its labelled blocks: 'Label : first line' starts a block,
     indented lines continue it. Returns a hashtable label -> array of lines, each with runs of
-    blanks collapsed; table headers and '--' rulers are dropped.
+    blanks collapsed; blank lines, '--' rulers and the table header above a ruler are dropped
+    (the TC TSA / Protocol Port headers and the Capabilities block's Hardware Current).
+    The indented rows keep their own ' : ' ('MacSecBypass : NotSupported NotSupported'): only a
+    line that starts with a non-blank starts a block. tests/src/conformance/powershell_views.rs
+    runs this logic, with these regexes read from this file, on the views the simulated adapter
+    renders.
     #>
     param([Parameter(Mandatory)] [string] $Text)
     $blocks = @{}
@@ -607,7 +612,14 @@ function Get-DcbndkViewBlock {
             continue
         }
         $row = ($line.Trim() -replace '\s+', ' ')
-        if ($row -eq '' -or $row -match '^[-\s]+$' -or $row -match '^(TC TSA|Protocol Port)') {
+        if ($row -eq '') {
+            continue
+        }
+        if ($row -match '^[-\s]+$') {
+            # A ruler: the row above it was the table's header.
+            if ($blocks[$label].Count -gt 0) {
+                $blocks[$label].RemoveAt($blocks[$label].Count - 1)
+            }
             continue
         }
         $null = $blocks[$label].Add($row)

@@ -15,6 +15,7 @@ mod link_room;
 mod mdl;
 mod powershell;
 mod powershell_meaning;
+mod powershell_views;
 mod published;
 pub(crate) mod roce_wire;
 mod smoke;
