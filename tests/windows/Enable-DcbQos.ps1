@@ -13,7 +13,8 @@ Steps (the script stops at the first one that fails and says which):
     Server (Win32_OperatingSystem ProductType 2 or 3), Enable-WindowsOptionalFeature
     DataCenterBridging on a client edition (ProductType 1); if Windows asks for a restart, the
     script says so and stops (run it again after the restart);
- 3. Enable-NetAdapterQos on the adapter of -HardwareId (this sets *QOS = 1 and restarts it);
+ 3. Enable-NetAdapterQos -NoRestart on the adapter of -HardwareId (this sets *QOS = 1), then
+    Restart-NetAdapter (the driver reads *QOS at initialize);
  4. waits up to -TimeoutSeconds for Get-NetAdapterQos to show QoS enabled, shows it, and fails
     if it shows nothing (no QoS capabilities) or QoS disabled.
 
@@ -84,11 +85,18 @@ try {
 
     $adapterName = $adapter.Name
     Invoke-DcbndkStep "Enable NDIS QoS on '$adapterName' (Enable-NetAdapterQos)" {
-        Enable-NetAdapterQos -Name $adapterName
-        # Enable-NetAdapterQos sets *QOS = 1, which restarts the adapter; until it is back,
-        # Get-NetAdapterQos may show nothing or QoS still disabled. An adapter without QoS data
-        # makes it write a CIM error (under 'Stop' a terminating one) instead of returning
-        # nothing, so it is read with SilentlyContinue and its error kept for the message.
+        # Enable-NetAdapterQos sets *QOS = 1 and restarts the adapter unless -NoRestart
+        # (learn.microsoft.com/powershell/module/netadapter/enable-netadapterqos); nothing says
+        # that restart has begun when it returns. So -NoRestart and Restart-NetAdapter, which
+        # returns once the adapter has been disabled and enabled again (Set-DcbndkKeyword,
+        # DcbndkCommon.ps1), and then a poll: the driver registers its QoS capabilities during
+        # its initialize, and msdcb applies the configuration after that.
+        Enable-NetAdapterQos -Name $adapterName -NoRestart
+        Restart-NetAdapter -Name $adapterName -IncludeHidden -Confirm:$false
+        # "If a network adapter does not support QoS ... this cmdlet does not return any
+        # information" (learn.microsoft.com/powershell/module/netadapter/get-netadapterqos), and
+        # where the provider finds no QoS data it writes a CIM error instead, which 'Stop' would
+        # make terminating: it is read with SilentlyContinue, its error kept for the message.
         $deadline = (Get-Date).AddSeconds($TimeoutSeconds)
         $qos = $null
         $qosErrors = @()

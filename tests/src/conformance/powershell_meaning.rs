@@ -309,9 +309,10 @@ fn shadowed_reads(scripts: &[Script]) -> Vec<String> {
                     if n.kind() == "assignment_expression"
                         && let Some((_, v)) = assigned_variable(script, n)
                     {
-                        // An assignment's right side is read before its left is set; the
-                        // walk meets the left side first, so the left side is marked after
-                        // the reads of the right side below have been seen.
+                        // `$x = ...` makes $x the block's own from here on, unless its right
+                        // side reads $x first (`$x = $x + 1` reads the shadowing one). The
+                        // walk meets the assignment before its left side's variable node,
+                        // which is then skipped as assigned, or reported as a read.
                         let right_reads = descendants(n).into_iter().skip(1).any(|r| {
                             r.kind() == "variable"
                                 && r.start_byte() > n.child(0).map_or(0, |l| l.end_byte())
