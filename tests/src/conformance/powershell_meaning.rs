@@ -1167,7 +1167,7 @@ fn undocumented_calls(
 ) -> Vec<String> {
     let functions = functions(scripts);
     let tools = native_tools();
-    let mut used = BTreeSet::new();
+    let mut used: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut out = Vec::new();
     for script in scripts {
         for c in commands(script) {
@@ -1186,10 +1186,11 @@ fn undocumented_calls(
             if tools.contains_key(&lower) || tools.contains_key(&format!("{lower}.exe")) {
                 continue;
             }
+            let is_cmdlet = !functions.contains_key(&lower);
             let allowed = if let Some((_, f)) = functions.get(&lower) {
                 &f.parameters
             } else if let Some(p) = cmdlets.get(&lower) {
-                used.insert(lower.clone());
+                used.entry(lower.clone()).or_default();
                 p
             } else {
                 out.push(format!(
@@ -1214,6 +1215,9 @@ fn undocumented_calls(
                 }
             }
             for (p, n) in given {
+                if is_cmdlet {
+                    used.entry(lower.clone()).or_default().insert(p.clone());
+                }
                 if !allowed.contains(&p) && !COMMON.contains(&p.as_str()) {
                     out.push(format!(
                         "{}: {name} -{p}: not a parameter of {name} ({})",
@@ -1228,9 +1232,18 @@ fn undocumented_calls(
             }
         }
     }
+    // The table holds what the scripts use, nothing more: a row or a parameter no script uses
+    // any longer is dropped, so that each entry stays one that was read for a call.
     if scripts.len() > 1 {
-        for unused in cmdlets.keys().filter(|k| !used.contains(*k)) {
-            out.push(format!("cmdlets.tsv: {unused} is called by no script"));
+        for (cmdlet, parameters) in cmdlets {
+            match used.get(cmdlet) {
+                None => out.push(format!("cmdlets.tsv: {cmdlet} is called by no script")),
+                Some(given) => {
+                    for p in parameters.iter().filter(|p| !given.contains(*p)) {
+                        out.push(format!("cmdlets.tsv: {cmdlet} -{p} is given by no script"));
+                    }
+                }
+            }
         }
     }
     out
