@@ -93,7 +93,9 @@ function Find-DcbndkDevGen {
         if (-not (Test-Path -LiteralPath $DevGenPath -PathType Leaf)) {
             throw "devgen.exe not found at $DevGenPath"
         }
-        return (Resolve-Path -LiteralPath $DevGenPath).Path
+        # ProviderPath: the file-system path a native tool can open (Path keeps a provider
+        # qualifier for a UNC path, "Microsoft.PowerShell.Core\FileSystem::\\server\...").
+        return (Resolve-Path -LiteralPath $DevGenPath).ProviderPath
     }
     $command = Get-Command -Name 'devgen.exe' -CommandType Application -ErrorAction SilentlyContinue
     if ($command) {

@@ -70,7 +70,9 @@ try {
         if (-not (Test-Path -LiteralPath $PackageDir -PathType Container)) {
             throw "No folder $PackageDir"
         }
-        $dir = (Resolve-Path -LiteralPath $PackageDir).Path
+        # ProviderPath, not Path: pnputil gets it, and Path keeps a provider qualifier for a UNC
+        # path (a package on a share).
+        $dir = (Resolve-Path -LiteralPath $PackageDir).ProviderPath
         foreach ($file in @('dcbndk.sys', 'dcbndk.inf', 'dcbndk.cat')) {
             if (-not (Test-Path -LiteralPath (Join-Path $dir $file) -PathType Leaf)) {
                 throw "$file is missing from $dir (cargo xtask package makes the package)"
