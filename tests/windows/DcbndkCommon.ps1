@@ -260,7 +260,10 @@ function Select-DcbndkGlobalPolicy {
 
 function Save-DcbndkQosBaseline {
     <# Records the global flow-control and DCBX-willing settings before a scenario changes them. #>
-    $flow = @(Select-DcbndkGlobalPolicy -Rows @(Get-NetQosFlowControl) | ForEach-Object {
+    # Assigned first: the function returns its rows as one array (return , @(...)), which a
+    # pipeline straight after it would hand on as one object.
+    $flowRows = Select-DcbndkGlobalPolicy -Rows @(Get-NetQosFlowControl)
+    $flow = @($flowRows | ForEach-Object {
             [pscustomobject]@{ Priority = [int]$_.Priority; Enabled = [bool]$_.Enabled }
         })
     $dcbx = Select-DcbndkGlobalPolicy -Rows @(Get-NetQosDcbxSetting)

@@ -15,7 +15,9 @@
 //! - no PowerShell 7 syntax in these Windows PowerShell 5.1 scripts;
 //! - every cmdlet called is in `tests/windows/cmdlets.tsv` (module, parameters, from
 //!   Microsoft's documentation) with every parameter it is given, and every function of the
-//!   scripts is called with parameters it declares.
+//!   scripts is called with parameters it declares;
+//! - an array a function returns whole (`return , @(...)`) is not piped on as one object or
+//!   wrapped into one element by `@(...)`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -1285,6 +1287,103 @@ fn every_cmdlet_and_parameter_is_in_the_documented_table() {
     );
     assert_eq!(
         undocumented_calls(std::slice::from_ref(&good), &cmdlets),
+        Vec::<String>::new()
+    );
+}
+
+// ---- Rule: an array returned whole is not piped on or wrapped again ---------------------------
+
+/// The functions of the scripts that return an array whole (`return , $x`, or a statement
+/// `, $x`), lower case.
+fn whole_array_functions(scripts: &[Script]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (name, (index, f)) in functions(scripts) {
+        let script = &scripts[index];
+        let whole = descendants(f.node).into_iter().any(|n| {
+            let t = script.text(n).trim_start();
+            (n.kind() == "flow_control_statement" && {
+                let rest = t.get(6..).unwrap_or_default().trim_start();
+                t.to_ascii_lowercase().starts_with("return") && rest.starts_with(',')
+            }) || (n.kind() == "pipeline"
+                && t.starts_with(',')
+                && n.parent().is_some_and(|p| p.kind() == "statement_list"))
+        });
+        if whole {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// Calls of a function that returns its array whole, where the array is handed on as one
+/// object: piped straight on (`F | ForEach-Object`: one pipeline object, the whole array) or
+/// wrapped in `@(F)` (an array of one element, the array: `@(F).Count` is always 1). Assign it
+/// (`$x = F`), or put it in parentheses (`(F).Count`, `foreach ($a in (F))`).
+fn rewrapped_arrays(scripts: &[Script]) -> Vec<String> {
+    let whole = whole_array_functions(scripts);
+    let mut out = Vec::new();
+    for script in scripts {
+        for c in commands(script) {
+            let Some(name) = &c.name else { continue };
+            if !whole.contains(&name.to_ascii_lowercase()) {
+                continue;
+            }
+            let mut up = ancestors(c.node).skip_while(|a| {
+                matches!(a.kind(), "pipeline_chain" | "pipeline" | "statement_list")
+            });
+            // `A | B`: one pipeline_chain whose children are the piped commands.
+            let piped = c.node.parent().is_some_and(|chain| {
+                chain.kind() == "pipeline_chain"
+                    && chain.named_child(0) == Some(c.node)
+                    && chain.named_child_count() > 1
+            });
+            if piped {
+                out.push(format!(
+                    "{}: {name} returns its array whole, and a pipe hands it on as one object: assign it first",
+                    script.at(c.node)
+                ));
+            } else if up.next().is_some_and(|a| a.kind() == "array_expression") {
+                out.push(format!(
+                    "{}: @({name} ...) wraps the array {name} returns whole into one element: write ({name} ...)",
+                    script.at(c.node)
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_array_returned_whole_is_not_piped_on_or_wrapped_again() {
+    let found = rewrapped_arrays(&real_scripts());
+    assert!(
+        found.is_empty(),
+        "arrays returned whole:\n  {}",
+        found.join("\n  ")
+    );
+
+    // The defect this rule was written for: @(Get-DcbndkRdmaChannel).Count, always 1.
+    let bad = Script::new(
+        "bad.ps1",
+        "function Get-Channel {\n    return , @(Get-SmbMultichannelConnection | Where-Object { $_.ClientRdmaCapable })\n}\n\
+         function Get-Rows {\n    , @(1, 2)\n}\n\
+         if (@(Get-Channel).Count -gt 0) { 'rdma' }\n$n = Get-Rows | ForEach-Object { $_ * 2 }\n",
+    );
+    let found = rewrapped_arrays(std::slice::from_ref(&bad));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with("bad.ps1:7: @(Get-Channel"),
+        "{found:?}"
+    );
+    assert!(found[1].starts_with("bad.ps1:8: Get-Rows"), "{found:?}");
+    let good = Script::new(
+        "good.ps1",
+        "function Get-Channel {\n    return , @(Get-SmbMultichannelConnection)\n}\n\
+         if ((Get-Channel).Count -gt 0) { 'rdma' }\n$c = Get-Channel\nforeach ($x in (Get-Channel)) { $x }\n\
+         $r = @((Get-Channel) | ForEach-Object { $_ })\n",
+    );
+    assert_eq!(
+        rewrapped_arrays(std::slice::from_ref(&good)),
         Vec::<String>::new()
     );
 }
