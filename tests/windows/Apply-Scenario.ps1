@@ -135,11 +135,19 @@ try {
                 $arguments['NetDirectPortMatchCondition'] = [uint16]$policy['netdirect_port']
             }
             elseif ($policy.ContainsKey('template')) {
+                # One literal switch per template, so that the parameter names can be checked
+                # against the cmdlet table (conformance::powershell_meaning).
                 $template = [string]$policy['template']
-                if ($PolicyTemplates -notcontains $template) {
-                    throw "template '$template' is not one of $($PolicyTemplates -join ', ')"
+                switch -Exact ($template) {
+                    'Default' { $arguments['Default'] = $true }
+                    'SMB' { $arguments['SMB'] = $true }
+                    'iSCSI' { $arguments['iSCSI'] = $true }
+                    'NFS' { $arguments['NFS'] = $true }
+                    'LiveMigration' { $arguments['LiveMigration'] = $true }
+                    'Cluster' { $arguments['Cluster'] = $true }
+                    'FCOE' { $arguments['FCOE'] = $true }
+                    default { throw "template '$template' is not one of $($PolicyTemplates -join ', ')" }
                 }
-                $arguments[$template] = $true
             }
             else {
                 $arguments['IPDstPortMatchCondition'] = [uint16]$policy['ip_dst_port']

@@ -76,6 +76,16 @@ function Test-DcbndkTestSigning {
     return ($control.SystemStartOptions -match 'TESTSIGNING')
 }
 
+function Get-DcbndkKitVersion {
+    <# The WDK version a Tools\<version> folder name gives ('10.0.22621.0'), 0.0 for any other name. #>
+    param([string] $Folder)
+    $version = $null
+    if ([version]::TryParse($Folder, [ref]$version)) {
+        return $version
+    }
+    return [version]'0.0'
+}
+
 function Find-DcbndkDevGen {
     <# devgen.exe: the given path, else PATH, else the WDK tools folders. #>
     param([string] $DevGenPath)
@@ -83,7 +93,9 @@ function Find-DcbndkDevGen {
         if (-not (Test-Path -LiteralPath $DevGenPath -PathType Leaf)) {
             throw "devgen.exe not found at $DevGenPath"
         }
-        return (Resolve-Path -LiteralPath $DevGenPath).Path
+        # ProviderPath: the file-system path a native tool can open (Path keeps a provider
+        # qualifier for a UNC path, "Microsoft.PowerShell.Core\FileSystem::\\server\...").
+        return (Resolve-Path -LiteralPath $DevGenPath).ProviderPath
     }
     $command = Get-Command -Name 'devgen.exe' -CommandType Application -ErrorAction SilentlyContinue
     if ($command) {
@@ -91,9 +103,13 @@ function Find-DcbndkDevGen {
     }
     $kits = Join-Path ([Environment]::GetFolderPath('ProgramFilesX86')) 'Windows Kits\10\Tools'
     if (Test-Path -LiteralPath $kits) {
+        # The newest WDK first: Tools\<version>\x64 by version (10.0.26100.0 after 10.0.22621.0),
+        # then the older Tools\x64 layout, whose folder name is no version. A sort by FullName would
+        # put Tools\x64 first ('x' sorts after digits).
         $found = @(Get-ChildItem -Path $kits -Filter 'devgen.exe' -Recurse -ErrorAction SilentlyContinue |
                 Where-Object { $_.DirectoryName -like '*\x64' } |
-                Sort-Object -Property FullName -Descending)
+                Sort-Object -Property @{ Expression = { Get-DcbndkKitVersion -Folder $_.Directory.Parent.Name }; Descending = $true },
+                @{ Expression = { $_.FullName }; Descending = $true })
         if ($found.Count -gt 0) {
             return $found[0].FullName
         }
@@ -176,10 +192,19 @@ function Get-DcbndkAdapter {
 
 function Set-DcbndkKeyword {
     <#
-    Sets the advanced property $Keyword of adapter $Name to $Value (Set-NetAdapterAdvancedProperty:
-    Windows restarts the adapter, which reads the keyword again at initialize), waits up to
-    $TimeoutSeconds for the adapter to be back (Up or Disconnected), shows the keyword's row and
-    throws unless its RegistryValue is $Value. Set-DcbndkVlan.ps1 and Set-DcbndkJumbo.ps1 use it.
+    Sets the advanced property $Keyword of adapter $Name to $Value, restarts the adapter so that
+    the driver reads the keyword again at initialize, waits up to $TimeoutSeconds for the adapter
+    to be back (Up or Disconnected), shows the keyword's row and throws unless its RegistryValue
+    is $Value. Set-DcbndkVlan.ps1 and Set-DcbndkJumbo.ps1 use it.
+
+    -NoRestart and then Restart-NetAdapter, not Set-NetAdapterAdvancedProperty's own restart:
+    nothing documents that its restart has begun when it returns, so a poll right after it could
+    see the adapter still Up from before. Restart-NetAdapter "restarts a network adapter by
+    disabling and then re-enabling the network adapter" (learn.microsoft.com/powershell/module/
+    netadapter/restart-netadapter) and, unlike Disable-NetAdapter followed by Enable-NetAdapter,
+    waits for the disable to finish before it enables (Microsoft's NDIS team blog, "Why is there
+    a redundant Restart-NetAdapter cmdlet?", learn.microsoft.com/archive/blogs/ndis/), so once it
+    returns the adapter has been down and the poll sees the restarted one.
     #>
     param(
         [Parameter(Mandatory = $true)] [string] $Name,
@@ -187,7 +212,8 @@ function Set-DcbndkKeyword {
         [Parameter(Mandatory = $true)] [string] $Value,
         [int] $TimeoutSeconds = 30
     )
-    Set-NetAdapterAdvancedProperty -Name $Name -RegistryKeyword $Keyword -RegistryValue $Value
+    Set-NetAdapterAdvancedProperty -Name $Name -RegistryKeyword $Keyword -RegistryValue $Value -NoRestart
+    Restart-NetAdapter -Name $Name -IncludeHidden -Confirm:$false
     $deadline = (Get-Date).AddSeconds($TimeoutSeconds)
     do {
         $state = [string](Get-NetAdapter -Name $Name -IncludeHidden).Status
@@ -214,12 +240,37 @@ function Set-DcbndkKeyword {
 
 # ---- QoS settings: record before a scenario, undo after ----------------------------------
 
+function Select-DcbndkGlobalPolicy {
+    <#
+    The rows of the Global policy set among $Rows (Get-NetQosFlowControl, Get-NetQosDcbxSetting).
+    Both cmdlets take -InterfaceAlias / -InterfaceIndex on Windows Server 2016 and later
+    (learn.microsoft.com/powershell/module/dcbqos/get-netqosflowcontrol and
+    .../get-netqosdcbxsetting), and Switch-NetQosFlowControl / Switch-NetQosDcbxSetting move an
+    adapter between the policy sets Global and AdapterSpecific (-PolicySet), so without
+    -InterfaceAlias they may list adapter-specific rows besides the global ones. These scripts set
+    and restore only the global settings, so only those are recorded. A row without a PolicySet
+    property (Windows Server 2012, before adapter-specific settings) is taken as global.
+    #>
+    param([object[]] $Rows = @())
+    return , @($Rows | Where-Object {
+            $policySet = $_.PSObject.Properties['PolicySet']
+            $null -eq $policySet -or [string]$policySet.Value -eq 'Global'
+        })
+}
+
 function Save-DcbndkQosBaseline {
-    <# Records the flow-control and DCBX-willing settings before a scenario changes them. #>
-    $flow = @(Get-NetQosFlowControl | ForEach-Object {
+    <# Records the global flow-control and DCBX-willing settings before a scenario changes them. #>
+    # Assigned first: the function returns its rows as one array (return , @(...)), which a
+    # pipeline straight after it would hand on as one object.
+    $flowRows = Select-DcbndkGlobalPolicy -Rows @(Get-NetQosFlowControl)
+    $flow = @($flowRows | ForEach-Object {
             [pscustomobject]@{ Priority = [int]$_.Priority; Enabled = [bool]$_.Enabled }
         })
-    $willing = [bool](@(Get-NetQosDcbxSetting)[0].Willing)
+    $dcbx = Select-DcbndkGlobalPolicy -Rows @(Get-NetQosDcbxSetting)
+    if ($dcbx.Count -ne 1) {
+        throw "Get-NetQosDcbxSetting shows $($dcbx.Count) global rows, expected 1"
+    }
+    $willing = [bool]$dcbx[0].Willing
     $state = Read-DcbndkState
     $state['qos_baseline'] = [pscustomobject]@{ FlowControl = $flow; Willing = $willing }
     $state['qos_traffic_classes'] = @()
@@ -546,7 +597,12 @@ function Get-DcbndkViewBlock {
     <#
     Cuts a Format-List rendering into its labelled blocks: 'Label : first line' starts a block,
     indented lines continue it. Returns a hashtable label -> array of lines, each with runs of
-    blanks collapsed; table headers and '--' rulers are dropped.
+    blanks collapsed; blank lines, '--' rulers and the table header above a ruler are dropped
+    (the TC TSA / Protocol Port headers and the Capabilities block's Hardware Current).
+    The indented rows keep their own ' : ' ('MacSecBypass : NotSupported NotSupported'): only a
+    line that starts with a non-blank starts a block. tests/src/conformance/powershell_views.rs
+    runs this logic, with these regexes read from this file, on the views the simulated adapter
+    renders.
     #>
     param([Parameter(Mandatory)] [string] $Text)
     $blocks = @{}
@@ -561,7 +617,14 @@ function Get-DcbndkViewBlock {
             continue
         }
         $row = ($line.Trim() -replace '\s+', ' ')
-        if ($row -eq '' -or $row -match '^[-\s]+$' -or $row -match '^(TC TSA|Protocol Port)') {
+        if ($row -eq '') {
+            continue
+        }
+        if ($row -match '^[-\s]+$') {
+            # A ruler: the row above it was the table's header.
+            if ($blocks[$label].Count -gt 0) {
+                $blocks[$label].RemoveAt($blocks[$label].Count - 1)
+            }
             continue
         }
         $null = $blocks[$label].Add($row)

@@ -9,16 +9,18 @@ Prerequisite, done once by hand because it needs a reboot (and Secure Boot off):
     bcdedit /set testsigning on
     shutdown /r /t 0
 
-Then, from an elevated Windows PowerShell 5.1, with the package built by `cargo make` in driver/
-(target\<profile>\package: dcbndk.sys, dcbndk.inf, dcbndk.cat) copied to the VM:
+Then, from an elevated Windows PowerShell 5.1, with the package (dcbndk.inf, dcbndk.sys,
+dcbndk.cat and the test certificate dcbndk-test.cer in one folder, as `cargo xtask package`
+makes it) copied to the VM, and this folder beside it (README.md, "First run"):
 
     .\Install-Dcbndk.ps1 -PackageDir C:\dcbndk\package
 
 Steps (the script stops at the first one that fails and says which):
  1. checks it runs elevated and that the running boot has test signing on;
  2. checks the package holds dcbndk.sys, dcbndk.inf and dcbndk.cat;
- 3. imports the test certificate (WDRLocalTestCert.cer, made by the build) into
-    LocalMachine\Root and LocalMachine\TrustedPublisher, unless already there;
+ 3. imports the test certificate (-CertificatePath, else dcbndk-test.cer or the cargo-make
+    build's WDRLocalTestCert.cer in PackageDir or its parent folder) into LocalMachine\Root and
+    LocalMachine\TrustedPublisher, unless already there;
  4. pnputil /add-driver dcbndk.inf /install;
  5. devgen /add /bus ROOT /hardwareid root\dcbndk (one device per -HardwareId);
  6. waits for the network adapter and shows it with its advanced properties.
@@ -29,7 +31,8 @@ Everything it adds is recorded in %ProgramData%\dcbndk\state.json for Uninstall-
 Folder with dcbndk.sys, dcbndk.inf and dcbndk.cat.
 
 .PARAMETER CertificatePath
-The test certificate (.cer). Default: WDRLocalTestCert.cer in PackageDir or its parent folder.
+The test certificate (.cer), relative to the current location or absolute. Default:
+dcbndk-test.cer, else WDRLocalTestCert.cer, in PackageDir or its parent folder.
 
 .PARAMETER HardwareId
 The adapters to create. Give 'root\dcbndk','root\dcbndk_b' for two adapters (a DCBX pair).
@@ -67,26 +70,40 @@ try {
         if (-not (Test-Path -LiteralPath $PackageDir -PathType Container)) {
             throw "No folder $PackageDir"
         }
-        $dir = (Resolve-Path -LiteralPath $PackageDir).Path
+        # ProviderPath, not Path: pnputil gets it, and Path keeps a provider qualifier for a UNC
+        # path (a package on a share).
+        $dir = (Resolve-Path -LiteralPath $PackageDir).ProviderPath
         foreach ($file in @('dcbndk.sys', 'dcbndk.inf', 'dcbndk.cat')) {
             if (-not (Test-Path -LiteralPath (Join-Path $dir $file) -PathType Leaf)) {
-                throw "$file is missing from $dir (build it with 'cargo make' in driver/)"
+                throw "$file is missing from $dir (cargo xtask package makes the package)"
             }
         }
         $dir
     }
 
     Invoke-DcbndkStep 'Trust the test certificate (LocalMachine Root and TrustedPublisher)' {
-        $cer = $CertificatePath
-        if (-not $cer) {
-            $candidates = @(
-                (Join-Path $package 'WDRLocalTestCert.cer'),
-                (Join-Path (Split-Path -Parent $package) 'WDRLocalTestCert.cer'))
-            $cer = @($candidates | Where-Object { Test-Path -LiteralPath $_ -PathType Leaf }) | Select-Object -First 1
-            if (-not $cer) {
-                throw "No test certificate: give -CertificatePath (looked for $($candidates -join ', '))"
+        if ($CertificatePath) {
+            if (-not (Test-Path -LiteralPath $CertificatePath -PathType Leaf)) {
+                throw "No certificate file $CertificatePath"
             }
+            $candidates = @($CertificatePath)
         }
+        else {
+            $candidates = @(
+                (Join-Path $package 'dcbndk-test.cer'),
+                (Join-Path $package 'WDRLocalTestCert.cer'),
+                (Join-Path (Split-Path -Parent $package) 'dcbndk-test.cer'),
+                (Join-Path (Split-Path -Parent $package) 'WDRLocalTestCert.cer'))
+        }
+        $found = @($candidates | Where-Object { Test-Path -LiteralPath $_ -PathType Leaf })
+        if ($found.Count -eq 0) {
+            throw "No test certificate: give -CertificatePath (looked for $($candidates -join ', '))"
+        }
+        # One absolute path for both readers: X509Certificate2 resolves a relative path against
+        # the process's current directory ([Environment]::CurrentDirectory), which PowerShell does
+        # not move with Set-Location, and Import-Certificate against the PowerShell location
+        # ($PWD); they would read two different files, or one would find none.
+        $cer = (Resolve-Path -LiteralPath $found[0]).ProviderPath
         $certificate = New-Object System.Security.Cryptography.X509Certificates.X509Certificate2 -ArgumentList $cer
         foreach ($store in @('Root', 'TrustedPublisher')) {
             $location = "Cert:\LocalMachine\$store"

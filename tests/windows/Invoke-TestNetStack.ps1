@@ -127,13 +127,18 @@ function Invoke-DcbndkTestNetStackRun {
     <Name>.clixml and its log as <Name>.txt in $ResultDir, and returns the result object.
     Test-NetStack writes errors and may 'break' out of its function: it runs with
     ErrorAction Continue (its errors are kept and shown), inside a loop of one pass that a
-    stray 'break' ends instead of this script.
+    stray 'break' ends instead of this script. It also throws when its prerequisites fail (no
+    WinRM trust for an address, an old build): a throw is a terminating error, which
+    -ErrorAction does not stop, so it is caught here and shown with the other errors; the run
+    then has no result object, and the checks report FAIL with the reason instead of the
+    script stopping before its next runs and its report.
     #>
     param([Parameter(Mandatory)] [string] $Name, [hashtable] $Arguments = @{})
     $Arguments['IPTarget'] = @($AddressA, $AddressB)
     $Arguments['LogPath'] = Join-Path $ResultDir "$Name.txt"
     $output = @()
     $netStackErrors = $null
+    $thrown = $null
     $previous = $ErrorActionPreference
     $ErrorActionPreference = 'Continue'
     try {
@@ -141,8 +146,14 @@ function Invoke-DcbndkTestNetStackRun {
             $output = @(Test-NetStack @Arguments -ErrorAction Continue -ErrorVariable netStackErrors)
         } while ($false)
     }
+    catch {
+        $thrown = $_
+    }
     finally {
         $ErrorActionPreference = $previous
+    }
+    if ($null -ne $thrown) {
+        Write-Host "    Test-NetStack stopped: $($thrown.Exception.Message)" -ForegroundColor Yellow
     }
     # Its result object is the one with Prerequisites; anything else it wrote is left aside.
     $result = @($output | Where-Object { Test-DcbndkHasMember -Object $_ -Name 'Prerequisites' }) | Select-Object -Last 1

@@ -54,19 +54,21 @@ try {
     $adapter = Invoke-DcbndkStep "Find the adapter of $HardwareId" {
         Get-DcbndkAdapter -HardwareId $HardwareId
     }
-    $name = $adapter.Name
+    # Not $name: inside a step's script block that is Invoke-DcbndkStep's own -Name (the block
+    # runs in a child scope of the function, and PowerShell names ignore case).
+    $adapterName = $adapter.Name
 
-    Invoke-DcbndkStep "Set *JumboPacket $JumboPacket on '$name' and check it after the adapter's restart" {
-        Set-DcbndkKeyword -Name $name -Keyword '*JumboPacket' -Value ([string]$JumboPacket) -TimeoutSeconds $TimeoutSeconds
+    Invoke-DcbndkStep "Set *JumboPacket $JumboPacket on '$adapterName' and check it after the adapter's restart" {
+        Set-DcbndkKeyword -Name $adapterName -Keyword '*JumboPacket' -Value ([string]$JumboPacket) -TimeoutSeconds $TimeoutSeconds
     }
 
     Invoke-DcbndkStep "Check the MTU the driver reports (Get-NetAdapter MtuSize)" {
-        $mtu = [int](Get-NetAdapter -Name $name -IncludeHidden).MtuSize
+        $mtu = [int](Get-NetAdapter -Name $adapterName -IncludeHidden).MtuSize
         Write-Host "    MtuSize $mtu"
         if ($mtu -ne $JumboPacket - 14) {
             throw "MtuSize is $mtu, expected $($JumboPacket - 14) (*JumboPacket - 14)"
         }
-        Get-NetIPInterface -InterfaceAlias $name -ErrorAction SilentlyContinue |
+        Get-NetIPInterface -InterfaceAlias $adapterName -ErrorAction SilentlyContinue |
             Format-Table -AutoSize InterfaceAlias, AddressFamily, NlMtu | Out-String -Width 4096 | Write-Host
     }
 }

@@ -54,17 +54,19 @@ try {
     $adapter = Invoke-DcbndkStep "Find the adapter of $HardwareId" {
         Get-DcbndkAdapter -HardwareId $HardwareId
     }
-    $name = $adapter.Name
+    # Not $name: inside a step's script block that is Invoke-DcbndkStep's own -Name (the block
+    # runs in a child scope of the function, and PowerShell names ignore case).
+    $adapterName = $adapter.Name
 
-    Invoke-DcbndkStep "Set VlanID $VlanId on '$name' and check it after the adapter's restart" {
-        Set-DcbndkKeyword -Name $name -Keyword 'VlanID' -Value ([string]$VlanId) -TimeoutSeconds $TimeoutSeconds
+    Invoke-DcbndkStep "Set VlanID $VlanId on '$adapterName' and check it after the adapter's restart" {
+        Set-DcbndkKeyword -Name $adapterName -Keyword 'VlanID' -Value ([string]$VlanId) -TimeoutSeconds $TimeoutSeconds
     }
 
     Invoke-DcbndkStep "Check that VLAN tagging is on (*PriorityVLANTag 2 or 3)" {
-        $tag = @(Get-NetAdapterAdvancedProperty -Name $name -AllProperties -ErrorAction SilentlyContinue |
+        $tag = @(Get-NetAdapterAdvancedProperty -Name $adapterName -AllProperties -ErrorAction SilentlyContinue |
                 Where-Object { $_.RegistryKeyword -eq '*PriorityVLANTag' })
         if ($tag.Count -ne 1) {
-            throw "Get-NetAdapterAdvancedProperty shows no *PriorityVLANTag row for '$name'"
+            throw "Get-NetAdapterAdvancedProperty shows no *PriorityVLANTag row for '$adapterName'"
         }
         $value = [string](@($tag[0].RegistryValue)[0])
         Write-Host "    *PriorityVLANTag $value ($($tag[0].DisplayValue))"

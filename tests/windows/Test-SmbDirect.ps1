@@ -294,7 +294,9 @@ try {
         # opens its channels in the background.
         $null = Get-ChildItem -LiteralPath $RemotePath
         $deadline = (Get-Date).AddSeconds($TimeoutSeconds)
-        while (@(Get-DcbndkRdmaChannel).Count -eq 0 -and (Get-Date) -lt $deadline) {
+        # (...), not @(...): the function returns its array whole (return , @(...)), and @()
+        # would wrap it into one element, so that the count would always be 1.
+        while ((Get-DcbndkRdmaChannel).Count -eq 0 -and (Get-Date) -lt $deadline) {
             Start-Sleep -Seconds 2
         }
     }
@@ -347,7 +349,7 @@ try {
     $channels = @(Get-SmbMultichannelConnection -ServerName $AddressA -ErrorAction SilentlyContinue | ForEach-Object {
             "$($_.ClientIpAddress)->$($_.ServerIpAddress) client RDMA $($_.ClientRdmaCapable) server RDMA $($_.ServerRdmaCapable)"
         })
-    $null = $results.Add((New-DcbndkCondition -Check 'Get-SmbMultichannelConnection: RDMA channel B -> A' -Holds (@(Get-DcbndkRdmaChannel).Count -gt 0) `
+    $null = $results.Add((New-DcbndkCondition -Check 'Get-SmbMultichannelConnection: RDMA channel B -> A' -Holds ((Get-DcbndkRdmaChannel).Count -gt 0) `
                 -Expected "$AddressB->$AddressA with ClientRdmaCapable and ServerRdmaCapable True" -Actual ($channels -join '; ') -Why $noRdma))
 
     foreach ($side in @('A', 'B')) {

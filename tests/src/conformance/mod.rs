@@ -14,6 +14,8 @@ mod layers;
 mod link_room;
 mod mdl;
 mod powershell;
+mod powershell_meaning;
+mod powershell_views;
 mod published;
 pub(crate) mod roce_wire;
 mod smoke;

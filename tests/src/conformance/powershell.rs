@@ -30,7 +30,7 @@ struct Problem {
     what: String,
 }
 
-fn parse(source: &str) -> Tree {
+pub(super) fn parse(source: &str) -> Tree {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_powershell::LANGUAGE.into())
@@ -72,11 +72,11 @@ fn collect(node: Node<'_>, source: &str, out: &mut Vec<Problem>) {
     }
 }
 
-fn windows_dir() -> PathBuf {
+pub(super) fn windows_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("windows")
 }
 
-fn scripts() -> Vec<PathBuf> {
+pub(super) fn scripts() -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(windows_dir())
         .expect("tests/windows")
         .map(|e| e.expect("directory entry").path())
