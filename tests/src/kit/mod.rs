@@ -28,6 +28,7 @@ mod netstack_tcp;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
+mod side_doors;
 pub mod stress;
 pub mod test_netstack;
 pub mod validate_dcb;
@@ -181,16 +182,42 @@ fn quiet_side_doors() {
 #[must_use]
 pub fn run_case(group: &str, case: &Case) -> CaseReport {
     quiet_side_doors();
+    let door = side_doors::of(group, &case.name);
+    if let Some(door) = door
+        && !side_door::AVAILABLE
+    {
+        return CaseReport {
+            group: group.to_string(),
+            name: case.name.clone(),
+            status: Status::Skip,
+            reason: side_door::Unreachable(door).reason(),
+            duration: 0.0,
+        };
+    }
     let _ = side_door::take_reached();
     NOTE.with(|n| n.borrow_mut().clear());
     let start = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| (case.run)()));
     let duration = start.elapsed().as_secs_f64();
     let noted = NOTE.with(|n| std::mem::take(&mut *n.borrow_mut()));
+    let reached = side_door::take_reached();
     let (status, reason) = match result {
+        // The list of cases that reach side doors is exact where the host has them.
+        _ if side_door::AVAILABLE && reached.is_some() != door.is_some() => (
+            Status::Fail,
+            match reached {
+                Some(d) => format!(
+                    "calls {} but is not in kit::side_doors: list it, or reach the driver as Windows does",
+                    d.0
+                ),
+                None => "is listed in kit::side_doors but made no side-door call".into(),
+            },
+        ),
         // A case that reached a side door the host does not have is not the driver's verdict,
         // whatever the unwinding did to it after (`sim::host::side_door`).
-        _ if let Some(door) = side_door::take_reached() => (Status::Skip, door.reason()),
+        _ if let Some(door) = reached.filter(|_| !side_door::AVAILABLE) => {
+            (Status::Skip, door.reason())
+        }
         Ok(Ok(None)) => (Status::Pass, noted),
         Ok(Ok(Some(why))) => (Status::Skip, why),
         Ok(Err(why)) => (Status::Fail, why),

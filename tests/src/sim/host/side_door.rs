@@ -2,8 +2,9 @@
 //! settings handed to the adapter without LLDPDUs, the adapter's address list read from its
 //! memory, and NDK activity reported into its counters and tables without a consumer. They exist
 //! only where the driver is linked into this process (Linux). Against a loaded image there is no
-//! such entry point: the call unwinds with [`Unreachable`], which the kit reports as a skip of
-//! the case naming the call (`kit::run_case`), never as a pass.
+//! such entry point: the kit skips the cases that make one of these calls, naming the call
+//! (`kit::side_doors`, a list the Linux kit checks against the calls each case makes), and a
+//! call made anyway unwinds with [`Unreachable`] and skips its case too, never passing it.
 
 use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::ndk::{Activity, Applied, Refused};
@@ -22,10 +23,18 @@ pub fn take_reached() -> Option<Unreachable> {
     crate::sim::lock(&REACHED).take()
 }
 
+/// Whether this host has the side doors (the driver linked into this process).
+pub const AVAILABLE: bool = cfg!(not(windows));
+
+/// Records `door` as reached.
+fn reached(door: &'static str) {
+    *crate::sim::lock(&REACHED) = Some(Unreachable(door));
+}
+
 /// Records `door` as reached and unwinds with it.
 #[cfg(windows)]
 fn unreachable(door: &'static str) -> ! {
-    *crate::sim::lock(&REACHED) = Some(Unreachable(door));
+    reached(door);
     std::panic::panic_any(Unreachable(door))
 }
 
@@ -40,12 +49,20 @@ impl Unreachable {
     }
 }
 
+/// The name of [`remote_input`]'s call.
+pub const REMOTE_INPUT: &str = "dcbndk::entry::dcbx::remote_input";
+/// The name of [`ip_addresses`]'s call.
+pub const IP_ADDRESSES: &str = "dcbndk::entry::oid::ip_addresses";
+/// The name of [`ndk_activity`]'s call.
+pub const NDK_ACTIVITY: &str = "dcbndk::entry::ndk::activity";
+
 /// `dcbndk::entry::dcbx::remote_input`: remote QoS settings as the DCBX engine would hand them.
 ///
 /// # Safety
 /// `context` is the context of an initialized, not halted adapter of the dcbndk driver, at
 /// DISPATCH_LEVEL.
 pub unsafe fn remote_input(context: usize, event: RemoteEvent) {
+    reached(REMOTE_INPUT);
     // SAFETY: this function's contract.
     unsafe { imp::remote_input(context, event) };
 }
@@ -55,6 +72,7 @@ pub unsafe fn remote_input(context: usize, event: RemoteEvent) {
 /// # Safety
 /// As [`remote_input`].
 pub unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
+    reached(IP_ADDRESSES);
     // SAFETY: this function's contract.
     unsafe { imp::ip_addresses(context, out) }
 }
@@ -67,6 +85,7 @@ pub unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
 /// # Errors
 /// What the driver refused.
 pub unsafe fn ndk_activity(context: usize, activity: &Activity) -> Result<Applied, Refused> {
+    reached(NDK_ACTIVITY);
     // SAFETY: this function's contract.
     unsafe { imp::ndk_activity(context, activity) }
 }
@@ -104,17 +123,17 @@ mod imp {
     use dcbndk_core::ndk::{Activity, Applied, Refused};
     use dcbndk_core::qos::state::RemoteEvent;
 
-    use super::unreachable;
+    use super::{IP_ADDRESSES, NDK_ACTIVITY, REMOTE_INPUT, unreachable};
 
     pub(super) unsafe fn remote_input(_: usize, _: RemoteEvent) {
-        unreachable("dcbndk::entry::dcbx::remote_input")
+        unreachable(REMOTE_INPUT)
     }
 
     pub(super) unsafe fn ip_addresses(_: usize, _: &mut [SockAddr]) -> usize {
-        unreachable("dcbndk::entry::oid::ip_addresses")
+        unreachable(IP_ADDRESSES)
     }
 
     pub(super) unsafe fn ndk_activity(_: usize, _: &Activity) -> Result<Applied, Refused> {
-        unreachable("dcbndk::entry::ndk::activity")
+        unreachable(NDK_ACTIVITY)
     }
 }

@@ -1,0 +1,172 @@
+//! The cases that reach the driver through a side door (`sim::host::side_door`): calls no
+//! Windows component makes, which exist only where the driver is linked into the kit. Against an
+//! image (`cargo xtask kit`) these cases are skipped with the call's name; on Linux every case is
+//! checked against this list (`kit::run_case`): a case that makes such a call and is not listed
+//! fails, and so does one listed that makes none, so the list is exactly what the image cannot
+//! run.
+
+use crate::sim::host::side_door::{IP_ADDRESSES, NDK_ACTIVITY, REMOTE_INPUT};
+
+/// (group, case, the call it makes).
+const CASES: &[(&str, &str, &str)] = &[
+    (
+        "Lifecycle",
+        "OID_GEN_NETWORK_LAYER_ADDRESSES: TCP/IP's IPv4 and IPv6 lists after binding and on each change reach the NDK provider per family; AddressCount 0 clears a family; pause/restart keeps them; a halted adapter is told nothing",
+        IP_ADDRESSES,
+    ),
+    (
+        "Lifecycle",
+        "OID_GEN_NETWORK_LAYER_ADDRESSES: a short buffer, a truncated entry, a count beyond the entries (INVALID_LENGTH, BytesNeeded), an AddressLength too small or too large, a negative count (INVALID_DATA) change nothing",
+        IP_ADDRESSES,
+    ),
+    (
+        "Lifecycle",
+        "OID_GEN_NETWORK_LAYER_ADDRESSES: past 8 addresses of a family the set succeeds and the first 8 distinct ones are kept",
+        IP_ADDRESSES,
+    ),
+    (
+        "QosRemoteSettings",
+        "first DCBX from a peer: remote indication, even before any OID_QOS_PARAMETERS",
+        REMOTE_INPUT,
+    ),
+    (
+        "QosRemoteSettings",
+        "identical refresh: no indication; a change: only the changed groups' CHANGED bits",
+        REMOTE_INPUT,
+    ),
+    (
+        "QosRemoteSettings",
+        "conflict with local, Willing off: remote indicated, local stays operational",
+        REMOTE_INPUT,
+    ),
+    (
+        "QosRemoteSettings",
+        "Willing on: the peer's recommendation, PFC and applications become operational",
+        REMOTE_INPUT,
+    ),
+    (
+        "QosRemoteSettings",
+        "TTL expiry: zero-filled 52-byte remote indication, operational falls back to local",
+        REMOTE_INPUT,
+    ),
+    (
+        "QosRemoteSettings",
+        "a second peer: zero-filled remote until every TTL expired",
+        REMOTE_INPUT,
+    ),
+    (
+        "QosRemoteSettings",
+        "Willing toggled off and on with a peer present",
+        REMOTE_INPUT,
+    ),
+    (
+        "QosRemoteSettings",
+        "*QOS 0: DCBX off, remote parameters ignored",
+        REMOTE_INPUT,
+    ),
+    (
+        "Ndk",
+        "attributes: *NetworkDirect 0, 1, absent and invalid; caps always present (§10.6)",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "OID_NDK_SET_STATE: lengths 0/1/4, never pended (§10.7)",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "OID_NDK_SET_STATE: TRUE with *NetworkDirect 0 is NOT_SUPPORTED, no event",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "OID_NDK_STATISTICS: 247/248 bytes, header, Reserved01-20 zero, regular and direct path (§10.8)",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: 16 bytes when empty, 16+64n / 16+36n, BUFFER_TOO_SHORT, IPv4 and IPv6 (§10.9)",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: iWARP pairs each entry with its TCP entry (even/odd)",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "OID_NDK_CONNECTIONS: Header.Size saturates at 0xFFFF",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "disable with live connections: lists drain, ActiveConnection 0, counters stay monotonic across disable/enable",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Ndk",
+        "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
+        NDK_ACTIVITY,
+    ),
+    ("Scenarios", "smb-direct.toml", NDK_ACTIVITY),
+    ("Scenarios", "willing-switch.toml", REMOTE_INPUT),
+    (
+        "ValidateDcb",
+        "M11 *NetworkDirect advanced property present (§1c)",
+        NDK_ACTIVITY,
+    ),
+    (
+        "ValidateDcb",
+        "M31 fails: willing-switch.toml",
+        REMOTE_INPUT,
+    ),
+    (
+        "ValidateDcb",
+        "PFC-off check fails: willing-switch.toml (the peer's PFC adopted)",
+        REMOTE_INPUT,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_SET_STATE FALSE (disable) and its work item: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_SET_STATE TRUE (enable) and its work item: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_STATISTICS on the regular and the direct path: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_CONNECTIONS: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_LOCAL_ENDPOINTS: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "randomized low resources: a mixed workload of 10,000 operations per seed at p = 1 %, 5 seeds (DCBNDK_RANDOM_SEED(S)/OPS/PPM for more), the model of QoS, frames and NDK counters exact, no violation, no leak",
+        NDK_ACTIVITY,
+    ),
+    (
+        "Stress",
+        "mixed concurrent workload (20,000 operations, DCBNDK_STRESS_OPS for more): sent = completed, counters exact, halt with work in flight, no violation, no leak",
+        NDK_ACTIVITY,
+    ),
+];
+
+/// The side door the case `name` of `group` reaches, if it is listed.
+pub(super) fn of(group: &str, name: &str) -> Option<&'static str> {
+    CASES
+        .iter()
+        .find(|(g, n, _)| *g == group && *n == name)
+        .map(|(_, _, door)| *door)
+}
