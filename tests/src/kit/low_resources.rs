@@ -20,7 +20,10 @@
 //!   (`NdisQueueIoWorkItem` cannot fail) and raises `NdisMNetPnPEvent`, whose status is the
 //!   protocols' answer, not a resource failure;
 //! - send: `NdisGetDataBuffer` is called with `AlignMultiple` 1, so it never allocates (see
-//!   `sim::faults`), and the frame is copied into a transmit buffer made at initialize;
+//!   `sim::faults`), and the frame is copied into a transmit buffer made at initialize. Its one
+//!   failable call is the mapping of an MDL nobody mapped to system space (a protocol's locked
+//!   pages; NDIS's own MDLs are nonpaged pool, mapped already): the scope over such MDLs has
+//!   one injection point per MDL;
 //! - receive: the receive buffers, their MDLs and NBLs are made at initialize
 //!   (`driver/src/receive.rs`); no `NdisAllocateNetBufferAndNetBufferList` per frame;
 //! - DCBX start and an LLDPDU arriving: the agent's timer object is allocated at initialize,
