@@ -256,7 +256,8 @@ pub unsafe fn copy_frame<'a>(
         .is_some_and(|available| available >= out.len());
     if !fits {
         // SAFETY: per the function contract: a chain of valid MDLs over mapped or locked memory,
-        // which no other thread maps (NDIS's MDLs are nonpaged pool, already mapped).
+        // which no other thread maps (NDIS's own MDLs are nonpaged pool, already mapped; a
+        // protocol's locked pages are mapped here, by the NBL's one owner, the miniport).
         return unsafe { mdl::copy_out(first, offset, out) }.map(|()| None);
     }
     // SAFETY: as above.

@@ -291,10 +291,10 @@ pub unsafe fn data_buffer(
             return None;
         }
         // NDIS reads an MDL's bytes through its system address (its own MDLs are nonpaged, so
-        // mapped; a protocol's locked pages it maps first). The block is only read, and the driver may hold references into it (a header
-        // it got from an earlier call): no reference to the block is made here, only pointers
-        // (a `&mut [u8]` over it would claim it exclusively; Miri reports that under Stacked
-        // Borrows).
+        // mapped; a protocol's locked pages it maps first). The block is only read, and the
+        // driver may hold references into it (a header it got from an earlier call): no
+        // reference to the block is made here, only pointers (a `&mut [u8]` over it would claim
+        // it exclusively; Miri reports that under Stacked Borrows).
         // SAFETY: a live MDL of the simulator (checked just above).
         let start = unsafe { mdl::system_address(mdl) }?;
         // SAFETY: as above; the header is read by value.
