@@ -1,7 +1,7 @@
 //! Cross-building dcbndk.sys: the driver crate, unchanged, for a Windows target, on any host.
 //!
-//! - nightly cargo with `-Zbuild-std=core`: the prebuilt `core` of the windows-msvc targets is
-//!   compiled for unwinding, and its unwind tables reference `__CxxFrameHandler3`, a C++ runtime
+//! - the dated nightly of xtask/pe-toolchain, its cargo with `-Zbuild-std=core`: the prebuilt
+//!   `core` of the windows-msvc targets is compiled for unwinding, and its unwind tables reference `__CxxFrameHandler3`, a C++ runtime
 //!   routine no kernel module exports. Rebuilt under the profile's `panic = "abort"`, core has no
 //!   landing pad and no personality routine.
 //! - rust-lld in lld-link mode as the linker; build.rs passes the WDM driver options when
@@ -41,9 +41,16 @@ pub fn image_paths(root: &Path, arch: Arch, profile: Profile) -> Image {
     }
 }
 
-/// The toolchain that builds the images (`+nightly` unless `DCBNDK_PE_TOOLCHAIN` says otherwise).
+/// The dated nightly that builds the images, unless `DCBNDK_PE_TOOLCHAIN` names another: the
+/// one line of xtask/pe-toolchain, which `.ci/run` installs. Pinned, because the images' frames
+/// and stack paths are the toolchain's as much as the source's (one nightly put the x64 dev
+/// image's OID path over its budget where another did not): moving to a newer nightly is a
+/// commit that changes this file and the README's stack table together.
+const PE_TOOLCHAIN: &str = include_str!("../pe-toolchain");
+
+/// The toolchain that builds the images.
 fn toolchain() -> String {
-    env::var("DCBNDK_PE_TOOLCHAIN").unwrap_or_else(|_| "nightly".to_owned())
+    env::var("DCBNDK_PE_TOOLCHAIN").unwrap_or_else(|_| PE_TOOLCHAIN.trim().to_owned())
 }
 
 /// Builds the image of `arch` and `profile` and copies it and its map file to target/pe.

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::callgraph::Depth;
-use crate::image::{Report, budget};
+use crate::image::{Report, limit};
 
 /// The stack table of every image, as Markdown: one row per entry point, the deepest path in
 /// bytes per architecture and profile, and the release x64 path's frames.
@@ -45,7 +45,7 @@ pub fn stack_table(reports: &[Report]) -> String {
             {
                 None => "—".to_owned(),
                 Some(Depth::Recursive { .. }) => "unbounded".to_owned(),
-                Some(Depth::Bounded { bytes, .. }) if *bytes > budget(report.profile) => {
+                Some(Depth::Bounded { bytes, .. }) if *bytes > limit(report.profile) => {
                     format!("**{bytes}**")
                 }
                 Some(Depth::Bounded { bytes, .. }) => bytes.to_string(),

@@ -55,10 +55,6 @@ pub unsafe fn ip_addresses(adapter_context: NDIS_HANDLE, out: &mut [SockAddr]) -
 ///
 /// # Safety
 /// Called by NDIS with our context and a valid request.
-#[allow(
-    non_upper_case_globals,
-    reason = "matching NDIS_REQUEST_TYPE enumerators by their C names"
-)]
 pub unsafe extern "system" fn miniport_oid_request(
     adapter_context: NDIS_HANDLE,
     request: *mut NDIS_OID_REQUEST,
@@ -68,71 +64,64 @@ pub unsafe extern "system" fn miniport_oid_request(
     if request.is_null() {
         return ndis_status(Status::InvalidParameter);
     }
-    // Only the two members the miniport reads are copied (the whole request is 240 bytes of
-    // this entry point's stack, on the OID path's deepest chain: `cargo xtask pe`); only the
-    // byte counters are written back.
+    // The request is answered out of line, and what it calls for (indications, the link
+    // reconfigured, DCBX re-advertising, the NDK work item) is performed from this small frame,
+    // with the control lock released: the request's decoding and answer are never on the stack
+    // under the deepest path there is, the effects' (a debug build's frames hold every local,
+    // `cargo xtask pe`). NDIS reads the byte counters only once the request completes, when
+    // this returns.
+    let mut fx = Effects::new();
+    // SAFETY: NDIS passes a valid request for the duration of the call.
+    let status = unsafe { answer(context, request, &mut fx) };
+    perform::<Direct>(context, &fx, false);
+    status
+}
+
+/// Answers `request`: its members decoded, the request run through the adapter machine under
+/// the control lock (effects left in `fx`), and its byte counters written back.
+///
+/// # Safety
+/// `request` is a valid request NDIS passed, for the duration of the call.
+#[inline(never)]
+#[allow(
+    non_upper_case_globals,
+    reason = "matching NDIS_REQUEST_TYPE enumerators by their C names"
+)]
+unsafe fn answer(
+    context: &AdapterContext,
+    request: *mut NDIS_OID_REQUEST,
+    fx: &mut Effects,
+) -> NDIS_STATUS {
+    // Only the members the miniport reads are copied (the whole request is 240 bytes of this
+    // entry point's stack, on the OID path's deepest chain: `cargo xtask pe`), and one request
+    // is built and run for the three kinds, so that a debug build's frame holds one of each
+    // local rather than one per kind; only the byte counters are written back.
     // SAFETY: NDIS passes a valid request for the duration of the call.
     let request_type = unsafe { (*request).RequestType };
-    // SAFETY: as above.
-    let data_copy = unsafe { (*request).DATA };
     // SAFETY: `request` is valid; only the address of its DATA member is taken.
     let data = unsafe { &raw mut (*request).DATA };
-    let outcome = match request_type {
+    let (kind, oid, buffer, input_len, output_len) = match request_type {
         NdisRequestQueryInformation | NdisRequestQueryStatistics => {
-            // SAFETY: a query request's DATA holds QUERY_INFORMATION.
-            let q = unsafe { data_copy.QUERY_INFORMATION };
+            // SAFETY: a query request's DATA holds QUERY_INFORMATION, at the union's offset 0.
+            let q = unsafe { *data.cast::<NDIS_OID_REQUEST_QUERY>() };
             // SAFETY: NDIS's contract for the information buffer of a request in progress.
             let buffer =
                 unsafe { information_buffer(q.InformationBuffer, q.InformationBufferLength) };
-            let input_len = buffer.len();
-            let outcome = run(
-                context,
-                &mut Request {
-                    kind: RequestKind::Query,
-                    oid: q.Oid,
-                    buffer,
-                    input_len,
-                    output_len: input_len,
-                },
-            );
-            // Every member of the repr(C) DATA union starts at its offset 0.
-            let counters = data.cast::<NDIS_OID_REQUEST_QUERY>();
-            // SAFETY: `request` is valid and `counters` points at its DATA member in use;
-            // writing the query's own counters.
-            unsafe { (*counters).BytesWritten = outcome.bytes_written };
-            // SAFETY: as above.
-            unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
-            outcome
+            let len = buffer.len();
+            (RequestKind::Query, q.Oid, buffer, len, len)
         }
         NdisRequestSetInformation => {
-            // SAFETY: a set request's DATA holds SET_INFORMATION.
-            let set = unsafe { data_copy.SET_INFORMATION };
+            // SAFETY: a set request's DATA holds SET_INFORMATION, at the union's offset 0.
+            let set = unsafe { *data.cast::<NDIS_OID_REQUEST_SET>() };
             // SAFETY: NDIS's contract for the information buffer of a request in progress.
             let buffer =
                 unsafe { information_buffer(set.InformationBuffer, set.InformationBufferLength) };
-            let input_len = buffer.len();
-            let outcome = run(
-                context,
-                &mut Request {
-                    kind: RequestKind::Set,
-                    oid: set.Oid,
-                    buffer,
-                    input_len,
-                    output_len: input_len,
-                },
-            );
-            // Every member of the repr(C) DATA union starts at its offset 0.
-            let counters = data.cast::<NDIS_OID_REQUEST_SET>();
-            // SAFETY: `request` is valid and `counters` points at its DATA member in use;
-            // writing the set's own counters.
-            unsafe { (*counters).BytesRead = outcome.bytes_read };
-            // SAFETY: as above.
-            unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
-            outcome
+            let len = buffer.len();
+            (RequestKind::Set, set.Oid, buffer, len, len)
         }
         NdisRequestMethod => {
-            // SAFETY: a method request's DATA holds METHOD_INFORMATION.
-            let m = unsafe { data_copy.METHOD_INFORMATION };
+            // SAFETY: a method request's DATA holds METHOD_INFORMATION, at the union's offset 0.
+            let m = unsafe { *data.cast::<NDIS_OID_REQUEST_METHOD>() };
             // Input and output share the buffer: it is as long as the larger of the two.
             let length = m.InputBufferLength.max(m.OutputBufferLength);
             // SAFETY: NDIS's contract for the information buffer of a request in progress.
@@ -143,17 +132,40 @@ pub unsafe extern "system" fn miniport_oid_request(
             let output_len = usize::try_from(m.OutputBufferLength)
                 .unwrap_or(0)
                 .min(buffer.len());
-            let outcome = run(
-                context,
-                &mut Request {
-                    kind: RequestKind::Method,
-                    oid: m.Oid,
-                    buffer,
-                    input_len,
-                    output_len,
-                },
-            );
-            // Every member of the repr(C) DATA union starts at its offset 0.
+            (RequestKind::Method, m.Oid, buffer, input_len, output_len)
+        }
+        _ => return ndis_status(Status::NotSupported),
+    };
+    let outcome = dispatch(
+        context,
+        &mut Request {
+            kind,
+            oid,
+            buffer,
+            input_len,
+            output_len,
+        },
+        fx,
+    );
+    // Every member of the repr(C) DATA union starts at its offset 0.
+    match kind {
+        RequestKind::Query => {
+            let counters = data.cast::<NDIS_OID_REQUEST_QUERY>();
+            // SAFETY: `request` is valid and `counters` points at its DATA member in use;
+            // writing the query's own counters.
+            unsafe { (*counters).BytesWritten = outcome.bytes_written };
+            // SAFETY: as above.
+            unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
+        }
+        RequestKind::Set => {
+            let counters = data.cast::<NDIS_OID_REQUEST_SET>();
+            // SAFETY: `request` is valid and `counters` points at its DATA member in use;
+            // writing the set's own counters.
+            unsafe { (*counters).BytesRead = outcome.bytes_read };
+            // SAFETY: as above.
+            unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
+        }
+        RequestKind::Method => {
             let counters = data.cast::<NDIS_OID_REQUEST_METHOD>();
             // SAFETY: `request` is valid and `counters` points at its DATA member in use;
             // writing the method's own counters.
@@ -162,21 +174,9 @@ pub unsafe extern "system" fn miniport_oid_request(
             unsafe { (*counters).BytesRead = outcome.bytes_read };
             // SAFETY: as above.
             unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
-            outcome
         }
-        _ => Outcome::fail(Status::NotSupported),
-    };
+    }
     ndis_status(outcome.status)
-}
-
-/// Feeds the request to the adapter machine and performs what it calls for (indications, the
-/// link reconfigured, DCBX re-advertising, the NDK work item) with the control lock released;
-/// the request completes after them.
-fn run(context: &AdapterContext, request: &mut Request<'_>) -> Outcome {
-    let mut fx = Effects::new();
-    let outcome = dispatch(context, request, &mut fx);
-    perform::<Direct>(context, &fx, false);
-    outcome
 }
 
 /// Runs the request under the control lock. Out of line: the request's work and the
@@ -233,7 +233,7 @@ pub unsafe extern "system" fn miniport_direct_oid_request(
     ) {
         return ndis_status(Status::NotSupported);
     }
-    // SAFETY: a query request's DATA holds QUERY_INFORMATION.
+    // SAFETY: a query request's DATA holds QUERY_INFORMATION, at the union's offset 0.
     let q = unsafe { data_copy.QUERY_INFORMATION };
     // SAFETY: NDIS's contract for the information buffer of a request in progress.
     let buffer = unsafe { information_buffer(q.InformationBuffer, q.InformationBufferLength) };

@@ -14,6 +14,7 @@ use core::ptr::null_mut;
 
 use crate::context::AdapterContext;
 use crate::resources::link::{Queued, Read, SendTally, State};
+use crate::resources::mdl::MdlError;
 use crate::resources::nbl::{
     Chain, copy_frame, frame_length, header, meta_of, nb_length, net_buffers, next_nbl, progress,
     set_next, set_progress, set_status,
@@ -151,12 +152,23 @@ impl Pass<'_> {
             // lies in the NB when it lies in one MDL (the copy's loads would wait for its
             // stores: issue 20's send-path bench), else in the copy.
             let mut source: Option<&[u8]> = None;
+            // Why a frame could not be read: an MDL the kernel could not map to system space is
+            // a temporary shortage (`NDIS_STATUS_RESOURCES`: the protocol may send it again), a
+            // chain shorter than the frame a malformed NBL (`NDIS_STATUS_INVALID_LENGTH`).
+            let mut unmapped = false;
             let fill = |out: &mut [u8]| {
                 // SAFETY: as above; the NB holds `len` bytes (its DataLength), and its data
                 // stays as it is until the NBL is completed, after the last use of `source`.
-                let copied = unsafe { copy_frame(nb, out) };
-                source = copied.flatten();
-                copied.is_some()
+                match unsafe { copy_frame(nb, out) } {
+                    Ok(bytes) => {
+                        source = bytes;
+                        true
+                    }
+                    Err(error) => {
+                        unmapped = error == MdlError::Unmapped;
+                        false
+                    }
+                }
             };
             let full = match context.link.read_frame(s, len, fill) {
                 Read::Slot(slot) => {
@@ -198,7 +210,11 @@ impl Pass<'_> {
                 }
                 Read::Unreadable => {
                     context.core.stats.send_error();
-                    status = Status::InvalidLength;
+                    status = if unmapped {
+                        Status::Resources
+                    } else {
+                        Status::InvalidLength
+                    };
                     None
                 }
                 Read::NoBuffer => {

@@ -535,7 +535,8 @@ pub enum Read {
     Slot(u16),
     /// No transmit buffer is free: the frame was not read.
     NoBuffer,
-    /// NDIS could not read the frame (fewer bytes than its length).
+    /// The frame could not be read (`fill` said so: a chain shorter than its length, or an MDL
+    /// the kernel could not map); its buffer is free again.
     Unreadable,
 }
 

@@ -67,8 +67,11 @@ pub enum MdlError {
 /// # Safety
 /// `mdl` points at a valid MDL.
 unsafe fn header(mdl: PMDL) -> MDL {
+    // A plain load, not `ptr::read`: in a debug build that is a chain of six precondition-check
+    // frames below every MDL walk, the bottom of the dev image's deepest stack path (`cargo
+    // xtask pe`); the load's own alignment check is one call.
     // SAFETY: per the function contract; MDL is plain data (Copy), read as it is now.
-    unsafe { mdl.read() }
+    unsafe { *mdl }
 }
 
 /// `MmGetMdlVirtualAddress`: `StartVa + ByteOffset`, the virtual address of the MDL's first byte

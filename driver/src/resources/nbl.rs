@@ -10,7 +10,7 @@ use dcbndk_core::adapter::ETHERNET_HEADER;
 use dcbndk_core::datapath::classify::Meta;
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 
-use super::mdl;
+use super::mdl::{self, MdlError};
 use ndis_sys::imports::{NdisGetDataBuffer, NdisMSendNetBufferListsComplete};
 use ndis_sys::nbl::{
     Ieee8021QNetBufferListInfo, NDIS_SEND_COMPLETE_FLAGS_DISPATCH_LEVEL, NET_BUFFER,
@@ -220,9 +220,14 @@ pub unsafe fn header(
 /// with `NdisQueryMdl`: the data starts `CurrentMdlOffset` bytes into `CurrentMdl`
 /// (`NET_BUFFER_CURRENT_MDL`, `NET_BUFFER_CURRENT_MDL_OFFSET`). A frame that lies in that one
 /// MDL, the usual case, is one read of the MDL's header and one copy, and its bytes there are
-/// the answer (`Some(Some)`: the caller reads its header there, not in the copy just stored,
+/// the answer (`Ok(Some)`: the caller reads its header there, not in the copy just stored,
 /// whose loads wait for that store); one that spans MDLs is gathered by [`mdl::copy_out`]
-/// (`Some(None)`). `None` when the chain holds fewer bytes, or an MDL cannot be mapped.
+/// (`Ok(None)`).
+///
+/// # Errors
+/// [`MdlError::Unmapped`] when an MDL has no system address and the kernel could not map it
+/// (a temporary shortage: the NBL completes `NDIS_STATUS_RESOURCES`); any other [`MdlError`]
+/// when the chain holds fewer bytes than the frame (a malformed NBL: `INVALID_LENGTH`).
 ///
 /// Not `NdisGetDataBuffer`: a call into NDIS per frame, which checks the NB again and then
 /// reads the same MDL, was 14 % of issue 20's send-path bench (the simulator's, in that case).
@@ -232,13 +237,16 @@ pub unsafe fn header(
 /// the returned bytes are used: until the miniport completes its NBL), at IRQL <=
 /// DISPATCH_LEVEL; its MDLs describe nonpaged or locked memory (NDIS's contract for the NBLs it
 /// sends).
-pub unsafe fn copy_frame<'a>(nb: *mut NET_BUFFER, out: &mut [u8]) -> Option<Option<&'a [u8]>> {
+pub unsafe fn copy_frame<'a>(
+    nb: *mut NET_BUFFER,
+    out: &mut [u8],
+) -> Result<Option<&'a [u8]>, MdlError> {
     // SAFETY: per the function contract.
     let data = unsafe { nb_data(nb) };
-    let offset = usize::try_from(data.CurrentMdlOffset).ok()?;
+    let offset = usize::try_from(data.CurrentMdlOffset).map_err(|_| MdlError::OutOfRange)?;
     let first = data.CurrentMdl;
     if first.is_null() {
-        return None;
+        return Err(MdlError::TooShort);
     }
     // SAFETY: the NB's current MDL, valid (function contract).
     let count = unsafe { mdl::byte_count(first) };
@@ -248,13 +256,12 @@ pub unsafe fn copy_frame<'a>(nb: *mut NET_BUFFER, out: &mut [u8]) -> Option<Opti
         .is_some_and(|available| available >= out.len());
     if !fits {
         // SAFETY: per the function contract: a chain of valid MDLs over mapped or locked memory,
-        // which no other thread maps (NDIS's MDLs are nonpaged pool, already mapped).
-        return unsafe { mdl::copy_out(first, offset, out) }
-            .ok()
-            .map(|()| None);
+        // which no other thread maps (NDIS's own MDLs are nonpaged pool, already mapped; a
+        // protocol's locked pages are mapped here, by the NBL's one owner, the miniport).
+        return unsafe { mdl::copy_out(first, offset, out) }.map(|()| None);
     }
     // SAFETY: as above.
-    let base = unsafe { mdl::system_address(first) }.ok()?;
+    let base = unsafe { mdl::system_address(first) }?;
     // SAFETY: `offset + out.len() <= ByteCount` (checked above): the bytes lie in what the MDL
     // maps.
     let from = unsafe { base.as_ptr().add(offset) };
@@ -264,5 +271,5 @@ pub unsafe fn copy_frame<'a>(nb: *mut NET_BUFFER, out: &mut [u8]) -> Option<Opti
     // are over its receive buffers), off the free list and ours.
     let bytes = unsafe { core::slice::from_raw_parts(from, out.len()) };
     out.copy_from_slice(bytes);
-    Some(Some(bytes))
+    Ok(Some(bytes))
 }

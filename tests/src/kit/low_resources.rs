@@ -20,7 +20,10 @@
 //!   (`NdisQueueIoWorkItem` cannot fail) and raises `NdisMNetPnPEvent`, whose status is the
 //!   protocols' answer, not a resource failure;
 //! - send: `NdisGetDataBuffer` is called with `AlignMultiple` 1, so it never allocates (see
-//!   `sim::faults`), and the frame is copied into a transmit buffer made at initialize;
+//!   `sim::faults`), and the frame is copied into a transmit buffer made at initialize. Its one
+//!   failable call is the mapping of an MDL nobody mapped to system space (a protocol's locked
+//!   pages; NDIS's own MDLs are nonpaged pool, mapped already): the scope over such MDLs has
+//!   one injection point per MDL;
 //! - receive: the receive buffers, their MDLs and NBLs are made at initialize
 //!   (`driver/src/receive.rs`); no `NdisAllocateNetBufferAndNetBufferList` per frame;
 //! - DCBX start and an LLDPDU arriving: the agent's timer object is allocated at initialize,
@@ -36,7 +39,9 @@ use ndis_sys::ntddndis::{
     OID_NDK_CONNECTIONS, OID_NDK_LOCAL_ENDPOINTS, OID_NDK_SET_STATE, OID_NDK_STATISTICS,
     OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_PARAMETERS,
 };
-use ndis_sys::status::{NDIS_STATUS_FAILURE, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
+use ndis_sys::status::{
+    NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
+};
 use ndis_sys::types::NDIS_STATUS;
 
 use super::dcbx::{REMOTE, apply, capture, lldpdus, on_wire, switch_setting};
@@ -47,7 +52,8 @@ use super::{
     Case, CaseResult, Group, ensure, expect_eq, finish, frame, note, registry_with, started, sz,
 };
 use crate::sim::adapter::Phase;
-use crate::sim::faults::{self, Export, Run, Scope, Sweep};
+use crate::sim::faults::{self, Export, Mode, Run, Scope, Sweep};
+use crate::sim::nbl::Layout;
 use crate::sim::ndk::decode_statistics;
 use crate::sim::verifier::Rule;
 use crate::sim::{Adapter, Registry, Sim, Violation, clock, lock};
@@ -137,7 +143,7 @@ fn cases() -> Vec<Case> {
             move || ndk_set_state(enable),
         ));
     }
-    let scopes: [Scoped; 9] = [
+    let scopes: [Scoped; 10] = [
         (
             "OID_NDK_STATISTICS on the regular and the direct path",
             ndk_statistics,
@@ -148,6 +154,10 @@ fn cases() -> Vec<Case> {
         }),
         ("a peer's LLDPDU arriving", lldpdu_arriving),
         ("MiniportSendNetBufferLists (3 NBLs over MDL chains)", send),
+        (
+            "MiniportSendNetBufferLists over locked MDLs the miniport must map (3 NBLs, 9 MDLs; a failed MmMapLockedPagesSpecifyCache completes its NBL NDIS_STATUS_RESOURCES, a later send of the same frames succeeds)",
+            send_unmapped,
+        ),
         ("a frame arriving from a peer on the virtual wire", receive),
         ("MiniportPause", pause),
         ("MiniportResetEx", reset),
@@ -156,6 +166,10 @@ fn cases() -> Vec<Case> {
     for (scope, run) in scopes {
         cases.push(Case::new(format!("{scope}: {EACH}"), run));
     }
+    cases.push(Case::new(
+        "MiniportSendNetBufferLists over locked MDLs, every mapping failing: a chain too short for its frame is NDIS_STATUS_INVALID_LENGTH (no mapping asked for), a good one NDIS_STATUS_RESOURCES; once mappings succeed, INVALID_LENGTH and SUCCESS",
+        send_short_unmapped,
+    ));
     cases.push(super::workload::randomized_case());
     cases
 }
@@ -358,7 +372,7 @@ fn initialize(registry: &Registry) -> CaseResult {
 fn initialize_priority_vlan() -> CaseResult {
     let registry = |value: &str| registry_with(&[("*PriorityVLANTag", sz(value))]);
     let calls = |value: &str| -> Result<Vec<Export>, String> {
-        let mut scope = Scope::new(faults::Mode::Count);
+        let mut scope = Scope::new(Mode::Count);
         let outcome = initialize_once(&registry(value), &mut scope)?;
         expect_eq(
             &format!("MiniportInitializeEx, *PriorityVLANTag {value}"),
@@ -516,6 +530,18 @@ fn sweep_bench<R>(
     after: After,
     expected: impl Fn(Export) -> NDIS_STATUS,
 ) -> CaseResult {
+    sweep_tally(make, act, judge, after, expected)?.verdict()
+}
+
+/// [`sweep_bench`]'s sweep, its tally not judged yet (a case that checks the injection points
+/// itself).
+fn sweep_tally<R>(
+    make: impl Fn() -> Result<Bench, String>,
+    act: impl Fn(&Bench) -> R,
+    judge: impl Fn(&Bench, &Snapshot, &R) -> Result<NDIS_STATUS, String>,
+    after: After,
+    expected: impl Fn(Export) -> NDIS_STATUS,
+) -> Result<Tally, String> {
     let sweep = faults::systematic(LIMIT, |scope| {
         let bench = make()?;
         let before = Snapshot::of(&bench.dut)?;
@@ -549,7 +575,7 @@ fn sweep_bench<R>(
             violations: violations?,
         })
     })?;
-    Tally::of(&sweep, expected)?.verdict()
+    Tally::of(&sweep, expected)
 }
 
 /// The first status of `statuses` that is not SUCCESS, else SUCCESS.
@@ -897,6 +923,158 @@ fn send() -> CaseResult {
         // An NBL the miniport cannot send for want of resources completes with RESOURCES.
         |_| NDIS_STATUS_RESOURCES,
     )
+}
+
+/// How [`send_unmapped`] lays out each frame: cut into three MDLs (inside the destination
+/// address and inside the EtherType), each over a process's locked pages nobody has mapped to
+/// system space, so that the miniport maps every one it reads.
+const UNMAPPED: Layout<'static> = Layout {
+    split: &[3, 13],
+    headroom: 0,
+    tailroom: 0,
+    overclaim: 0,
+    locked: true,
+};
+
+/// A send whose MDLs the miniport must map itself (`MmGetSystemAddressForMdlSafe` of locked
+/// pages): each mapping failed once. A mapping the kernel cannot make is a temporary shortage,
+/// not a malformed NBL: the NBL whose MDL could not be mapped completes
+/// `NDIS_STATUS_RESOURCES`, the others are sent and counted, and the same frames sent again
+/// (new NBLs over MDLs nobody mapped) all go out. Every MDL is a mapping asked for: 9 injection
+/// points, checked.
+fn send_unmapped() -> CaseResult {
+    let frames = send_frames();
+    let mdls = frames.len() * (UNMAPPED.split.len() + 1);
+    let tally = sweep_tally(
+        Bench::alone,
+        |b| b.dut.send_laid_out(&frames, UNMAPPED),
+        |b, before, sent| {
+            expect_eq("NBLs completed", sent.statuses.len(), frames.len())?;
+            let ok = sent
+                .statuses
+                .iter()
+                .filter(|s| **s == NDIS_STATUS_SUCCESS)
+                .count();
+            let failed = frames.len() - ok;
+            ensure(
+                failed <= 1
+                    && sent
+                        .statuses
+                        .iter()
+                        .all(|s| *s == NDIS_STATUS_SUCCESS || *s == NDIS_STATUS_RESOURCES),
+                || {
+                    format!(
+                        "one mapping failed at most, and its NBL completes NDIS_STATUS_RESOURCES: {:#010x?}",
+                        sent.statuses
+                    )
+                },
+            )?;
+            let sent_ok = before.sent + u64::try_from(ok).unwrap_or(u64::MAX);
+            expect_eq(
+                "OID_GEN_XMIT_OK",
+                counter(&b.dut, OID_GEN_XMIT_OK)?,
+                sent_ok,
+            )?;
+            if failed > 0 {
+                let again = b.dut.send_laid_out(&frames, UNMAPPED);
+                expect_eq(
+                    "the same frames sent again once mappings succeed",
+                    again.statuses,
+                    vec![NDIS_STATUS_SUCCESS; frames.len()],
+                )?;
+                expect_eq(
+                    "OID_GEN_XMIT_OK after the send again",
+                    counter(&b.dut, OID_GEN_XMIT_OK)?,
+                    sent_ok + u64::try_from(frames.len()).unwrap_or(u64::MAX),
+                )?;
+            }
+            Ok(first_failure(&sent.statuses))
+        },
+        After::Status,
+        // A mapping the kernel cannot make: the NBL completes with RESOURCES.
+        |_| NDIS_STATUS_RESOURCES,
+    )?;
+    expect_eq(
+        "injection points (a mapping asked for per MDL of the send)",
+        tally.points,
+        mdls,
+    )?;
+    tally.verdict()
+}
+
+/// A chain too short for its frame is a malformed NBL whatever the memory manager can do: with
+/// every `MmMapLockedPagesSpecifyCache` failing (a scope failing each failable call), a frame
+/// whose `DataLength` runs one byte past its chain (laid out as [`UNMAPPED`]) completes
+/// `NDIS_STATUS_INVALID_LENGTH` without a mapping asked for (the length is checked first), and a
+/// good frame `NDIS_STATUS_RESOURCES`; outside the scope the short one is still INVALID_LENGTH
+/// and the good one is sent. No violation and no leak.
+fn send_short_unmapped() -> CaseResult {
+    let good = send_frames();
+    let short = Layout {
+        overclaim: 1,
+        ..UNMAPPED
+    };
+    let b = Bench::alone()?;
+    let before = counter(&b.dut, OID_GEN_XMIT_OK)?;
+    let checked = (|| {
+        let mut scope = Scope::new(Mode::Randomized {
+            seed: 0,
+            per_million: 1_000_000,
+        });
+        b.cover(&mut scope);
+        let short_failing = b.dut.send_laid_out(&good[..1], short);
+        let mapped_for_short = scope.outcome().calls.len();
+        let good_failing = b.dut.send_laid_out(&good[..1], UNMAPPED);
+        let calls = scope.outcome().calls;
+        scope.leave();
+        expect_eq(
+            "a chain too short for its frame, every mapping failing",
+            short_failing.statuses,
+            vec![NDIS_STATUS_INVALID_LENGTH],
+        )?;
+        expect_eq("mappings asked for the short chain", mapped_for_short, 0)?;
+        expect_eq(
+            "a good frame, every mapping failing",
+            good_failing.statuses,
+            vec![NDIS_STATUS_RESOURCES],
+        )?;
+        ensure(
+            !calls.is_empty()
+                && calls
+                    .iter()
+                    .all(|e| *e == Export::MapLockedPagesSpecifyCache),
+            || format!("the good frame's failed calls were mappings: {calls:?}"),
+        )?;
+        expect_eq(
+            "a chain too short for its frame, mappings succeeding",
+            b.dut.send_laid_out(&good[..1], short).statuses,
+            vec![NDIS_STATUS_INVALID_LENGTH],
+        )?;
+        expect_eq(
+            "a good frame, mappings succeeding",
+            b.dut.send_laid_out(&good[..1], UNMAPPED).statuses,
+            vec![NDIS_STATUS_SUCCESS],
+        )?;
+        expect_eq(
+            "OID_GEN_XMIT_OK (the one good frame sent)",
+            counter(&b.dut, OID_GEN_XMIT_OK)?,
+            before + 1,
+        )?;
+        Ok::<_, String>(calls.len())
+    })();
+    let violations = b.end()?;
+    let calls = checked?;
+    ensure(violations.is_empty(), || {
+        violations
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    note(format!(
+        "short chain: INVALID_LENGTH with 0 mappings asked for; good frame: {calls} mapping(s) failed, RESOURCES; then INVALID_LENGTH and SUCCESS; 0 violations, 0 leaks"
+    ));
+    Ok(None)
 }
 
 /// A frame arriving from the peer: the peer's send, delivered on its stack to the adapter under

@@ -172,6 +172,15 @@ fn probe_and_lock_for_write(mdl: &mut SimMdl) {
     h.MappedSystemVa = null_mut();
 }
 
+/// `MmProbeAndLockPages(mdl, UserMode, IoReadAccess)` of a process's buffer a send reads:
+/// locked, in the consumer's process, not mapped to system space.
+fn probe_and_lock_for_read(mdl: &mut SimMdl) {
+    let h = &mut mdl.header;
+    h.MdlFlags |= MDL_PAGES_LOCKED;
+    h.Process = CONSUMER_PROCESS.as_ptr().cast_mut().cast();
+    h.MappedSystemVa = null_mut();
+}
+
 /// Makes `mdl` live under `owner` and hands it out.
 fn allocate(mdl: SimMdl, owner: u64) -> *mut SimMdl {
     let mdl = Box::into_raw(Box::new(mdl));
@@ -184,6 +193,22 @@ fn allocate(mdl: SimMdl, owner: u64) -> *mut SimMdl {
 pub(crate) fn ndis_nonpaged(address: *mut u8, length: usize, data: Vec<u8>) -> *mut SimMdl {
     let mut mdl = initialize(address as u64, length, address, data);
     build_for_nonpaged_pool(&mut mdl);
+    allocate(mdl, NDIS_OWNED)
+}
+
+/// A send's MDL over locked pages of a process, owning `data`, that nobody has mapped to system
+/// space: how a protocol's NBL may describe a buffer it probed and locked rather than copied (a
+/// user-mode send). The miniport reaches its bytes only through a mapping it makes
+/// (`MmGetSystemAddressForMdlSafe`), which can fail. Its virtual address is in a range of
+/// [`USER_SPACE`] of its own, at the page offset of `data`.
+pub(crate) fn ndis_locked(mut data: Vec<u8>) -> *mut SimMdl {
+    let pages = data.as_mut_ptr();
+    let len = data.len();
+    let offset = pages as usize & (PAGE - 1);
+    let span = ((offset + len).div_ceil(PAGE) + 1) * PAGE;
+    let va = NEXT_USER_VA.fetch_add(span as u64, Ordering::Relaxed) + offset as u64;
+    let mut mdl = initialize(va, len, pages, data);
+    probe_and_lock_for_read(&mut mdl);
     allocate(mdl, NDIS_OWNED)
 }
 
@@ -245,6 +270,34 @@ pub(crate) unsafe fn mapped_address(mdl: *const SimMdl) -> Option<*mut u8> {
     (h.MdlFlags & (MDL_MAPPED_TO_SYSTEM_VA | MDL_SOURCE_IS_NONPAGED_POOL) != 0
         && !h.MappedSystemVa.is_null())
     .then_some(h.MappedSystemVa.cast())
+}
+
+/// `MmGetSystemAddressForMdlSafe` as NDIS itself calls it (`NdisGetDataBuffer` over a send's
+/// MDL of locked pages nobody mapped yet): the system address, the MDL mapped first when it has
+/// none (recorded in the MDL, as the kernel does, so the miniport's own
+/// `MmGetSystemAddressForMdlSafe` finds it). NDIS's own mappings are not failed.
+///
+/// # Safety
+/// `mdl` is live ([`is_live`]) and no other thread maps it meanwhile.
+pub(crate) unsafe fn system_address(mdl: *mut SimMdl) -> Option<*mut u8> {
+    // SAFETY: per the function contract.
+    if let Some(address) = unsafe { mapped_address(mdl) } {
+        return Some(address);
+    }
+    // SAFETY: as above; the header is read by value.
+    let h = unsafe { (*mdl).header };
+    if h.MdlFlags & MDL_PAGES_LOCKED == 0 {
+        return None;
+    }
+    let owner = lock(&LIVE_MDLS).get(&(mdl as usize)).copied()?;
+    // SAFETY: as above; `pages` is what a mapping of the MDL's pages shows.
+    let pages = unsafe { (*mdl).pages };
+    // SAFETY: as above; the kernel records the mapping in the MDL it maps.
+    unsafe { (*mdl).header.MappedSystemVa = pages.cast::<c_void>() };
+    // SAFETY: as above.
+    unsafe { (*mdl).header.MdlFlags = h.MdlFlags | MDL_MAPPED_TO_SYSTEM_VA };
+    lock(&MAPPINGS).insert(mdl as usize, owner);
+    Some(pages)
 }
 
 /// The MDLs and system mappings the chain with `id` still has: both are zero once it is dropped.

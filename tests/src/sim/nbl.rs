@@ -4,7 +4,8 @@
 //! A send's MDLs are real MDLs (sim::mdl) built over nonpaged memory, as NDIS's are: each owns a
 //! block of the frame. A frame can be split across several MDLs to exercise headers that span
 //! them, and its data can start inside its MDL chain and end before the chain does ([`Layout`]),
-//! as after `NdisRetreatNetBufferDataStart` or `NdisAdvanceNetBufferDataStart`.
+//! as after `NdisRetreatNetBufferDataStart` or `NdisAdvanceNetBufferDataStart`; and its MDLs
+//! can be a process's locked pages that the miniport must map itself ([`Layout::locked`]).
 
 use ndis_sys::nbl::{NET_BUFFER, NET_BUFFER_DATA, NET_BUFFER_LIST, NET_BUFFER_LIST_LINKS};
 
@@ -41,6 +42,10 @@ pub struct Layout<'a> {
     /// `DataLength` says this many bytes more than the chain holds after the data start (a
     /// malformed NET_BUFFER: `NdisGetDataBuffer` fails on it).
     pub overclaim: usize,
+    /// The MDLs describe a process's locked pages, not yet mapped to system space
+    /// (`sim::mdl::ndis_locked`), rather than nonpaged memory: the miniport must map each one
+    /// it reads (`MmMapLockedPagesSpecifyCache`, which fault injection can fail).
+    pub locked: bool,
 }
 
 /// A byte of headroom or tailroom: not part of any frame, so that reading it shows.
@@ -79,6 +84,7 @@ impl SendBatch {
             headroom,
             tailroom,
             overclaim,
+            locked,
         } = layout;
         for (index, frame) in frames.iter().enumerate() {
             // The chain's bytes: headroom, the frame, tailroom; cuts in chain offsets.
@@ -105,7 +111,11 @@ impl SendBatch {
             let mut current: *mut SimMdl = std::ptr::null_mut();
             for (i, w) in bounds.windows(2).enumerate().rev() {
                 let mut data = bytes[w[0]..w[1]].to_vec();
-                let mdl = mdl::ndis_nonpaged(data.as_mut_ptr(), data.len(), data);
+                let mdl = if locked {
+                    mdl::ndis_locked(data)
+                } else {
+                    mdl::ndis_nonpaged(data.as_mut_ptr(), data.len(), data)
+                };
                 // SAFETY: the MDL just built, not yet handed to anyone.
                 unsafe { (*mdl).header.Next = first.cast() };
                 batch.mdls.push(mdl);
@@ -280,13 +290,13 @@ pub unsafe fn data_buffer(
         if mdl.is_null() || !mdl::is_live(mdl) {
             return None;
         }
-        // NDIS reads an MDL's bytes through its system address (its MDLs are nonpaged, so
-        // mapped). The block is only read, and the driver may hold references into it (a header
-        // it got from an earlier call): no reference to the block is made here, only pointers
-        // (a `&mut [u8]` over it would claim it exclusively; Miri reports that under Stacked
-        // Borrows).
+        // NDIS reads an MDL's bytes through its system address (its own MDLs are nonpaged, so
+        // mapped; a protocol's locked pages it maps first). The block is only read, and the
+        // driver may hold references into it (a header it got from an earlier call): no
+        // reference to the block is made here, only pointers (a `&mut [u8]` over it would claim
+        // it exclusively; Miri reports that under Stacked Borrows).
         // SAFETY: a live MDL of the simulator (checked just above).
-        let start = unsafe { mdl::mapped_address(mdl) }?;
+        let start = unsafe { mdl::system_address(mdl) }?;
         // SAFETY: as above; the header is read by value.
         let header = unsafe { (*mdl).header };
         let len = header.ByteCount as usize;

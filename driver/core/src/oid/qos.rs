@@ -26,17 +26,21 @@ pub(super) fn parameters(
         return fail(Status::NotSupported, FIXED_LEN);
     }
     let input = buffer.get(..input_len).unwrap_or(&[]);
-    let accepted = match validate::parse_request(input, settings.qos.caps()) {
+    // Borrowed where it lies, not moved out of the result: in a debug build each move of an
+    // accepted request (a parameter set) is a copy of it in this frame.
+    let parsed = validate::parse_request(input, settings.qos.caps());
+    let accepted = match &parsed {
         Ok(a) => a,
         Err(rejected) => return fail(rejected.status, rejected.bytes_needed),
     };
     if output_len < accepted.bytes_read {
         return fail(Status::BufferTooShort, accepted.bytes_read);
     }
-    validate::mark_enforced(buffer, &accepted);
+    validate::mark_enforced(buffer, accepted);
     // Merged, not replaced: a remote change decided before may still be owed (machine::Control).
-    let local = settings.qos.set_local(accepted.params);
-    settings.pending.merge(local);
+    settings
+        .qos
+        .set_local_owing(&accepted.params, &mut settings.pending);
     Outcome {
         status: Status::Success,
         bytes_written: u32::try_from(accepted.bytes_read).unwrap_or(u32::MAX),

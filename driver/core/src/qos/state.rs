@@ -330,11 +330,24 @@ impl QosState {
 
     /// Applies an accepted `OID_QOS_PARAMETERS` (spec §3.5, §4.2, §4.3).
     pub fn set_local(&mut self, params: QosParameters) -> Indications {
-        self.local = params;
+        let mut owed = Indications::NONE;
+        self.set_local_owing(&params, &mut owed);
+        owed
+    }
+
+    /// [`QosState::set_local`], with the indication it calls for merged into `owed` in place
+    /// ([`Indications::merge`]): the OID handler's frame then holds neither a parameter set nor
+    /// an [`Indications`] (two sets) of its own, which made it the largest frame of the dev
+    /// image (`cargo xtask pe`).
+    pub fn set_local_owing(&mut self, params: &QosParameters, owed: &mut Indications) {
+        self.local = *params;
         self.willing = params.flags & flags::WILLING != 0;
         self.resolve();
-        let operational = self.operational_change();
-        self.indications(operational, false)
+        if self.operational_change()
+            && let Some(operational) = &self.last_operational
+        {
+            owed.operational = Some(*operational);
+        }
     }
 
     /// Applies a remote event (spec §5.2, §5.3).
