@@ -1,9 +1,11 @@
 //! `cargo xtask pe`: builds dcbndk.sys for x64 and ARM64, release and dev, on any host without
 //! the WDK, and checks each image as Windows would load it (README "The Windows image").
+//! `cargo xtask package`: the signed driver package of a release image (`package`).
 //!
 //! ```text
 //! cargo xtask pe             build the four images and check them
 //! cargo xtask pe --no-build  check the images already in target/pe
+//! cargo xtask package [--arch x64|arm64|all] [--cert FILE.pfx --password-env VAR]
 //! ```
 //!
 //! Every image is written to target/pe/<triple>/<profile>/dcbndk.sys with its map file, and the
@@ -16,6 +18,7 @@ mod cross;
 mod image;
 mod implib;
 mod map;
+mod package;
 mod report;
 mod target;
 mod unwind;
@@ -25,12 +28,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use target::{Arch, Profile};
+use xtask::stamp;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((command, flags)) = args.split_first() else {
         return usage();
     };
+    if command == "package" {
+        return package::main(&workspace_root(), flags);
+    }
     if command != "pe" {
         return usage();
     }
@@ -55,7 +62,9 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask pe [--no-build]");
+    eprintln!(
+        "usage: cargo xtask pe [--no-build]\n       cargo xtask package [--arch x64|arm64|all] [--cert FILE.pfx --password-env VAR]"
+    );
     ExitCode::from(2)
 }
 
