@@ -51,6 +51,16 @@ pub struct Signer {
     pub origin: String,
 }
 
+/// The key stays out of messages.
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signer")
+            .field("origin", &self.origin)
+            .field("cert_der", &self.cert_der.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// Where the test certificate and its key are kept.
 pub fn test_dir(root: &Path) -> PathBuf {
     root.join("target").join("package").join("test-signing")

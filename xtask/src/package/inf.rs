@@ -5,12 +5,14 @@
 //! Files": `;` comments outside quotes, `"` quotes, case-insensitive section names).
 
 /// One `key = a, b` or `a, b` line.
+#[derive(Debug)]
 pub struct Entry {
     pub key: Option<String>,
     pub fields: Vec<String>,
 }
 
 /// The sections of an INF, in file order (a section named twice is one section).
+#[derive(Debug)]
 pub struct Inf {
     sections: Vec<(String, Vec<Entry>)>,
 }
@@ -223,7 +225,7 @@ dcbndk.sys = 1,,
         assert_eq!(inf.version_value("catalogfile"), Some("dcbndk.cat"));
         assert_eq!(
             inf.source_files(),
-            ["extra.dll", "dcbndk.sys", "source.sys", "quoted;name.bin"]
+            ["dcbndk.sys", "source.sys", "extra.dll", "quoted;name.bin"]
         );
         assert_eq!(
             inf.hardware_ids("NTamd64"),

@@ -317,6 +317,33 @@ fn image_hash(bytes: &[u8], name: &str) -> Result<[u8; 32], Failure> {
     Ok(hash.finalize().into())
 }
 
+/// The stamped INF read, the files it copies (only the image) and its hardware ids for `arch`.
+fn named_files(
+    stamped: &str,
+    arch: InfArch,
+) -> Result<(inf::Inf, Vec<String>, Vec<String>), Failure> {
+    let parsed = inf::Inf::parse(stamped);
+    let sources = parsed.source_files();
+    for file in &sources {
+        if !file.eq_ignore_ascii_case(SYS) {
+            return Err(Failure::Input(format!(
+                "inf/dcbndk.inx copies {file}, which the package does not have (only {SYS})"
+            )));
+        }
+    }
+    if !sources.iter().any(|f| f == SYS) {
+        return Err(Failure::Input(format!("inf/dcbndk.inx copies no {SYS}")));
+    }
+    let decoration = format!("NT{}", arch.decoration());
+    let hardware_ids = parsed.hardware_ids(&decoration);
+    if hardware_ids.is_empty() {
+        return Err(Failure::Input(format!(
+            "inf/dcbndk.inx has no hardware id for {decoration}"
+        )));
+    }
+    Ok((parsed, sources, hardware_ids))
+}
+
 /// Writes and checks the package of `target` in `staging`; the report to print.
 #[allow(clippy::too_many_arguments)]
 fn make(
@@ -342,25 +369,7 @@ fn make(
     let stamped = stamp::stamp(inx, target.inf, Date::from_unix(time), version, CAT)
         .map_err(|e| Failure::Input(format!("inf/dcbndk.inx: {e}")))?;
     write(&folder.join(INF), stamped.as_bytes())?;
-    let parsed = inf::Inf::parse(&stamped);
-    let sources = parsed.source_files();
-    for file in &sources {
-        if !file.eq_ignore_ascii_case(SYS) {
-            return Err(Failure::Input(format!(
-                "inf/dcbndk.inx copies {file}, which the package does not have (only {SYS})"
-            )));
-        }
-    }
-    if !sources.iter().any(|f| f == SYS) {
-        return Err(Failure::Input(format!("inf/dcbndk.inx copies no {SYS}")));
-    }
-    let decoration = format!("NT{}", target.inf.decoration());
-    let hardware_ids = parsed.hardware_ids(&decoration);
-    if hardware_ids.is_empty() {
-        return Err(Failure::Input(format!(
-            "inf/dcbndk.inx has no hardware id for {decoration}"
-        )));
-    }
+    let (parsed, sources, hardware_ids) = named_files(&stamped, target.inf)?;
 
     // The image, signed.
     let image_bytes = fs::read(image)
@@ -471,3 +480,6 @@ fn make(
     ));
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests;
