@@ -177,18 +177,22 @@ pub fn main(root: &Path, flags: &[String]) -> ExitCode {
     }
 }
 
-/// The build's time: SOURCE_DATE_EPOCH when set (reproducible builds' convention), else now.
-fn build_time() -> Result<i64, Failure> {
+/// SOURCE_DATE_EPOCH (reproducible builds' convention), if set.
+fn source_date_epoch() -> Result<Option<i64>, Failure> {
     match env::var("SOURCE_DATE_EPOCH") {
-        Ok(text) => text.trim().parse::<i64>().map_err(|_| {
+        Ok(text) => text.trim().parse::<i64>().map(Some).map_err(|_| {
             Failure::Input(format!(
                 "SOURCE_DATE_EPOCH {text:?} is not a number of seconds"
             ))
         }),
-        Err(_) => Ok(SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))),
+        Err(_) => Ok(None),
     }
+}
+
+fn now_unix() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
 fn run(root: &Path, flags: &[String]) -> Result<(), Failure> {
@@ -203,7 +207,11 @@ fn run(root: &Path, flags: &[String]) -> Result<(), Failure> {
     let inx_path = root.join("inf").join("dcbndk.inx");
     let inx = fs::read_to_string(&inx_path)
         .map_err(|e| Failure::Input(format!("cannot read {}: {e}", inx_path.display())))?;
-    let time = build_time()?;
+    let fixed = source_date_epoch()?;
+    let time = Time {
+        unix: fixed.unwrap_or_else(now_unix),
+        fixed: fixed.is_some(),
+    };
     let version = stamp::driver_version(env!("CARGO_PKG_VERSION")).map_err(Failure::Input)?;
     for target in options.targets {
         let image = image(root, target)?;
@@ -233,6 +241,20 @@ fn run(root: &Path, flags: &[String]) -> Result<(), Failure> {
 
 fn zip_name(target: &Target) -> String {
     format!("dcbndk-{}-{}.zip", env!("CARGO_PKG_VERSION"), target.name)
+}
+
+/// The build's time: SOURCE_DATE_EPOCH's when `fixed`, else now.
+#[derive(Clone, Copy)]
+struct Time {
+    unix: i64,
+    fixed: bool,
+}
+
+impl Time {
+    /// The signing time to give osslsigncode: only a fixed one.
+    fn signing(self) -> Option<i64> {
+        self.fixed.then_some(self.unix)
+    }
 }
 
 /// The release image of `target`, built when absent.
@@ -351,7 +373,7 @@ fn make(
     target: &Target,
     signer: &cert::Signer,
     inx: &str,
-    time: i64,
+    time: Time,
     version: &str,
     image: &Path,
     staging: &Path,
@@ -366,7 +388,7 @@ fn make(
     cert::write_private(&key_pem, signer.key_pem.as_bytes())?;
 
     // The INF, and the files it names, which the package must hold.
-    let stamped = stamp::stamp(inx, target.inf, Date::from_unix(time), version, CAT)
+    let stamped = stamp::stamp(inx, target.inf, Date::from_unix(time.unix), version, CAT)
         .map_err(|e| Failure::Input(format!("inf/dcbndk.inx: {e}")))?;
     write(&folder.join(INF), stamped.as_bytes())?;
     let (parsed, sources, hardware_ids) = named_files(&stamped, target.inf)?;
@@ -382,7 +404,13 @@ fn make(
             check::machine(&image_bytes)
         )));
     }
-    sign::sign(&cert_pem, &key_pem, image, &folder.join(SYS))?;
+    sign::sign(
+        &cert_pem,
+        &key_pem,
+        image,
+        &folder.join(SYS),
+        time.signing(),
+    )?;
     let signed = fs::read(folder.join(SYS))
         .map_err(|e| Failure::Io(format!("cannot read the signed image: {e}")))?;
 
@@ -404,12 +432,18 @@ fn make(
         os: target.os.to_owned(),
         hardware_ids: hardware_ids.clone(),
         members,
-        unix_time: u64::try_from(time).unwrap_or(0),
+        unix_time: u64::try_from(time.unix).unwrap_or(0),
     })
     .map_err(Failure::Check)?;
     let unsigned_path = work.join("unsigned.cat");
     write(&unsigned_path, &unsigned)?;
-    sign::sign(&cert_pem, &key_pem, &unsigned_path, &folder.join(CAT))?;
+    sign::sign(
+        &cert_pem,
+        &key_pem,
+        &unsigned_path,
+        &folder.join(CAT),
+        time.signing(),
+    )?;
     write(&folder.join(CER), &signer.cert_der)?;
 
     // The checks.
@@ -455,7 +489,11 @@ fn make(
         .map_err(|e| Failure::Io(format!("cannot remove {}: {e}", work.display())))?;
     let zip = staging.join(zip_name(target));
     let scripts = root.join("tests").join("windows");
-    let written = archive::write(&zip, &[(target.name, &folder), ("windows", &scripts)], time)?;
+    let written = archive::write(
+        &zip,
+        &[(target.name, &folder), ("windows", &scripts)],
+        time.unix,
+    )?;
     let listed = archive::list(&zip)?;
     let expected: std::collections::BTreeSet<String> = written.iter().cloned().collect();
     let in_folder: std::collections::BTreeSet<String> = held

@@ -22,9 +22,18 @@ fn run(args: &[&std::ffi::OsStr]) -> Result<(bool, String), Failure> {
     Ok((output.status.success(), text))
 }
 
-/// Signs `input` into `output` (a PE image or a catalog) with SHA-256.
-pub fn sign(cert_pem: &Path, key_pem: &Path, input: &Path, output: &Path) -> Result<(), Failure> {
-    let (ok, text) = run(&[
+/// Signs `input` into `output` (a PE image or a catalog) with SHA-256. `time` (SOURCE_DATE_EPOCH)
+/// fixes the signing time, the one part of an RSA PKCS#1 v1.5 signature that would differ from
+/// one run to the next; without it the signing time is now.
+pub fn sign(
+    cert_pem: &Path,
+    key_pem: &Path,
+    input: &Path,
+    output: &Path,
+    time: Option<i64>,
+) -> Result<(), Failure> {
+    let time = time.map(|t| t.to_string());
+    let mut args: Vec<&std::ffi::OsStr> = vec![
         "sign".as_ref(),
         "-certs".as_ref(),
         cert_pem.as_os_str(),
@@ -38,7 +47,12 @@ pub fn sign(cert_pem: &Path, key_pem: &Path, input: &Path, output: &Path) -> Res
         input.as_os_str(),
         "-out".as_ref(),
         output.as_os_str(),
-    ])?;
+    ];
+    if let Some(time) = &time {
+        args.push("-time".as_ref());
+        args.push(time.as_ref());
+    }
+    let (ok, text) = run(&args)?;
     if !ok {
         return Err(Failure::Check(format!(
             "{TOOL} could not sign {}: {}",

@@ -186,6 +186,7 @@ fn a_file_changed_after_the_catalog_was_signed_is_caught() {
         &key_pem,
         &dir.join("unsigned.cat"),
         &dir.join("dcbndk.cat"),
+        None,
     )
     .unwrap();
     sign::verify(&cert_pem, &dir.join("dcbndk.cat"), None).unwrap();
