@@ -9,15 +9,17 @@ Prerequisite, done once by hand because it needs a reboot (and Secure Boot off):
     bcdedit /set testsigning on
     shutdown /r /t 0
 
-Then, from an elevated Windows PowerShell 5.1, with the package built by `cargo make` in driver/
-(target\<profile>\package: dcbndk.sys, dcbndk.inf, dcbndk.cat) copied to the VM:
+Then, from an elevated Windows PowerShell 5.1, with the package copied to the VM: the zip of
+`cargo xtask package` (any host) unpacked, which holds x64\ (dcbndk.inf, dcbndk.sys, dcbndk.cat,
+dcbndk-test.cer) and this folder as windows\, or the package `cargo make` builds in driver/
+(target\<profile>\package):
 
-    .\Install-Dcbndk.ps1 -PackageDir C:\dcbndk\package
+    .\Install-Dcbndk.ps1 -PackageDir ..\x64
 
 Steps (the script stops at the first one that fails and says which):
  1. checks it runs elevated and that the running boot has test signing on;
  2. checks the package holds dcbndk.sys, dcbndk.inf and dcbndk.cat;
- 3. imports the test certificate (WDRLocalTestCert.cer, made by the build) into
+ 3. imports the test certificate (dcbndk-test.cer or WDRLocalTestCert.cer, made by the build) into
     LocalMachine\Root and LocalMachine\TrustedPublisher, unless already there;
  4. pnputil /add-driver dcbndk.inf /install;
  5. devgen /add /bus ROOT /hardwareid root\dcbndk (one device per -HardwareId);
@@ -29,7 +31,8 @@ Everything it adds is recorded in %ProgramData%\dcbndk\state.json for Uninstall-
 Folder with dcbndk.sys, dcbndk.inf and dcbndk.cat.
 
 .PARAMETER CertificatePath
-The test certificate (.cer). Default: WDRLocalTestCert.cer in PackageDir or its parent folder.
+The test certificate (.cer). Default: dcbndk-test.cer (cargo xtask package) or WDRLocalTestCert.cer
+(cargo make) in PackageDir or its parent folder.
 
 .PARAMETER HardwareId
 The adapters to create. Give 'root\dcbndk','root\dcbndk_b' for two adapters (a DCBX pair).
@@ -70,7 +73,7 @@ try {
         $dir = (Resolve-Path -LiteralPath $PackageDir).Path
         foreach ($file in @('dcbndk.sys', 'dcbndk.inf', 'dcbndk.cat')) {
             if (-not (Test-Path -LiteralPath (Join-Path $dir $file) -PathType Leaf)) {
-                throw "$file is missing from $dir (build it with 'cargo make' in driver/)"
+                throw "$file is missing from $dir (make it with 'cargo xtask package', or 'cargo make' in driver/)"
             }
         }
         $dir
@@ -80,6 +83,7 @@ try {
         $cer = $CertificatePath
         if (-not $cer) {
             $candidates = @(
+                (Join-Path $package 'dcbndk-test.cer'),
                 (Join-Path $package 'WDRLocalTestCert.cer'),
                 (Join-Path (Split-Path -Parent $package) 'WDRLocalTestCert.cer'))
             $cer = @($candidates | Where-Object { Test-Path -LiteralPath $_ -PathType Leaf }) | Select-Object -First 1

@@ -229,7 +229,7 @@ fn run(root: &Path, flags: &[String]) -> Result<(), Failure> {
         staging.commit(&out, target.name)?;
         print!("{report}");
         println!(
-            "xtask package: {} ready in {:.1} s: {} and {}",
+            "xtask package: {} done {:.1} s after the start: {} and {}",
             target.name,
             started.elapsed().as_secs_f64(),
             out.join(target.name).display(),
