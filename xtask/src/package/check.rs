@@ -431,3 +431,230 @@ fn read(path: &Path) -> Result<Vec<u8>, Failure> {
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
+
+/// contentType, messageDigest (RFC 5652 §11.1, §11.2).
+const OID_CONTENT_TYPE: &str = "1.2.840.113549.1.9.3";
+const OID_MESSAGE_DIGEST: &str = "1.2.840.113549.1.9.4";
+/// SPC_SP_OPUS_INFO_OBJID, SPC_STATEMENT_TYPE_OBJID, SPC_INDIVIDUAL_SP_KEY_PURPOSE_OBJID.
+const OID_SPC_SP_OPUS_INFO: &str = "1.3.6.1.4.1.311.2.1.12";
+const OID_SPC_STATEMENT_TYPE: &str = "1.3.6.1.4.1.311.2.1.11";
+const OID_INDIVIDUAL_CODE_SIGNING: &str = "1.3.6.1.4.1.311.2.1.21";
+
+/// The embedded signature of a PE image: the PKCS#7 of its first WIN_CERTIFICATE, which must be
+/// revision 0x0200, type WIN_CERT_TYPE_PKCS_SIGNED_DATA (2) ("Windows Authenticode Portable
+/// Executable Signature Format", the Attribute Certificate Table).
+pub fn embedded_signature(image: &[u8]) -> Result<&[u8], Failure> {
+    let fail = |what: &str| Failure::Check(format!("the image's signature: {what}"));
+    let pe = le32(image, 0x3c).and_then(|v| usize::try_from(v).ok());
+    let directory = pe
+        .map(|pe| pe + 24 + 144)
+        .ok_or_else(|| fail("no PE header"))?;
+    let at = le32(image, directory).and_then(|v| usize::try_from(v).ok());
+    let size = le32(image, directory + 4).and_then(|v| usize::try_from(v).ok());
+    let (Some(at), Some(size)) = (at, size) else {
+        return Err(fail("no certificate table entry"));
+    };
+    if size == 0 {
+        return Err(fail("the image is not signed"));
+    }
+    let length = le32(image, at).and_then(|v| usize::try_from(v).ok());
+    let length = length
+        .filter(|l| *l >= 8 && *l <= size)
+        .ok_or_else(|| fail("bad length"))?;
+    if le16(image, at + 4) != Some(0x0200) || le16(image, at + 6) != Some(0x0002) {
+        return Err(fail("not a revision 2.0 PKCS_SIGNED_DATA WIN_CERTIFICATE"));
+    }
+    let body = image
+        .get(at + 8..at + length)
+        .ok_or_else(|| fail("cut short"))?;
+    // The PKCS#7 is followed by padding to 8 bytes: take exactly its DER.
+    let outer = AnyRef::from_der(body).or_else(|_| {
+        let mut reader = SliceReader::new(body).map_err(|e| fail(&e.to_string()))?;
+        AnyRef::decode(&mut reader).map_err(|e| fail(&e.to_string()))
+    })?;
+    let total = der::Encode::encoded_len(&outer)
+        .ok()
+        .and_then(|l| usize::try_from(u32::from(l)).ok())
+        .ok_or_else(|| fail("bad DER"))?;
+    body.get(..total).ok_or_else(|| fail("cut short"))
+}
+
+/// Checks that `pkcs7` is a signature of the shape Authenticode requires (spec'd in Microsoft's
+/// Authenticode format): a SignedData of `content_type` with SHA-256, the signer's certificate,
+/// one SignerInfo whose signed attributes are contentType (= `content_type`), messageDigest,
+/// SpcSpOpusInfo and the statement type individual code signing. Returns the encapsulated
+/// content's DER (the SpcIndirectDataContent of an image, the CTL of a catalog).
+pub fn signature_structure(
+    pkcs7: &[u8],
+    content_type: &str,
+    what: &str,
+) -> Result<Vec<u8>, Failure> {
+    let fail = |detail: &str| Failure::Check(format!("{what}'s signature: {detail}"));
+    let wrap = |e: Failure| fail(e.message());
+    let top = children(pkcs7).map_err(wrap)?;
+    let info = children(
+        expect(
+            get(&top, 0, "ContentInfo").map_err(wrap)?,
+            Tag::Sequence,
+            "ContentInfo",
+        )
+        .map_err(wrap)?,
+    )
+    .map_err(wrap)?;
+    let explicit = children(
+        expect(
+            get(&info, 1, "content").map_err(wrap)?,
+            context(0, true),
+            "content",
+        )
+        .map_err(wrap)?,
+    )
+    .map_err(wrap)?;
+    let signed = children(
+        expect(
+            get(&explicit, 0, "SignedData").map_err(wrap)?,
+            Tag::Sequence,
+            "SignedData",
+        )
+        .map_err(wrap)?,
+    )
+    .map_err(wrap)?;
+    let digests = children(
+        expect(
+            get(&signed, 1, "digestAlgorithms").map_err(wrap)?,
+            Tag::Set,
+            "digests",
+        )
+        .map_err(wrap)?,
+    )
+    .map_err(wrap)?;
+    let sha256 = OID_SHA256.to_string();
+    let digest_oid = |any: &AnyRef<'_>| -> Result<String, Failure> {
+        let alg = children(expect(any, Tag::Sequence, "AlgorithmIdentifier")?)?;
+        oid(get(&alg, 0, "algorithm")?, "algorithm")
+    };
+    if digests.len() != 1
+        || digest_oid(get(&digests, 0, "digest").map_err(wrap)?).map_err(wrap)? != sha256
+    {
+        return Err(fail("digestAlgorithms is not { sha256 }"));
+    }
+    let encap = children(
+        expect(
+            get(&signed, 2, "encapContentInfo").map_err(wrap)?,
+            Tag::Sequence,
+            "encap",
+        )
+        .map_err(wrap)?,
+    )
+    .map_err(wrap)?;
+    if oid(
+        get(&encap, 0, "eContentType").map_err(wrap)?,
+        "eContentType",
+    )
+    .map_err(wrap)?
+        != content_type
+    {
+        return Err(fail(&format!("the content is not {content_type}")));
+    }
+    let econtent = children(
+        expect(
+            get(&encap, 1, "eContent").map_err(wrap)?,
+            context(0, true),
+            "eContent",
+        )
+        .map_err(wrap)?,
+    )
+    .map_err(wrap)?;
+    let content = get(&econtent, 0, "eContent").map_err(wrap)?;
+    let has_certificates = signed.iter().any(|a| a.tag() == context(0, true));
+    if !has_certificates {
+        return Err(fail("it carries no certificate"));
+    }
+    let signer_infos = signed
+        .last()
+        .filter(|a| a.tag() == Tag::Set)
+        .ok_or_else(|| fail("no signerInfos"))?;
+    let signers = children(signer_infos.value()).map_err(wrap)?;
+    let [signer] = signers.as_slice() else {
+        return Err(fail(&format!("{} SignerInfos, not 1", signers.len())));
+    };
+    let fields =
+        children(expect(signer, Tag::Sequence, "SignerInfo").map_err(wrap)?).map_err(wrap)?;
+    if digest_oid(get(&fields, 2, "digestAlgorithm").map_err(wrap)?).map_err(wrap)? != sha256 {
+        return Err(fail("the signer's digest is not SHA-256"));
+    }
+    let signed_attrs = children(
+        expect(
+            get(&fields, 3, "signedAttrs").map_err(wrap)?,
+            context(0, true),
+            "signedAttrs",
+        )
+        .map_err(wrap)?,
+    )
+    .map_err(wrap)?;
+    let mut found: Vec<String> = Vec::new();
+    for attribute in &signed_attrs {
+        let parts =
+            children(expect(attribute, Tag::Sequence, "attribute").map_err(wrap)?).map_err(wrap)?;
+        let kind = oid(get(&parts, 0, "type").map_err(wrap)?, "type").map_err(wrap)?;
+        let values = children(
+            expect(get(&parts, 1, "values").map_err(wrap)?, Tag::Set, "values").map_err(wrap)?,
+        )
+        .map_err(wrap)?;
+        let value = get(&values, 0, "value").map_err(wrap)?;
+        if kind == OID_CONTENT_TYPE && oid(value, "contentType").map_err(wrap)? != content_type {
+            return Err(fail("the contentType attribute is not the content's type"));
+        }
+        if kind == OID_SPC_STATEMENT_TYPE {
+            let purposes =
+                children(expect(value, Tag::Sequence, "statement").map_err(wrap)?).map_err(wrap)?;
+            let individual = purposes
+                .iter()
+                .any(|p| oid(p, "purpose").is_ok_and(|o| o == OID_INDIVIDUAL_CODE_SIGNING));
+            if !individual {
+                return Err(fail("the statement type is not individual code signing"));
+            }
+        }
+        found.push(kind);
+    }
+    for (required, name) in [
+        (OID_CONTENT_TYPE, "contentType"),
+        (OID_MESSAGE_DIGEST, "messageDigest"),
+        (OID_SPC_SP_OPUS_INFO, "SpcSpOpusInfo"),
+        (OID_SPC_STATEMENT_TYPE, "SpcStatementType"),
+    ] {
+        if !found.iter().any(|f| f == required) {
+            return Err(fail(&format!("no {name} signed attribute")));
+        }
+    }
+    let mut content_der = Vec::new();
+    der::Encode::encode_to_vec(content, &mut content_der).map_err(|e| fail(&e.to_string()))?;
+    Ok(content_der)
+}
+
+/// The digest of an SpcIndirectDataContent (its DigestInfo's OCTET STRING) and its data type.
+pub fn indirect_digest(content: &[u8]) -> Result<(String, Vec<u8>), Failure> {
+    let top = children(content)?;
+    let indirect = children(expect(
+        get(&top, 0, "SpcIndirectDataContent")?,
+        Tag::Sequence,
+        "indirect",
+    )?)?;
+    let data = children(expect(get(&indirect, 0, "data")?, Tag::Sequence, "data")?)?;
+    let kind = oid(get(&data, 0, "data type")?, "data type")?;
+    let digest = children(expect(
+        get(&indirect, 1, "digest")?,
+        Tag::Sequence,
+        "digest",
+    )?)?;
+    let alg = children(expect(
+        get(&digest, 0, "algorithm")?,
+        Tag::Sequence,
+        "algorithm",
+    )?)?;
+    if oid(get(&alg, 0, "algorithm")?, "algorithm")? != OID_SHA256.to_string() {
+        return Err(bad("the image digest is not SHA-256"));
+    }
+    let value = expect(get(&digest, 1, "digest")?, Tag::OctetString, "digest")?;
+    Ok((kind, value.to_vec()))
+}

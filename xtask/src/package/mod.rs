@@ -471,6 +471,33 @@ fn make(
             "the folder holds {held:?}, the INF (with its .cer) names {named:?}"
         )));
     }
+    // The signatures' shape, read apart from osslsigncode: the image's signs its own
+    // Authenticode hash, the catalog's signs the CTL as written.
+    let image_signature = check::embedded_signature(&signed)?;
+    let indirect = check::signature_structure(
+        image_signature,
+        &catalog::OID_SPC_INDIRECT_DATA.to_string(),
+        SYS,
+    )?;
+    let (kind, digest) = check::indirect_digest(&indirect)?;
+    let own = check::authenticode_sha256(&signed);
+    if kind != catalog::OID_SPC_PE_IMAGE_DATA.to_string()
+        || own.as_ref().map(|h| &h[..]) != Some(&digest[..])
+    {
+        return Err(Failure::Check(format!(
+            "{SYS}'s signature does not sign its Authenticode hash ({kind}, {})",
+            check::hex(&digest)
+        )));
+    }
+    let signed_catalog = fs::read(folder.join(CAT))
+        .map_err(|e| Failure::Io(format!("cannot read the signed catalog: {e}")))?;
+    let ctl = check::signature_structure(&signed_catalog, &catalog::OID_CTL.to_string(), CAT)?;
+    if !unsigned.windows(ctl.len()).any(|w| w == ctl.as_slice()) {
+        return Err(Failure::Check(format!("{CAT}: signing changed the CTL")));
+    }
+    report.push_str(&format!(
+        "  signatures: {SYS} and {CAT} are SignedData (SHA-256, the certificate, one signer with contentType, messageDigest, SpcSpOpusInfo, individual code signing); {SYS}'s signs its Authenticode hash\n"
+    ));
     for (file, catalog) in [(SYS, None), (CAT, None), (SYS, Some(CAT))] {
         let text = sign::verify(
             &cert_pem,

@@ -210,6 +210,16 @@ fn a_file_changed_after_the_catalog_was_signed_is_caught() {
     )
     .unwrap();
     sign::verify(&cert_pem, &dir.join("dcbndk.cat"), None).unwrap();
+    // The signature has the shape Authenticode requires and signs the CTL as written; the
+    // unsigned catalog has no signer, and a catalog is no image signature.
+    let signed_cat = fs::read(dir.join("dcbndk.cat")).unwrap();
+    let unsigned = fs::read(dir.join("unsigned.cat")).unwrap();
+    let ctl_type = catalog::OID_CTL.to_string();
+    let ctl = check::signature_structure(&signed_cat, &ctl_type, "dcbndk.cat").unwrap();
+    assert!(unsigned.windows(ctl.len()).any(|w| w == ctl.as_slice()));
+    assert!(check::signature_structure(&unsigned, &ctl_type, "unsigned.cat").is_err());
+    let indirect = catalog::OID_SPC_INDIRECT_DATA.to_string();
+    assert!(check::signature_structure(&signed_cat, &indirect, "dcbndk.cat").is_err());
     let files = ["dcbndk.inf".to_owned(), "dcbndk.sys".to_owned()];
     let ids = ["root\\dcbndk".to_owned(), "root\\dcbndk_b".to_owned()];
     let checked =
