@@ -63,9 +63,9 @@ impl Date {
     }
 }
 
-/// The four-part driver version `w.x.y.z` of a three-part crate version `x.y.z` (`w.x.y.0`
-/// would be another choice; the crate version with a fourth part 0 is what the WDK's
-/// `stampinf -v` examples show for a semantic version).
+/// The four-part driver version `w.x.y.z` of a crate version: its numeric parts, 0 for the ones it
+/// lacks (`0.1.0` -> `0.1.0.0`; a pre-release or build suffix is dropped). Each part must fit in
+/// 16 bits ("INF DriverVer Directive").
 pub fn driver_version(crate_version: &str) -> Result<String, String> {
     let core = crate_version.split(['-', '+']).next().unwrap_or_default();
     let mut parts: Vec<u16> = Vec::new();
