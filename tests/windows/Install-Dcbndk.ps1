@@ -9,11 +9,12 @@ Prerequisite, done once by hand because it needs a reboot (and Secure Boot off):
     bcdedit /set testsigning on
     shutdown /r /t 0
 
-Then, from an elevated Windows PowerShell 5.1, with the package (dcbndk.inf, dcbndk.sys,
-dcbndk.cat and the test certificate dcbndk-test.cer in one folder, as `cargo xtask package`
-makes it) copied to the VM, and this folder beside it (README.md, "First run"):
+Then, from an elevated Windows PowerShell 5.1, with the package copied to the VM: the zip of
+`cargo xtask package` (any host) unpacked, which holds x64\ (dcbndk.inf, dcbndk.sys, dcbndk.cat,
+dcbndk-test.cer) and this folder as windows\, or the package `cargo make` builds in driver/
+(target\<profile>\package):
 
-    .\Install-Dcbndk.ps1 -PackageDir C:\dcbndk\package
+    .\Install-Dcbndk.ps1 -PackageDir ..\x64
 
 Steps (the script stops at the first one that fails and says which):
  1. checks it runs elevated and that the running boot has test signing on;

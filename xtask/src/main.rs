@@ -1,9 +1,11 @@
 //! `cargo xtask pe`: builds dcbndk.sys for x64 and ARM64, release and dev, on any host without
 //! the WDK, and checks each image as Windows would load it (README "The Windows image").
+//! `cargo xtask package`: the signed driver package of a release image (`package`).
 //!
 //! ```text
 //! cargo xtask pe             build the four images and check them
 //! cargo xtask pe --no-build  check the images already in target/pe
+//! cargo xtask package [--arch x64|arm64|all] [--cert FILE.pfx --password-env VAR]
 //! ```
 //!
 //! Every image is written to target/pe/<triple>/<profile>/dcbndk.sys with its map file, and the
@@ -17,6 +19,7 @@ mod image;
 mod implib;
 mod kit;
 mod map;
+mod package;
 mod report;
 mod target;
 mod unwind;
@@ -26,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use target::{Arch, Profile};
+use xtask::stamp;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +38,9 @@ fn main() -> ExitCode {
     };
     if command == "kit" {
         return kit::main(&workspace_root(), flags);
+    }
+    if command == "package" {
+        return package::main(&workspace_root(), flags);
     }
     if command != "pe" {
         return usage();
@@ -59,7 +66,9 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: cargo xtask pe [--no-build] | cargo xtask kit [--image PATH] [-- KIT ARGS]");
+    eprintln!(
+        "usage: cargo xtask pe [--no-build]\n       cargo xtask kit [--image PATH] [-- KIT ARGS]\n       cargo xtask package [--arch x64|arm64|all] [--cert FILE.pfx --password-env VAR]"
+    );
     ExitCode::from(2)
 }
 

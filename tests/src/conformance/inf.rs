@@ -5,6 +5,25 @@
 //!
 //! [`check`] returns every rule the INF breaks, each with the file and line; the tests below seed
 //! one mistake at a time into an in-memory copy of the INF and expect exactly that rule back.
+//!
+//! The same rules hold for the INF `cargo xtask package` stamps from the template
+//! ([`check_stamped`]: `xtask::stamp`, stampinf's changes), with what stamping changes checked as
+//! infverif would check it. The infverif rules that can be checked off Windows for a
+//! root-enumerated network INF, and where each is checked here:
+//!
+//! | rule | here | source |
+//! |---|---|---|
+//! | `[Version]` `Signature = "$WINDOWS NT$"`, `Class`/`ClassGuid` a known class, `Provider` set | Signature, Class, ClassGuid, Provider | "INF Version Section" |
+//! | `PnpLockDown = 1` | PnpLockDown | "INF Version Section"; infverif /w (Windows Driver rules) |
+//! | `DriverVer = mm/dd/yyyy,w.x.y.z`, a real date, each version part 0..=65535 | DriverVer | "INF DriverVer Directive" |
+//! | `CatalogFile` names the package's catalog, a file name without a path | CatalogFile | "INF Version Section" (CatalogFile) |
+//! | models sections decorated with the target architecture, `NTamd64` / `NTarm64`, and an OS version | ArchDecoration, Models | "INF Manufacturer Section", "INF Models Section" |
+//! | no `$ARCH$` left in a section name or entry | ArchDecoration | "Stampinf" |
+//! | every section a directive names exists | Sections | "INF DDInstall Section" (infverif's missing-section error) |
+//! | every copied file is in `[SourceDisksFiles]` on a disk of `[SourceDisksNames]` | CopyFiles, SourceDisks | "INF SourceDisksFiles Section" |
+//! | files go to DIRID 13 (run from the driver store) | DestinationDirs | "Run From Driver Store"; infverif /w isolation rules |
+//! | a network adapter's `Characteristics`, `*IfType`, `*MediaType`, `*PhysicalMediaType` | Characteristics, IfType, MediaType, PhysicalMediaType | "INF Requirements for NDIS Drivers" (infverif errors for missing ones) |
+//! | `AddService` with SPSVCINST_ASSOCSERVICE for the function driver | AddService | "INF AddService Directive" |
 
 use crate::inf::{Inf, RegLine, Section, parse_number};
 use dcbndk_core::keywords::{KEYWORDS, Keyword, KeywordType};
@@ -35,6 +54,8 @@ enum Rule {
     PnpLockDown,
     NoDriverVer,
     NoCatalogFile,
+    DriverVer,
+    CatalogFile,
     ArchDecoration,
     Models,
     Sections,
@@ -77,8 +98,12 @@ impl Rule {
             Self::PnpLockDown => "[Version] PnpLockDown = 1",
             Self::NoDriverVer => "no DriverVer: stampinf adds it",
             Self::NoCatalogFile => "no CatalogFile: stampinf adds it",
+            Self::DriverVer => {
+                "stamped: DriverVer = mm/dd/yyyy,w.x.y.z (a real date, parts 0..=65535)"
+            }
+            Self::CatalogFile => "stamped: CatalogFile = dcbndk.cat",
             Self::ArchDecoration => {
-                "models are decorated NT$ARCH$ (stampinf fills in the architecture)"
+                "models are decorated NT$ARCH$ in the template, NT<arch> once stamped"
             }
             Self::Models => {
                 "[Manufacturer] -> [<models>.NT$ARCH$.10.0...16299] -> hardware ids -> DDInstall"
@@ -141,9 +166,23 @@ impl fmt::Display for Violation {
     }
 }
 
+/// Which INF is checked: the template in the repository, or one stamped for an architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Template,
+    /// Stamped with this `$ARCH$` (`amd64`, `arm64`).
+    Stamped(&'static str),
+}
+
+/// The catalog `cargo xtask package` names in the stamped INF.
+const CATALOG_FILE: &str = "dcbndk.cat";
+
 struct Checker<'a> {
     inf: &'a Inf,
     out: Vec<Violation>,
+    stage: Stage,
+    /// The models decoration's platform: `NT$ARCH$`, or `NTamd64` once stamped.
+    platform: String,
 }
 
 impl<'a> Checker<'a> {
@@ -185,8 +224,23 @@ impl<'a> Checker<'a> {
     }
 }
 
-/// Checks INF `text` (named `file`) against `keywords` and the virtual-NIC rules.
+/// Checks INF template `text` (named `file`) against `keywords` and the virtual-NIC rules.
 fn check(file: &str, text: &str, keywords: &[Keyword]) -> Vec<Violation> {
+    check_stage(file, text, keywords, Stage::Template)
+}
+
+/// Checks INF `text` stamped for `arch` (`amd64`, `arm64`) by the same rules, and what stamping
+/// added as infverif would.
+fn check_stamped(
+    file: &str,
+    text: &str,
+    keywords: &[Keyword],
+    arch: &'static str,
+) -> Vec<Violation> {
+    check_stage(file, text, keywords, Stage::Stamped(arch))
+}
+
+fn check_stage(file: &str, text: &str, keywords: &[Keyword], stage: Stage) -> Vec<Violation> {
     let inf = match Inf::parse(file, text) {
         Ok(inf) => inf,
         Err(e) => {
@@ -198,10 +252,19 @@ fn check(file: &str, text: &str, keywords: &[Keyword]) -> Vec<Violation> {
             }];
         }
     };
+    let platform = match stage {
+        Stage::Template => PLATFORM.to_owned(),
+        Stage::Stamped(arch) => format!("NT{arch}"),
+    };
     let mut c = Checker {
         inf: &inf,
         out: Vec::new(),
+        stage,
+        platform,
     };
+    if let Stage::Stamped(_) = stage {
+        check_no_arch_left(&mut c);
+    }
     check_version(&mut c);
     let models = check_models(&mut c);
     check_exclude_from_select(&mut c, &models);
@@ -255,6 +318,24 @@ fn check_version(c: &mut Checker<'_>) {
         !v.trim().is_empty()
     });
     c.number(version, "PnpLockDown", Rule::PnpLockDown, 1);
+    if let Stage::Stamped(_) = c.stage {
+        // The reader splits the value at its comma: date, version.
+        match version.directive("DriverVer") {
+            None => c.report(Rule::DriverVer, version.line, "[Version] has no DriverVer"),
+            Some(e) if !driver_ver_is_valid(&e.fields.join(",")) => {
+                c.report(
+                    Rule::DriverVer,
+                    e.line,
+                    format!("DriverVer = {}", e.fields.join(",")),
+                );
+            }
+            Some(_) => {}
+        }
+        c.directive(version, "CatalogFile", Rule::CatalogFile, |v| {
+            v.eq_ignore_ascii_case(CATALOG_FILE)
+        });
+        return;
+    }
     for e in &version.entries {
         let key = e.key.as_deref().unwrap_or_default();
         if key.eq_ignore_ascii_case("DriverVer") {
@@ -301,7 +382,7 @@ fn check_models(c: &mut Checker<'_>) -> Vec<Model> {
             c.report(
                 Rule::ArchDecoration,
                 entry.line,
-                format!("models section {base} has no NT$ARCH$ decoration"),
+                format!("models section {base} has no {} decoration", c.platform),
             );
         }
         for decoration in decorations {
@@ -309,7 +390,7 @@ fn check_models(c: &mut Checker<'_>) -> Vec<Model> {
                 Some(dot) => decoration.split_at(dot),
                 None => (decoration.as_str(), ""),
             };
-            if !platform.eq_ignore_ascii_case(PLATFORM) {
+            if !platform.eq_ignore_ascii_case(&c.platform) {
                 c.report(
                     Rule::ArchDecoration,
                     entry.line,
@@ -321,7 +402,7 @@ fn check_models(c: &mut Checker<'_>) -> Vec<Model> {
                 c.report(
                     Rule::Models,
                     entry.line,
-                    format!("decoration {decoration}: want {PLATFORM}{TARGET_OS}"),
+                    format!("decoration {decoration}: want {}{TARGET_OS}", c.platform),
                 );
                 continue;
             }
@@ -573,6 +654,64 @@ fn check_service(c: &mut Checker<'_>, ddinstall: &Section) {
     c.directive(install, "ServiceBinary", Rule::ServiceBinary, |v| {
         v.eq_ignore_ascii_case(SERVICE_BINARY)
     });
+}
+
+/// `DriverVer = mm/dd/yyyy,w.x.y.z` ("INF DriverVer Directive"): a real date, each version part
+/// 0..=65535.
+fn driver_ver_is_valid(value: &str) -> bool {
+    let Some((date, version)) = value.split_once(',') else {
+        return false;
+    };
+    let date: Vec<&str> = date.trim().split('/').collect();
+    let [month, day, year] = date.as_slice() else {
+        return false;
+    };
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(month, 2) || !digits(day, 2) || !digits(year, 4) {
+        return false;
+    }
+    let (Ok(month), Ok(day), Ok(year)) = (
+        month.parse::<u32>(),
+        day.parse::<u32>(),
+        year.parse::<u32>(),
+    ) else {
+        return false;
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    let parts: Vec<&str> = version.trim().split('.').collect();
+    (1..=days).contains(&day)
+        && year >= 1980
+        && parts.len() == 4
+        && parts.iter().all(|p| {
+            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok()
+        })
+}
+
+/// A stamped INF keeps no `$ARCH$` in a section name or an entry.
+fn check_no_arch_left(c: &mut Checker<'_>) {
+    let inf = c.inf;
+    for section in inf.sections() {
+        if section.name.contains("$ARCH$") {
+            c.report(
+                Rule::ArchDecoration,
+                section.line,
+                format!("[{}] is not stamped", section.name),
+            );
+        }
+        for e in &section.entries {
+            let key = e.key.as_deref().unwrap_or_default();
+            if key.contains("$ARCH$") || e.fields.iter().any(|f| f.contains("$ARCH$")) {
+                c.report(Rule::ArchDecoration, e.line, "an entry is not stamped");
+            }
+        }
+    }
 }
 
 fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
@@ -892,6 +1031,91 @@ fn inf_offers_exactly_the_driver_keywords_and_follows_the_virtual_nic_rules() {
         violations.len(),
         report(&violations)
     );
+}
+
+/// The template stamped as `cargo xtask package` stamps it, for `arch`.
+fn stamped(arch: xtask::stamp::InfArch) -> String {
+    let day = xtask::stamp::Date::from_unix(1_772_841_600);
+    xtask::stamp::stamp(&inf_text(), arch, day, "0.1.0.0", CATALOG_FILE)
+        .unwrap_or_else(|e| panic!("stamping {INF_FILE}: {e}"))
+}
+
+/// The INF of the package, for both architectures, passes every rule.
+#[test]
+fn the_stamped_inf_of_each_architecture_follows_the_same_rules() {
+    use xtask::stamp::InfArch;
+    for arch in [InfArch::Amd64, InfArch::Arm64] {
+        let text = stamped(arch);
+        let violations = check_stamped("dcbndk.inf", &text, KEYWORDS, arch.decoration());
+        assert!(
+            violations.is_empty(),
+            "dcbndk.inf ({}) breaks {} rule(s):{}",
+            arch.decoration(),
+            violations.len(),
+            report(&violations)
+        );
+        // What makes it a stamped INF is what the template check refuses.
+        let as_template: Vec<Rule> = check(INF_FILE, &text, KEYWORDS)
+            .iter()
+            .map(|v| v.rule)
+            .collect();
+        assert!(as_template.contains(&Rule::NoDriverVer), "{as_template:?}");
+        assert!(
+            as_template.contains(&Rule::NoCatalogFile),
+            "{as_template:?}"
+        );
+        assert!(
+            as_template.contains(&Rule::ArchDecoration),
+            "{as_template:?}"
+        );
+    }
+}
+
+/// One rule of the stamped INF broken by `edit`, expected at `line`.
+fn assert_stamped_only(text: &str, rule: Rule, line: usize) {
+    let violations = check_stamped("dcbndk.inf", text, KEYWORDS, "amd64");
+    let rules: Vec<(Rule, usize)> = violations.iter().map(|v| (v.rule, v.line)).collect();
+    assert_eq!(rules, [(rule, line)], "{}", report(&violations));
+}
+
+#[test]
+fn a_stamped_inf_needs_a_valid_driver_ver_and_its_catalog() {
+    let text = stamped(xtask::stamp::InfArch::Amd64);
+    let line = directive_line(&text, "Version", "DriverVer");
+    for bad in [
+        "DriverVer = 13/01/2026,0.1.0.0",
+        "DriverVer = 02/29/2027,0.1.0.0",
+        "DriverVer = 2/1/2026,0.1.0.0",
+        "DriverVer = 03/07/2026,0.1.0",
+        "DriverVer = 03/07/2026,0.1.0.65536",
+        "DriverVer = 03/07/2026",
+    ] {
+        assert_stamped_only(&replace_line(&text, line, bad), Rule::DriverVer, line);
+    }
+    let fine = replace_line(&text, line, "DriverVer = 02/29/2028,65535.0.0.1");
+    assert!(check_stamped("dcbndk.inf", &fine, KEYWORDS, "amd64").is_empty());
+    let line = directive_line(&text, "Version", "CatalogFile");
+    let other = replace_line(&text, line, "CatalogFile = other.cat");
+    assert_stamped_only(&other, Rule::CatalogFile, line);
+}
+
+#[test]
+fn a_stamped_inf_is_decorated_for_its_own_architecture() {
+    let text = stamped(xtask::stamp::InfArch::Arm64);
+    let violations = check_stamped("dcbndk.inf", &text, KEYWORDS, "amd64");
+    assert!(
+        violations.iter().any(|v| v.rule == Rule::ArchDecoration),
+        "{}",
+        report(&violations)
+    );
+    // A $ARCH$ stampinf missed is caught wherever it is.
+    let amd = stamped(xtask::stamp::InfArch::Amd64);
+    let (left, line) = insert_after(
+        &amd,
+        directive_line(&amd, "Version", "Class"),
+        "Extra = NT$ARCH$",
+    );
+    assert_stamped_only(&left, Rule::ArchDecoration, line);
 }
 
 // ---- Seeded mistakes -----------------------------------------------------------------------
