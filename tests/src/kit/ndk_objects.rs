@@ -8,7 +8,6 @@ use dcbndk::resources::ndkobject::{
 };
 use dcbndk::resources::provider::TAG_NDK_TABLES;
 use dcbndk_core::ndk::Profile;
-use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{NDK_CQ_NOTIFY_ANY, NdkOperationTypeReceive};
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_INVALID_STATE, NDIS_STATUS_NOT_SUPPORTED,
@@ -28,7 +27,6 @@ use crate::sim::consumer::{NdkConsumer, allocations_tagged};
 use crate::sim::ndk_objects::at_dispatch;
 use crate::sim::{Adapter, Registry, lock};
 
-const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 const PROFILE: Profile = Profile::ROCE_V2_100G;
 const TAGS: [(&str, u32); 7] = [
     ("adapter", TAG_NDK_ADAPTER),
@@ -97,7 +95,7 @@ pub(super) fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> C
 }
 
 pub(super) fn open(a: &Adapter) -> Result<NdkConsumer<'_>, String> {
-    NdkConsumer::open(a, V1_2).map_err(|s| format!("open: {s:#x}"))
+    NdkConsumer::open_lowest(a).map_err(|s| format!("open: {s:#x}"))
 }
 
 fn cq_create_resize_close() -> CaseResult {

@@ -12,7 +12,6 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use dcbndk_core::ndk::counters::Counter;
-use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NDK_MR_FLAG_ALLOW_REMOTE_READ, NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
     NDK_RESULT_EX, NdkOperationTypeRead, NdkOperationTypeReceive, NdkOperationTypeSend,
@@ -31,7 +30,6 @@ use crate::sim::ndk_connect::{Connector, Request, wait_for};
 use crate::sim::ndk_objects::{Cq, Mr, Pd, Qp};
 use crate::sim::{Adapter, Registry, lock};
 
-const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 /// How long a test waits for a deferred callback.
 const WAIT: Duration = crate::sim::ndk_connect::callback_wait();
 /// Each side's registered buffer: 3 MDLs.
@@ -141,7 +139,7 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
 
 /// A side whose registered buffer is `buffer` bytes (3 MDLs).
 pub(super) fn side_with(a: &Adapter, buffer: usize) -> Result<Side<'_>, String> {
-    let ndk = NdkConsumer::open(a, V1_2).map_err(|s| format!("open: {s:#x}"))?;
+    let ndk = NdkConsumer::open_lowest(a).map_err(|s| format!("open: {s:#x}"))?;
     let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
     let cq = ndk.create_cq(256).map_err(|s| format!("CQ: {s:#x}"))?;
     let qp = ndk

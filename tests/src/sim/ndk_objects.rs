@@ -542,6 +542,9 @@ impl NdkConsumer<'_> {
         let Some(f) = cq.dispatch.NdkGetCqResultsEx else {
             return;
         };
+        if !self.requires(2, "NdkGetCqResultsEx") {
+            return;
+        }
         out.resize(n, NDK_RESULT_EX::zeroed());
         let p = cq.ptr;
         let len = u32::try_from(n).unwrap_or(u32::MAX);

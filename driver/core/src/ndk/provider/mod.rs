@@ -6,6 +6,8 @@
 //! dispatch call into a call here under the object's lock, then executes what comes back.
 //!
 //! What exists:
+//! - [`open`]: what `OpenNDKAdapterHandler` decides first: the NDKPI version an open gets
+//!   (always the provider's 1.2) or why it is refused (`BAD_VERSION`, `ADAPTER_NOT_READY`).
 //! - [`cq`]: a completion queue over a ring the shell allocates at `NdkCreateCq` (depth checked
 //!   against the [`Profile`](super::Profile)), `NdkGetCqResults(Ex)`, `NdkArmCq` with the merge
 //!   table and the notification decision (once per arm, immediately when new completions are
@@ -77,6 +79,7 @@
 pub mod cm;
 pub mod cq;
 pub mod mr;
+pub mod open;
 pub mod qp;
 mod queue;
 pub mod rc;
