@@ -19,7 +19,8 @@ use ndis_sys::ndkpi::{
 };
 use ndis_sys::ntddndis::OID_NDK_LOCAL_ENDPOINTS;
 use ndis_sys::status::{
-    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID, STATUS_CONNECTION_REFUSED,
+    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL, STATUS_CONNECTION_INVALID,
+    STATUS_CONNECTION_REFUSED,
 };
 
 use super::capture::Capture;
@@ -312,6 +313,23 @@ pub(super) fn connect_waiting(
         &b"caller's private data"[..],
     )?;
     expect_eq("offered IRL, ORL", (irl, orl), (4, 2))?;
+    // The NDK_FN_GET_CONNECTION_DATA page's protocol: a NULL buffer of length 0 asks the
+    // required size and succeeds; a short buffer gets the first bytes, BUFFER_TOO_SMALL and
+    // the size.
+    let sent = &b"caller's private data"[..];
+    let rds = u32::try_from(sent.len()).map_err(|e| e.to_string())?;
+    let (status, _, _, len, _) = b.ndk.connection_data_sized(&passive, None);
+    expect_eq(
+        "NdkGetConnectionData(NULL, 0)",
+        (status, len),
+        (NDIS_STATUS_SUCCESS, rds),
+    )?;
+    let (status, _, _, len, short) = b.ndk.connection_data_sized(&passive, Some(8));
+    expect_eq(
+        "NdkGetConnectionData of 8 bytes",
+        (status, len, short.as_slice()),
+        (STATUS_BUFFER_TOO_SMALL, rds, &sent[..8]),
+    )?;
     let accepted = Request::new();
     let passive_disconnected = Request::new();
     let status = b.ndk.accept(

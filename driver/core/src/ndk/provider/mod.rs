@@ -31,7 +31,7 @@
 //!   49152-65535 for port 0, `SHARING_VIOLATION`, `TOO_MANY_ADDRESSES`,
 //!   `ADDRESS_ALREADY_EXISTS`, `INVALID_ADDRESS`), both sides' state machines (connect, accept,
 //!   reject, complete-connect, disconnect graceful and abortive, `NdkControlConnectEvents`
-//!   pause queues requests), private data up to `MaxCallerData` / `MaxCalleeData`, IRL/ORL
+//!   pause refuses requests as no listener would), private data up to `MaxCallerData` / `MaxCalleeData`, IRL/ORL
 //!   agreement, resends and timeouts, and views of the live connections and endpoints as
 //!   [`tables`](super::tables) entries. Its handshake ([`cm::wire`]) is this provider's own,
 //!   modelled on IB CM's REQ/REP/RTU/REJ/DREQ/DREP, one message per SEND Only to QP 1,
@@ -69,7 +69,7 @@
 //! `MaxMwCount` 0); CQ resize and interrupt moderation; in [`cm`]: wildcard listen
 //! addresses, the owner (user-mode ND) of a connection in the tables (all are listed as
 //! kernel), address resolution (`NETWORK_UNREACHABLE` / `HOST_UNREACHABLE` are the shell's,
-//! from its neighbour state), a backlog limit per listener (a paused listener queues as many
+//! from its neighbour state), a backlog limit per listener (a listener takes as many
 //! requests as there are free connector slots), and an ephemeral-port search that is linear in
 //! the tables (fine for a thousand connectors, not for 65535); DEFER batching (a doorbell hint with no state here);
 //! `RDMA_READ_LOCAL_INVALIDATE`; LAMs (`NdkBuildLAM`, the shell's). Inline data is accepted,
