@@ -116,6 +116,7 @@ CONSTS = [(n, "ndis.h (ndis630_extra.h)") for n in [
     ("STATUS_NOT_IMPLEMENTED", "ntstatus.h (mingw-w64); NDKPI functions not implemented yet"),
     ("STATUS_ACCESS_VIOLATION", "ntstatus.h (mingw-w64); NDK completion status (ndkpi.md 3.1)"),
     ("STATUS_IMPLEMENTATION_LIMIT", "ntstatus.h (mingw-w64); NdkInitializeFastRegisterMr (ndkpi.md 5)"),
+    ("STATUS_INVALID_PARAMETER_MIX", "ntstatus.h (mingw-w64); NdkControlCqInterruptModeration (its DDI page)"),
     ("STATUS_IO_TIMEOUT", "ntstatus.h (mingw-w64); NDK completion status (ndkpi.md 3.1)"),
     ("STATUS_CANCELLED", "ntstatus.h (mingw-w64); NDK completion status (ndkpi.md 3.1)"),
     ("STATUS_CONNECTION_INVALID", "ntstatus.h (mingw-w64); NDK post on an unconnected QP (ndkpi.md 2.4)"),

@@ -12,7 +12,7 @@ use ndis_sys::ndkpi::{NDK_CQ_NOTIFY_ANY, NdkOperationTypeReceive};
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_INVALID_STATE, NDIS_STATUS_NOT_SUPPORTED,
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CANCELLED, STATUS_CONNECTION_INVALID,
-    STATUS_IMPLEMENTATION_LIMIT,
+    STATUS_IMPLEMENTATION_LIMIT, STATUS_INVALID_PARAMETER_MIX,
 };
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -42,7 +42,7 @@ const TAGS: [(&str, u32); 7] = [
 pub fn cases() -> Vec<Case> {
     vec![
         Case::new(
-            "rule 13: NdkCreateCq of depth 0 or MaxCqDepth + 1 -> INVALID_PARAMETER; 64 inline SUCCESS; resize to 128, to 0 (INVALID_PARAMETER); interrupt moderation accepted; close SUCCESS",
+            "rule 13: NdkCreateCq of depth 0 or MaxCqDepth + 1 -> INVALID_PARAMETER; 64 inline SUCCESS; resize to 128, to 0 (INVALID_PARAMETER); interrupt moderation accepted, MAXULONG with MAXULONG or above the depth INVALID_PARAMETER_MIX (its DDI page); close SUCCESS",
             cq_create_resize_close,
         ),
         Case::new(
@@ -134,6 +134,19 @@ fn cq_create_resize_close() -> CaseResult {
             moderate(p, 100, 8)
         });
         expect_eq("interrupt moderation", moderated, NDIS_STATUS_SUCCESS)?;
+        // The NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION page: MAXULONG for the interval with
+        // MAXULONG or more than the CQ's depth (128 now) for the count is a bad mix.
+        for count in [u32::MAX, 129] {
+            // SAFETY: a live CQ.
+            let mixed = at_dispatch(&ndk, "NdkControlCqInterruptModeration", || unsafe {
+                moderate(p, u32::MAX, count)
+            });
+            expect_eq(
+                &format!("interrupt moderation MAXULONG, {count}"),
+                mixed,
+                STATUS_INVALID_PARAMETER_MIX,
+            )?;
+        }
         ndk.arm(&cq, NDK_CQ_NOTIFY_ANY);
         expect_eq("results of an empty CQ", ndk.results(&cq, 4).len(), 0)?;
         expect_eq(

@@ -158,6 +158,9 @@ pub enum CallStatus {
     /// `STATUS_IMPLEMENTATION_LIMIT`: `NdkInitializeFastRegisterMr` of more pages than the
     /// adapter supports (the DDI's status for it).
     ImplementationLimit,
+    /// `STATUS_INVALID_PARAMETER_MIX`: `NdkControlCqInterruptModeration` with an interval of
+    /// MAXULONG and a count of MAXULONG or above the CQ's depth (the DDI's status for it).
+    InvalidParameterMix,
 }
 
 impl CallStatus {
@@ -173,6 +176,7 @@ impl CallStatus {
             CallStatus::InvalidDeviceRequest => "STATUS_INVALID_DEVICE_REQUEST",
             CallStatus::AccessViolation => "STATUS_ACCESS_VIOLATION",
             CallStatus::ImplementationLimit => "STATUS_IMPLEMENTATION_LIMIT",
+            CallStatus::InvalidParameterMix => "STATUS_INVALID_PARAMETER_MIX",
         }
     }
 }
