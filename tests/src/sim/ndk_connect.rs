@@ -516,7 +516,7 @@ impl NdkConsumer<'_> {
         let data = if size.is_some() {
             buf.as_mut_ptr().cast()
         } else {
-            std::ptr::null_mut()
+            null_mut()
         };
         let p = c.ptr;
         // SAFETY: a live connector and outputs; `data` NULL or valid for `len` bytes.

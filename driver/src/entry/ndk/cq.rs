@@ -267,6 +267,7 @@ unsafe extern "system" fn get_cq_results_ex(
             QPContext: c.qp_context as PVOID,
             RequestContext: c.request_context as PVOID,
             Type: NDK_OPERATION_TYPE::try_from(c.operation.value()).unwrap_or(0),
+            ProviderErrorCode: 0,
             TypeSpecificCompletionOutput: c.type_specific,
         };
         // `i` < `n`, and `results` is valid for `n` entries (caller's contract).
