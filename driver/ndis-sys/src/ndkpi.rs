@@ -608,7 +608,8 @@ ndis_structs! {
     /// `NDK_OBJECT_HEADER`: 0x28 bytes at the start of every NDK object (ndkpi.md §0: [H], [TD],
     /// [TD2]).
     pub struct NDK_OBJECT_HEADER {
-        /// The NDKPI version the object was created for (the negotiated one, ndkpi.md §6.3).
+        /// The NDKPI version the object was created for (the open's: the provider's highest
+        /// minor, ndkpi.md §6.3).
         pub Version: NDK_VERSION,
         /// `NdkObjectType*`; never 0.
         pub ObjectType: NDK_OBJECT_TYPE,

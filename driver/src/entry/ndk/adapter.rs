@@ -245,7 +245,7 @@ unsafe extern "system" fn query_adapter_info(
     // size; `info` is valid for `given` >= `needed` bytes (caller's contract) and is not the
     // context's.
     unsafe { core::ptr::copy_nonoverlapping(source, info.cast::<u8>(), needed) };
-    // `Version` is the structure's first member: the negotiated version, not the context's.
+    // `Version` is the structure's first member: the open's version, not the context's.
     // SAFETY: inside the `needed` bytes just written; the consumer's buffer may be unaligned.
     unsafe { info.cast::<NDK_VERSION>().write_unaligned(object.version) };
     NDIS_STATUS_SUCCESS
