@@ -159,8 +159,9 @@ pub unsafe extern "system" fn open(
 }
 
 /// `CloseNDKAdapterHandler` (PASSIVE_LEVEL, blocking; ndkpi.md §1.3, §6.1): frees the adapter
-/// object. No object can be created on it yet, so no callback can be outstanding and nothing
-/// else is left to close.
+/// object and what the consumer left open on it (`free_adapter` stops the provider's timer and
+/// doorbell first, so when this returns no callback on any of its objects is running or to
+/// come, as the NDKPI lifetime page requires of the adapter's close).
 ///
 /// # Safety
 /// Called by NDIS with our live adapter context and an adapter [`open`] returned for it.
