@@ -69,6 +69,9 @@ typedef struct _NDK_RESULT_EX {
     PVOID QPContext;
     PVOID RequestContext;
     NDK_OPERATION_TYPE Type;
+    /* The _NDK_RESULT_EX page's ProviderErrorCode: a later NDK's field in the x64 padding
+       after Type (zero on success; zero = no code) */
+    ULONG ProviderErrorCode;
     ULONG_PTR TypeSpecificCompletionOutput;
 } NDK_RESULT_EX;
 

@@ -608,7 +608,8 @@ ndis_structs! {
     /// `NDK_OBJECT_HEADER`: 0x28 bytes at the start of every NDK object (ndkpi.md §0: [H], [TD],
     /// [TD2]).
     pub struct NDK_OBJECT_HEADER {
-        /// The NDKPI version the object was created for (the negotiated one, ndkpi.md §6.3).
+        /// The NDKPI version the object was created for (the open's: the provider's highest
+        /// minor, ndkpi.md §6.3).
         pub Version: NDK_VERSION,
         /// `NdkObjectType*`; never 0.
         pub ObjectType: NDK_OBJECT_TYPE,
@@ -630,7 +631,9 @@ ndis_structs! {
     }
 
     /// `NDK_RESULT_EX` (NDKPI 1.2): `NDK_RESULT` with the operation type, 0x28 bytes
-    /// (ndkpi.md §0, §3.1: order [H], offsets [INFER]).
+    /// (ndkpi.md §0, §3.1: order [H]; the _NDK_RESULT_EX DDI page,
+    /// <https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndkpi/ns-ndkpi-_ndk_result_ex>,
+    /// puts a later NDK's `ProviderErrorCode` in the x64 padding after `Type`).
     pub struct NDK_RESULT_EX {
         /// Completion status of the request.
         pub Status: NTSTATUS,
@@ -642,6 +645,10 @@ ndis_structs! {
         pub RequestContext: PVOID,
         /// `NdkOperationType*`
         pub Type: NDK_OPERATION_TYPE,
+        /// The page's `ProviderErrorCode`: the padding of NDKPI 1.2's layout, where a later NDK
+        /// reads a diagnostic code that must be zero on success (zero: no code). A provider
+        /// writes zero, never leaves the padding's bytes undefined.
+        pub ProviderErrorCode: ULONG,
         /// For `NdkOperationTypeReceiveAndInvalidate`, the token invalidated.
         pub TypeSpecificCompletionOutput: ULONG_PTR,
     }

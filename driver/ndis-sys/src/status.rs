@@ -50,6 +50,10 @@ ndis_consts! {
     /// `STATUS_IMPLEMENTATION_LIMIT` (ntstatus.h): `NdkInitializeFastRegisterMr` of more pages
     /// than the adapter supports (ndkpi.md §5; the DDI page's status for it).
     pub const STATUS_IMPLEMENTATION_LIMIT: NDIS_STATUS = status(0xC000_042B);
+    /// `STATUS_INVALID_PARAMETER_MIX` (ntstatus.h): `NdkControlCqInterruptModeration` with
+    /// `ModerationInterval` MAXULONG and `ModerationCount` MAXULONG or above the CQ's depth
+    /// (the NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION page).
+    pub const STATUS_INVALID_PARAMETER_MIX: NDIS_STATUS = status(0xC000_0030);
     /// `STATUS_IO_TIMEOUT` (ntstatus.h): an NDK request's retries ran out (ndkpi.md §3.1, §4.1).
     pub const STATUS_IO_TIMEOUT: NDIS_STATUS = status(0xC000_00B5);
     /// `STATUS_CANCELLED` (ntstatus.h): an NDK work request flushed (ndkpi.md §1.4, §3.4).

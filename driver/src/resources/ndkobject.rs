@@ -57,7 +57,8 @@ pub struct NdkAdapterObject {
     /// The `MiniportAdapterContext` of the adapter it was opened on (untyped: see the module
     /// comment).
     pub adapter_context: NDIS_HANDLE,
-    /// The NDKPI version negotiated at the open (ndkpi.md §6.3): the header's `Version` is the
+    /// The NDKPI version of the open (the provider's highest, 1.2, whatever minor was asked:
+    /// the OPEN_NDK_ADAPTER_HANDLER page): the header's `Version` is the
     /// consumer's to read, this copy is what the provider trusts.
     pub version: NDK_VERSION,
     /// The miniport's adapter handle, every allocation of the provider's is made with.
@@ -133,7 +134,7 @@ pub struct NdkObject<O> {
 }
 
 /// The header of an object of type `kind` for an adapter opened with NDKPI `version`
-/// (ndkpi.md §0): the negotiated version, the type, the consumer's reserved block zero.
+/// (ndkpi.md §0): the open's version, the type, the consumer's reserved block zero.
 #[must_use]
 pub const fn object_header(version: NDK_VERSION, kind: NDK_OBJECT_TYPE) -> NDK_OBJECT_HEADER {
     NDK_OBJECT_HEADER {
@@ -299,7 +300,7 @@ pub struct NdkRoutines {
 }
 
 /// Allocates an adapter object for `adapter_context` (PASSIVE_LEVEL), its header of type
-/// `NdkObjectTypeAdapter` with the negotiated `version` and `dispatch` set (ndkpi.md §0: the
+/// `NdkObjectTypeAdapter` with the open's `version` and `dispatch` set (ndkpi.md §0: the
 /// provider sets `Dispatch` before returning the object and never reads it again), its reserved
 /// block zero. `None` when the pool is exhausted (nothing stays allocated).
 ///

@@ -43,6 +43,7 @@ pub const fn call_status(status: CallStatus) -> NTSTATUS {
         CallStatus::InvalidDeviceRequest => s::NDIS_STATUS_INVALID_DEVICE_REQUEST,
         CallStatus::AccessViolation => s::STATUS_ACCESS_VIOLATION,
         CallStatus::ImplementationLimit => s::STATUS_IMPLEMENTATION_LIMIT,
+        CallStatus::InvalidParameterMix => s::STATUS_INVALID_PARAMETER_MIX,
     }
 }
 

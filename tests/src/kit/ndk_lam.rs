@@ -5,7 +5,6 @@
 //! SMB Direct's pattern (a WRITE into a fast-registered buffer, then the peer's SEND with
 //! invalidate).
 
-use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
     NDK_OP_FLAG_ALLOW_LOCAL_WRITE, NDK_OP_FLAG_ALLOW_REMOTE_READ, NDK_OP_FLAG_ALLOW_REMOTE_WRITE,
     NDK_RESULT_EX, NdkOperationTypeFastRegister, NdkOperationTypeInvalidate, NdkOperationTypeRead,
@@ -27,7 +26,6 @@ use crate::sim::ndk_memory::{FBO_UNSET, LAM_FILL, LamReply};
 use crate::sim::ndk_objects::Mr;
 use dcbndk_core::ndk::Profile;
 
-const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 const PAGE: usize = 4096;
 /// Where a fast-registered buffer's region starts in its memory: an odd offset, so the FBO is
 /// never 0 (the memory's own page offset is a multiple of 16).
@@ -74,7 +72,7 @@ pub fn ping_cases() -> Vec<Case> {
 /// Runs `body` with an open consumer on a started adapter, then checks the verifier and halts.
 fn on_consumer(body: impl FnOnce(&NdkConsumer<'_>) -> Result<(), String>) -> CaseResult {
     let a = started(Registry::inf_defaults())?;
-    let result = NdkConsumer::open(&a, V1_2)
+    let result = NdkConsumer::open_lowest(&a)
         .map_err(|s| format!("open: {s:#x}"))
         .and_then(|ndk| {
             let r = body(&ndk);

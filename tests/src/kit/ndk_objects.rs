@@ -8,12 +8,11 @@ use crate::facts::{
     TAG_NDK_QP, TAG_NDK_SRQ,
 };
 use dcbndk_core::ndk::Profile;
-use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{NDK_CQ_NOTIFY_ANY, NdkOperationTypeReceive};
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_INVALID_STATE, NDIS_STATUS_NOT_SUPPORTED,
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CANCELLED, STATUS_CONNECTION_INVALID,
-    STATUS_IMPLEMENTATION_LIMIT,
+    STATUS_IMPLEMENTATION_LIMIT, STATUS_INVALID_PARAMETER_MIX,
 };
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -28,7 +27,6 @@ use crate::sim::consumer::{NdkConsumer, allocations_tagged};
 use crate::sim::ndk_objects::at_dispatch;
 use crate::sim::{Adapter, Registry, lock};
 
-const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 const PROFILE: Profile = Profile::ROCE_V2_100G;
 const TAGS: [(&str, u32); 7] = [
     ("adapter", TAG_NDK_ADAPTER),
@@ -44,7 +42,7 @@ const TAGS: [(&str, u32); 7] = [
 pub fn cases() -> Vec<Case> {
     vec![
         Case::new(
-            "rule 13: NdkCreateCq of depth 0 or MaxCqDepth + 1 -> INVALID_PARAMETER; 64 inline SUCCESS; resize to 128, to 0 (INVALID_PARAMETER); interrupt moderation accepted; close SUCCESS",
+            "rule 13: NdkCreateCq of depth 0 or MaxCqDepth + 1 -> INVALID_PARAMETER; 64 inline SUCCESS; resize to 128, to 0 (INVALID_PARAMETER); interrupt moderation accepted, MAXULONG with MAXULONG or above the depth INVALID_PARAMETER_MIX (its DDI page); close SUCCESS",
             cq_create_resize_close,
         ),
         Case::new(
@@ -97,7 +95,7 @@ pub(super) fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> C
 }
 
 pub(super) fn open(a: &Adapter) -> Result<NdkConsumer<'_>, String> {
-    NdkConsumer::open(a, V1_2).map_err(|s| format!("open: {s:#x}"))
+    NdkConsumer::open_lowest(a).map_err(|s| format!("open: {s:#x}"))
 }
 
 fn cq_create_resize_close() -> CaseResult {
@@ -136,6 +134,19 @@ fn cq_create_resize_close() -> CaseResult {
             moderate(p, 100, 8)
         });
         expect_eq("interrupt moderation", moderated, NDIS_STATUS_SUCCESS)?;
+        // The NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION page: MAXULONG for the interval with
+        // MAXULONG or more than the CQ's depth (128 now) for the count is a bad mix.
+        for count in [u32::MAX, 129] {
+            // SAFETY: a live CQ.
+            let mixed = at_dispatch(&ndk, "NdkControlCqInterruptModeration", || unsafe {
+                moderate(p, u32::MAX, count)
+            });
+            expect_eq(
+                &format!("interrupt moderation MAXULONG, {count}"),
+                mixed,
+                STATUS_INVALID_PARAMETER_MIX,
+            )?;
+        }
         ndk.arm(&cq, NDK_CQ_NOTIFY_ANY);
         expect_eq("results of an empty CQ", ndk.results(&cq, 4).len(), 0)?;
         expect_eq(

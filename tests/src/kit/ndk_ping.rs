@@ -12,7 +12,6 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use dcbndk_core::ndk::counters::Counter;
-use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
     NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NDK_MR_FLAG_ALLOW_REMOTE_READ, NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
     NDK_RESULT_EX, NdkOperationTypeRead, NdkOperationTypeReceive, NdkOperationTypeSend,
@@ -20,7 +19,8 @@ use ndis_sys::ndkpi::{
 };
 use ndis_sys::ntddndis::OID_NDK_LOCAL_ENDPOINTS;
 use ndis_sys::status::{
-    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID, STATUS_CONNECTION_REFUSED,
+    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL, STATUS_CONNECTION_INVALID,
+    STATUS_CONNECTION_REFUSED,
 };
 
 use super::capture::Capture;
@@ -31,7 +31,6 @@ use crate::sim::ndk_connect::{Connector, Request, wait_for};
 use crate::sim::ndk_objects::{Cq, Mr, Pd, Qp};
 use crate::sim::{Adapter, Registry, lock};
 
-const V1_2: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 2 };
 /// How long a test waits for a deferred callback.
 const WAIT: Duration = crate::sim::ndk_connect::callback_wait();
 /// Each side's registered buffer: 3 MDLs.
@@ -141,7 +140,7 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
 
 /// A side whose registered buffer is `buffer` bytes (3 MDLs).
 pub(super) fn side_with(a: &Adapter, buffer: usize) -> Result<Side<'_>, String> {
-    let ndk = NdkConsumer::open(a, V1_2).map_err(|s| format!("open: {s:#x}"))?;
+    let ndk = NdkConsumer::open_lowest(a).map_err(|s| format!("open: {s:#x}"))?;
     let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
     let cq = ndk.create_cq(256).map_err(|s| format!("CQ: {s:#x}"))?;
     let qp = ndk
@@ -314,6 +313,23 @@ pub(super) fn connect_waiting(
         &b"caller's private data"[..],
     )?;
     expect_eq("offered IRL, ORL", (irl, orl), (4, 2))?;
+    // The NDK_FN_GET_CONNECTION_DATA page's protocol: a NULL buffer of length 0 asks the
+    // required size and succeeds; a short buffer gets the first bytes, BUFFER_TOO_SMALL and
+    // the size.
+    let sent = &b"caller's private data"[..];
+    let rds = u32::try_from(sent.len()).map_err(|e| e.to_string())?;
+    let (status, _, _, len, _) = b.ndk.connection_data_sized(&passive, None);
+    expect_eq(
+        "NdkGetConnectionData(NULL, 0)",
+        (status, len),
+        (NDIS_STATUS_SUCCESS, rds),
+    )?;
+    let (status, _, _, len, short) = b.ndk.connection_data_sized(&passive, Some(8));
+    expect_eq(
+        "NdkGetConnectionData of 8 bytes",
+        (status, len, short.as_slice()),
+        (STATUS_BUFFER_TOO_SMALL, rds, &sent[..8]),
+    )?;
     let accepted = Request::new();
     let passive_disconnected = Request::new();
     let status = b.ndk.accept(

@@ -20,7 +20,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use dcbndk_core::ndis::NDIS_PACKET_TYPE_DIRECTED;
-use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_STATISTICS, OID_GEN_VLAN_ID};
 use ndis_sys::status::{NDIS_STATUS_INVALID_DATA, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_SUCCESS};
 
@@ -387,8 +386,7 @@ fn exchange(wire: u32, dut: &Adapter, peer: &Adapter) -> Result<(), String> {
     // dropped and counted there; VLAN 101 reaches the provider (a frame it cannot read, which
     // it drops uncounted as a NIC drops a bad RoCEv2 frame).
     {
-        let ndk = NdkConsumer::open(dut, NDK_VERSION { Major: 1, Minor: 2 })
-            .map_err(|s| format!("NdkOpenAdapter: {s:#x}"))?;
+        let ndk = NdkConsumer::open_lowest(dut).map_err(|s| format!("NdkOpenAdapter: {s:#x}"))?;
         let before = discards(dut)?;
         peer_send(vec![
             udp(DUT_MAC, PEER_MAC, Some(102), ROCEV2_PORT, 20),

@@ -8,13 +8,20 @@
 //! verifier would, each broken rule a violation of the adapter:
 //!
 //! - the open: `*ppNdkAdapter` written only on success; a returned object has header type
-//!   `NdkObjectTypeAdapter`, the version asked for, and a dispatch table with no null slot
-//!   (ndkpi.md §0, §6.3; §8 rules 1-2);
+//!   `NdkObjectTypeAdapter`, the major asked for and a minor no lower than the one asked for
+//!   (the provider answers with its highest minor: the OPEN_NDK_ADAPTER_HANDLER page,
+//!   <https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndisndk/nc-ndisndk-open_ndk_adapter_handler>),
+//!   and a dispatch table with no null slot (ndkpi.md §0, §6.3; §8 rules 1-2);
 //! - a create that returns anything but `STATUS_PENDING` never calls its `CreateCompletion`
 //!   and leaves `*ppObject` alone (§1.2, rule 6);
 //! - after the close, no pool memory under the adapter object's tag is left (the leak check;
 //!   while other NDK adapters stay open on the same miniport adapter, none of the blocks this
 //!   open made).
+//!
+//! It opens as SMB Direct does ([`NdkConsumer::open_lowest`]): asking for the lowest NDKPI
+//! version it can use, [`LOWEST_VERSION`] (1.1, NDIS 6.30's), and calling a 1.2 function
+//! (`NdkGetCqResultsEx`, `NdkSendAndInvalidate`) only on an adapter whose header says 1.2; on
+//! one that does not, such a call is not made and is reported ([`NdkConsumer::requires`]).
 //!
 //! An open adapter is closed when its [`NdkConsumer`] is dropped.
 
@@ -59,10 +66,16 @@ fn blocks_tagged(adapter: &Adapter, tag: u32) -> Vec<usize> {
 /// per NDK consumer, and a miniport may have several open at once).
 static OPEN: LazyLock<Mutex<HashMap<usize, usize>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
+/// The lowest NDKPI version this consumer can use: NDKPI 1.1 (NDIS 6.30). What it asks for in
+/// `NDIS_OPEN_NDK_ADAPTER_PARAMETERS.Version`, as the page says a consumer does.
+pub const LOWEST_VERSION: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 1 };
+
 /// An NDK adapter the consumer opened; closed by [`NdkConsumer::close`].
 pub struct NdkConsumer<'a> {
     adapter: &'a Adapter,
     object: *mut NDK_ADAPTER,
+    /// The version the adapter's header reported at the open.
+    version: NDK_VERSION,
     dispatch: NDK_ADAPTER_DISPATCH,
     /// The blocks under the adapter object's tag that its open made.
     blocks: Vec<usize>,
@@ -94,6 +107,14 @@ unsafe extern "system" fn create_completion(
 }
 
 impl<'a> NdkConsumer<'a> {
+    /// Opens the NDK adapter of `adapter` as SMB Direct does: asking for [`LOWEST_VERSION`].
+    ///
+    /// # Errors
+    /// The status of a failed open.
+    pub fn open_lowest(adapter: &'a Adapter) -> Result<Self, NDIS_STATUS> {
+        Self::open(adapter, LOWEST_VERSION)
+    }
+
     /// Opens the NDK adapter of `adapter` asking for `version`, at PASSIVE_LEVEL. On failure,
     /// the status (checked: `*ppNdkAdapter` untouched, nothing left under the object's tag).
     ///
@@ -150,9 +171,9 @@ impl<'a> NdkConsumer<'a> {
             ));
         }
         let v = object.Header.Version;
-        if (v.Major, v.Minor) != (version.Major, version.Minor) {
+        if v.Major != version.Major || v.Minor < version.Minor {
             report(format!(
-                "NDK_ADAPTER header version {}.{} for an open asking {}.{}",
+                "NDK_ADAPTER header version {}.{} for an open asking {}.{} (at least that minor)",
                 v.Major, v.Minor, version.Major, version.Minor
             ));
         }
@@ -176,6 +197,7 @@ impl<'a> NdkConsumer<'a> {
         Ok(Self {
             adapter,
             object: out,
+            version: v,
             dispatch,
             blocks,
         })
@@ -186,6 +208,31 @@ impl<'a> NdkConsumer<'a> {
     pub fn object(&self) -> NDK_ADAPTER {
         // SAFETY: open until `close`.
         unsafe { self.object.read() }
+    }
+
+    /// The NDKPI version the adapter's header reported at the open.
+    #[must_use]
+    pub const fn version(&self) -> NDK_VERSION {
+        self.version
+    }
+
+    /// Whether the adapter speaks NDKPI 1.`minor` (its header's version at the open), so that
+    /// `function`, of that minor, may be called. When it does not, the call is reported (a
+    /// consumer that needs it could not run on this adapter) and must not be made.
+    #[must_use]
+    pub fn requires(&self, minor: u16, function: &str) -> bool {
+        if self.version.Minor >= minor {
+            return true;
+        }
+        Sim::get().report(
+            Some(self.adapter.shared()),
+            Rule::BadStructure,
+            format!(
+                "{function} is NDKPI 1.{minor}'s, and the adapter reported {}.{}",
+                self.version.Major, self.version.Minor
+            ),
+        );
+        false
     }
 
     /// The `NDK_ADAPTER` pointer the provider returned.

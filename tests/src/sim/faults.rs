@@ -35,6 +35,11 @@
 //! failable calls of that last run is the scope's number of injection points.
 //! [`Mode::Randomized`] fails each call with a probability from a seeded generator (issue 19,
 //! part 2: the mode is here; the kit's randomized workload is not yet).
+//!
+//! **Interleavings.** [`Scope::interleave_at`] runs an action at the k-th failable call of a
+//! scope, on the thread making it, before the call goes on: a race made to happen at each
+//! allocation of a handler in turn (the kit's open racing a disable). The action runs outside
+//! the scope's lock, so it may wait for another thread's calls.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -151,9 +156,23 @@ pub enum Mode {
     },
 }
 
+/// What [`Scope::interleave_at`] runs, and at which failable call.
+struct Interleave {
+    at: u32,
+    action: Box<dyn FnOnce() + Send>,
+}
+
+impl fmt::Debug for Interleave {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Interleave {{ at: {} }}", self.at)
+    }
+}
+
 #[derive(Debug)]
 struct State {
     mode: Mode,
+    /// An action for one failable call, taken when that call is made.
+    interleave: Option<Interleave>,
     /// Every failable call made in the scope, in order.
     calls: Vec<Export>,
     /// The calls failed: (1-based position in `calls`, export).
@@ -183,6 +202,15 @@ impl State {
         }
         fail
     }
+
+    /// The action for the call just counted, if it is the one [`Scope::interleave_at`] named.
+    fn take_action(&mut self) -> Option<Box<dyn FnOnce() + Send>> {
+        let n = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
+        if self.interleave.as_ref().is_some_and(|i| i.at == n) {
+            return self.interleave.take().map(|i| i.action);
+        }
+        None
+    }
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -204,7 +232,18 @@ pub fn fail(export: Export) -> bool {
         let adapter = verifier::with_thread(|t| t.current_adapter)?;
         lock(&ADAPTER_SCOPES).get(&adapter).cloned()
     });
-    scope.is_some_and(|s| lock(&s).decide(export))
+    let Some(scope) = scope else {
+        return false;
+    };
+    let (fail, action) = {
+        let mut state = lock(&scope);
+        let fail = state.decide(export);
+        (fail, state.take_action())
+    };
+    if let Some(action) = action {
+        action();
+    }
+    fail
 }
 
 /// What happened inside a scope.
@@ -236,6 +275,7 @@ impl Scope {
         };
         let state = Arc::new(Mutex::new(State {
             mode,
+            interleave: None,
             calls: Vec::new(),
             injected: Vec::new(),
             rng,
@@ -269,6 +309,15 @@ impl Scope {
     pub fn cover_adapter(&mut self, adapter: usize) {
         lock(&ADAPTER_SCOPES).insert(adapter, Arc::clone(&self.state));
         self.adapters.push(adapter);
+    }
+
+    /// Runs `action` at the `at`-th failable call of this scope (1-based), on the thread that
+    /// makes it, before the call goes on (it fails or not by the scope's mode, as any other).
+    pub fn interleave_at(&mut self, at: u32, action: impl FnOnce() + Send + 'static) {
+        lock(&self.state).interleave = Some(Interleave {
+            at,
+            action: Box::new(action),
+        });
     }
 
     /// What happened so far.
@@ -385,6 +434,19 @@ mod tests {
         }
         assert_eq!(sweep.clean.result, vec![false; 3]);
         assert!(!fail(Export::AllocateMemory), "no scope, no failure");
+    }
+
+    #[test]
+    fn an_interleaved_action_runs_at_its_call_only() {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let mut scope = Scope::enter(Mode::Count);
+        let seen = Arc::clone(&ran);
+        scope.interleave_at(2, move || lock(&seen).push("action"));
+        for _ in 0..3 {
+            assert!(!fail(Export::AllocateMemory));
+            lock(&ran).push("call");
+        }
+        assert_eq!(*lock(&ran), ["call", "action", "call", "call"]);
     }
 
     #[test]

@@ -492,27 +492,38 @@ impl NdkConsumer<'_> {
         status
     }
 
-    /// `NdkGetConnectionData`: status, IRL, ORL and the private data.
+    /// `NdkGetConnectionData` with a 256-byte buffer: status, IRL, ORL and the private data.
     pub fn connection_data(&self, c: &Connector) -> (NTSTATUS, u32, u32, Vec<u8>) {
-        let Some(f) = c.dispatch.NdkGetConnectionData else {
-            return (-1, 0, 0, Vec::new());
-        };
-        let (mut irl, mut orl) = (0u32, 0u32);
-        let mut buf = vec![0u8; 256];
-        let mut len = 256u32;
-        let p = c.ptr;
-        // SAFETY: a live connector and outputs.
-        let status = at_dispatch(self, "NdkGetConnectionData", || unsafe {
-            f(
-                p,
-                &raw mut irl,
-                &raw mut orl,
-                buf.as_mut_ptr().cast(),
-                &raw mut len,
-            )
-        });
+        let (status, irl, orl, len, mut buf) = self.connection_data_sized(c, Some(256));
         buf.truncate(len as usize);
         (status, irl, orl, buf)
+    }
+
+    /// `NdkGetConnectionData` with a buffer of `size` bytes filled with `0xCC` (`None`: a NULL
+    /// buffer, `*pPrivateDataLength` 0): status, IRL, ORL, `*pPrivateDataLength` after the call
+    /// and the whole buffer.
+    pub fn connection_data_sized(
+        &self,
+        c: &Connector,
+        size: Option<u32>,
+    ) -> (NTSTATUS, u32, u32, u32, Vec<u8>) {
+        let Some(f) = c.dispatch.NdkGetConnectionData else {
+            return (-1, 0, 0, 0, Vec::new());
+        };
+        let (mut irl, mut orl) = (0u32, 0u32);
+        let mut buf = vec![0xCCu8; size.unwrap_or(0) as usize];
+        let mut len = size.unwrap_or(0);
+        let data = if size.is_some() {
+            buf.as_mut_ptr().cast()
+        } else {
+            null_mut()
+        };
+        let p = c.ptr;
+        // SAFETY: a live connector and outputs; `data` NULL or valid for `len` bytes.
+        let status = at_dispatch(self, "NdkGetConnectionData", || unsafe {
+            f(p, &raw mut irl, &raw mut orl, data, &raw mut len)
+        });
+        (status, irl, orl, len, buf)
     }
 
     /// `NdkGetLocalAddress` (`local`) or `NdkGetPeerAddress` of a connector.

@@ -216,6 +216,9 @@ impl NdkConsumer<'_> {
         let Some(f) = qp.dispatch.NdkSendAndInvalidate else {
             return -1;
         };
+        if !self.requires(2, "NdkSendAndInvalidate") {
+            return -1;
+        }
         let list = sge_list(sges);
         let n = u32::try_from(list.len()).unwrap_or(u32::MAX);
         let q = qp.ptr;

@@ -542,7 +542,14 @@ impl NdkConsumer<'_> {
         let Some(f) = cq.dispatch.NdkGetCqResultsEx else {
             return;
         };
-        out.resize(n, NDK_RESULT_EX::zeroed());
+        if !self.requires(2, "NdkGetCqResultsEx") {
+            return;
+        }
+        // `ProviderErrorCode` starts non-zero, so that a provider that leaves it (the padding of
+        // NDKPI 1.2's layout) is seen: the _NDK_RESULT_EX page wants zero on success.
+        let mut blank = NDK_RESULT_EX::zeroed();
+        blank.ProviderErrorCode = 0xCCCC_CCCC;
+        out.resize(n, blank);
         let p = cq.ptr;
         let len = u32::try_from(n).unwrap_or(u32::MAX);
         // SAFETY: a live CQ and an array of `n` entries.
@@ -550,6 +557,19 @@ impl NdkConsumer<'_> {
             f(p, out.as_mut_ptr(), len)
         });
         out.truncate(got as usize);
+        if let Some(r) = out
+            .iter()
+            .find(|r| r.Status == NDIS_STATUS_SUCCESS && r.ProviderErrorCode != 0)
+        {
+            report(
+                self,
+                Rule::BadStructure,
+                format!(
+                    "NdkGetCqResultsEx: a successful completion with ProviderErrorCode {:#x}",
+                    r.ProviderErrorCode
+                ),
+            );
+        }
     }
 
     /// `NdkReceive` with the SGEs `(va, len, token)`.

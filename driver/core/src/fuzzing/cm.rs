@@ -177,7 +177,7 @@ fn drive(u: &mut Unstructured<'_>) -> Result<()> {
             use crate::ndk::provider::cm::Event;
             if let Event::ConnectEvent { connector, .. } = e {
                 let mut pd = [0u8; 8];
-                let _ = cm.get_connection_data(connector, &mut pd);
+                let _ = cm.get_connection_data(connector, Some(&mut pd));
                 if u.arbitrary()? {
                     let _ = cm.accept(now, connector, qp, 2, 2, b"y");
                 } else {

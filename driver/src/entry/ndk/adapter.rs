@@ -18,12 +18,13 @@ use crate::resources::provider::QPN_BASE;
 use crate::resources::timer::now_ns;
 use core::sync::atomic::Ordering;
 use dcbndk_core::ndk::Activity;
+use dcbndk_core::ndk::provider::open::{Refused, Version, negotiate};
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_ADAPTER_DISPATCH};
 use ndis_sys::status::{
-    NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
-    NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
+    NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_BAD_VERSION, NDIS_STATUS_INVALID_PARAMETER,
+    NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
 };
 use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, ULONG};
 
@@ -41,16 +42,6 @@ static ADAPTER_DISPATCH: NDK_ADAPTER_DISPATCH = NDK_ADAPTER_DISPATCH {
     NdkReleaseLAM: Some(lam::release_lam),
 };
 
-/// The NDKPI version an open asks for, if this provider speaks it: 1.1 (NDIS 6.30) and 1.2
-/// (NDIS 6.40) are accepted as asked; any other major or minor is refused (ndkpi.md §6.1,
-/// §6.3; §8 rule 1).
-const fn negotiate(requested: NDK_VERSION) -> Option<NDK_VERSION> {
-    match (requested.Major, requested.Minor) {
-        (1, 1 | 2) => Some(requested),
-        _ => None,
-    }
-}
-
 /// The QP number of the first QP of the NDK adapter in `ndk_ports` slot `port`: each open NDK
 /// adapter numbers its QPs in its own range, so a received packet's destination QP names one.
 fn qpn_base(port: usize) -> u32 {
@@ -58,8 +49,9 @@ fn qpn_base(port: usize) -> u32 {
     QPN_BASE.saturating_add(port.saturating_mul(0x1_0000))
 }
 
-/// The size of `NDK_ADAPTER_INFO` for a negotiated version (ndkpi.md §6.2): NDKPI 1.1's
-/// structure ends before `RdmaTechnology` (96 bytes on x64), 1.2's is the whole (104).
+/// The size of `NDK_ADAPTER_INFO` for a version (ndkpi.md §6.2): NDKPI 1.1's structure ends
+/// before `RdmaTechnology` (96 bytes on x64), 1.2's is the whole (104). Every open is a 1.2 open
+/// ([`dcbndk_core::ndk::provider::open::PROVIDER_VERSION`]), so the answer is 104 unless that constant changes.
 fn info_size(version: NDK_VERSION) -> usize {
     if version.Minor >= 2 {
         size_of::<NDK_ADAPTER_INFO>()
@@ -68,11 +60,30 @@ fn info_size(version: NDK_VERSION) -> usize {
     }
 }
 
-/// `OpenNDKAdapterHandler` (PASSIVE_LEVEL; ndkpi.md §6.1): negotiates the version and allocates
-/// the adapter object, whose header carries that version (rules 1-2). Statuses:
-/// `NDIS_STATUS_INVALID_PARAMETER` for a null argument, `NDIS_STATUS_NOT_SUPPORTED` for a
-/// version this provider does not speak, `NDIS_STATUS_RESOURCES` when the pool is exhausted
-/// (nothing stays allocated). `*ppNdkAdapter` is written only on success.
+/// The status of a refused open (the OPEN_NDK_ADAPTER_HANDLER page's names).
+const fn refused_status(refused: Refused) -> NDIS_STATUS {
+    match refused {
+        Refused::BadVersion => NDIS_STATUS_BAD_VERSION,
+        Refused::NotReady => NDIS_STATUS_ADAPTER_NOT_READY,
+    }
+}
+
+/// `OpenNDKAdapterHandler` (PASSIVE_LEVEL; ndkpi.md §6.1, §6.3; the OPEN_NDK_ADAPTER_HANDLER
+/// DDI page, <https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndisndk/nc-ndisndk-open_ndk_adapter_handler>):
+/// the core decides the version ([`negotiate`]: every NDKPI 1.0-1.2 request is
+/// served as 1.2, the provider's highest minor, which the adapter object's header and
+/// `NDK_ADAPTER_INFO` carry), then the adapter object is allocated. Statuses:
+/// `NDIS_STATUS_INVALID_PARAMETER` for a null argument, `NDIS_STATUS_BAD_VERSION` for a major
+/// other than 1 or a minor above 2, `NDIS_STATUS_ADAPTER_NOT_READY` while NDK is disabled
+/// (`OID_NDK_SET_STATE` FALSE, `*NetworkDirect` 0), `NDIS_STATUS_RESOURCES` when the pool is
+/// exhausted. A refused open allocates nothing or frees what it allocated, and writes
+/// `*ppNdkAdapter` only on success.
+///
+/// An open racing `OID_NDK_SET_STATE` FALSE ends one of the page's two ways: NDK is checked
+/// again once the adapter is reachable from the receive path, so either the disable came first
+/// and the open undoes itself and fails `ADAPTER_NOT_READY`, or the open succeeded before the
+/// disable with a whole adapter, which NDIS closes before the `NetEventNDKDisable` completes
+/// (spec §3.6). No adapter is returned that a disable already passed.
 ///
 /// # Safety
 /// Called by NDIS with our live adapter context; `parameters` and `ndk_adapter` are valid or
@@ -87,11 +98,19 @@ pub unsafe extern "system" fn open(
     }
     // SAFETY: non-null, and valid for reads for the call (NDIS's contract).
     let requested = unsafe { parameters.read() }.Version;
-    let Some(version) = negotiate(requested) else {
-        return NDIS_STATUS_NOT_SUPPORTED;
-    };
     // SAFETY: NDIS passes our live context.
     let shell = unsafe { context(miniport_adapter_context) };
+    let asked = Version {
+        major: requested.Major,
+        minor: requested.Minor,
+    };
+    let version = match negotiate(asked, shell.core.ndk.is_enabled()) {
+        Ok(v) => NDK_VERSION {
+            Major: v.major,
+            Minor: v.minor,
+        },
+        Err(refused) => return refused_status(refused),
+    };
     // The region keys start from the clock's low bits: a token of an earlier open is unlikely
     // to work on this one (`dcbndk_core::ndk::provider::mr`, "Token encoding").
     let seed = u8::try_from(now_ns() & 0xFF).unwrap_or(0);
@@ -123,6 +142,13 @@ pub unsafe extern "system" fn open(
         unsafe { free_adapter(shell.handle, object) };
         return NDIS_STATUS_RESOURCES;
     };
+    if !shell.core.ndk.is_enabled() {
+        // A disable passed while the adapter was made: it must not see this open succeed.
+        shell.ndk_ports.detach(port);
+        // SAFETY: made just above with this handle; detached, so nothing else reaches it.
+        unsafe { free_adapter(shell.handle, object) };
+        return NDIS_STATUS_ADAPTER_NOT_READY;
+    }
     // SAFETY: the block made above, alive until free_adapter.
     let owner = unsafe { adapter(object) };
     owner.port.store(port, Ordering::SeqCst);
@@ -133,8 +159,9 @@ pub unsafe extern "system" fn open(
 }
 
 /// `CloseNDKAdapterHandler` (PASSIVE_LEVEL, blocking; ndkpi.md §1.3, §6.1): frees the adapter
-/// object. No object can be created on it yet, so no callback can be outstanding and nothing
-/// else is left to close.
+/// object and what the consumer left open on it (`free_adapter` stops the provider's timer and
+/// doorbell first, so when this returns no callback on any of its objects is running or to
+/// come, as the NDKPI lifetime page requires of the adapter's close).
 ///
 /// # Safety
 /// Called by NDIS with our live adapter context and an adapter [`open`] returned for it.
@@ -184,9 +211,11 @@ fn unlist(shell: &AdapterContext, owner: &NdkAdapterObject) {
 
 /// `NdkQueryAdapterInfo` (PASSIVE_LEVEL; ndkpi.md §6.3, §8 rule 3): the context's
 /// `NDK_ADAPTER_INFO` (the one `NDIS_NDK_CAPABILITIES.NdkInfo` points to, so both speak with one
-/// voice), cut to the negotiated version's size, its `Version` the negotiated one. A null or
-/// short buffer gets `STATUS_BUFFER_TOO_SMALL` and the size needed in `*pBufferSize`; on
-/// success `*pBufferSize` is the number of bytes written.
+/// voice), cut to the open's version's size (104 bytes: every open is 1.2), its `Version` the
+/// open's. The size protocol is the NDK_FN_QUERY_ADAPTER_INFO page's
+/// (<https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndkpi/nc-ndkpi-ndk_fn_query_adapter_info>):
+/// a buffer too small gets `STATUS_BUFFER_TOO_SMALL` and the required size in `*pBufferSize`
+/// (a NULL buffer is one of no bytes); on success `*pBufferSize` is the number of bytes written.
 ///
 /// # Safety
 /// Called by the consumer with an adapter [`open`] returned; `info` is valid for
@@ -217,7 +246,7 @@ unsafe extern "system" fn query_adapter_info(
     // size; `info` is valid for `given` >= `needed` bytes (caller's contract) and is not the
     // context's.
     unsafe { core::ptr::copy_nonoverlapping(source, info.cast::<u8>(), needed) };
-    // `Version` is the structure's first member: the negotiated version, not the context's.
+    // `Version` is the structure's first member: the open's version, not the context's.
     // SAFETY: inside the `needed` bytes just written; the consumer's buffer may be unaligned.
     unsafe { info.cast::<NDK_VERSION>().write_unaligned(object.version) };
     NDIS_STATUS_SUCCESS

@@ -395,7 +395,12 @@ unsafe extern "system" fn reject(
 }
 
 /// `NdkGetConnectionData` (ndkpi.md §4.3): the effective read limits and the peer's private
-/// data; a buffer too short gets `STATUS_BUFFER_TOO_SMALL` and the length needed.
+/// data, by the NDK_FN_GET_CONNECTION_DATA page's protocol (the core's
+/// `Cm::get_connection_data`): a NULL buffer with `*pPrivateDataLength` 0 is the size query
+/// and succeeds; a buffer gets the data up to the smaller of its length and the required size,
+/// and `STATUS_BUFFER_TOO_SMALL` when it is shorter; `*pPrivateDataLength` is the required size
+/// either way. A NULL buffer with a length is a request the page says a consumer never makes:
+/// `STATUS_INVALID_PARAMETER`, nothing written. The read limits are written on success.
 ///
 /// # Safety
 /// Called by the consumer with a live connector of this provider; the outputs are valid or
@@ -417,20 +422,20 @@ unsafe extern "system" fn get_connection_data(
     };
     // SAFETY: caller's contract.
     let given = unsafe { data_len.read_unaligned() };
-    let room = if data.is_null() { 0 } else { given };
+    if data.is_null() && given != 0 {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
     let mut staged = [0u8; MAX_PRIVATE_DATA];
-    let take = usize::try_from(room).unwrap_or(0).min(MAX_PRIVATE_DATA);
+    let take = usize::try_from(given)
+        .unwrap_or(usize::MAX)
+        .min(MAX_PRIVATE_DATA);
     let Some(buf) = staged.get_mut(..take) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
+    let buf = if data.is_null() { None } else { Some(buf) };
     let got = owner.provider.lock().connection_data(id, buf);
-    match got {
+    let (status, rds) = match got {
         Ok(d) => {
-            let n = usize::try_from(d.len).unwrap_or(0).min(take);
-            if let Some(src) = staged.get(..n) {
-                // SAFETY: `n` <= `*data_len` bytes are writable at `data` (caller's contract).
-                unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), data.cast::<u8>(), n) };
-            }
             if !irl.is_null() {
                 // SAFETY: non-null and valid for a write (caller's contract).
                 unsafe { irl.write_unaligned(d.irl) };
@@ -439,17 +444,21 @@ unsafe extern "system" fn get_connection_data(
                 // SAFETY: as above.
                 unsafe { orl.write_unaligned(d.orl) };
             }
-            // SAFETY: as above.
-            unsafe { data_len.write_unaligned(d.len) };
-            NDIS_STATUS_SUCCESS
+            (NDIS_STATUS_SUCCESS, d.len)
         }
-        Err(CmStatus::BufferTooSmall { needed }) => {
-            // SAFETY: as above.
-            unsafe { data_len.write_unaligned(needed) };
-            STATUS_BUFFER_TOO_SMALL
+        Err(CmStatus::BufferTooSmall { needed }) => (STATUS_BUFFER_TOO_SMALL, needed),
+        Err(status) => return cm_status(status),
+    };
+    if !data.is_null() {
+        let n = usize::try_from(rds).unwrap_or(usize::MAX).min(take);
+        if let Some(src) = staged.get(..n) {
+            // SAFETY: `n` <= `*data_len` bytes are writable at `data` (caller's contract).
+            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), data.cast::<u8>(), n) };
         }
-        Err(status) => cm_status(status),
     }
+    // SAFETY: non-null and valid for a write (caller's contract).
+    unsafe { data_len.write_unaligned(rds) };
+    status
 }
 
 /// `NdkGetLocalAddress` of a connector.

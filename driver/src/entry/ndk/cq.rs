@@ -160,21 +160,28 @@ unsafe extern "system" fn arm_cq(cq: *mut NDK_CQ, ty: ULONG) {
 }
 
 /// `NdkControlCqInterruptModeration` (the adapter sets
-/// `NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED`): accepted. This provider has no
-/// interrupts: a notification is made on the thread that queues the completion, so there is
-/// nothing to moderate \[INFER: the DDI page describes a hint to the hardware\].
+/// `NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED`): succeeds inline, never pends, except
+/// for the interval and count its DDI page fails `STATUS_INVALID_PARAMETER_MIX` (the core's
+/// `Cq::control_interrupt_moderation`). This provider has no interrupts: a notification is
+/// made on the thread that queues the completion, so there is nothing to moderate.
 ///
 /// # Safety
-/// None: no argument is dereferenced.
+/// Called by the consumer with a live CQ of this provider.
 unsafe extern "system" fn control_interrupt_moderation(
     cq: *mut NDK_CQ,
-    _interval: ULONG,
-    _count: ULONG,
+    interval: ULONG,
+    count: ULONG,
 ) -> NTSTATUS {
     if cq.is_null() {
         return NDIS_STATUS_INVALID_PARAMETER;
     }
-    NDIS_STATUS_SUCCESS
+    // SAFETY: caller's contract.
+    let (block, owner) = unsafe { parts(cq) };
+    let checked = owner
+        .provider
+        .lock()
+        .control_interrupt_moderation(block.slot, interval, count);
+    checked.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
 /// Moves up to `n` completions, oldest first, to `write(i, completion)`; returns how many.
@@ -260,6 +267,7 @@ unsafe extern "system" fn get_cq_results_ex(
             QPContext: c.qp_context as PVOID,
             RequestContext: c.request_context as PVOID,
             Type: NDK_OPERATION_TYPE::try_from(c.operation.value()).unwrap_or(0),
+            ProviderErrorCode: 0,
             TypeSpecificCompletionOutput: c.type_specific,
         };
         // `i` < `n`, and `results` is valid for `n` entries (caller's contract).

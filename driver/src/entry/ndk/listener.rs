@@ -178,7 +178,8 @@ unsafe extern "system" fn get_local_address(
 }
 
 /// `NdkControlConnectEvents` (ndkpi.md §4.2 step 5): pauses or resumes the listener's connect
-/// events; requests queued meanwhile are indicated on resume.
+/// events. While paused the listener is treated as no listener (its DDI page): requests are
+/// refused, and none is kept to be indicated on resume.
 ///
 /// # Safety
 /// Called by the consumer with a live listener of this provider.

@@ -301,7 +301,7 @@ impl Provider {
     pub fn connection_data(
         &mut self,
         id: ConnId,
-        buf: &mut [u8],
+        buf: Option<&mut [u8]>,
     ) -> Result<ConnectionData, CmStatus> {
         self.cm.get_connection_data(id, buf)
     }

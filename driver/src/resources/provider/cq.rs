@@ -212,6 +212,21 @@ impl Provider {
         }
     }
 
+    /// `NdkControlCqInterruptModeration` of the CQ in `slot` (the core's rule).
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER` for a slot with no CQ; the core's.
+    pub fn control_interrupt_moderation(
+        &mut self,
+        slot: usize,
+        interval: u32,
+        count: u32,
+    ) -> Result<(), CallStatus> {
+        let s = self.cq_slot(slot).ok_or(CallStatus::InvalidParameter)?;
+        let cq = s.cq.as_ref().ok_or(CallStatus::InvalidParameter)?;
+        cq.control_interrupt_moderation(interval, count)
+    }
+
     /// `NdkCloseCq` (§1.3).
     pub fn close_cq(&mut self, slot: usize, close: CloseCall) -> CqClose {
         let Some(s) = self.cq_slot(slot) else {

@@ -191,6 +191,28 @@ impl<'a> Cq<'a> {
         self.ring.capacity()
     }
 
+    /// `NdkControlCqInterruptModeration` on an adapter that sets
+    /// `NDK_ADAPTER_FLAG_CQ_INTERRUPT_MODERATION_SUPPORTED`, by its DDI page
+    /// (<https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndkpi/nc-ndkpi-ndk_fn_control_cq_interrupt_moderation>):
+    /// such a provider "must normally handle" it and succeed, and must fail
+    /// `STATUS_INVALID_PARAMETER_MIX` an interval of MAXULONG together with a count of MAXULONG
+    /// or above the CQ's depth. The settings change nothing here: a notification is made when
+    /// its completion is queued, there is no interrupt to moderate.
+    ///
+    /// # Errors
+    /// `STATUS_INVALID_PARAMETER_MIX` for the mix above.
+    pub fn control_interrupt_moderation(
+        &self,
+        interval: u32,
+        count: u32,
+    ) -> Result<(), CallStatus> {
+        let over_depth = usize::try_from(count).map_or(true, |c| c > self.depth());
+        if interval == u32::MAX && (count == u32::MAX || over_depth) {
+            return Err(CallStatus::InvalidParameterMix);
+        }
+        Ok(())
+    }
+
     /// `NdkResizeCq` (§2.2) to the depth of `ring`, which [`Cq::check_depth`] sized: the queued
     /// completions move into it, oldest first, and the old ring comes back for the shell to free.
     ///
@@ -394,6 +416,22 @@ mod tests {
             Err(CallStatus::InvalidParameter)
         );
         assert_eq!(Cq::new(&mut []).err(), Some(CallStatus::InvalidParameter));
+    }
+
+    #[test]
+    fn interrupt_moderation_fails_only_the_mix_its_page_names() {
+        // NDK_FN_CONTROL_CQ_INTERRUPT_MODERATION: with the adapter flag set, success, except
+        // MAXULONG for the interval with MAXULONG or more than the depth for the count (this
+        // provider once accepted every pair).
+        let mut ring = vec![Completion::EMPTY; 8];
+        let cq = Cq::new(&mut ring).unwrap();
+        let mix = Err(CallStatus::InvalidParameterMix);
+        assert_eq!(cq.control_interrupt_moderation(u32::MAX, u32::MAX), mix);
+        assert_eq!(cq.control_interrupt_moderation(u32::MAX, 9), mix);
+        assert_eq!(cq.control_interrupt_moderation(u32::MAX, 8), Ok(()));
+        assert_eq!(cq.control_interrupt_moderation(u32::MAX, 0), Ok(()));
+        assert_eq!(cq.control_interrupt_moderation(0, u32::MAX), Ok(()));
+        assert_eq!(cq.control_interrupt_moderation(100, 4), Ok(()));
     }
 
     #[test]

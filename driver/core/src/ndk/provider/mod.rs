@@ -6,6 +6,8 @@
 //! dispatch call into a call here under the object's lock, then executes what comes back.
 //!
 //! What exists:
+//! - [`open`]: what `OpenNDKAdapterHandler` decides first: the NDKPI version an open gets
+//!   (always the provider's 1.2) or why it is refused (`BAD_VERSION`, `ADAPTER_NOT_READY`).
 //! - [`cq`]: a completion queue over a ring the shell allocates at `NdkCreateCq` (depth checked
 //!   against the [`Profile`](super::Profile)), `NdkGetCqResults(Ex)`, `NdkArmCq` with the merge
 //!   table and the notification decision (once per arm, immediately when new completions are
@@ -29,7 +31,7 @@
 //!   49152-65535 for port 0, `SHARING_VIOLATION`, `TOO_MANY_ADDRESSES`,
 //!   `ADDRESS_ALREADY_EXISTS`, `INVALID_ADDRESS`), both sides' state machines (connect, accept,
 //!   reject, complete-connect, disconnect graceful and abortive, `NdkControlConnectEvents`
-//!   pause queues requests), private data up to `MaxCallerData` / `MaxCalleeData`, IRL/ORL
+//!   pause refuses requests as no listener would), private data up to `MaxCallerData` / `MaxCalleeData`, IRL/ORL
 //!   agreement, resends and timeouts, and views of the live connections and endpoints as
 //!   [`tables`](super::tables) entries. Its handshake ([`cm::wire`]) is this provider's own,
 //!   modelled on IB CM's REQ/REP/RTU/REJ/DREQ/DREP, one message per SEND Only to QP 1,
@@ -67,7 +69,7 @@
 //! `MaxMwCount` 0); CQ resize and interrupt moderation; in [`cm`]: wildcard listen
 //! addresses, the owner (user-mode ND) of a connection in the tables (all are listed as
 //! kernel), address resolution (`NETWORK_UNREACHABLE` / `HOST_UNREACHABLE` are the shell's,
-//! from its neighbour state), a backlog limit per listener (a paused listener queues as many
+//! from its neighbour state), a backlog limit per listener (a listener takes as many
 //! requests as there are free connector slots), and an ephemeral-port search that is linear in
 //! the tables (fine for a thousand connectors, not for 65535); DEFER batching (a doorbell hint with no state here);
 //! `RDMA_READ_LOCAL_INVALIDATE`; LAMs (`NdkBuildLAM`, the shell's). Inline data is accepted,
@@ -77,6 +79,7 @@
 pub mod cm;
 pub mod cq;
 pub mod mr;
+pub mod open;
 pub mod qp;
 mod queue;
 pub mod rc;
@@ -155,6 +158,9 @@ pub enum CallStatus {
     /// `STATUS_IMPLEMENTATION_LIMIT`: `NdkInitializeFastRegisterMr` of more pages than the
     /// adapter supports (the DDI's status for it).
     ImplementationLimit,
+    /// `STATUS_INVALID_PARAMETER_MIX`: `NdkControlCqInterruptModeration` with an interval of
+    /// MAXULONG and a count of MAXULONG or above the CQ's depth (the DDI's status for it).
+    InvalidParameterMix,
 }
 
 impl CallStatus {
@@ -170,6 +176,7 @@ impl CallStatus {
             CallStatus::InvalidDeviceRequest => "STATUS_INVALID_DEVICE_REQUEST",
             CallStatus::AccessViolation => "STATUS_ACCESS_VIOLATION",
             CallStatus::ImplementationLimit => "STATUS_IMPLEMENTATION_LIMIT",
+            CallStatus::InvalidParameterMix => "STATUS_INVALID_PARAMETER_MIX",
         }
     }
 }

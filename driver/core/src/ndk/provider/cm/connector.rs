@@ -102,14 +102,22 @@ impl Cm<'_> {
     }
 
     /// `NdkGetConnectionData` (ndkpi.md §4.2 step 3, §4.3): the read limits and the peer's
-    /// private data (its REQ's, REP's or REJ's) copied to the start of `buf`.
+    /// private data (its REQ's, REP's or REJ's), by the protocol of the
+    /// NDK_FN_GET_CONNECTION_DATA page
+    /// (<https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndkpi/nc-ndkpi-ndk_fn_get_connection_data>).
+    /// The required private data buffer size (RDS) is the length of the peer's data.
+    /// `buf` `None` is a NULL `pPrivateData` with `*pPrivateDataLength` 0: the size query,
+    /// which succeeds with the RDS. A buffer gets the data up to the smaller of its length and
+    /// the RDS, and the call succeeds when the buffer holds the RDS, else fails
+    /// `BUFFER_TOO_SMALL`; either way the RDS is the length reported.
     ///
     /// # Errors
-    /// `BUFFER_TOO_SMALL` with the length needed; `CONNECTION_INVALID` before the peer spoke.
+    /// `BUFFER_TOO_SMALL` with the RDS (the buffer holds its first bytes);
+    /// `CONNECTION_INVALID` before the peer spoke.
     pub fn get_connection_data(
         &self,
         connector: ConnId,
-        buf: &mut [u8],
+        buf: Option<&mut [u8]>,
     ) -> Result<ConnectionData, CmStatus> {
         let c = self.conn(connector)?;
         if matches!(c.state, State::Idle | State::ReqSent) {
@@ -117,10 +125,15 @@ impl Cm<'_> {
         }
         let data = c.peer_data();
         let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
-        let out = buf
-            .get_mut(..data.len())
-            .ok_or(CmStatus::BufferTooSmall { needed: len })?;
-        out.copy_from_slice(data);
+        if let Some(buf) = buf {
+            let n = buf.len().min(data.len());
+            if let (Some(out), Some(src)) = (buf.get_mut(..n), data.get(..n)) {
+                out.copy_from_slice(src);
+            }
+            if buf.len() < data.len() {
+                return Err(CmStatus::BufferTooSmall { needed: len });
+            }
+        }
         // Before the limits are agreed (a passive side not accepted yet) the caller's offer.
         let (irl, orl) = if c.agreed {
             (c.irl, c.orl)
@@ -301,7 +314,6 @@ impl Cm<'_> {
             State::ReqSent | State::RepReceived | State::Indicated | State::RepSent => {
                 Some((Kind::Rej, RejectReason::Abandoned))
             }
-            State::Queued => Some((Kind::Rej, RejectReason::Busy)),
             _ => None,
         };
         if let Some((kind, reason)) = said {

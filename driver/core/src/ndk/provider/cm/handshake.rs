@@ -88,7 +88,6 @@ impl Cm<'_> {
                 c.events |= EV_FLUSH;
                 c.complete(Request::Accept, CmStatus::ConnectionAborted);
             }
-            (State::Queued, Kind::Rej) => c.reset(),
             // Not handed to the consumer yet: nobody owns it, so nobody would close it.
             (State::Indicated, Kind::Rej) if c.events & EV_CONNECT != 0 => c.reset(),
             (State::Indicated, Kind::Rej) => {
@@ -196,7 +195,11 @@ impl Cm<'_> {
             self.refuse(msg, RejectReason::NoListener);
             return;
         };
-        let paused = matches!(b.state, BindState::Listening { paused: true });
+        // A paused listener is no listener (NDK_FN_CONTROL_CONNECT_EVENTS page).
+        if matches!(b.state, BindState::Listening { paused: true }) {
+            self.refuse(msg, RejectReason::NoListener);
+            return;
+        }
         let (listener, local) = (
             BindId {
                 index: u16::try_from(index).unwrap_or(0),
@@ -233,12 +236,8 @@ impl Cm<'_> {
         c.pmtu = msg.pmtu.min(pmtu);
         c.peer_len = store(&mut c.peer_data, msg.private_data);
         c.seq = seq;
-        if paused {
-            c.state = State::Queued;
-        } else {
-            c.state = State::Indicated;
-            c.events |= EV_CONNECT;
-        }
+        c.state = State::Indicated;
+        c.events |= EV_CONNECT;
     }
 
     // ---- messages out ----

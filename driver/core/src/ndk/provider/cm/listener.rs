@@ -28,8 +28,9 @@ impl Cm<'_> {
         Ok(local)
     }
 
-    /// `NdkControlConnectEvents`: while paused, requests are queued (module doc); on resume
-    /// the queued ones are indicated in arrival order (ndkpi.md §4.2 step 5).
+    /// `NdkControlConnectEvents`: while paused, the listener is no listener (module doc): the
+    /// requests it took whose connect event was not made yet are refused now, and those that
+    /// arrive are refused until it resumes (ndkpi.md §4.2 step 5).
     ///
     /// # Errors
     /// `INVALID_DEVICE_STATE` when it does not listen.
@@ -43,15 +44,32 @@ impl Cm<'_> {
             return Err(CmStatus::InvalidDeviceState);
         };
         *paused = pause;
-        if !pause {
-            for c in self.conns.iter_mut() {
-                if c.state == State::Queued && c.listener == Some(listener) {
-                    c.state = State::Indicated;
-                    c.events |= EV_CONNECT;
-                }
-            }
+        if pause {
+            self.refuse_unindicated(listener);
         }
         Ok(())
+    }
+
+    /// Refuses the requests `listener` took whose connect event was not made yet (nobody owns
+    /// their connectors): each slot is freed and a REJ answers the caller.
+    fn refuse_unindicated(&mut self, listener: BindId) {
+        for i in 0..self.conns.len() {
+            let Some(c) = self.conns.get_mut(i) else {
+                continue;
+            };
+            let unindicated = c.state == State::Indicated && c.events & EV_CONNECT != 0;
+            if c.listener == Some(listener) && unindicated {
+                let (remote_id, src, dst) = (c.remote_id, c.local, c.remote);
+                let local_id = ConnId {
+                    index: u16::try_from(i).unwrap_or(0),
+                    generation: c.generation,
+                }
+                .wire();
+                c.reset();
+                let reason = RejectReason::NoListener;
+                self.push_stateless(Kind::Rej, reason, local_id, remote_id, src, dst);
+            }
+        }
     }
 
     /// `NdkCloseListener`: rejects the requests not yet handed to the consumer; no connect
@@ -61,23 +79,9 @@ impl Cm<'_> {
     /// `INVALID_HANDLE` for an unknown listener.
     pub fn close_listener(&mut self, listener: BindId) -> Result<(), CmStatus> {
         self.bind(listener)?;
-        for i in 0..self.conns.len() {
-            let Some(c) = self.conns.get_mut(i) else {
-                continue;
-            };
-            let unindicated = c.state == State::Queued
-                || (c.state == State::Indicated && c.events & EV_CONNECT != 0);
-            if c.listener == Some(listener) && unindicated {
-                let (remote_id, src, dst) = (c.remote_id, c.local, c.remote);
-                let local_id = ConnId {
-                    index: u16::try_from(i).unwrap_or(0),
-                    generation: c.generation,
-                }
-                .wire();
-                c.reset();
-                let reason = RejectReason::Busy;
-                self.push_stateless(Kind::Rej, reason, local_id, remote_id, src, dst);
-            } else if c.listener == Some(listener) {
+        self.refuse_unindicated(listener);
+        for c in self.conns.iter_mut() {
+            if c.listener == Some(listener) {
                 c.listener = None;
             }
         }

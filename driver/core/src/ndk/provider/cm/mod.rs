@@ -10,18 +10,19 @@
 //! views), [`wire`] (the message format).
 //!
 //! Choices the DDI leaves open (ndkpi.md §4 marks them \[INFER\]):
-//! - `NdkControlConnectEvents(Pause)`: requests arriving while paused are *queued*: each takes
-//!   a connector slot at once (so its REQ is deduplicated and answered) and is indicated, in
-//!   arrival order, on resume. A request that finds no free slot is refused (REJ busy, the
-//!   caller's `CONNECTION_REFUSED`). A listener close rejects the queued ones.
+//! - `NdkControlConnectEvents(Pause)` follows its DDI page
+//!   (<https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndkpi/nc-ndkpi-ndk_fn_control_connect_events>):
+//!   while paused, incoming requests are "treated as if there is no NDK listener on the
+//!   targeted address": refused (REJ, the caller's `CONNECTION_REFUSED`), not kept. A request
+//!   taken before the pause whose connect event was not made yet is refused the same way, so
+//!   no connect event follows a pause. A listener close refuses those requests too.
 //! - Oversize private data fails inline with `STATUS_INVALID_BUFFER_SIZE`.
 //! - `NdkGetConnectionData` on the passive side before `NdkAccept` reports the caller's offered
 //!   IRL and ORL (§4.2 step 3); once the limits are agreed it reports the effective ones.
 //! - A connector whose handshake failed or ended keeps its slot (and its data) until closed.
 //! - No wildcard listen address: `NdkListen` takes one of the adapter's addresses.
 //! - No MRA (IB CM's "message received, wait"): the caller's REQ timer and the acceptor's REP
-//!   timer run while the other side's consumer thinks, so a request held (paused, or not
-//!   accepted) longer than `timeout_ns` × (`retries` + 1) times out at the caller, and a REP
+//!   timer run while the other side's consumer thinks, so a request not accepted for longer than `timeout_ns` × (`retries` + 1) times out at the caller, and a REP
 //!   not completed in that time fails the accept `IO_TIMEOUT` and the late `NdkCompleteConnect`
 //!   `CONNECTION_ABORTED`. A repeated REQ for a request still held is ignored.
 //! - No time-wait: once a passive connector is closed, a REQ repeated after it is a new request.
@@ -58,8 +59,6 @@ enum State {
     ReqSent,
     /// Active: REP received, waiting for `NdkCompleteConnect`.
     RepReceived,
-    /// Passive: a request waiting for the listener to resume connect events.
-    Queued,
     /// Passive: handed to `ConnectEvent` (or about to be), waiting for accept or reject.
     Indicated,
     /// Passive: REP sent, waiting for RTU.

@@ -248,6 +248,7 @@ pub struct ConnectionData {
     pub irl: u32,
     /// The outbound read limit.
     pub orl: u32,
-    /// The private data bytes written at the start of the buffer.
+    /// The required private data buffer size (RDS, the peer's private data length): what a
+    /// buffer given received in full.
     pub len: u32,
 }

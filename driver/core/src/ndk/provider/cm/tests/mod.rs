@@ -225,7 +225,7 @@ fn connect_accept_complete_with_private_data_and_read_limits() {
     let cb = net.indicated();
     // Before accept: the caller's offer, its IRL capped to the profile's 16.
     let mut buf = [0u8; 256];
-    let d = net.b.get_connection_data(cb, &mut buf).unwrap();
+    let d = net.b.get_connection_data(cb, Some(&mut buf)).unwrap();
     assert_eq!((d.irl, d.orl, d.len), (16, 2, 56));
     assert_eq!(&buf[..56], &caller);
     assert_eq!(net.b.peer_address(cb).unwrap().addr[..4], A);
@@ -242,12 +242,12 @@ fn connect_accept_complete_with_private_data_and_read_limits() {
         completions(&net.ev_b, Request::Accept).is_empty(),
         "before the RTU"
     );
-    let d = net.a.get_connection_data(ca, &mut buf).unwrap();
+    let d = net.a.get_connection_data(ca, Some(&mut buf)).unwrap();
     assert_eq!(d.len, 196);
     assert_eq!(&buf[..196], &callee);
     // A: IRL min(16, B's ORL min(12, 16)) = 12; ORL min(2, B's IRL min(8, 2)) = 2.
     assert_eq!((d.irl, d.orl), (12, 2));
-    let d = net.b.get_connection_data(cb, &mut buf).unwrap();
+    let d = net.b.get_connection_data(cb, Some(&mut buf)).unwrap();
     assert_eq!((d.irl, d.orl), (2, 12));
 
     net.a.complete_connect(ca).unwrap();
@@ -327,6 +327,36 @@ fn the_path_mtu_is_the_min_of_both_ends() {
     }
 }
 
+/// The NDK_FN_GET_CONNECTION_DATA page's protocol: a NULL buffer of length 0 asks the required
+/// size (RDS) and succeeds; a short buffer gets the data's first bytes and BUFFER_TOO_SMALL
+/// with the RDS; a buffer at least the RDS gets all of it. (This provider once failed the size
+/// query BUFFER_TOO_SMALL and wrote nothing into a short buffer.)
+#[test]
+fn connection_data_size_query_and_partial_copy() {
+    let mut net = Net::new();
+    let sent: Vec<u8> = (1..=30).collect();
+    net.start(&sent, 1, 1);
+    net.run(2);
+    let cb = net.indicated();
+    let query = net.b.get_connection_data(cb, None).unwrap();
+    assert_eq!(query.len, 30, "the size query succeeds with the RDS");
+    let mut short = [0u8; 12];
+    assert_eq!(
+        net.b.get_connection_data(cb, Some(&mut short)),
+        Err(CmStatus::BufferTooSmall { needed: 30 })
+    );
+    assert_eq!(short[..], sent[..12], "a short buffer gets the first bytes");
+    let mut exact = [0u8; 30];
+    let d = net.b.get_connection_data(cb, Some(&mut exact)).unwrap();
+    assert_eq!((d.len, &exact[..]), (30, &sent[..]));
+    let mut empty: [u8; 0] = [];
+    assert_eq!(
+        net.b.get_connection_data(cb, Some(&mut empty)),
+        Err(CmStatus::BufferTooSmall { needed: 30 }),
+        "a buffer of no bytes that is not NULL is a short buffer"
+    );
+}
+
 /// ndkpi.md §4.3: oversize private data fails inline; a short buffer gets BUFFER_TOO_SMALL and
 /// the length needed.
 #[test]
@@ -344,7 +374,7 @@ fn private_data_limits_and_a_short_buffer() {
     let cb = net.indicated();
     let mut short = [0u8; 29];
     assert_eq!(
-        net.b.get_connection_data(cb, &mut short),
+        net.b.get_connection_data(cb, Some(&mut short)),
         Err(CmStatus::BufferTooSmall { needed: 30 })
     );
     assert_eq!(
@@ -374,7 +404,7 @@ fn reject_with_private_data() {
         [CmStatus::ConnectionRefused]
     );
     let mut buf = [0u8; 64];
-    let d = net.a.get_connection_data(ca, &mut buf).unwrap();
+    let d = net.a.get_connection_data(ca, Some(&mut buf)).unwrap();
     assert_eq!(&buf[..d.len as usize], b"busy today");
     assert_eq!(net.a.complete_connect(ca), Err(CmStatus::ConnectionInvalid));
     assert!(qp_params(&net.ev_b).is_empty());
