@@ -48,11 +48,13 @@ const C_RUNTIME: [&str; 4] = ["memcpy", "memmove", "memset", "memcmp"];
 struct Options {
     /// An image given with `--image`, run alone instead of the two xtask builds.
     image: Option<PathBuf>,
+    /// The cargo profile of the `--image` (release unless `--profile dev`).
+    profile: String,
     /// Arguments after `--`, for the kit.
     kit_args: Vec<OsString>,
 }
 
-/// `cargo xtask kit [--image PATH] [-- KIT ARGS]`.
+/// `cargo xtask kit [--image PATH [--profile release|dev]] [-- KIT ARGS]`.
 pub fn main(root: &Path, args: &[String]) -> ExitCode {
     let options = match parse(args) {
         Ok(o) => o,
@@ -84,6 +86,7 @@ pub fn main(root: &Path, args: &[String]) -> ExitCode {
 fn parse(args: &[String]) -> Result<Options, String> {
     let mut options = Options {
         image: None,
+        profile: "release".into(),
         kit_args: Vec::new(),
     };
     let mut rest = args.iter();
@@ -97,6 +100,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
                 options.image = Some(path);
             }
+            "--profile" => match rest.next().map(String::as_str) {
+                Some(p @ ("release" | "dev")) => options.profile = p.into(),
+                Some(other) => return Err(format!("--profile {other:?}: release or dev")),
+                None => return Err("--profile needs release or dev".into()),
+            },
             "--" => {
                 options.kit_args = rest.by_ref().map(OsString::from).collect();
             }
@@ -179,6 +187,9 @@ struct Run {
     image: PathBuf,
     /// target/pe/kit/<label>/
     stage: PathBuf,
+    /// The image's cargo profile, for its stack budget: `release` or `dev` (`--profile` for an
+    /// image given with `--image`).
+    profile: String,
 }
 
 fn run(root: &Path, tools: &Tools, options: &Options) -> Result<bool, String> {
@@ -188,6 +199,7 @@ fn run(root: &Path, tools: &Tools, options: &Options) -> Result<bool, String> {
             label: "image".into(),
             image: image.clone(),
             stage: kit_dir.join("image"),
+            profile: options.profile.clone(),
         }],
         None => Profile::ALL
             .into_iter()
@@ -201,6 +213,7 @@ fn run(root: &Path, tools: &Tools, options: &Options) -> Result<bool, String> {
                     label: profile.name().into(),
                     image: paths.sys,
                     stage: kit_dir.join(profile.name()),
+                    profile: profile.name().into(),
                 })
             })
             .collect::<Result<_, String>>()?,
@@ -473,6 +486,7 @@ fn run_kit(tools: &Tools, prefix: &Path, run: &Run, kit_args: &[OsString]) -> Re
             "ndis.sys,ntoskrnl.exe,hal.dll,bcryptprimitives=n",
         )
         .env("DCBNDK_IMAGE", windows_path(&run.stage.join("dcbndk.sys"))?)
+        .env("DCBNDK_IMAGE_PROFILE", &run.profile)
         .arg(run.stage.join("hlk.exe"))
         .arg("--json")
         .arg(format!("{}\\report.json", windows_path(&run.stage)?))

@@ -26,6 +26,7 @@ use dcbndk_hlk::kit::capture::{self, Sink};
 use dcbndk_hlk::kit::{self, CaseReport, Status, Totals};
 use dcbndk_hlk::scenario::{self, Scenario};
 use dcbndk_hlk::sim::Sim;
+use dcbndk_hlk::sim::host::side_door;
 
 /// The parsed command line.
 struct Cli {
@@ -116,7 +117,24 @@ fn parse() -> Cli {
 }
 
 /// Prints a scenario's views; `Ok(true)` when it held.
+/// [`show_views`], or a skip where the scenario needs a side door this host does not have
+/// (its `[ndk]` workload: `sim::host::side_door`).
 fn show_scenario(s: &Scenario) -> Result<bool, String> {
+    kit::quiet_side_doors();
+    let _ = side_door::take_reached();
+    match std::panic::catch_unwind(|| show_views(s)) {
+        Ok(shown) => shown,
+        Err(panic) => match side_door::take_reached() {
+            Some(door) => {
+                println!("SKIP  the views of scenario {}: {}", s.name, door.reason());
+                Ok(true)
+            }
+            None => std::panic::resume_unwind(panic),
+        },
+    }
+}
+
+fn show_views(s: &Scenario) -> Result<bool, String> {
     println!("Scenario {}: {}", s.name, s.description);
     println!("  file: {}", s.path.display());
     let out = scenario::run(s)?;

@@ -164,14 +164,15 @@ pub fn enforce(mut report: CaseReport, require_all: bool) -> CaseReport {
     report
 }
 
-/// Keeps the panic hook quiet about a side door's unwinding (`sim::host::side_door`): the case's
-/// skip says it; every other panic is printed as before.
-fn quiet_side_doors() {
+/// Keeps the panic hook quiet about a side door's unwinding (`sim::host::side_door`), and about
+/// what unwinds because of it (a scope whose thread reached one): the case's skip says it; every
+/// other panic is printed as before.
+pub fn quiet_side_doors() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         let print = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !info.payload().is::<side_door::Unreachable>() {
+            if !info.payload().is::<side_door::Unreachable>() && !side_door::was_reached() {
                 print(info);
             }
         }));

@@ -16,6 +16,14 @@ pub fn entry() -> Result<DriverEntry, String> {
     imp::entry()
 }
 
+/// Whether the driver under test is an optimized build (its stack budget depends on it): this
+/// process's own build where the driver is linked, the image's profile as `cargo xtask kit`
+/// states it (`DCBNDK_IMAGE_PROFILE`, release unless it says dev) where it is loaded.
+#[must_use]
+pub fn optimized() -> bool {
+    imp::optimized()
+}
+
 /// What the kit runs against, for its reports: the image's path, or the linked build.
 #[must_use]
 pub fn describe() -> String {
@@ -43,6 +51,10 @@ mod imp {
     pub(super) fn describe() -> String {
         "the driver's source, linked into this process (System V convention)".into()
     }
+
+    pub(super) fn optimized() -> bool {
+        !cfg!(debug_assertions)
+    }
 }
 
 #[cfg(windows)]
@@ -60,6 +72,13 @@ mod imp {
         // AddressOfEntryPoint in the loaded image), a `DRIVER_INITIALIZE` as the kernel calls it:
         // the image is linked with /ENTRY:DriverEntry, and it stays loaded for the process.
         Ok(unsafe { std::mem::transmute::<usize, super::DriverEntry>(address) })
+    }
+
+    /// The environment variable that says the image's cargo profile.
+    const PROFILE: &str = "DCBNDK_IMAGE_PROFILE";
+
+    pub(super) fn optimized() -> bool {
+        std::env::var(PROFILE).map_or(true, |p| p != "dev")
     }
 
     pub(super) fn describe() -> String {

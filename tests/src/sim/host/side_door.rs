@@ -18,6 +18,11 @@ pub struct Unreachable(pub &'static str);
 /// thread of the case that unwinds makes the case fail with another message).
 static REACHED: std::sync::Mutex<Option<Unreachable>> = std::sync::Mutex::new(None);
 
+/// Whether a side door was reached since the last [`take_reached`].
+pub fn was_reached() -> bool {
+    crate::sim::lock(&REACHED).is_some()
+}
+
 /// The side door reached since the last call, if any.
 pub fn take_reached() -> Option<Unreachable> {
     crate::sim::lock(&REACHED).take()
