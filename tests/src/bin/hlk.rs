@@ -208,6 +208,8 @@ fn main() -> ExitCode {
     if let Some(path) = &cli.scenario {
         return scenario_command(path);
     }
+    // One case at a time here: the list of cases that reach side doors is checked.
+    kit::side_doors::check();
     let groups = kit::groups();
     for name in &cli.group {
         if !groups.iter().any(|g| g.name.eq_ignore_ascii_case(name)) {

@@ -1,9 +1,10 @@
 //! The cases that reach the driver through a side door (`sim::host::side_door`): calls no
 //! Windows component makes, which exist only where the driver is linked into the kit. Against an
-//! image (`cargo xtask kit`) these cases are skipped with the call's name; on Linux every case is
-//! checked against this list (`kit::run_case`): a case that makes such a call and is not listed
-//! fails, and so does one listed that makes none, so the list is exactly what the image cannot
-//! run.
+//! image (`cargo xtask kit`) these cases are skipped with the call's name; on Linux, where the
+//! `hlk` command runs cases one at a time, every case is checked against this list
+//! (`kit::run_case`): a case that makes such a call and is not listed fails, and so does one
+//! listed that makes none, so the list is exactly what the image cannot run. (`cargo test` runs
+//! cases on many threads at once, where a call cannot be told to its case: it does not check.)
 
 use crate::sim::host::side_door::{IP_ADDRESSES, NDK_ACTIVITY, REMOTE_INPUT};
 
@@ -162,6 +163,19 @@ const CASES: &[(&str, &str, &str)] = &[
         NDK_ACTIVITY,
     ),
 ];
+
+static CHECKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on every case is checked against the list: for a process that runs its cases one at
+/// a time (the `hlk` command).
+pub fn check() {
+    CHECKED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether cases are checked against the list.
+pub(super) fn checked() -> bool {
+    CHECKED.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// The side door the case `name` of `group` reaches, if it is listed.
 pub(super) fn of(group: &str, name: &str) -> Option<&'static str> {
