@@ -26,7 +26,7 @@ use ndis_sys::status::{
 };
 
 use super::{
-    Case, CaseResult, Group, ensure, expect_eq, finish, frame, registry_with, started, sz,
+    Case, CaseResult, Group, ensure, expect_eq, finish, frame, note, registry_with, started, sz,
 };
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::nbl::Layout;
@@ -163,7 +163,7 @@ fn cases() -> Vec<Case> {
         ),
         // Last: it reads the stack depths every case of the group has driven so far.
         Case::new(
-            "stack: every entry point's deepest stack use is within the image's budget (Linux build)",
+            "stack: every entry point's deepest stack use, seen at each NDIS call it makes, is within the image's budget",
             stack_depths,
         ),
     ]);
@@ -186,9 +186,15 @@ fn stack_depths() -> CaseResult {
     finish(a)?;
     let depths = crate::sim::stack::deepest();
     let budget = crate::sim::stack::budget();
-    for (name, bytes) in &depths {
-        println!("      stack (Linux build, as the simulator sees it): {name}: {bytes} bytes");
-    }
+    note(format!(
+        "deepest stack below each entry point at an NDIS call, bytes (budget {budget}; {}): {}",
+        crate::sim::host::driver::describe(),
+        depths
+            .iter()
+            .map(|(name, bytes)| format!("{name} {bytes}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
     for required in [
         "DriverEntry",
         "MiniportInitializeEx",
