@@ -975,7 +975,7 @@ fn queued_across_a_pause() -> CaseResult {
             count(),
             frames.len(),
         )?;
-        super::note(format!(
+        note(format!(
             "{before} of 8 frames left before the pause, the others after the restart"
         ));
         Ok(None)
