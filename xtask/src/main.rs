@@ -1,17 +1,19 @@
 //! `cargo xtask pe`: builds dcbndk.sys for x64 and ARM64, release and dev, on any host without
 //! the WDK, and checks each image as Windows would load it (README "The Windows image").
 //! `cargo xtask package`: the signed driver package of a release image (`package`).
+//! `cargo xtask kit`: the kit run under Wine against the x64 images (`kit`).
 //!
 //! ```text
 //! cargo xtask pe             build the four images and check them
 //! cargo xtask pe --no-build  check the images already in target/pe
 //! cargo xtask package [--arch x64|arm64|all] [--cert FILE.pfx --password-env VAR]
+//! cargo xtask kit [--image PATH [--profile release|dev]] [-- KIT ARGS]
 //! ```
 //!
 //! Every image is written to target/pe/<triple>/<profile>/dcbndk.sys with its map file, and the
 //! stack table to target/pe/stack-table.md. The command fails when an image cannot be built or
-//! fails any check, the stack's with headroom (`image::STACK_HEADROOM`, `image::FRAME_HEADROOM`). (Until issue 18 was resolved a baseline of known failures was accepted;
-//! there is none any more: every failure fails CI.)
+//! fails any check, the stack's with headroom (`image::STACK_HEADROOM`, `image::FRAME_HEADROOM`).
+//! There is no baseline of accepted failures: every failure fails CI.
 
 mod callgraph;
 mod cross;

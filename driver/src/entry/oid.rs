@@ -154,7 +154,8 @@ unsafe fn answer(
             // SAFETY: `request` is valid and `counters` points at its DATA member in use;
             // writing the query's own counters.
             unsafe { (*counters).BytesWritten = outcome.bytes_written };
-            // SAFETY: as above.
+            // SAFETY: `counters` is the same query member of the live request; its other
+            // counter, a plain field write.
             unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
         }
         RequestKind::Set => {
@@ -162,7 +163,8 @@ unsafe fn answer(
             // SAFETY: `request` is valid and `counters` points at its DATA member in use;
             // writing the set's own counters.
             unsafe { (*counters).BytesRead = outcome.bytes_read };
-            // SAFETY: as above.
+            // SAFETY: `counters` is the same set member of the live request; its other
+            // counter, a plain field write.
             unsafe { (*counters).BytesNeeded = outcome.bytes_needed };
         }
         RequestKind::Method => {

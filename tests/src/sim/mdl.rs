@@ -284,17 +284,20 @@ pub(crate) unsafe fn system_address(mdl: *mut SimMdl) -> Option<*mut u8> {
     if let Some(address) = unsafe { mapped_address(mdl) } {
         return Some(address);
     }
-    // SAFETY: as above; the header is read by value.
+    // SAFETY: `mdl` is live (function contract); its header is read by value.
     let h = unsafe { (*mdl).header };
     if h.MdlFlags & MDL_PAGES_LOCKED == 0 {
         return None;
     }
     let owner = lock(&LIVE_MDLS).get(&(mdl as usize)).copied()?;
-    // SAFETY: as above; `pages` is what a mapping of the MDL's pages shows.
+    // SAFETY: `mdl` is live and no other thread maps it (function contract); `pages` is read by
+    // value: it is what a mapping of the MDL's pages shows.
     let pages = unsafe { (*mdl).pages };
-    // SAFETY: as above; the kernel records the mapping in the MDL it maps.
+    // SAFETY: `mdl` is live and only this thread maps it (function contract): the write the
+    // kernel makes to record a mapping in the MDL it maps.
     unsafe { (*mdl).header.MappedSystemVa = pages.cast::<c_void>() };
-    // SAFETY: as above.
+    // SAFETY: `mdl` is live and only this thread maps it (function contract): the flag the
+    // kernel sets with that mapping.
     unsafe { (*mdl).header.MdlFlags = h.MdlFlags | MDL_MAPPED_TO_SYSTEM_VA };
     lock(&MAPPINGS).insert(mdl as usize, owner);
     Some(pages)
