@@ -2,15 +2,17 @@
 //! the WDK: the panic handler (a panic in a kernel driver is a bug check) and `_fltused`.
 //!
 //! Why this file exists: the kernel has no unwinder and no console, so a driver must say what a
-//! panic does. windows-drivers-rs' `wdk-panic` 0.5 spins in `loop {}`, which at DISPATCH_LEVEL
-//! hangs a processor until the DPC watchdog brings the machine down with nothing to say where;
-//! this handler calls `KeBugCheckEx` at once with the panic's location, which the crash dump
-//! shows. It is the same on both Windows builds (the WDK build on Windows and `cargo xtask pe`
-//! on Linux), so the image a test VM loads is the image the checks looked at. On Linux the
-//! driver is an rlib and std's handler applies (DESIGN.md §2).
+//! panic does. windows-drivers-rs' `wdk-panic` 0.5.0 says it for WDM and KMDF drivers the same
+//! way, `KeBugCheckEx` with the code `"RPNC"` and the panic's file, length, line and column (a
+//! build with debug assertions breaks into the debugger first), but it depends on `wdk` and so
+//! on `wdk-sys`, whose bindgen needs the WDK at build time: the image `cargo xtask pe` builds
+//! without the WDK cannot link it. This handler calls `KeBugCheckEx` with the same four
+//! parameters under the driver's own code, and the WDK build on Windows uses it as well, so both
+//! builds link one panic handler and the image a test VM loads is the image the checks looked
+//! at. On Linux the driver is an rlib and std's handler applies (DESIGN.md §2).
 //!
 //! The driver has no global allocator either: it allocates only from NDIS's pool with a tag per
-//! kind of object ([`crate::memory`]), where every failure is handled, so neither `alloc` nor
+//! kind of object ([`crate::resources::memory`]), where every failure is handled, so neither `alloc` nor
 //! `wdk-alloc` is linked (an infallible `alloc` allocation would turn low memory into a bug
 //! check).
 //!
