@@ -11,7 +11,7 @@
 //! ## Two hosts
 //!
 //! On Windows the crate builds as `dcbndk.sys` (cdylib) with its own panic handler (`runtime`: a
-//! panic is a bug check) and no global allocator (pool memory only, [`memory`]); ndis.lib and
+//! panic is a bug check) and no global allocator (pool memory only, [`resources::memory`]); ndis.lib and
 //! ntoskrnl.lib resolve the imports. Everywhere else it is an rlib whose imports are resolved by
 //! the simulated ndis.sys in tests/, and std supplies the panic handler; `std::` paths stay
 //! unusable, so `no_std` holds.

@@ -1,7 +1,7 @@
 //! The declaration macros of the FFI layer and the layout record they leave behind.
 //!
-//! Every struct, union and constant of `ffi` is declared through [`ndis_structs!`] or
-//! [`ndis_consts!`]. Besides the Rust item, each macro records what the compiler made of it — size,
+//! Every struct, union and constant of `ffi` is declared through `ndis_structs!` or
+//! `ndis_consts!`. Besides the Rust item, each macro records what the compiler made of it — size,
 //! alignment and every field offset, or the constant's value — in a per-module [`ModuleAbi`]. The
 //! ABI tests in tests/ walk [`super::MODULES`] and compare every record with the x64 table
 //! (`abi/ndis-x64.tsv`) and with mingw-w64's headers, so a declaration cannot escape the
@@ -82,7 +82,7 @@ pub struct ModuleAbi {
 
 /// Types whose all-zero bit pattern is a valid value: integers, raw pointers, `Option` of a
 /// function pointer, arrays of these, and `ffi` structs and unions made only of these (the
-/// [`ndis_structs!`] macro requires it of every field). It lets `zeroed()` be safe to call.
+/// `ndis_structs!` macro requires it of every field). It lets `zeroed()` be safe to call.
 ///
 /// # Safety
 /// Implement only for types for which `core::mem::zeroed()` is a valid value.

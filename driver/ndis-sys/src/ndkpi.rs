@@ -8,13 +8,13 @@
 //! - the declarations (types, member order, enumerator and flag values, signatures) are those of
 //!   the WDK's ndkpi.h as the public copy in the code index and the ndkpi DDI pages
 //!   (MicrosoftDocs/windows-driver-docs-ddi, `wdk-ddi-src/content/ndkpi/`) give them: ndkpi.md's
-//!   [H]. `abi/ndkpi_decl.h` transcribes them for mingw-w64 gcc, which lays them out by the
+//!   \[H\]. `abi/ndkpi_decl.h` transcribes them for mingw-w64 gcc, which lays them out by the
 //!   Microsoft x64 rules and gives the rows of `abi/supplement.tsv` (`gen_supplement.py`);
-//! - the sizes and offsets ndkpi.md §0 and §2 take from type dumps of ndis.sys ([TD], [TD2]:
+//! - the sizes and offsets ndkpi.md §0 and §2 take from type dumps of ndis.sys (\[TD\], \[TD2\]:
 //!   `NDK_OBJECT_HEADER` 0x28, `NDK_QP` and `NDK_MR` 0x30, the ADAPTER, CQ, PD, QP and CONNECTOR
 //!   dispatch tables 0x48, 0x38, 0x40, 0x58, 0x58) are checked against those rows by
 //!   tests/abi_table.rs (`ndkpi_sizes_match_the_type_dumps`);
-//! - what ndkpi.md marks [INFER] is the layout of the remaining types, which it derives from the
+//! - what ndkpi.md marks \[INFER\] is the layout of the remaining types, which it derives from the
 //!   declaration order and natural alignment: the other eight objects (declared exactly as
 //!   `NDK_QP`), the SRQ, MR, MW, LISTENER and SHARED_ENDPOINT tables (`index * 8`), `NDK_RESULT`,
 //!   `NDK_RESULT_EX`, `NDK_SGE`. Their rows are the compiler's layout of the declarations, with
@@ -599,14 +599,14 @@ pub type NDK_FN_GET_SHARED_ENDPOINT_LOCAL_ADDRESS = Option<
 >;
 
 ndis_structs! {
-    /// `NDK_OBJECT_HEADER_RESERVED_BLOCK`: 0x20 bytes the consumer owns (ndkpi.md §0: [H], [TD]).
+    /// `NDK_OBJECT_HEADER_RESERVED_BLOCK`: 0x20 bytes the consumer owns (ndkpi.md §0: \[H\], \[TD\]).
     pub struct NDK_OBJECT_HEADER_RESERVED_BLOCK {
         /// Reserved: the provider never touches it.
         pub rf: [PVOID; 4],
     }
 
-    /// `NDK_OBJECT_HEADER`: 0x28 bytes at the start of every NDK object (ndkpi.md §0: [H], [TD],
-    /// [TD2]).
+    /// `NDK_OBJECT_HEADER`: 0x28 bytes at the start of every NDK object (ndkpi.md §0: \[H\], \[TD\],
+    /// \[TD2\]).
     pub struct NDK_OBJECT_HEADER {
         /// The NDKPI version the object was created for (the open's: the provider's highest
         /// minor, ndkpi.md §6.3).
@@ -617,8 +617,8 @@ ndis_structs! {
         pub NdkReserved: NDK_OBJECT_HEADER_RESERVED_BLOCK,
     }
 
-    /// `NDK_RESULT`: one completion-queue entry, 0x18 bytes (ndkpi.md §0, §3.1: order [H],
-    /// offsets [INFER]).
+    /// `NDK_RESULT`: one completion-queue entry, 0x18 bytes (ndkpi.md §0, §3.1: order \[H\],
+    /// offsets \[INFER\]).
     pub struct NDK_RESULT {
         /// Completion status of the request.
         pub Status: NTSTATUS,
@@ -631,7 +631,7 @@ ndis_structs! {
     }
 
     /// `NDK_RESULT_EX` (NDKPI 1.2): `NDK_RESULT` with the operation type, 0x28 bytes
-    /// (ndkpi.md §0, §3.1: order [H]; the _NDK_RESULT_EX DDI page,
+    /// (ndkpi.md §0, §3.1: order \[H\]; the _NDK_RESULT_EX DDI page,
     /// <https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndkpi/ns-ndkpi-_ndk_result_ex>,
     /// puts a later NDK's `ProviderErrorCode` in the x64 padding after `Type`).
     pub struct NDK_RESULT_EX {
@@ -654,7 +654,7 @@ ndis_structs! {
     }
 
     /// `NDK_LOGICAL_ADDRESS_MAPPING`: a LAM, variable-sized: `AdapterPageCount` entries from
-    /// `AdapterPageArray`, so `FIELD_OFFSET(AdapterPageArray) + n * 8` bytes (ndkpi.md §0: [H]).
+    /// `AdapterPageArray`, so `FIELD_OFFSET(AdapterPageArray) + n * 8` bytes (ndkpi.md §0: \[H\]).
     pub struct NDK_LOGICAL_ADDRESS_MAPPING {
         /// The provider's.
         pub AdapterContext: PVOID,
@@ -673,8 +673,8 @@ ndis_structs! {
         pub LogicalAddress: NDK_LOGICAL_ADDRESS,
     }
 
-    /// `NDK_SGE`: one scatter/gather entry, 0x10 bytes (ndkpi.md §0: order [H], offsets
-    /// [INFER]).
+    /// `NDK_SGE`: one scatter/gather entry, 0x10 bytes (ndkpi.md §0: order \[H\], offsets
+    /// \[INFER\]).
     pub struct NDK_SGE {
         /// `VirtualAddress` or `LogicalAddress`.
         #[abi(anonymous)]
@@ -685,13 +685,13 @@ ndis_structs! {
         pub MemoryRegionToken: UINT32,
     }
 
-    /// `NDK_EXTENSION_INTERFACE`: what `NdkQueryExtension` returns (ndkpi.md §0: [H]).
+    /// `NDK_EXTENSION_INTERFACE`: what `NdkQueryExtension` returns (ndkpi.md §0: \[H\]).
     pub struct NDK_EXTENSION_INTERFACE {
         /// The extension's dispatch table.
         pub Dispatch: *const c_void,
     }
 
-    /// `NDK_ADAPTER_DISPATCH`: 0x48 bytes (ndkpi.md §2.1: [H], [TD]). No close slot: NDIS
+    /// `NDK_ADAPTER_DISPATCH`: 0x48 bytes (ndkpi.md §2.1: \[H\], \[TD\]). No close slot: NDIS
     /// closes the adapter through `CloseNDKAdapterHandler`.
     pub struct NDK_ADAPTER_DISPATCH {
         /// `NdkQueryExtension`
@@ -714,7 +714,7 @@ ndis_structs! {
         pub NdkReleaseLAM: NDK_FN_RELEASE_LAM,
     }
 
-    /// `NDK_CQ_DISPATCH`: 0x38 bytes (ndkpi.md §2.2: [H], [TD]).
+    /// `NDK_CQ_DISPATCH`: 0x38 bytes (ndkpi.md §2.2: \[H\], \[TD\]).
     pub struct NDK_CQ_DISPATCH {
         /// `NdkCloseCq`
         pub NdkCloseCq: NDK_FN_CLOSE_OBJECT,
@@ -732,7 +732,7 @@ ndis_structs! {
         pub NdkGetCqResultsEx: NDK_FN_GET_CQ_RESULTS_EX,
     }
 
-    /// `NDK_PD_DISPATCH`: 0x40 bytes (ndkpi.md §2.3: [H], [TD]).
+    /// `NDK_PD_DISPATCH`: 0x40 bytes (ndkpi.md §2.3: \[H\], \[TD\]).
     pub struct NDK_PD_DISPATCH {
         /// `NdkClosePd`
         pub NdkClosePd: NDK_FN_CLOSE_OBJECT,
@@ -752,7 +752,7 @@ ndis_structs! {
         pub NdkGetPrivilegedMemoryRegionToken: NDK_FN_GET_PRIVILEGED_MEMORY_REGION_TOKEN,
     }
 
-    /// `NDK_QP_DISPATCH`: 0x58 bytes (ndkpi.md §2.4: [H], [TD]).
+    /// `NDK_QP_DISPATCH`: 0x58 bytes (ndkpi.md §2.4: \[H\], \[TD\]).
     pub struct NDK_QP_DISPATCH {
         /// `NdkCloseQp`
         pub NdkCloseQp: NDK_FN_CLOSE_OBJECT,
@@ -778,7 +778,7 @@ ndis_structs! {
         pub NdkSendAndInvalidate: NDK_FN_SEND_AND_INVALIDATE,
     }
 
-    /// `NDK_SRQ_DISPATCH`: 0x20 bytes (ndkpi.md §2.5: order [H], size [INFER]).
+    /// `NDK_SRQ_DISPATCH`: 0x20 bytes (ndkpi.md §2.5: order \[H\], size \[INFER\]).
     pub struct NDK_SRQ_DISPATCH {
         /// `NdkCloseSrq`
         pub NdkCloseSrq: NDK_FN_CLOSE_OBJECT,
@@ -790,7 +790,7 @@ ndis_structs! {
         pub NdkSrqReceive: NDK_FN_SRQ_RECEIVE,
     }
 
-    /// `NDK_MR_DISPATCH`: 0x38 bytes (ndkpi.md §2.6: order [H], size [INFER]).
+    /// `NDK_MR_DISPATCH`: 0x38 bytes (ndkpi.md §2.6: order \[H\], size \[INFER\]).
     pub struct NDK_MR_DISPATCH {
         /// `NdkCloseMr`
         pub NdkCloseMr: NDK_FN_CLOSE_OBJECT,
@@ -808,7 +808,7 @@ ndis_structs! {
         pub NdkGetLocalTokenFromMr: NDK_FN_GET_LOCAL_TOKEN_FROM_MR,
     }
 
-    /// `NDK_MW_DISPATCH`: 0x18 bytes (ndkpi.md §2.7: order [H], size [INFER]).
+    /// `NDK_MW_DISPATCH`: 0x18 bytes (ndkpi.md §2.7: order \[H\], size \[INFER\]).
     pub struct NDK_MW_DISPATCH {
         /// `NdkCloseMw`
         pub NdkCloseMw: NDK_FN_CLOSE_OBJECT,
@@ -818,7 +818,7 @@ ndis_structs! {
         pub NdkGetRemoteTokenFromMw: NDK_FN_GET_REMOTE_TOKEN_FROM_MW,
     }
 
-    /// `NDK_CONNECTOR_DISPATCH`: 0x58 bytes (ndkpi.md §2.8: [H], [TD]).
+    /// `NDK_CONNECTOR_DISPATCH`: 0x58 bytes (ndkpi.md §2.8: \[H\], \[TD\]).
     pub struct NDK_CONNECTOR_DISPATCH {
         /// `NdkCloseConnector`
         pub NdkCloseConnector: NDK_FN_CLOSE_OBJECT,
@@ -844,7 +844,7 @@ ndis_structs! {
         pub NdkDisconnect: NDK_FN_DISCONNECT,
     }
 
-    /// `NDK_LISTENER_DISPATCH`: 0x28 bytes (ndkpi.md §2.9: order [H], size [INFER]).
+    /// `NDK_LISTENER_DISPATCH`: 0x28 bytes (ndkpi.md §2.9: order \[H\], size \[INFER\]).
     pub struct NDK_LISTENER_DISPATCH {
         /// `NdkCloseListener`
         pub NdkCloseListener: NDK_FN_CLOSE_OBJECT,
@@ -858,7 +858,7 @@ ndis_structs! {
         pub NdkControlConnectEvents: NDK_FN_CONTROL_CONNECT_EVENTS,
     }
 
-    /// `NDK_SHARED_ENDPOINT_DISPATCH`: 0x18 bytes (ndkpi.md §2.10: order [H], size [INFER]).
+    /// `NDK_SHARED_ENDPOINT_DISPATCH`: 0x18 bytes (ndkpi.md §2.10: order \[H\], size \[INFER\]).
     pub struct NDK_SHARED_ENDPOINT_DISPATCH {
         /// `NdkCloseSharedEndpoint`
         pub NdkCloseSharedEndpoint: NDK_FN_CLOSE_OBJECT,
@@ -868,8 +868,8 @@ ndis_structs! {
         pub NdkGetLocalAddress: NDK_FN_GET_SHARED_ENDPOINT_LOCAL_ADDRESS,
     }
 
-    /// `NDK_ADAPTER`: what `OpenNDKAdapterHandler` returns, 0x30 bytes (ndkpi.md §0: [H];
-    /// size [INFER], declared as `NDK_QP`). The provider sets `Dispatch` before returning it and
+    /// `NDK_ADAPTER`: what `OpenNDKAdapterHandler` returns, 0x30 bytes (ndkpi.md §0: \[H\];
+    /// size \[INFER\], declared as `NDK_QP`). The provider sets `Dispatch` before returning it and
     /// never reads it back: the consumer may overwrite it (DDI page of `NDK_ADAPTER`).
     pub struct NDK_ADAPTER {
         /// `ObjectType` = `NdkObjectTypeAdapter`.
@@ -878,7 +878,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_ADAPTER_DISPATCH,
     }
 
-    /// `NDK_CQ`: 0x30 bytes (ndkpi.md §0: [H]; size [INFER], declared as `NDK_QP`).
+    /// `NDK_CQ`: 0x30 bytes (ndkpi.md §0: \[H\]; size \[INFER\], declared as `NDK_QP`).
     pub struct NDK_CQ {
         /// `ObjectType` = `NdkObjectTypeCq`.
         pub Header: NDK_OBJECT_HEADER,
@@ -886,7 +886,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_CQ_DISPATCH,
     }
 
-    /// `NDK_PD`: 0x30 bytes (ndkpi.md §0: [H]; size [INFER], declared as `NDK_QP`).
+    /// `NDK_PD`: 0x30 bytes (ndkpi.md §0: \[H\]; size \[INFER\], declared as `NDK_QP`).
     pub struct NDK_PD {
         /// `ObjectType` = `NdkObjectTypePd`.
         pub Header: NDK_OBJECT_HEADER,
@@ -894,7 +894,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_PD_DISPATCH,
     }
 
-    /// `NDK_MR`: 0x30 bytes (ndkpi.md §0: [H], [TD], [TD2]).
+    /// `NDK_MR`: 0x30 bytes (ndkpi.md §0: \[H\], \[TD\], \[TD2\]).
     pub struct NDK_MR {
         /// `ObjectType` = `NdkObjectTypeMr`.
         pub Header: NDK_OBJECT_HEADER,
@@ -902,7 +902,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_MR_DISPATCH,
     }
 
-    /// `NDK_MW`: 0x30 bytes (ndkpi.md §0: [H]; size [INFER], declared as `NDK_QP`).
+    /// `NDK_MW`: 0x30 bytes (ndkpi.md §0: \[H\]; size \[INFER\], declared as `NDK_QP`).
     pub struct NDK_MW {
         /// `ObjectType` = `NdkObjectTypeMw`.
         pub Header: NDK_OBJECT_HEADER,
@@ -910,7 +910,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_MW_DISPATCH,
     }
 
-    /// `NDK_QP`: 0x30 bytes (ndkpi.md §0: [H], [TD], [TD2]).
+    /// `NDK_QP`: 0x30 bytes (ndkpi.md §0: \[H\], \[TD\], \[TD2\]).
     pub struct NDK_QP {
         /// `ObjectType` = `NdkObjectTypeQp`.
         pub Header: NDK_OBJECT_HEADER,
@@ -918,7 +918,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_QP_DISPATCH,
     }
 
-    /// `NDK_SRQ`: 0x30 bytes (ndkpi.md §0: [H]; size [INFER], declared as `NDK_QP`).
+    /// `NDK_SRQ`: 0x30 bytes (ndkpi.md §0: \[H\]; size \[INFER\], declared as `NDK_QP`).
     pub struct NDK_SRQ {
         /// `ObjectType` = `NdkObjectTypeSrq`.
         pub Header: NDK_OBJECT_HEADER,
@@ -926,7 +926,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_SRQ_DISPATCH,
     }
 
-    /// `NDK_CONNECTOR`: 0x30 bytes (ndkpi.md §0: [H]; size [INFER], declared as `NDK_QP`).
+    /// `NDK_CONNECTOR`: 0x30 bytes (ndkpi.md §0: \[H\]; size \[INFER\], declared as `NDK_QP`).
     pub struct NDK_CONNECTOR {
         /// `ObjectType` = `NdkObjectTypeConnector`.
         pub Header: NDK_OBJECT_HEADER,
@@ -934,7 +934,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_CONNECTOR_DISPATCH,
     }
 
-    /// `NDK_LISTENER`: 0x30 bytes (ndkpi.md §0: [H]; size [INFER], declared as `NDK_QP`).
+    /// `NDK_LISTENER`: 0x30 bytes (ndkpi.md §0: \[H\]; size \[INFER\], declared as `NDK_QP`).
     pub struct NDK_LISTENER {
         /// `ObjectType` = `NdkObjectTypeListener`.
         pub Header: NDK_OBJECT_HEADER,
@@ -942,7 +942,7 @@ ndis_structs! {
         pub Dispatch: *const NDK_LISTENER_DISPATCH,
     }
 
-    /// `NDK_SHARED_ENDPOINT`: 0x30 bytes (ndkpi.md §0: [H]; size [INFER], declared as `NDK_QP`).
+    /// `NDK_SHARED_ENDPOINT`: 0x30 bytes (ndkpi.md §0: \[H\]; size \[INFER\], declared as `NDK_QP`).
     pub struct NDK_SHARED_ENDPOINT {
         /// `ObjectType` = `NdkObjectTypeSharedEndpoint`.
         pub Header: NDK_OBJECT_HEADER,

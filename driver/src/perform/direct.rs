@@ -2,7 +2,7 @@
 //! halt) put frames on the wire. No delivery is under way on their stack, so the frame is
 //! delivered at once, to every other adapter on the sender's wire, by calling its receive path
 //! (`perform::receive::arrived`: a direct call, so that the image's call graph sees the whole
-//! path); then whatever the receivers posted ([`pump`]).
+//! path); then whatever the receivers posted (`pump`).
 
 use super::post::Wire;
 use crate::context::AdapterContext;

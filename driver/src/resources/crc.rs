@@ -20,7 +20,7 @@
 //!   learn.microsoft.com/windows-hardware/drivers/kernel/floating-point-support-for-64-bit-drivers):
 //!   a save area and two calls per frame cost more than wider folds gain at these lengths.
 //! - **ARM64**: the ARMv8 CRC32 instructions (`CRC32X`, `CRC32B`: this very polynomial,
-//!   reflected, no inversion), general-purpose registers only ([`arm64`]).
+//!   reflected, no inversion), general-purpose registers only (`arm64`).
 //!
 //! Detection, once, into an atomic ([`detect`], [`accelerated`]): x64 reads CPUID leaf 1 (ECX
 //! bit 1 PCLMULQDQ, bit 19 SSE4.1; the instruction is allowed at any IRQL, so a first use may

@@ -640,7 +640,7 @@ impl LinkShell {
         unsafe { self.state.get().initialize() };
     }
 
-    /// Frees the lock (halt, after [`stop`]). The timer object is freed when the link is
+    /// Frees the lock (halt, after `stop`). The timer object is freed when the link is
     /// dropped.
     ///
     /// # Safety

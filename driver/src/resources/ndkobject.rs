@@ -6,7 +6,7 @@
 //!
 //! Storage: one `NdkAdapterObject` per `OpenNDKAdapterHandler`, allocated at the open (PASSIVE
 //! level) and freed at `CloseNDKAdapterHandler`, with the provider's state
-//! ([`Provider`](crate::resources::provider::Provider)) under its spin lock. Every other object
+//! ([`Provider`]) under its spin lock. Every other object
 //! is an [`NdkObject`]: the consumer's structure, the adapter object it belongs to and its slot
 //! in the provider's tables. A resource cannot name the adapter context (imports point down):
 //! the block keeps the `MiniportAdapterContext` as an untyped handle, as a wire port keeps its

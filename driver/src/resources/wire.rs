@@ -68,7 +68,7 @@ const _: () = assert!(
     "a port's bit fits ATTACHED"
 );
 
-/// The bit of port `index` in [`ATTACHED`].
+/// The bit of port `index` in `ATTACHED`.
 fn port_bit(index: usize) -> u32 {
     u32::try_from(index)
         .ok()
@@ -127,7 +127,7 @@ pub fn attached() -> Ports {
     Ports(ATTACHED.load(Ordering::SeqCst))
 }
 
-/// Port indices, from a mask of [`ATTACHED`].
+/// Port indices, from a mask of `ATTACHED`.
 pub struct Ports(u32);
 
 impl Iterator for Ports {

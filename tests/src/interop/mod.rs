@@ -13,35 +13,35 @@
 //!
 //! # API
 //!
-//! - [`Environment::check`] `-> Result<(), String>`: whether the live harness can run here (root,
+//! - `Environment::check` `-> Result<(), String>`: whether the live harness can run here (root,
 //!   `ip`, `unshare`, `stdbuf`, `lldpad`, `lldptool`, `gcc`); the error is the reason to print.
-//!   [`Environment::gate`] applies the house policy: skip (print `SKIPPED: reason`) when the
+//!   `Environment::gate` applies the house policy: skip (print `SKIPPED: reason`) when the
 //!   environment lacks them, except under `CI=true`, where a missing tool is an error.
-//! - [`Namespaces::create`] `-> io::Result<Namespaces>`: the two namespaces and the veth; dropped
-//!   (or [`Namespaces::teardown`], idempotent) they are deleted. [`Namespaces::reap_stale`]
+//! - `Namespaces::create` `-> io::Result<Namespaces>`: the two namespaces and the veth; dropped
+//!   (or `Namespaces::teardown`, idempotent) they are deleted. `Namespaces::reap_stale`
 //!   removes what a crashed earlier run (panic = abort, SIGKILL) left behind.
-//! - [`PacketSocket::open`] `(&Namespaces) -> io::Result<PacketSocket>`: raw frames on `veth-sim`:
-//!   [`PacketSocket::send`] `(&[u8])`, [`PacketSocket::recv`] `(Duration) -> Option<Vec<u8>>`
-//!   (incoming frames only), [`PacketSocket::recv_lldpdu`]; [`ethernet_frame`] and
-//!   [`lldpdu_payload`] wrap and unwrap an LLDPDU.
-//! - [`Shim::build`] `(out_dir: &Path) -> io::Result<PathBuf>`: compiles the shim (its source is
+//! - `PacketSocket::open` `(&Namespaces) -> io::Result<PacketSocket>`: raw frames on `veth-sim`:
+//!   `PacketSocket::send` `(&[u8])`, `PacketSocket::recv` `(Duration) -> Option<Vec<u8>>`
+//!   (incoming frames only), `PacketSocket::recv_lldpdu`; `ethernet_frame` and
+//!   `lldpdu_payload` wrap and unwrap an LLDPDU.
+//! - `Shim::build` `(out_dir: &Path) -> io::Result<PathBuf>`: compiles the shim (its source is
 //!   embedded in this library, so the `hlk` binary works anywhere gcc does);
-//!   [`Shim::default_dir`] is `target/interop`.
-//! - [`Lldpad::start`] `(&Namespaces, shim: &Path) -> io::Result<Lldpad>`: lldpad on `veth-peer`,
-//!   ready when it returns (its control socket answered). Dropped (or [`Lldpad::stop`]): SIGTERM
+//!   `Shim::default_dir` is `target/interop`.
+//! - `Lldpad::start` `(&Namespaces, shim: &Path) -> io::Result<Lldpad>`: lldpad on `veth-peer`,
+//!   ready when it returns (its control socket answered). Dropped (or `Lldpad::stop`): SIGTERM
 //!   to its own pid, at most 3 s, then SIGKILL; its temporary directory is removed (kept when
 //!   `DCBNDK_INTEROP_KEEP=1`). Drop the `Lldpad` before its `Namespaces` (declare it after them):
 //!   a namespace lives on while lldpad runs in it.
-//!   - [`Lldpad::lldptool`] `(&[&str]) -> io::Result<String>`: `ip netns exec <peer> lldptool …`.
-//!   - [`Lldpad::configure`] `(&PeerConfig)`: the lldptool commands of dcbx-peer.md §5
-//!     ([`PeerConfig::spec_example`] is that section's configuration).
-//!   - [`Lldpad::neighbor`] `-> io::Result<NeighborView>`: what lldpad decoded from the sim's
-//!     frames (`lldptool -t -n`); [`Lldpad::local`]: the TLVs lldpad last built for its own
-//!     LLDPDU (`lldptool -t`); [`Lldpad::shim_sets`] `-> io::Result<Vec<ShimSet>>`: the
+//!   - `Lldpad::lldptool` `(&[&str]) -> io::Result<String>`: `ip netns exec <peer> lldptool …`.
+//!   - `Lldpad::configure` `(&PeerConfig)`: the lldptool commands of dcbx-peer.md §5
+//!     (`PeerConfig::spec_example` is that section's configuration).
+//!   - `Lldpad::neighbor` `-> io::Result<NeighborView>`: what lldpad decoded from the sim's
+//!     frames (`lldptool -t -n`); `Lldpad::local`: the TLVs lldpad last built for its own
+//!     LLDPDU (`lldptool -t`); `Lldpad::shim_sets` `-> io::Result<Vec<ShimSet>>`: the
 //!     IEEE_SET/IEEE_DEL calls lldpad made, in order (its operational configuration after the
 //!     DCBX state machines ran; lldpad repeats the ETS and PFC sets at every transmission, so
-//!     look at the last ones: [`last_ets`], [`last_pfc`], [`app_table`]).
-//! - [`wait_for`] `(deadline, poll, FnMut() -> Option<T>) -> Result<T, String>`: every wait of the
+//!     look at the last ones: `last_ets`, `last_pfc`, `app_table`).
+//! - `wait_for` `(deadline, poll, FnMut() -> Option<T>) -> Result<T, String>`: every wait of the
 //!   harness is bounded.
 //!
 //! Nothing panics: every failure is an error naming the command, its exit status and its output.
@@ -49,14 +49,14 @@
 //! # lldpad facts a test must know (besides dcbx-peer.md §9)
 //!
 //! - `lldptool -t -n` prints nothing and exits 0 while there is no neighbour; the view is then
-//!   empty ([`NeighborView::is_empty`]), not an error.
-//! - lldpad's own TLVs ([`Lldpad::local`]) are rebuilt at each transmission: right after a
+//!   empty (`NeighborView::is_empty`), not an error.
+//! - lldpad's own TLVs (`Lldpad::local`) are rebuilt at each transmission: right after a
 //!   `configure` they may still show the previous values.
 //! - lldpad's `IEEE_SET` of ETS carries `ets_cap=0`; PFC `pfc_cap=0`.
 //! - lldpad programs the NIC (`IEEE_SET`) only once its "pending" state clears: 15 s after start,
 //!   or at once when it receives a DCBX LLDPDU. Send a frame first rather than wait.
 //! - Every lldptool invocation, even `-v`/`-h`, first connects to lldpad and fails without it:
-//!   [`Environment`] only looks lldptool up on `PATH`.
+//!   `Environment` only looks lldptool up on `PATH`.
 //! - lldpad stops within about 40 ms of SIGTERM here, and sends the TTL 0 shutdown LLDPDU.
 //! - With the local side willing and the sim not, lldpad adopts the sim's ETS *Recommendation*
 //!   (not its Configuration) and the sim's PFC, and programs the sim's APP entries as "peer"
@@ -127,7 +127,7 @@ impl Environment {
         Self::diagnose().map_err(|(reason, _)| reason)
     }
 
-    /// [`Environment::check`] with the house policy: `Ok(true)` run; `Ok(false)` skip (this
+    /// `Environment::check` with the house policy: `Ok(true)` run; `Ok(false)` skip (this
     /// prints `SKIPPED: <what>: <reason>`); `Err` when `CI=true` and a tool is missing (CI
     /// installs them, so their absence is a failure).
     ///

@@ -8,7 +8,7 @@
 //!
 //! Where the DDI pages answer what ndkpi.md had inferred, the cases follow the pages; the
 //! project's copy of those answers, each with its page's address, is `tests/NDKPI-DDI.md`.
-//! Rule 1 is the OPEN_NDK_ADAPTER_HANDLER page's (its address is [`OPEN_PAGE`]).
+//! Rule 1 is the OPEN_NDK_ADAPTER_HANDLER page's (its address is `OPEN_PAGE`).
 
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use ndis_sys::ndkpi::NdkObjectTypeAdapter;

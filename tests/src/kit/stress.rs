@@ -488,7 +488,7 @@ fn eventually(mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
-/// The case: `total` operations (see [`Shares::of`]).
+/// The case: `total` operations (see `Shares::of`).
 ///
 /// # Errors
 /// The first check that failed, or every thread's failures.

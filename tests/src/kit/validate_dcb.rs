@@ -104,7 +104,7 @@ pub struct Views {
     /// `(Get-NetAdapterStatistics).RdmaStatistics` (empty: nothing).
     pub rdma_statistics: String,
     /// `(Get-NetQosDcbxSetting -InterfaceAlias <name>).Willing`; `None` when the interface has no
-    /// DCBX object (no QoS capability: `Get-NetAdapterQos` returned nothing) [inference].
+    /// DCBX object (no QoS capability: `Get-NetAdapterQos` returned nothing) \[inference\].
     pub dcbx_willing: Option<bool>,
 }
 
@@ -184,7 +184,7 @@ pub fn smb_direct_config() -> Config {
 
 /// `Get-NetAdapterAdvancedProperty`: a row for each keyword the INF declares (the keyword table
 /// `conformance::inf` checks the INF against) that has a value in the key; a keyword with no
-/// value gives no row [inference].
+/// value gives no row \[inference\].
 #[must_use]
 pub fn advanced_properties(registry: &Registry) -> Vec<AdvancedProperty> {
     KEYWORDS

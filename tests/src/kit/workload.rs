@@ -437,7 +437,7 @@ pub fn set_filter(a: &Adapter) -> Result<(), String> {
 }
 
 /// A registry for an adapter of the workloads: `mac`, on `wire`, `*QOS` 1, not willing, a
-/// connection table of [`MAX_CONNECTIONS`].
+/// connection table of `MAX_CONNECTIONS`.
 #[must_use]
 pub fn registry(wire: u32, mac: [u8; 6]) -> Registry {
     let mut r = Registry::inf_defaults();

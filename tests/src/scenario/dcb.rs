@@ -90,7 +90,7 @@ impl Condition {
 
     /// A `New-NetQosPolicy` template's condition (`-Default`, `-SMB`, ...), by name, case
     /// insensitive. How msdcb turns the templates into elements is not documented; these are the
-    /// templates' well-known ports [INFER].
+    /// templates' well-known ports \[INFER\].
     #[must_use]
     pub fn template(name: &str) -> Option<Self> {
         Some(match name.to_ascii_lowercase().as_str() {

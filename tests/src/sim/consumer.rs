@@ -2,7 +2,7 @@
 //! first steps (ndkpi.md §8 intro, §6): open the NDK adapter through the
 //! `OpenNDKAdapterHandler` the driver registered with `NdisSetOptionalHandlers`, query the
 //! adapter information, call the adapter's dispatch functions, close it through
-//! `CloseNDKAdapterHandler`. Every call goes through [`call_handler`] at the IRQL the DDI
+//! `CloseNDKAdapterHandler`. Every call goes through `call_handler` at the IRQL the DDI
 //! gives (PASSIVE_LEVEL for open, close and `NdkQueryAdapterInfo`, DISPATCH_LEVEL, the highest
 //! allowed, for the rest: ndkpi.md §2), and what the provider returns is checked the way a
 //! verifier would, each broken rule a violation of the adapter:

@@ -1,7 +1,7 @@
 //! The simulated NDK consumer's objects (issue 21): completion queues, protection domains,
 //! memory regions, shared receive queues and queue pairs created through the provider's dispatch
 //! tables, each call made
-//! at DISPATCH_LEVEL (the highest the DDI allows, ndkpi.md §2) through [`call_handler`], with
+//! at DISPATCH_LEVEL (the highest the DDI allows, ndkpi.md §2) through `call_handler`, with
 //! what the provider hands back checked as a verifier would: the object's header type and
 //! version and a full dispatch table (§0, rule 2), no `CreateCompletion` for an inline create
 //! and no output written by a failed one (§1.2, rule 6), notification callbacks only after an
@@ -623,7 +623,7 @@ impl NdkConsumer<'_> {
 /// consumer builds its SGE arrays once).
 const INLINE_SGES: usize = 4;
 
-/// An SGE list to pass to the provider: inline up to [`INLINE_SGES`], else on the heap.
+/// An SGE list to pass to the provider: inline up to `INLINE_SGES`, else on the heap.
 pub struct SgeList {
     inline: [NDK_SGE; INLINE_SGES],
     heap: Vec<NDK_SGE>,

@@ -6,9 +6,9 @@
 //! | 0      | Header {0xB6, 1, 52}              |
 //! | 4      | Flags                             |
 //! | 8      | NumTrafficClasses                 |
-//! | 12     | PriorityAssignmentTable[8]        |
-//! | 20     | TcBandwidthAssignmentTable[8]     |
-//! | 28     | TsaAssignmentTable[8]             |
+//! | 12     | PriorityAssignmentTable\[8\]      |
+//! | 20     | TcBandwidthAssignmentTable\[8\]   |
+//! | 28     | TsaAssignmentTable\[8\]           |
 //! | 36     | PfcEnable                         |
 //! | 40     | NumClassificationElements         |
 //! | 44     | ClassificationElementSize (16)    |

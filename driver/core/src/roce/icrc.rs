@@ -242,7 +242,7 @@ impl Crc32 {
         self.state
     }
 
-    /// Folds `data` into the register: from [`BRAID_FROM`] bytes on, whole 40-byte blocks by
+    /// Folds `data` into the register: from `BRAID_FROM` bytes on, whole 40-byte blocks by
     /// five braids; then 16 bytes per step, then 8, then the tail byte by byte.
     #[inline]
     pub fn update(&mut self, data: &[u8]) {

@@ -72,7 +72,7 @@
 //!   is the sender's and stays. Otherwise leave it.
 //! - On receive ([`Compiled::receive`]): with priority or VLAN tagging on, the tag is stripped
 //!   (its values go to the NBL's out-of-band info, NDIS 6's rule that 802.1Q info travels out of
-//!   band, [INFER] from the MacOptions of spec §4.4); with both off it is left in the data.
+//!   band, \[INFER\] from the MacOptions of spec §4.4); with both off it is left in the data.
 //!   With a configured VID and VLAN tagging on, a frame tagged with another VID is refused
 //!   ([`Compiled::vlan_admits`], which says why untagged frames are admitted).
 

@@ -205,7 +205,7 @@ impl<'a> MemoryTable<'a> {
     ///
     /// # Errors
     /// Inline, nothing posted: `STATUS_INVALID_PARAMETER` for an MR not initialized for fast
-    /// registration, a shape [`shape_ok`] refuses, or a page address no live LAM of this
+    /// registration, a shape `shape_ok` refuses, or a page address no live LAM of this
     /// adapter has; `STATUS_ACCESS_VIOLATION` for another PD's MR or remote flags the
     /// initialization did not allow (the DDI's inline status for the latter). After a refused
     /// page array the region has no registration waiting (its bank was overwritten).
@@ -256,7 +256,7 @@ impl<'a> MemoryTable<'a> {
     ///
     /// # Errors
     /// The completion status: `STATUS_INVALID_PARAMETER` for an MR not initialized for fast
-    /// registration, a shape [`shape_ok`] refuses, or pages no longer staged (a later post, or a
+    /// registration, a shape `shape_ok` refuses, or pages no longer staged (a later post, or a
     /// new initialization, took the bank over); `STATUS_ACCESS_VIOLATION` for another PD's MR,
     /// an MR already valid, or remote flags the initialization did not allow.
     pub fn fast_register(
