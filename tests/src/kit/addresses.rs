@@ -426,7 +426,6 @@ fn capacity() -> CaseResult {
     expected.extend(&ipv6[..8]);
     let mut candidates = ipv4.clone();
     candidates.extend(&ipv6);
-    candidates.dedup();
     provides(
         "8 of each, the first distinct ones",
         &a,
