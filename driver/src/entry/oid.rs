@@ -7,7 +7,6 @@ use dcbndk_core::oid::{self, Outcome, Request, RequestKind};
 use dcbndk_core::status::Status;
 
 use dcbndk_core::machine::Effects;
-use dcbndk_core::ndk::tables::SockAddr;
 
 use crate::context::{AdapterContext, context};
 use crate::perform::control::perform;
@@ -35,19 +34,6 @@ unsafe fn information_buffer<'a>(buffer: PVOID, length: UINT) -> &'a mut [u8] {
     }
     // SAFETY: per the function contract; u8 has no alignment requirement.
     unsafe { core::slice::from_raw_parts_mut(buffer.cast::<u8>(), length) }
-}
-
-/// The adapter's IP addresses, as TCP/IP last set them with `OID_GEN_NETWORK_LAYER_ADDRESSES`,
-/// copied into `out` (IPv4 first, then IPv6); returns how many
-/// ([`AdapterContext::ip_addresses`], which the NDK provider calls with its context). Exposed
-/// by handle for the simulator's checks, the way `entry::ndk::activity` is.
-///
-/// # Safety
-/// `adapter_context` is the `MiniportAdapterContext` of an adapter between initialize and halt.
-pub unsafe fn ip_addresses(adapter_context: NDIS_HANDLE, out: &mut [SockAddr]) -> usize {
-    // SAFETY: the caller's contract.
-    let context = unsafe { context(adapter_context) };
-    context.ip_addresses(out)
 }
 
 /// `MiniportOidRequest` (PASSIVE_LEVEL, one request at a time per adapter). Every request

@@ -1,11 +1,18 @@
 //! `OID_GEN_NETWORK_LAYER_ADDRESSES`, as cases of the Lifecycle group (with the general OIDs):
 //! the IP addresses TCP/IP tells the adapter (the DDI page of the OID; `sim::tcpip` plays TCP/IP),
-//! which the driver keeps per family for its NDK provider (`dcbndk_core::ndk::addresses`), read
-//! back through the shell as the provider reads them. The byte counts expected are computed
+//! which the driver keeps per family for its NDK provider (`dcbndk_core::ndk::addresses`). They
+//! are checked as a Windows NDK consumer sees them, never read from the driver's memory: each
+//! address binds a listener and a shared endpoint and is listed in `OID_NDK_LOCAL_ENDPOINTS`, an
+//! address the adapter was not given (or no longer has) is refused with `STATUS_INVALID_ADDRESS`
+//! (`sim::ndk_addresses`), and a connection from each to a peer adapter on the wire is
+//! established (`ndk_ping::connect_at`). What a consumer cannot see is not checked: the order in
+//! which the driver keeps them (IPv4 first, then IPv6, each in list order) and the IPv6 scope ids
+//! (the provider matches a local address by family and bytes; the core's unit tests of
+//! `ndk::addresses` check both). The byte counts expected are computed
 //! here from the layouts of ntddndis.h (`NETWORK_ADDRESS_LIST`: 6 bytes, then entries of 4 bytes
 //! and `AddressLength` bytes each; `NETWORK_ADDRESS_IP` 16 bytes, `NETWORK_ADDRESS_IP6` 28).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use ndis_sys::ntddndis::{
     NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, OID_GEN_NETWORK_LAYER_ADDRESSES,
@@ -13,6 +20,7 @@ use ndis_sys::ntddndis::{
 use ndis_sys::status::{NDIS_STATUS_INVALID_DATA, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::NDIS_STATUS;
 
+use super::ndk_ping::{PORT, close_connection, connect_at, side_with};
 use super::{Case, CaseResult, ensure, expect_eq, finish, started};
 use crate::sim::adapter::OidResult;
 use crate::sim::tcpip::address_list;
@@ -69,8 +77,87 @@ fn list_len(n: u32, len: u32) -> u32 {
     LIST_HEADER + n * (ENTRY_HEADER + len)
 }
 
+/// A running adapter's registry on `wire`, with MAC address 02-DC-B0-00-00-`last`.
+fn on_wire(wire: u32, last: u8) -> Registry {
+    let mut r = Registry::inf_defaults();
+    r.on_wire(wire)
+        .set_sz("NetworkAddress", &format!("02DCB00000{last:02X}"));
+    r
+}
+
+/// The peer's address of `ip`'s family.
+fn peer_ip(ip: IpAddr) -> IpAddr {
+    if ip.is_ipv6() {
+        v6("fd00:99::1")
+    } else {
+        v4(10, 99, 0, 1)
+    }
+}
+
+/// The peer: a running adapter on `wire` with an IPv4 and an IPv6 address, none of them a
+/// candidate of the cases.
+fn peer(wire: u32) -> Result<Adapter, String> {
+    let b = started(on_wire(wire, 0xEE))?;
+    b.set_ip_addresses(&[peer_ip(v4(0, 0, 0, 0)), peer_ip(v6("::"))]);
+    Ok(b)
+}
+
+/// Addresses never given to the adapter under test, one per family: always refused.
+fn strangers() -> [IpAddr; 2] {
+    [v4(10, 77, 0, 1), v6("2001:db8:77::1")]
+}
+
+/// `candidates` and the [`strangers`], each once.
+fn with_strangers(candidates: &[IpAddr]) -> Vec<IpAddr> {
+    let mut all = candidates.to_vec();
+    all.extend(strangers());
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// Checks the addresses `a`'s NDK provider takes among `candidates` (and the strangers): as a
+/// set, exactly `expected` (the order the driver keeps them in is no consumer's to see); and, if
+/// `connect`, a connection from each of them to `peer` is established, the peer seeing it come
+/// from that address.
+fn provides(
+    what: &str,
+    a: &Adapter,
+    peer: &Adapter,
+    candidates: &[IpAddr],
+    expected: &[IpAddr],
+    connect: bool,
+) -> Result<(), String> {
+    let mut bound = a.provider_addresses(&with_strangers(candidates))?;
+    bound.sort_unstable();
+    let mut want = expected.to_vec();
+    want.sort_unstable();
+    expect_eq(&format!("{what}: the addresses that bind"), bound, want)?;
+    if !connect {
+        return Ok(());
+    }
+    for (i, &src) in expected.iter().enumerate() {
+        let (sa, sb) = (side_with(a, 3 * 4096)?, side_with(peer, 3 * 4096)?);
+        let port = PORT + u16::try_from(i).map_err(|e| e.to_string())?;
+        let (c, l) = connect_at(&sa, &sb, src, SocketAddr::new(peer_ip(src), port))
+            .map_err(|e| format!("{what}: a connect from {src}: {e}"))?;
+        let from = sb.ndk.connector_address(&c.passive, false);
+        expect_eq(
+            &format!("{what}: the peer's view of a connect from {src}"),
+            from.map(|f| f.ip()),
+            Some(src),
+        )?;
+        close_connection(&sa, &sb, c, l)?;
+        sa.close()?;
+        sb.close()?;
+    }
+    Ok(())
+}
+
 fn told_by_tcpip() -> CaseResult {
-    let a = Adapter::dcbndk(Registry::inf_defaults())?;
+    let wire = Registry::fresh_wire();
+    let b = peer(wire)?;
+    let a = Adapter::dcbndk(on_wire(wire, 0x01))?;
     let ipv4 = [v4(192, 168, 10, 2), v4(10, 0, 0, 7)];
     let ipv6 = [v6("fe80::2"), v6("2001:db8:1::2")];
     let mut all = ipv4.to_vec();
@@ -79,22 +166,14 @@ fn told_by_tcpip() -> CaseResult {
         "TCP/IP told an adapter it has not bound yet".into()
     })?;
     a.start()?;
-    // Told at bind: the IPv4 list, then the IPv6 list; checked through the shell.
-    expect_eq("after bind", a.driver_ip_addresses(), all.clone())?;
-    let scope = a
-        .driver_sockaddrs()
-        .iter()
-        .map(|s| s.scope_id)
-        .collect::<Vec<_>>();
-    expect_eq(
-        "IPv6 scope ids (the interface's zone for the link-local one)",
-        scope,
-        vec![0, 0, a.shared().if_index, 0],
-    )?;
-
-    // Another IPv6 address: only the IPv6 list is sent, with all three.
     let mut more = all.clone();
     more.push(v6("2001:db8:1::99"));
+    let mut candidates = more.clone();
+    candidates.push(v4(172, 16, 5, 5));
+    // Told at bind: the IPv4 list, then the IPv6 list.
+    provides("after bind", &a, &b, &candidates, &all, true)?;
+
+    // Another IPv6 address: only the IPv6 list is sent, with all three.
     let told = a.set_ip_addresses(&more);
     expect_eq("sets for one IPv6 change", told.len(), 1)?;
     check(
@@ -104,31 +183,19 @@ fn told_by_tcpip() -> CaseResult {
         list_len(3, IP6_LEN),
         0,
     )?;
-    expect_eq(
-        "after the IPv6 change",
-        a.driver_ip_addresses(),
-        more.clone(),
-    )?;
+    provides("after the IPv6 change", &a, &b, &candidates, &more, true)?;
 
     // The IPv4 addresses go: AddressCount 0 with NDIS_PROTOCOL_ID_TCP_IP clears IPv4 only.
     let only6 = more[2..].to_vec();
     let told = a.set_ip_addresses(&only6);
     expect_eq("sets for the IPv4 removal", told.len(), 1)?;
     check("IPv4 clear", &told[0], NDIS_STATUS_SUCCESS, LIST_HEADER, 0)?;
-    expect_eq(
-        "after the IPv4 clear",
-        a.driver_ip_addresses(),
-        only6.clone(),
-    )?;
+    provides("after the IPv4 clear", &a, &b, &candidates, &only6, true)?;
 
     // Pause and restart keep the binding, and the addresses.
     expect_eq("MiniportPause", a.pause(), NDIS_STATUS_SUCCESS)?;
     expect_eq("MiniportRestart", a.restart(), NDIS_STATUS_SUCCESS)?;
-    expect_eq(
-        "after pause/restart",
-        a.driver_ip_addresses(),
-        only6.clone(),
-    )?;
+    provides("after pause/restart", &a, &b, &candidates, &only6, true)?;
 
     // A one-address IPv4 list sent by hand (as TCP/IP lays it out): 26 bytes read.
     let one = address_list(NDIS_PROTOCOL_ID_TCP_IP, &[v4(172, 16, 5, 5)], 0);
@@ -141,7 +208,14 @@ fn told_by_tcpip() -> CaseResult {
     )?;
     let mut expected = vec![v4(172, 16, 5, 5)];
     expected.extend(&only6);
-    expect_eq("IPv4 first, then IPv6", a.driver_ip_addresses(), expected)?;
+    provides(
+        "after one IPv4 address",
+        &a,
+        &b,
+        &candidates,
+        &expected,
+        true,
+    )?;
 
     // The IPv4 addresses come back and the IPv6 ones go: a list for one, a clear for the other.
     let told = a.set_ip_addresses(&more[..2]);
@@ -154,11 +228,7 @@ fn told_by_tcpip() -> CaseResult {
         0,
     )?;
     check("IPv6 clear", &told[1], NDIS_STATUS_SUCCESS, LIST_HEADER, 0)?;
-    expect_eq(
-        "after the IPv6 clear",
-        a.driver_ip_addresses(),
-        ipv4.to_vec(),
-    )?;
+    provides("after the IPv6 clear", &a, &b, &candidates, &ipv4, true)?;
 
     // Halted, the adapter has no binding: TCP/IP tells it nothing more.
     expect_eq("MiniportPause", a.pause(), NDIS_STATUS_SUCCESS)?;
@@ -167,11 +237,14 @@ fn told_by_tcpip() -> CaseResult {
     ensure(a.set_ip_addresses(&all).is_empty(), || {
         "TCP/IP told a halted adapter".into()
     })?;
+    finish(b)?;
     Ok(None)
 }
 
 fn malformed() -> CaseResult {
-    let a = started(Registry::inf_defaults())?;
+    let wire = Registry::fresh_wire();
+    let peer = peer(wire)?;
+    let a = started(on_wire(wire, 0x01))?;
     let kept = [v4(192, 168, 1, 1), v6("fe80::1")];
     let told = a.set_ip_addresses(&kept);
     expect_eq("sets at configuration", told.len(), 2)?;
@@ -180,7 +253,15 @@ fn malformed() -> CaseResult {
         &[v4(10, 1, 1, 1), v4(10, 1, 1, 2)],
         0,
     );
-    let unchanged = |what: &str| expect_eq(what, a.driver_ip_addresses(), kept.to_vec());
+    let candidates = [
+        kept[0],
+        kept[1],
+        v4(10, 1, 1, 1),
+        v4(10, 1, 1, 2),
+        v6("2001:db8::1"),
+    ];
+    provides("at configuration", &a, &peer, &candidates, &kept, true)?;
+    let unchanged = |what: &str| provides(what, &a, &peer, &candidates, &kept, false);
     let set = |b: &[u8]| a.set(OID_GEN_NETWORK_LAYER_ADDRESSES, b);
 
     // Shorter than AddressCount and AddressType: INVALID_LENGTH, 6 bytes needed.
@@ -267,10 +348,14 @@ fn malformed() -> CaseResult {
         list_len(2, IP_LEN),
         0,
     )?;
-    expect_eq(
+    let good_kept = [v4(10, 1, 1, 1), v4(10, 1, 1, 2), v6("fe80::1")];
+    provides(
         "after the good list",
-        a.driver_ip_addresses(),
-        vec![v4(10, 1, 1, 1), v4(10, 1, 1, 2), v6("fe80::1")],
+        &a,
+        &peer,
+        &candidates,
+        &good_kept,
+        true,
     )?;
     // Another protocol's clear (NDIS_PROTOCOL_ID_IPX) changes nothing; IPv6's clears IPv6.
     let mut ipx_clear = address_list(NDIS_PROTOCOL_ID_IP6, &[], 0);
@@ -282,7 +367,14 @@ fn malformed() -> CaseResult {
         LIST_HEADER,
         0,
     )?;
-    expect_eq("after the IPX clear", a.driver_ip_addresses().len(), 3)?;
+    provides(
+        "after the IPX clear",
+        &a,
+        &peer,
+        &candidates,
+        &good_kept,
+        false,
+    )?;
     let clear6 = address_list(NDIS_PROTOCOL_ID_IP6, &[], 0);
     check(
         "IPv6 clear",
@@ -291,17 +383,23 @@ fn malformed() -> CaseResult {
         LIST_HEADER,
         0,
     )?;
-    expect_eq(
+    provides(
         "after the IPv6 clear",
-        a.driver_ip_addresses(),
-        vec![v4(10, 1, 1, 1), v4(10, 1, 1, 2)],
+        &a,
+        &peer,
+        &candidates,
+        &good_kept[..2],
+        true,
     )?;
     finish(a)?;
+    finish(peer)?;
     Ok(None)
 }
 
 fn capacity() -> CaseResult {
-    let a = started(Registry::inf_defaults())?;
+    let wire = Registry::fresh_wire();
+    let peer = peer(wire)?;
+    let a = started(on_wire(wire, 0x01))?;
     // Ten IPv4 addresses, the first listed twice; nine IPv6 addresses.
     let mut ipv4: Vec<IpAddr> = (1..=10).map(|i| v4(10, 9, 0, i)).collect();
     ipv4.insert(1, ipv4[0]);
@@ -322,14 +420,22 @@ fn capacity() -> CaseResult {
         list_len(9, IP6_LEN),
         0,
     )?;
+    // The first 8 distinct of each family are kept (10.9.0.1-8, 2001:db8::1-8); 10.9.0.9,
+    // 10.9.0.10 and 2001:db8::9 are refused like any address the adapter was not given.
     let mut expected: Vec<IpAddr> = (1..=8).map(|i| v4(10, 9, 0, i)).collect();
     expected.extend(&ipv6[..8]);
-    expect_eq(
-        "8 of each, in list order",
-        a.driver_ip_addresses(),
-        expected,
+    let mut candidates = ipv4.clone();
+    candidates.extend(&ipv6);
+    provides(
+        "8 of each, the first distinct ones",
+        &a,
+        &peer,
+        &candidates,
+        &expected,
+        true,
     )?;
     finish(a)?;
+    finish(peer)?;
     Ok(None)
 }
 

@@ -234,8 +234,8 @@ pub(super) fn on_pair_with(
 
 /// A connection's two connectors and its disconnect-event records.
 pub(super) struct Connection {
-    active: Connector,
-    passive: Connector,
+    pub(super) active: Connector,
+    pub(super) passive: Connector,
     active_disconnected: &'static Request,
     passive_disconnected: &'static Request,
 }

@@ -6,25 +6,10 @@
 //! listed that makes none, so the list is exactly what the image cannot run. (`cargo test` runs
 //! cases on many threads at once, where a call cannot be told to its case: it does not check.)
 
-use crate::sim::host::side_door::{IP_ADDRESSES, NDK_ACTIVITY, REMOTE_INPUT};
+use crate::sim::host::side_door::{NDK_ACTIVITY, REMOTE_INPUT};
 
 /// (group, case, the call it makes).
 const CASES: &[(&str, &str, &str)] = &[
-    (
-        "Lifecycle",
-        "OID_GEN_NETWORK_LAYER_ADDRESSES: TCP/IP's IPv4 and IPv6 lists after binding and on each change reach the NDK provider per family; AddressCount 0 clears a family; pause/restart keeps them; a halted adapter is told nothing",
-        IP_ADDRESSES,
-    ),
-    (
-        "Lifecycle",
-        "OID_GEN_NETWORK_LAYER_ADDRESSES: a short buffer, a truncated entry, a count beyond the entries (INVALID_LENGTH, BytesNeeded), an AddressLength too small or too large, a negative count (INVALID_DATA) change nothing",
-        IP_ADDRESSES,
-    ),
-    (
-        "Lifecycle",
-        "OID_GEN_NETWORK_LAYER_ADDRESSES: past 8 addresses of a family the set succeeds and the first 8 distinct ones are kept",
-        IP_ADDRESSES,
-    ),
     (
         "QosRemoteSettings",
         "first DCBX from a peer: remote indication, even before any OID_QOS_PARAMETERS",

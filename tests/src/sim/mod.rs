@@ -33,6 +33,7 @@ pub mod host;
 pub mod mdl;
 pub mod nbl;
 pub mod ndk;
+pub mod ndk_addresses;
 pub mod ndk_connect;
 pub mod ndk_memory;
 pub mod ndk_objects;

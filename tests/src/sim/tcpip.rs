@@ -25,8 +25,6 @@
 use std::mem::{offset_of, size_of};
 use std::net::IpAddr;
 
-use dcbndk_core::ndk::addresses::MAX_ADDRESSES;
-use dcbndk_core::ndk::tables::SockAddr;
 use ndis_sys::ntddndis::{
     NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, NETWORK_ADDRESS, NETWORK_ADDRESS_IP,
     NETWORK_ADDRESS_IP6, NETWORK_ADDRESS_LIST, OID_GEN_NETWORK_LAYER_ADDRESSES,
@@ -35,8 +33,7 @@ use ndis_sys::status::NDIS_STATUS_NOT_SUPPORTED;
 use ndis_sys::types::USHORT;
 
 use super::adapter::OidResult;
-use super::verifier::DISPATCH_LEVEL;
-use super::{Adapter, call_handler, lock};
+use super::{Adapter, lock};
 
 /// The two families, in the order TCP/IP is simulated to tell them.
 const FAMILIES: [USHORT; 2] = [NDIS_PROTOCOL_ID_TCP_IP, NDIS_PROTOCOL_ID_IP6];
@@ -142,16 +139,6 @@ fn put(b: &mut Vec<u8>, at: usize, bytes: &[u8]) {
     b[at..at + bytes.len()].copy_from_slice(bytes);
 }
 
-/// The address a `SockAddr` of the driver holds.
-#[must_use]
-pub fn ip_of(a: &SockAddr) -> IpAddr {
-    if a.v6 {
-        IpAddr::from(a.addr)
-    } else {
-        IpAddr::from([a.addr[0], a.addr[1], a.addr[2], a.addr[3]])
-    }
-}
-
 impl Adapter {
     /// Configures the interface's IP addresses, as an administrator or DHCP would, and (if TCP/IP
     /// is bound) tells the adapter what changed: one `OID_GEN_NETWORK_LAYER_ADDRESSES` set per
@@ -215,34 +202,6 @@ impl Adapter {
             results.push(result);
         }
         results
-    }
-
-    /// The addresses the driver keeps for its NDK provider, as [`Adapter::driver_sockaddrs`]
-    /// reads them.
-    #[must_use]
-    pub fn driver_ip_addresses(&self) -> Vec<IpAddr> {
-        self.driver_sockaddrs().iter().map(ip_of).collect()
-    }
-
-    /// The addresses the driver keeps for its NDK provider (scope ids included), read through
-    /// the shell (`host::side_door::ip_addresses`, Linux only) at DISPATCH_LEVEL, as the provider may read
-    /// them when a listener or connector binds.
-    #[must_use]
-    pub fn driver_sockaddrs(&self) -> Vec<SockAddr> {
-        let context = self.shared().context();
-        let mut out = [SockAddr::default(); MAX_ADDRESSES];
-        let n = call_handler(
-            Some(self.shared()),
-            DISPATCH_LEVEL,
-            "NDK provider (reads the adapter's addresses)",
-            |_| {},
-            || {
-                // SAFETY: the context of an adapter between initialize and halt (the adapter is
-                // borrowed for the call), called at DISPATCH_LEVEL.
-                unsafe { super::host::side_door::ip_addresses(context, &mut out) }
-            },
-        );
-        out[..n.min(MAX_ADDRESSES)].to_vec()
     }
 }
 

@@ -1,12 +1,11 @@
-//! The three calls the kit makes into the driver that no Windows component can make: remote QoS
-//! settings handed to the adapter without LLDPDUs, the adapter's address list read from its
-//! memory, and NDK activity reported into its counters and tables without a consumer. They exist
+//! The calls the kit makes into the driver that no Windows component can make: remote QoS
+//! settings handed to the adapter without LLDPDUs, and NDK activity reported into its counters
+//! and tables without a consumer. They exist
 //! only where the driver is linked into this process (Linux). Against a loaded image there is no
 //! such entry point: the kit skips the cases that make one of these calls, naming the call
 //! (`kit::side_doors`, a list the Linux kit checks against the calls each case makes), and a
 //! call made anyway unwinds with [`Unreachable`] and skips its case too, never passing it.
 
-use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::ndk::{Activity, Applied, Refused};
 use dcbndk_core::qos::state::RemoteEvent;
 
@@ -56,8 +55,6 @@ impl Unreachable {
 
 /// The name of [`remote_input`]'s call.
 pub const REMOTE_INPUT: &str = "dcbndk::entry::dcbx::remote_input";
-/// The name of [`ip_addresses`]'s call.
-pub const IP_ADDRESSES: &str = "dcbndk::entry::oid::ip_addresses";
 /// The name of [`ndk_activity`]'s call.
 pub const NDK_ACTIVITY: &str = "dcbndk::entry::ndk::activity";
 
@@ -70,16 +67,6 @@ pub unsafe fn remote_input(context: usize, event: RemoteEvent) {
     reached(REMOTE_INPUT);
     // SAFETY: this function's contract.
     unsafe { imp::remote_input(context, event) };
-}
-
-/// `dcbndk::entry::oid::ip_addresses`: the addresses the driver keeps for its NDK provider.
-///
-/// # Safety
-/// As [`remote_input`].
-pub unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
-    reached(IP_ADDRESSES);
-    // SAFETY: this function's contract.
-    unsafe { imp::ip_addresses(context, out) }
 }
 
 /// `dcbndk::entry::ndk::activity`: NDK activity reported into the adapter's counters and tables.
@@ -97,7 +84,6 @@ pub unsafe fn ndk_activity(context: usize, activity: &Activity) -> Result<Applie
 
 #[cfg(not(windows))]
 mod imp {
-    use dcbndk_core::ndk::tables::SockAddr;
     use dcbndk_core::ndk::{Activity, Applied, Refused};
     use dcbndk_core::qos::state::RemoteEvent;
 
@@ -106,11 +92,6 @@ mod imp {
     pub(super) unsafe fn remote_input(context: usize, event: RemoteEvent) {
         // SAFETY: the caller's contract (an adapter between initialize and halt, DISPATCH_LEVEL).
         unsafe { dcbndk::entry::dcbx::remote_input(as_handle(context), event) }
-    }
-
-    pub(super) unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
-        // SAFETY: the caller's contract.
-        unsafe { dcbndk::entry::oid::ip_addresses(as_handle(context), out) }
     }
 
     pub(super) unsafe fn ndk_activity(
@@ -124,18 +105,13 @@ mod imp {
 
 #[cfg(windows)]
 mod imp {
-    use dcbndk_core::ndk::tables::SockAddr;
     use dcbndk_core::ndk::{Activity, Applied, Refused};
     use dcbndk_core::qos::state::RemoteEvent;
 
-    use super::{IP_ADDRESSES, NDK_ACTIVITY, REMOTE_INPUT, unreachable};
+    use super::{NDK_ACTIVITY, REMOTE_INPUT, unreachable};
 
     pub(super) unsafe fn remote_input(_: usize, _: RemoteEvent) {
         unreachable(REMOTE_INPUT)
-    }
-
-    pub(super) unsafe fn ip_addresses(_: usize, _: &mut [SockAddr]) -> usize {
-        unreachable(IP_ADDRESSES)
     }
 
     pub(super) unsafe fn ndk_activity(_: usize, _: &Activity) -> Result<Applied, Refused> {
