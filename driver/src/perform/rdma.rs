@@ -392,6 +392,8 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
         }
     }
     p.defer(&calls);
+    // The moves may have noted QP errors and CQ overflows: counted in this run, not the next.
+    apply_notes(context, p);
     owner.want_refill(p.held_back || p.transmit_due);
     schedule(owner, p, || now);
 }
@@ -438,12 +440,18 @@ pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
             Note::Unbound(entry) => {
                 let _ = ndk.apply(cpu, &Activity::CloseEndpoint(entry));
             }
+            Note::ConnectionError(entry) => {
+                let _ = ndk.apply(cpu, &Activity::ConnectionError(entry));
+            }
+            Note::CqError => {
+                let _ = ndk.apply(cpu, &Activity::CqError);
+            }
         }
     }
 }
 
 /// Rings the NDK adapter's doorbell when something is due now (deferred callbacks, something
-/// to frame), else arms its timer for the next timeout unless it is armed for that already;
+/// to frame, notes to apply), else arms its timer for the next timeout unless it is armed for that already;
 /// nothing once the adapter is closing. Called with the provider's lock held: the doorbell's
 /// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then). Rings
 /// only when not rung since the DPC last began its run (`Provider::rung`).
@@ -452,7 +460,7 @@ pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: impl FnOnce() -
     if p.closing {
         return;
     }
-    if p.has_deferred() || p.transmit_due {
+    if p.has_deferred() || p.transmit_due || p.notes.pending() {
         if !p.rung {
             p.rung = true;
             owner.ring();

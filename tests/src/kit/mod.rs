@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod low_resources;
 pub mod ndk;
 pub mod ndk_conformance;
+pub mod ndk_errors;
 pub mod ndk_lam;
 pub mod ndk_objects;
 pub mod ndk_perf;

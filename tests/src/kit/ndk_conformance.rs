@@ -76,6 +76,7 @@ fn cases() -> Vec<Case> {
     .into_iter()
     .chain(super::ndk_objects::cases())
     .chain(super::ndk_srq::cases())
+    .chain(super::ndk_errors::cases())
     .chain(super::ndk_lam::cases())
     .collect()
 }

@@ -140,9 +140,14 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
 
 /// A side whose registered buffer is `buffer` bytes (3 MDLs).
 pub(super) fn side_with(a: &Adapter, buffer: usize) -> Result<Side<'_>, String> {
+    side_with_cq(a, buffer, 256)
+}
+
+/// [`side_with`], its QP's one CQ `cq_depth` deep.
+pub(super) fn side_with_cq(a: &Adapter, buffer: usize, cq_depth: u32) -> Result<Side<'_>, String> {
     let ndk = NdkConsumer::open_lowest(a).map_err(|s| format!("open: {s:#x}"))?;
     let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
-    let cq = ndk.create_cq(256).map_err(|s| format!("CQ: {s:#x}"))?;
+    let cq = ndk.create_cq(cq_depth).map_err(|s| format!("CQ: {s:#x}"))?;
     let qp = ndk
         .create_qp(&pd, &cq, &cq, 0x51DE, [64, 64, 2, 2, 64])
         .map_err(|s| format!("QP: {s:#x}"))?;
@@ -236,8 +241,8 @@ pub(super) fn on_pair_with(
 pub(super) struct Connection {
     pub(super) active: Connector,
     pub(super) passive: Connector,
-    active_disconnected: &'static Request,
-    passive_disconnected: &'static Request,
+    pub(super) active_disconnected: &'static Request,
+    pub(super) passive_disconnected: &'static Request,
 }
 
 /// Connects `a` to a listener of `b` on `(ip of b, PORT)`, with private data both ways.

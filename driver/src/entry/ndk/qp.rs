@@ -252,7 +252,15 @@ unsafe extern "system" fn flush(qp: *mut NDK_QP) {
     // SAFETY: caller's contract.
     let (slot, owner) = unsafe { parts(qp) };
     let mut calls = Calls::new();
-    owner.provider.lock().flush_qp(slot, &mut calls);
+    {
+        let mut p = owner.provider.lock();
+        p.flush_qp(slot, &mut calls);
+        if p.notes.pending() {
+            // A connected QP's flush is its connection's error: the doorbell's run counts it,
+            // even with no completion to deliver.
+            rdma::schedule(owner, &mut p, now_ns);
+        }
+    }
     rdma::defer(owner, &calls);
 }
 

@@ -422,6 +422,7 @@ impl Provider {
             slot.start_transport(cfg, reads);
             slot.path = Some(path);
             slot.class = None;
+            slot.connection = Some(connector);
         }
     }
 
@@ -433,6 +434,7 @@ impl Provider {
         }
         if let Some(slot) = self.qp_slot_mut(qp) {
             slot.stop_transport();
+            slot.connection = None;
         }
         self.drain_qp(qp, calls);
     }

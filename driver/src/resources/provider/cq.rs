@@ -6,6 +6,7 @@ use dcbndk_core::ndk::provider::CallStatus;
 use dcbndk_core::ndk::provider::cq::{ArmType, Completion, Cq, Notify, Returned};
 
 use super::calls::{Call, Calls, CloseCall, Closed};
+use super::notes::Note;
 use super::{Provider, TAG_NDK_TABLES};
 use crate::resources::memory::PoolArray;
 use ndis_sys::ndkpi::{NDK_CQ, NDK_FN_CQ_NOTIFICATION_CALLBACK};
@@ -167,10 +168,21 @@ impl Provider {
         let Some(s) = self.cq_slot(slot) else {
             return (false, None);
         };
-        let Some(pushed) = s.cq.as_mut().map(|cq| cq.push(completion)) else {
+        let Some(cq) = s.cq.as_mut() else {
             return (false, None);
         };
+        let was_overflowed = cq.is_overflowed();
+        let pushed = cq.push(completion);
+        let entered_error = !was_overflowed && cq.is_overflowed();
         let call = pushed.notify.map(|status| notify_call(slot, s, status));
+        if entered_error {
+            // `CQError` counts CQs that entered the error state (spec §1.6) \[a choice: the
+            // only error state of an NDK CQ is the overrun of §3.3, entered by the first
+            // completion that does not fit, counted then, once per CQ, whether or not an arm
+            // reports it; an error completion (a failed or flushed QP's) is an ordinary entry
+            // that leaves its CQ usable and counts nothing here\].
+            self.notes.push(Note::CqError);
+        }
         (pushed.queued, call)
     }
 

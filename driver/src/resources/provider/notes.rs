@@ -1,7 +1,8 @@
-//! What the provider's connections tell the adapter's NDK state (issue 21; spec §1.6, §3.6-3.9):
-//! a connection established (the `Connect` or `Accept` counter, and an entry of
-//! `OID_NDK_CONNECTIONS`), one that failed (`ConnectFailure`), one that ended, a listener bound
-//! (an entry of `OID_NDK_LOCAL_ENDPOINTS`) and closed. The connection manager's events are
+//! What the provider's connections and queues tell the adapter's NDK state (spec §1.6,
+//! §3.6-3.9): a connection established (the `Connect` or `Accept` counter, and an entry of
+//! `OID_NDK_CONNECTIONS`), one that failed (`ConnectFailure`), one that ended, one whose QP
+//! failed while it was established (`ConnectionError`, its entry removed), a CQ that overflowed
+//! (`CQError`), a listener bound (an entry of `OID_NDK_LOCAL_ENDPOINTS`) and closed. The connection manager's events are
 //! decided under the provider's lock, which cannot reach the adapter context (imports point
 //! down): they are noted here, and the caller that holds the context applies them
 //! (`perform::rdma::apply_notes`) as the activities the synthetic workload also reports
@@ -15,10 +16,12 @@ use super::Provider;
 use crate::resources::memory::PoolArray;
 
 /// Notes kept between two applications; beyond them a note is dropped (a counter misses one
-/// event, an entry stays listed until the adapter closes) \[a choice: every run of the timer
-/// applies them, and a connection makes at most two before its next run; few enough that the
-/// queue is no large value on a kernel stack\].
-pub const NOTES: usize = 8;
+/// event, an entry stays listed until the adapter closes) \[a choice: every run of the
+/// doorbell applies them, before and after it moves the QPs' completions, and a pending note
+/// rings it (`perform::rdma::schedule`); a connection makes at most three before the next run
+/// (established, its QP's error, its end) and a CQ one; 32 covers a burst of errors across
+/// several connections and CQs at once, in pool memory, never on a kernel stack\].
+pub const NOTES: usize = 32;
 
 /// One note.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +48,11 @@ pub enum Note {
     Ended(EntryId),
     /// An endpoint's entry to remove.
     Unbound(EntryId),
+    /// The QP of an established connection went to the error state before the consumer
+    /// disconnected (`ConnectionError`): its entry to remove.
+    ConnectionError(EntryId),
+    /// A CQ overflowed (`CQError`).
+    CqError,
 }
 
 /// The notes not applied yet, oldest first, over pool memory of [`NOTES`] entries (allocated
@@ -80,6 +88,12 @@ impl Notes {
             *slot = Some(note);
             self.len = self.len.saturating_add(1);
         }
+    }
+
+    /// Whether a note waits to be applied.
+    #[must_use]
+    pub const fn pending(&self) -> bool {
+        self.len > 0
     }
 
     /// Takes the oldest.

@@ -5,15 +5,17 @@
 use dcbndk_core::datapath::classify::Decision;
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::CallStatus;
+use dcbndk_core::ndk::provider::cm::ConnId;
 use dcbndk_core::ndk::provider::mr::PdId;
 use dcbndk_core::ndk::provider::qp::{
-    Operation, Qp, QpLimits, QpStorage, QpStorageSizes, Queue, Sge, WorkRequest,
+    Operation, Qp, QpLimits, QpState, QpStorage, QpStorageSizes, Queue, Sge, WorkRequest,
 };
 use dcbndk_core::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadResponse};
 use dcbndk_core::ndk::provider::srq::Srq;
 use dcbndk_core::ndk::tables::SockAddr;
 
 use super::calls::{Call, Calls};
+use super::notes::Note;
 use super::{Provider, TAG_NDK_TABLES};
 use crate::resources::memory::PoolArray;
 use ndis_sys::ndkpi::NDK_QP;
@@ -72,6 +74,9 @@ pub struct QpSlot {
     /// classifier it came from (`Published::version`): the same for every packet of the path
     /// until a QoS change publishes another classifier. `None` whenever `path` changes.
     pub class: Option<(usize, Decision)>,
+    /// The connector of its established connection, until the connection ends or its error is
+    /// noted ([`Provider::drain_qp`]).
+    pub connection: Option<ConnId>,
 }
 
 /// The addresses of a connected QP's packets.
@@ -99,6 +104,7 @@ impl QpSlot {
             inline_size: 0,
             path: None,
             class: None,
+            connection: None,
         }
     }
 }
@@ -470,8 +476,44 @@ impl Provider {
         });
     }
 
-    /// [`Provider::drain_qp`], each notification owed given to `owe` in order.
-    fn drain_qp_owing(&mut self, slot: usize, mut owe: impl FnMut(&mut Self, Call)) {
+    /// [`Provider::drain_qp`], each notification owed given to `owe` in order; then the error
+    /// of the QP's established connection, if it failed.
+    fn drain_qp_owing(&mut self, slot: usize, owe: impl FnMut(&mut Self, Call)) {
+        self.move_completions(slot, owe);
+        self.note_connection_error(slot);
+    }
+
+    /// An established connection whose QP is in the error state (a retry count exhausted, a
+    /// NAK, its CQ overflowed, a region that could not be read or written, `NdkFlush`: §3.4)
+    /// errored before the consumer disconnected: `ConnectionError`, and its entry leaves
+    /// `OID_NDK_CONNECTIONS`, once \[a choice: the connection counts from the drain that first
+    /// finds its QP failed, every failure having one (the doorbell's run drains every QP);
+    /// a consumer's disconnect, a peer's, or its connector's close end it first and count
+    /// nothing (`QpState::Closed`); so does a QP closed while connected, `NdkCloseQp` being
+    /// no error of the connection, which stays listed until its connector closes\].
+    fn note_connection_error(&mut self, slot: usize) {
+        let Some(s) = self.qp_slot(slot) else {
+            return;
+        };
+        if s.connection.is_none() || s.qp.as_ref().map(Qp::state) != Some(QpState::Error) {
+            return;
+        }
+        let Some(id) = s.connection.take() else {
+            return;
+        };
+        let entry = self
+            .connectors
+            .as_mut_slice()
+            .get_mut(id.index())
+            .filter(|c| c.id == Some(id))
+            .and_then(|c| c.entry.take());
+        if let Some(entry) = entry {
+            self.notes.push(Note::ConnectionError(entry));
+        }
+    }
+
+    /// Moves the QP's ready completions (see [`Provider::drain_qp`]).
+    fn move_completions(&mut self, slot: usize, mut owe: impl FnMut(&mut Self, Call)) {
         loop {
             let Some(s) = self.qp_slot(slot) else {
                 return;
@@ -504,6 +546,9 @@ impl Provider {
     /// which may complete their pending closes. Returns the QP's object, whose block the caller
     /// frees.
     pub fn close_qp(&mut self, slot: usize, calls: &mut Calls) -> *mut NDK_QP {
+        if let Some(s) = self.qp_slot(slot) {
+            s.connection = None;
+        }
         self.flush_qp(slot, calls);
         let Some(s) = self.qp_slot(slot) else {
             return core::ptr::null_mut();
