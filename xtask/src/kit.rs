@@ -529,8 +529,7 @@ fn run_kit(tools: &Tools, prefix: &Path, run: &Run, kit_args: &[OsString]) -> Re
             windows_path(&run.stage.join(STACK_TABLE))?,
         );
     }
-    kit
-        .arg(run.stage.join("hlk.exe"))
+    kit.arg(run.stage.join("hlk.exe"))
         .arg("--json")
         .arg(format!("{}\\report.json", windows_path(&run.stage)?))
         .arg("--junit")
