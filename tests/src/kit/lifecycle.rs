@@ -161,6 +161,10 @@ fn cases() -> Vec<Case> {
             "unload: MiniportDriverUnload deregisters, and the driver loads again",
             unload,
         ),
+        Case::new(
+            "stack: a handler deeper than the kernel stack fails its case naming its entry point, never hangs",
+            kernel_stack_overflow,
+        ),
         // Last: it reads the stack depths every case of the group has driven so far.
         Case::new(
             "stack: every entry point's deepest stack use, seen at each NDIS call it makes, is within the image's budget",
@@ -335,6 +339,55 @@ fn kernel_stack_high_water(budget: usize, noted: &mut String) -> Result<(), Stri
             over.join(", ")
         )
     })
+}
+
+/// Recurses `n` times with a frame of at least 1 KiB each (two copies of a 1 KiB array in an
+/// optimized build).
+#[inline(never)]
+fn deep(n: usize) -> usize {
+    let frame = std::hint::black_box([u8::try_from(n % 251).unwrap_or(0); 1024]);
+    if n == 0 {
+        return usize::from(frame[0]);
+    }
+    // Used after the call: not a tail call, every frame stays.
+    deep(n - 1) + usize::from(std::hint::black_box(frame)[n % 1024])
+}
+
+/// A "handler" run on the kernel stack (`sim::host::kernel_stack`) that goes at least 32 KiB
+/// deep, past the driver's 16 KiB, fails with the entry point named; one of 4 levels (some
+/// 4 to 8 KiB) runs, before and after. Only where
+/// handlers run on a bounded kernel stack (the Windows host, `cargo xtask kit`).
+fn kernel_stack_overflow() -> CaseResult {
+    use crate::sim::host::kernel_stack::{MEASURED, run};
+    if !MEASURED {
+        return Ok(Some(
+            "handlers run on the thread's own stack on this host: the kernel stack is bounded on the Windows host (cargo xtask kit)".into(),
+        ));
+    }
+    let within = std::panic::catch_unwind(|| run("a 4-level recursion", || deep(4)));
+    ensure(within.is_ok(), || {
+        "a 4-level recursion overflowed the 16 KiB kernel stack".into()
+    })?;
+    let name = "a deliberately deep recursion";
+    let over = std::panic::catch_unwind(|| run(name, || deep(32)));
+    let message = match over {
+        Ok(_) => return Err("a 32-level recursion ran on the 16 KiB kernel stack".into()),
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "a panic without a message".into()),
+    };
+    ensure(
+        message.contains(&format!("stack overflow in {name}")),
+        || format!("the overflow did not name its entry point: {message}"),
+    )?;
+    // The thread's next handler runs on a fresh kernel stack.
+    let again = std::panic::catch_unwind(|| run("a 4-level recursion", || deep(4)));
+    ensure(again.is_ok(), || {
+        "after an overflow, a 4-level recursion did not run".into()
+    })?;
+    note(message);
+    Ok(None)
 }
 
 fn load() -> CaseResult {
