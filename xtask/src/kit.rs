@@ -190,6 +190,9 @@ struct Run {
     /// The image's cargo profile, for its stack budget: `release` or `dev` (`--profile` for an
     /// image given with `--image`).
     profile: String,
+    /// The image with its map file, when it is one of `cargo xtask pe`'s: its static stack
+    /// table goes to the kit (an `--image` has no map to name its functions by).
+    built: Option<cross::Image>,
 }
 
 fn run(root: &Path, tools: &Tools, options: &Options) -> Result<bool, String> {
@@ -200,6 +203,7 @@ fn run(root: &Path, tools: &Tools, options: &Options) -> Result<bool, String> {
             image: image.clone(),
             stage: kit_dir.join("image"),
             profile: options.profile.clone(),
+            built: None,
         }],
         None => Profile::ALL
             .into_iter()
@@ -211,9 +215,10 @@ fn run(root: &Path, tools: &Tools, options: &Options) -> Result<bool, String> {
                 }
                 Ok(Run {
                     label: profile.name().into(),
-                    image: paths.sys,
+                    image: paths.sys.clone(),
                     stage: kit_dir.join(profile.name()),
                     profile: profile.name().into(),
+                    built: Some(paths),
                 })
             })
             .collect::<Result<_, String>>()?,
@@ -222,7 +227,7 @@ fn run(root: &Path, tools: &Tools, options: &Options) -> Result<bool, String> {
     let prefix = kit_dir.join("wineprefix");
     let mut passed = true;
     for run in &runs {
-        stage(&hlk, run)?;
+        stage(root, &hlk, run)?;
         println!(
             "\n== the kit against {} ({})",
             run.image.display(),
@@ -265,7 +270,7 @@ fn build_kit(root: &Path) -> Result<PathBuf, String> {
 
 /// Writes the staging folder of `run`: the image, `hlk.exe`, the replacement modules generated
 /// from the image's imports, and the `bcryptprimitives.dll` shim.
-fn stage(hlk: &Path, run: &Run) -> Result<(), String> {
+fn stage(root: &Path, hlk: &Path, run: &Run) -> Result<(), String> {
     fs::create_dir_all(&run.stage).map_err(|e| format!("{}: {e}", run.stage.display()))?;
     let data = fs::read(&run.image).map_err(|e| format!("{}: {e}", run.image.display()))?;
     let imports = imports(&data).map_err(|e| format!("{}: {e}", run.image.display()))?;
@@ -303,7 +308,38 @@ fn stage(hlk: &Path, run: &Run) -> Result<(), String> {
         &run.stage.join("bcryptprimitives.dll"),
         &["-lbcrypt"],
     )?;
+    let table = run.stage.join(STACK_TABLE);
+    match &run.built {
+        Some(image) => write(&table, &static_stack_table(root, image)?)?,
+        None => match fs::remove_file(&table) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("{}: {e}", table.display()));
+            }
+            _ => {}
+        },
+    }
     Ok(())
+}
+
+/// The file in the staging folder with the image's static deepest path per entry point
+/// (`image::check`, as `cargo xtask pe` prints it), for the kit's Lifecycle stack case, which
+/// reports each entry point's measured high-water mark beside it (`DCBNDK_IMAGE_STACK`).
+const STACK_TABLE: &str = "stack-static.tsv";
+
+/// One line per entry point: its RVA in hex (0: not in the map), its deepest path in bytes
+/// (`unbounded` for a recursion) and its name.
+fn static_stack_table(root: &Path, image: &cross::Image) -> Result<String, String> {
+    let report = crate::image::check(root, image)?;
+    let mut out = String::new();
+    for entry in &report.entries {
+        let rva = report.symbols.rva(&entry.name).unwrap_or(0);
+        let bytes = match &entry.depth {
+            crate::callgraph::Depth::Bounded { bytes, .. } => bytes.to_string(),
+            crate::callgraph::Depth::Recursive { .. } => "unbounded".to_owned(),
+        };
+        out.push_str(&format!("{rva:#x}\t{bytes}\t{}\n", entry.name));
+    }
+    Ok(out)
 }
 
 /// The image's imports by module (lower case), each module's names in import order.
@@ -486,8 +522,14 @@ fn run_kit(tools: &Tools, prefix: &Path, run: &Run, kit_args: &[OsString]) -> Re
             "ndis.sys,ntoskrnl.exe,hal.dll,bcryptprimitives=n",
         )
         .env("DCBNDK_IMAGE", windows_path(&run.stage.join("dcbndk.sys"))?)
-        .env("DCBNDK_IMAGE_PROFILE", &run.profile)
-        .arg(run.stage.join("hlk.exe"))
+        .env("DCBNDK_IMAGE_PROFILE", &run.profile);
+    if run.built.is_some() {
+        kit.env(
+            "DCBNDK_IMAGE_STACK",
+            windows_path(&run.stage.join(STACK_TABLE))?,
+        );
+    }
+    kit.arg(run.stage.join("hlk.exe"))
         .arg("--json")
         .arg(format!("{}\\report.json", windows_path(&run.stage)?))
         .arg("--junit")

@@ -161,6 +161,10 @@ fn cases() -> Vec<Case> {
             "unload: MiniportDriverUnload deregisters, and the driver loads again",
             unload,
         ),
+        Case::new(
+            "stack: a handler deeper than the kernel stack fails its case naming its entry point, never hangs",
+            kernel_stack_overflow,
+        ),
         // Last: it reads the stack depths every case of the group has driven so far.
         Case::new(
             "stack: every entry point's deepest stack use, seen at each NDIS call it makes, is within the image's budget",
@@ -186,7 +190,7 @@ fn stack_depths() -> CaseResult {
     finish(a)?;
     let depths = crate::sim::stack::deepest();
     let budget = crate::sim::stack::budget();
-    note(format!(
+    let mut noted = format!(
         "deepest stack below each entry point at an NDIS call, bytes (budget {budget}; {}): {}",
         crate::sim::host::driver::describe(),
         depths
@@ -194,7 +198,10 @@ fn stack_depths() -> CaseResult {
             .map(|(name, bytes)| format!("{name} {bytes}"))
             .collect::<Vec<_>>()
             .join(", ")
-    ));
+    );
+    let measured = kernel_stack_high_water(budget, &mut noted);
+    note(noted);
+    measured?;
     for required in [
         "DriverEntry",
         "MiniportInitializeEx",
@@ -216,6 +223,170 @@ fn stack_depths() -> CaseResult {
             over.join(", ")
         )
     })?;
+    Ok(None)
+}
+
+/// The characteristics' handlers by the names the simulator calls them by, as addresses.
+fn handler_addresses() -> Vec<(&'static str, Option<usize>)> {
+    let Ok(d) = Sim::dcbndk() else {
+        return Vec::new();
+    };
+    let c = &d.characteristics;
+    vec![
+        (
+            "MiniportSetOptions",
+            c.SetOptionsHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportInitializeEx",
+            c.InitializeHandlerEx.map(|f| f as usize),
+        ),
+        ("MiniportHaltEx", c.HaltHandlerEx.map(|f| f as usize)),
+        ("MiniportDriverUnload", c.UnloadHandler.map(|f| f as usize)),
+        ("MiniportPause", c.PauseHandler.map(|f| f as usize)),
+        ("MiniportRestart", c.RestartHandler.map(|f| f as usize)),
+        (
+            "MiniportOidRequest",
+            c.OidRequestHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportSendNetBufferLists",
+            c.SendNetBufferListsHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportReturnNetBufferLists",
+            c.ReturnNetBufferListsHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportCancelSend",
+            c.CancelSendHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportCheckForHangEx",
+            c.CheckForHangHandlerEx.map(|f| f as usize),
+        ),
+        ("MiniportResetEx", c.ResetHandlerEx.map(|f| f as usize)),
+        (
+            "MiniportDevicePnPEventNotify",
+            c.DevicePnPEventNotifyHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportShutdownEx",
+            c.ShutdownHandlerEx.map(|f| f as usize),
+        ),
+        (
+            "MiniportCancelOidRequest",
+            c.CancelOidRequestHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportDirectOidRequest",
+            c.DirectOidRequestHandler.map(|f| f as usize),
+        ),
+        (
+            "MiniportCancelDirectOidRequest",
+            c.CancelDirectOidRequestHandler.map(|f| f as usize),
+        ),
+    ]
+}
+
+/// Where handlers run on the kernel stack (`sim::host::kernel_stack`: the Windows host), each
+/// entry point's high-water mark there, noted beside the image's static deepest path (`cargo
+/// xtask pe`'s, staged by `cargo xtask kit`; found by the handler's address in the image, or
+/// by name for DriverEntry), and checked against the same budget.
+fn kernel_stack_high_water(budget: usize, noted: &mut String) -> Result<(), String> {
+    use crate::sim::host::kernel_stack::{ALLOWANCE, DRIVER_STACK, MEASURED, high_water};
+    if !MEASURED {
+        return Ok(());
+    }
+    let high = high_water();
+    let table = crate::sim::host::driver::image_stack_table();
+    let addresses = handler_addresses();
+    let static_of = |name: &str| -> String {
+        let Some((base, rows)) = &table else {
+            return "no static table".into();
+        };
+        let rva = addresses
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, a)| *a)
+            .and_then(|a| a.checked_sub(*base));
+        rows.iter()
+            .find(|(r, _, n)| Some(*r) == rva || (rva.is_none() && n == name))
+            .map_or_else(
+                || "—".into(),
+                |(_, bytes, _)| bytes.map_or_else(|| "unbounded".into(), |b| b.to_string()),
+            )
+    };
+    noted.push_str(&format!(
+        "\nkernel stack high-water per entry point, bytes, measured / static (xtask) \
+         (the driver's stack {DRIVER_STACK}: 24 KiB less {ALLOWANCE} for NDIS and the protocols above; budget {budget}): {}",
+        high.iter()
+            .map(|(name, bytes)| format!("{name} {bytes} / {}", static_of(name)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    ensure(high.contains_key("MiniportInitializeEx"), || {
+        "no kernel-stack high-water mark was recorded for MiniportInitializeEx".into()
+    })?;
+    let over: Vec<String> = high
+        .iter()
+        .filter(|&(_, &bytes)| bytes > budget)
+        .map(|(name, bytes)| format!("{name} {bytes} bytes"))
+        .collect();
+    ensure(over.is_empty(), || {
+        format!(
+            "kernel stack high-water over the {budget} byte budget of an entry point: {}",
+            over.join(", ")
+        )
+    })
+}
+
+/// Recurses `n` times with a frame of at least 1 KiB each (two copies of a 1 KiB array in an
+/// optimized build).
+#[inline(never)]
+fn deep(n: usize) -> usize {
+    let frame = std::hint::black_box([u8::try_from(n % 251).unwrap_or(0); 1024]);
+    if n == 0 {
+        return usize::from(frame[0]);
+    }
+    // Used after the call: not a tail call, every frame stays.
+    deep(n - 1) + usize::from(std::hint::black_box(frame)[n % 1024])
+}
+
+/// A "handler" run on the kernel stack (`sim::host::kernel_stack`) that goes at least 32 KiB
+/// deep, past the driver's 16 KiB, fails with the entry point named; one of 4 levels (some
+/// 4 to 8 KiB) runs, before and after. Only where
+/// handlers run on a bounded kernel stack (the Windows host, `cargo xtask kit`).
+fn kernel_stack_overflow() -> CaseResult {
+    use crate::sim::host::kernel_stack::{MEASURED, run};
+    if !MEASURED {
+        return Ok(Some(
+            "handlers run on the thread's own stack on this host: the kernel stack is bounded on the Windows host (cargo xtask kit)".into(),
+        ));
+    }
+    let within = std::panic::catch_unwind(|| run("a 4-level recursion", || deep(4)));
+    ensure(within.is_ok(), || {
+        "a 4-level recursion overflowed the 16 KiB kernel stack".into()
+    })?;
+    let name = "a deliberately deep recursion";
+    let over = std::panic::catch_unwind(|| run(name, || deep(32)));
+    let message = match over {
+        Ok(_) => return Err("a 32-level recursion ran on the 16 KiB kernel stack".into()),
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "a panic without a message".into()),
+    };
+    ensure(
+        message.contains(&format!("stack overflow in {name}")),
+        || format!("the overflow did not name its entry point: {message}"),
+    )?;
+    // The thread's next handler runs on a fresh kernel stack.
+    let again = std::panic::catch_unwind(|| run("a 4-level recursion", || deep(4)));
+    ensure(again.is_ok(), || {
+        "after an overflow, a 4-level recursion did not run".into()
+    })?;
+    note(message);
     Ok(None)
 }
 

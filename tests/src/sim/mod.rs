@@ -472,12 +472,14 @@ impl Unloaded {
             }
         };
         let before = sim.violations.count();
-        let entered = stack::Entered::new("DriverEntry");
-        // SAFETY: DriverEntry is the driver's exported entry point; it is called at PASSIVE_LEVEL
-        // with a driver object and a registry path that outlive the call, while no other copy of
-        // the driver is registered (the callers hold the driver unloaded).
-        let status = unsafe { entry(object as PVOID, &raw const registry_path) };
-        drop(entered);
+        let status = host::kernel_stack::run("DriverEntry", || {
+            let _entered = stack::Entered::new("DriverEntry");
+            // SAFETY: DriverEntry is the driver's exported entry point; it is called at
+            // PASSIVE_LEVEL with a driver object and a registry path that outlive the call,
+            // while no other copy of the driver is registered (the callers hold the driver
+            // unloaded).
+            unsafe { entry(object as PVOID, &raw const registry_path) }
+        });
         let driver = sim.driver_by_object(object);
         let mut violations = sim.violations.since(before);
         if let Some(d) = &driver {
@@ -561,9 +563,11 @@ pub(crate) fn call_handler<R>(
         saved
     });
     let unwinding = Unwinding(Some(saved));
-    let entered = stack::Entered::new(name);
-    let result = f();
-    drop(entered);
+    // On the kernel stack (`host::kernel_stack`: bounded and measured on the Windows host).
+    let result = host::kernel_stack::run(name, || {
+        let _entered = stack::Entered::new(name);
+        f()
+    });
     let saved = unwinding.disarm();
     let (held, now) = verifier::with_thread(|t| (t.held.len(), t.irql));
     if held > saved.held.len() {

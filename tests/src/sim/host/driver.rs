@@ -24,6 +24,15 @@ pub fn optimized() -> bool {
     imp::optimized()
 }
 
+/// Where the driver's image is loaded, when the host loads one (Windows), and its static stack
+/// table as `cargo xtask kit` staged it (`DCBNDK_IMAGE_STACK`: RVA, deepest path, name per
+/// line): the figures `cargo xtask pe` checks, for the Lifecycle stack case to report beside
+/// the measured ones.
+#[must_use]
+pub fn image_stack_table() -> Option<(usize, Vec<(usize, Option<u64>, String)>)> {
+    imp::image_stack_table()
+}
+
 /// What the kit runs against, for its reports: the image's path, or the linked build.
 #[must_use]
 pub fn describe() -> String {
@@ -55,6 +64,10 @@ mod imp {
     pub(super) fn optimized() -> bool {
         !cfg!(debug_assertions)
     }
+
+    pub(super) fn image_stack_table() -> Option<(usize, Vec<(usize, Option<u64>, String)>)> {
+        None
+    }
 }
 
 #[cfg(windows)]
@@ -79,6 +92,22 @@ mod imp {
 
     pub(super) fn optimized() -> bool {
         std::env::var(PROFILE).map_or(true, |p| p != "dev")
+    }
+
+    pub(super) fn image_stack_table() -> Option<(usize, Vec<(usize, Option<u64>, String)>)> {
+        let base = *super::image::BASE.get()?;
+        let text = std::fs::read_to_string(std::env::var("DCBNDK_IMAGE_STACK").ok()?).ok()?;
+        let rows = text
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.splitn(3, '\t');
+                let rva = fields.next()?.trim_start_matches("0x");
+                let rva = usize::from_str_radix(rva, 16).ok()?;
+                let bytes = fields.next()?.parse().ok();
+                Some((rva, bytes, fields.next()?.to_owned()))
+            })
+            .collect();
+        Some((base, rows))
     }
 
     pub(super) fn describe() -> String {

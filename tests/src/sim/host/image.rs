@@ -12,6 +12,9 @@ use windows_sys::Win32::System::LibraryLoader::{
     GetModuleHandleW, GetProcAddress, LOAD_WITH_ALTERED_SEARCH_PATH, LoadLibraryExW,
 };
 
+/// The address the loader put the image at, once loaded.
+pub(super) static BASE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+
 /// Loads the image [`super::imp::IMAGE`] names; the address of its entry point.
 pub(super) fn load() -> Result<usize, String> {
     let path = std::env::var(super::imp::IMAGE)
@@ -49,6 +52,8 @@ pub(super) fn load() -> Result<usize, String> {
         ));
     }
     let base = module as usize;
+    // Kept first: the entry point below is only found after it.
+    let _ = BASE.set(base);
     base.checked_add(entry_rva as usize)
         .ok_or_else(|| format!("{path}: entry point outside the address space"))
 }

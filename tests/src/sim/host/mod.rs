@@ -11,4 +11,5 @@
 
 pub mod cpu;
 pub mod driver;
+pub mod kernel_stack;
 pub mod side_door;
