@@ -1,6 +1,7 @@
-//! The three calls the kit makes into the driver that no Windows component can make: remote QoS
-//! settings handed to the adapter without LLDPDUs, the adapter's address list read from its
-//! memory, and NDK activity reported into its counters and tables without a consumer. They exist
+//! The calls the kit makes into the driver that no Windows component can make: the adapter's
+//! address list read from its memory, and NDK activity reported into its counters and tables
+//! without a consumer. (Remote QoS settings need none: a peer's LLDPDUs bring them,
+//! `kit::switch_port`.) They exist
 //! only where the driver is linked into this process (Linux). Against a loaded image there is no
 //! such entry point: the kit skips the cases that make one of these calls, naming the call
 //! (`kit::side_doors`, a list the Linux kit checks against the calls each case makes), and a
@@ -8,7 +9,6 @@
 
 use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::ndk::{Activity, Applied, Refused};
-use dcbndk_core::qos::state::RemoteEvent;
 
 /// The payload a side door unwinds with where the driver is an image: the call's name.
 #[derive(Debug, Clone, Copy)]
@@ -54,28 +54,16 @@ impl Unreachable {
     }
 }
 
-/// The name of [`remote_input`]'s call.
-pub const REMOTE_INPUT: &str = "dcbndk::entry::dcbx::remote_input";
 /// The name of [`ip_addresses`]'s call.
 pub const IP_ADDRESSES: &str = "dcbndk::entry::oid::ip_addresses";
 /// The name of [`ndk_activity`]'s call.
 pub const NDK_ACTIVITY: &str = "dcbndk::entry::ndk::activity";
 
-/// `dcbndk::entry::dcbx::remote_input`: remote QoS settings as the DCBX engine would hand them.
+/// `dcbndk::entry::oid::ip_addresses`: the addresses the driver keeps for its NDK provider.
 ///
 /// # Safety
 /// `context` is the context of an initialized, not halted adapter of the dcbndk driver, at
 /// DISPATCH_LEVEL.
-pub unsafe fn remote_input(context: usize, event: RemoteEvent) {
-    reached(REMOTE_INPUT);
-    // SAFETY: this function's contract.
-    unsafe { imp::remote_input(context, event) };
-}
-
-/// `dcbndk::entry::oid::ip_addresses`: the addresses the driver keeps for its NDK provider.
-///
-/// # Safety
-/// As [`remote_input`].
 pub unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
     reached(IP_ADDRESSES);
     // SAFETY: this function's contract.
@@ -85,7 +73,7 @@ pub unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
 /// `dcbndk::entry::ndk::activity`: NDK activity reported into the adapter's counters and tables.
 ///
 /// # Safety
-/// As [`remote_input`].
+/// As [`ip_addresses`].
 ///
 /// # Errors
 /// What the driver refused.
@@ -99,14 +87,8 @@ pub unsafe fn ndk_activity(context: usize, activity: &Activity) -> Result<Applie
 mod imp {
     use dcbndk_core::ndk::tables::SockAddr;
     use dcbndk_core::ndk::{Activity, Applied, Refused};
-    use dcbndk_core::qos::state::RemoteEvent;
 
     use crate::sim::as_handle;
-
-    pub(super) unsafe fn remote_input(context: usize, event: RemoteEvent) {
-        // SAFETY: the caller's contract (an adapter between initialize and halt, DISPATCH_LEVEL).
-        unsafe { dcbndk::entry::dcbx::remote_input(as_handle(context), event) }
-    }
 
     pub(super) unsafe fn ip_addresses(context: usize, out: &mut [SockAddr]) -> usize {
         // SAFETY: the caller's contract.
@@ -126,13 +108,8 @@ mod imp {
 mod imp {
     use dcbndk_core::ndk::tables::SockAddr;
     use dcbndk_core::ndk::{Activity, Applied, Refused};
-    use dcbndk_core::qos::state::RemoteEvent;
 
-    use super::{IP_ADDRESSES, NDK_ACTIVITY, REMOTE_INPUT, unreachable};
-
-    pub(super) unsafe fn remote_input(_: usize, _: RemoteEvent) {
-        unreachable(REMOTE_INPUT)
-    }
+    use super::{IP_ADDRESSES, NDK_ACTIVITY, unreachable};
 
     pub(super) unsafe fn ip_addresses(_: usize, _: &mut [SockAddr]) -> usize {
         unreachable(IP_ADDRESSES)
