@@ -31,6 +31,7 @@ pub mod qos;
 pub mod qos_link;
 pub mod side_doors;
 pub mod stress;
+pub(crate) mod switch_port;
 pub mod test_netstack;
 pub mod validate_dcb;
 pub mod vlan;

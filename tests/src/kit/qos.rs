@@ -2,8 +2,6 @@
 //! §10 list (items 1-5), against the driver in the simulated NDIS. The kit builds its own
 //! `NDIS_QOS_PARAMETERS` bytes (from spec §1.3/§1.4), independently of the driver's code.
 
-use dcbndk_core::qos::params::{Classification, Classifications, QosParameters};
-use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
 use ndis_sys::ntddndis::{
     OID_QOS_CURRENT_CAPABILITIES, OID_QOS_HARDWARE_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
     OID_QOS_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
@@ -15,8 +13,9 @@ use ndis_sys::status::{
 };
 use ndis_sys::types::NDIS_STATUS;
 
+use super::switch_port::{Ets, Lldpdu, Pfc, SwitchPort};
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
-use crate::sim::{Adapter, Registry, adapter::OidResult};
+use crate::sim::{Adapter, Registry, adapter::OidResult, clock};
 
 const ETS_CONFIGURED: u32 = 0x2;
 const PFC_CONFIGURED: u32 = 0x200;
@@ -26,8 +25,6 @@ const ALL_CHANGED: u32 = 0x1_0101;
 const WILLING: u32 = 0x8000_0000;
 const OPERATIONAL: u32 = NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE as u32;
 const REMOTE: u32 = NDIS_STATUS_QOS_REMOTE_PARAMETERS_CHANGE as u32;
-const PEER: [u8; 6] = [0x02, 0x00, 0x5E, 0x10, 0x00, 0x01];
-const SECOND_PEER: [u8; 6] = [0x02, 0x00, 0x5E, 0x10, 0x00, 0x02];
 
 /// The groups.
 #[must_use]
@@ -716,41 +713,57 @@ fn remote_cases() -> Vec<Case> {
     ]
 }
 
-fn peer_params(pfc: u32, willing: bool) -> QosParameters {
-    let mut classifications = Classifications::default();
-    let _ = classifications.push(Classification {
-        selector: 5,
-        field: 0x8906,
-        priority: 3,
-    });
-    let _ = classifications.push(Classification {
-        selector: 2,
-        field: 3260,
-        priority: 4,
-    });
-    QosParameters {
-        flags: ALL_CONFIGURED | if willing { WILLING } else { 0 },
-        num_tcs: 3,
-        prio_tc: [0, 0, 0, 1, 2, 0, 0, 0],
-        tc_bw: [40, 30, 30, 0, 0, 0, 0, 0],
-        tsa: [2, 2, 2, 0, 0, 0, 0, 0],
-        pfc_enable: pfc,
-        classifications,
+/// The peer's Ethernet address (its LLDPDUs' source, which the adapter tells peers by) and
+/// chassis ID.
+const PEER: [u8; 6] = [0x02, 0x00, 0x5E, 0x10, 0x00, 0x01];
+/// Another switch's port on the same wire.
+const SECOND_PEER: [u8; 6] = [0x02, 0x00, 0x5E, 0x10, 0x00, 0x02];
+/// The TTL the peers send, seconds (802.1AB's default: msgTxHold 4 x msgTxInterval 30, + 1).
+const TTL_S: u16 = 121;
+
+/// A running adapter (of `registry`, moved onto a fresh wire with a manual clock) and the switch
+/// port of [`PEER`] on the same wire: the wire, the adapter, the port.
+fn on_switch(mut registry: Registry) -> Result<(u32, Adapter, SwitchPort), String> {
+    let wire = clock::fresh_manual_wire();
+    registry.on_wire(wire);
+    let a = started(registry)?;
+    let port = SwitchPort::on(wire, PEER)?;
+    Ok((wire, a, port))
+}
+
+/// A non-willing switch's LLDPDU: 3 TCs (priority 3 on TC 1, 4 on TC 2, the rest on TC 0) at
+/// 40/30/30 % ETS, PFC on `pfc`, FCoE (EtherType 0x8906) on priority 3 and iSCSI (TCP 3260) on 4.
+fn peer_lldpdu(pfc: u8) -> Lldpdu {
+    Lldpdu {
+        chassis: PEER,
+        port: "Ethernet1/1",
+        ttl: TTL_S,
+        ets: Some(Ets {
+            willing: false,
+            max_tcs: 3,
+            prio_tc: [0, 0, 0, 1, 2, 0, 0, 0],
+            bw: [40, 30, 30, 0, 0, 0, 0, 0],
+            tsa: [2, 2, 2, 0, 0, 0, 0, 0],
+        }),
+        recommendation: None,
+        pfc: Some(Pfc {
+            willing: false,
+            cap: 8,
+            enable: pfc,
+        }),
+        apps: Some(vec![(3, 1, 0x8906), (4, 2, 3260)]),
     }
 }
 
-fn received(params: QosParameters) -> RemoteEvent {
-    RemoteEvent::Received {
-        peer: PEER,
-        params,
-        recommendation: None,
-        pfc_local_wins: false,
-    }
+/// Finishes the port, then the adapter.
+fn finish_both(a: Adapter, port: SwitchPort) -> Result<(), String> {
+    port.finish()?;
+    finish(a)
 }
 
 fn first_remote() -> CaseResult {
-    let a = qos_on()?;
-    a.remote_qos(received(peer_params(0x18, false)));
+    let (_, a, port) = on_switch(Registry::inf_defaults())?;
+    port.send(&peer_lldpdu(0x18))?;
     let remote = indications_of(&a, REMOTE);
     expect_eq("remote indications", remote.len(), 1)?;
     let r = &remote[0];
@@ -766,32 +779,32 @@ fn first_remote() -> CaseResult {
         a.query(OID_QOS_REMOTE_PARAMETERS, 256).data().to_vec(),
         r.clone(),
     )?;
-    finish(a)?;
+    finish_both(a, port)?;
     Ok(None)
 }
 
 fn refresh_and_change() -> CaseResult {
-    let a = qos_on()?;
-    a.remote_qos(received(peer_params(0x18, false)));
-    a.remote_qos(received(peer_params(0x18, false)));
+    let (_, a, port) = on_switch(Registry::inf_defaults())?;
+    port.send(&peer_lldpdu(0x18))?;
+    port.send(&peer_lldpdu(0x18))?;
     expect_eq(
         "remote indications after a refresh",
         indications_of(&a, REMOTE).len(),
         1,
     )?;
-    a.remote_qos(received(peer_params(0x08, false)));
+    port.send(&peer_lldpdu(0x08))?;
     let remote = indications_of(&a, REMOTE);
     expect_eq("remote indications after a change", remote.len(), 2)?;
     expect_eq("flags", u32_at(&remote[1], 4), ALL_CONFIGURED | 0x100)?;
-    finish(a)?;
+    finish_both(a, port)?;
     Ok(None)
 }
 
 fn conflict_not_willing() -> CaseResult {
-    let a = qos_on()?;
+    let (_, a, port) = on_switch(Registry::inf_defaults())?;
     expect_accepted(&a, &Request::smb_direct().bytes())?;
     let operational_before = indications_of(&a, OPERATIONAL).len();
-    a.remote_qos(received(peer_params(0x18, false)));
+    port.send(&peer_lldpdu(0x18))?;
     expect_eq("remote indicated", indications_of(&a, REMOTE).len(), 1)?;
     expect_eq(
         "operational unchanged (no new indication)",
@@ -800,12 +813,12 @@ fn conflict_not_willing() -> CaseResult {
     )?;
     let op = a.query(OID_QOS_OPERATIONAL_PARAMETERS, 256);
     expect_eq("operational PFC is local", u32_at(op.data(), 36), 8)?;
-    finish(a)?;
+    finish_both(a, port)?;
     Ok(None)
 }
 
 fn willing_adopts() -> CaseResult {
-    let a = qos_on()?;
+    let (_, a, port) = on_switch(Registry::inf_defaults())?;
     expect_accepted(
         &a,
         &Request {
@@ -814,17 +827,12 @@ fn willing_adopts() -> CaseResult {
         }
         .bytes(),
     )?;
-    let peer = peer_params(0x18, false);
-    let recommendation = EtsGroup {
-        tc_bw: [20, 40, 40, 0, 0, 0, 0, 0],
-        ..EtsGroup::of(&peer)
-    };
-    a.remote_qos(RemoteEvent::Received {
-        peer: PEER,
-        params: peer,
-        recommendation: Some(recommendation),
-        pfc_local_wins: false,
+    let mut pdu = peer_lldpdu(0x18);
+    pdu.recommendation = Some(Ets {
+        bw: [20, 40, 40, 0, 0, 0, 0, 0],
+        ..pdu.ets.ok_or("the peer's ETS Configuration")?
     });
+    port.send(&pdu)?;
     let op = indications_of(&a, OPERATIONAL)
         .pop()
         .ok_or("no operational indication")?;
@@ -835,12 +843,12 @@ fn willing_adopts() -> CaseResult {
     )?;
     expect_eq("classifications from the peer", u32_at(&op, 40), 2)?;
     expect_eq("CHANGED", u32_at(&op, 4) & ALL_CHANGED, ALL_CHANGED)?;
-    finish(a)?;
+    finish_both(a, port)?;
     Ok(None)
 }
 
 fn ttl_expiry() -> CaseResult {
-    let a = qos_on()?;
+    let (wire, a, port) = on_switch(Registry::inf_defaults())?;
     expect_accepted(
         &a,
         &Request {
@@ -849,9 +857,21 @@ fn ttl_expiry() -> CaseResult {
         }
         .bytes(),
     )?;
-    a.remote_qos(received(peer_params(0x18, false)));
-    a.remote_qos(RemoteEvent::TtlExpired { peer: PEER });
+    port.send(&peer_lldpdu(0x18))?;
+    let heard = indications_of(&a, REMOTE).len();
+    clock::advance(wire, u64::from(TTL_S) * 1000 - 1000);
+    expect_eq(
+        "no remote indication while the TTL runs",
+        indications_of(&a, REMOTE).len(),
+        heard,
+    )?;
+    clock::advance(wire, 2000);
     let remote = indications_of(&a, REMOTE);
+    expect_eq(
+        "one remote indication at the TTL's end",
+        remote.len(),
+        heard + 1,
+    )?;
     let zero = remote.last().ok_or("no remote indication")?;
     expect_eq("StatusBufferSize", zero.len(), 52)?;
     expect_eq("header", zero[..4].to_vec(), vec![0xB6, 1, 52, 0])?;
@@ -869,54 +889,59 @@ fn ttl_expiry() -> CaseResult {
         (u32_at(&op, 8), u32_at(&op, 36)),
         (2, 8),
     )?;
-    a.remote_qos(RemoteEvent::TtlExpired { peer: PEER });
+    // The peer is gone: another TTL's time, and its shutdown LLDPDU, are nothing to it.
+    clock::advance(wire, u64::from(TTL_S) * 1000);
+    port.send(&peer_lldpdu(0x18).shutdown())?;
     expect_eq(
         "no second zero-filled indication",
         indications_of(&a, REMOTE).len(),
         remote.len(),
     )?;
-    finish(a)?;
+    finish_both(a, port)?;
     Ok(None)
 }
 
 fn second_peer() -> CaseResult {
-    let a = qos_on()?;
-    a.remote_qos(received(peer_params(0x18, false)));
-    a.remote_qos(RemoteEvent::Received {
-        peer: SECOND_PEER,
-        params: peer_params(0x08, false),
-        recommendation: None,
-        pfc_local_wins: false,
-    });
+    let (wire, a, port) = on_switch(Registry::inf_defaults())?;
+    let second = SwitchPort::on(wire, SECOND_PEER)?;
+    port.send(&peer_lldpdu(0x18))?;
+    // The second switch's TTL is shorter: it expires while the first peer's still runs.
+    second.send(&Lldpdu {
+        chassis: SECOND_PEER,
+        port: "Ethernet1/2",
+        ttl: 10,
+        ..peer_lldpdu(0x08)
+    })?;
     let remote = indications_of(&a, REMOTE);
     expect_eq(
         "zero-filled after the second peer",
         remote.last().map(Vec::len),
         Some(52),
     )?;
-    a.remote_qos(RemoteEvent::TtlExpired { peer: SECOND_PEER });
-    a.remote_qos(received(peer_params(0x18, false)));
+    clock::advance(wire, 11_000);
+    port.send(&peer_lldpdu(0x18))?;
     expect_eq(
         "still invalid while the first peer's TTL runs",
         indications_of(&a, REMOTE).len(),
         remote.len(),
     )?;
-    a.remote_qos(RemoteEvent::TtlExpired { peer: PEER });
-    a.remote_qos(received(peer_params(0x18, false)));
+    clock::advance(wire, u64::from(TTL_S) * 1000 + 1000);
+    port.send(&peer_lldpdu(0x18))?;
     let after = indications_of(&a, REMOTE);
     expect_eq(
         "valid again once every TTL expired",
         after.last().map(|r| u32_at(r, 36)),
         Some(0x18),
     )?;
-    finish(a)?;
+    second.finish()?;
+    finish_both(a, port)?;
     Ok(None)
 }
 
 fn willing_toggled() -> CaseResult {
-    let a = qos_on()?;
+    let (_, a, port) = on_switch(Registry::inf_defaults())?;
     expect_accepted(&a, &Request::smb_direct().bytes())?;
-    a.remote_qos(received(peer_params(0x18, false)));
+    port.send(&peer_lldpdu(0x18))?;
     let op = expect_accepted(
         &a,
         &Request {
@@ -930,13 +955,13 @@ fn willing_toggled() -> CaseResult {
     let op = expect_accepted(&a, &Request::smb_direct().bytes())?
         .ok_or("Willing 1 -> 0 must change it back")?;
     expect_eq("operational from local", u32_at(&op, 36), 0x08)?;
-    finish(a)?;
+    finish_both(a, port)?;
     Ok(None)
 }
 
 fn remote_with_qos_off() -> CaseResult {
-    let a = started(registry_with(&[("*QOS", sz("0"))]))?;
-    a.remote_qos(received(peer_params(0x18, false)));
+    let (_, a, port) = on_switch(registry_with(&[("*QOS", sz("0"))]))?;
+    port.send(&peer_lldpdu(0x18))?;
     expect_eq(
         "indications",
         a.indications()
@@ -945,7 +970,7 @@ fn remote_with_qos_off() -> CaseResult {
             .count(),
         0,
     )?;
-    finish(a)?;
+    finish_both(a, port)?;
     Ok(None)
 }
 

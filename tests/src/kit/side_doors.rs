@@ -6,50 +6,10 @@
 //! listed that makes none, so the list is exactly what the image cannot run. (`cargo test` runs
 //! cases on many threads at once, where a call cannot be told to its case: it does not check.)
 
-use crate::sim::host::side_door::{NDK_ACTIVITY, REMOTE_INPUT};
+use crate::sim::host::side_door::NDK_ACTIVITY;
 
 /// (group, case, the call it makes).
 const CASES: &[(&str, &str, &str)] = &[
-    (
-        "QosRemoteSettings",
-        "first DCBX from a peer: remote indication, even before any OID_QOS_PARAMETERS",
-        REMOTE_INPUT,
-    ),
-    (
-        "QosRemoteSettings",
-        "identical refresh: no indication; a change: only the changed groups' CHANGED bits",
-        REMOTE_INPUT,
-    ),
-    (
-        "QosRemoteSettings",
-        "conflict with local, Willing off: remote indicated, local stays operational",
-        REMOTE_INPUT,
-    ),
-    (
-        "QosRemoteSettings",
-        "Willing on: the peer's recommendation, PFC and applications become operational",
-        REMOTE_INPUT,
-    ),
-    (
-        "QosRemoteSettings",
-        "TTL expiry: zero-filled 52-byte remote indication, operational falls back to local",
-        REMOTE_INPUT,
-    ),
-    (
-        "QosRemoteSettings",
-        "a second peer: zero-filled remote until every TTL expired",
-        REMOTE_INPUT,
-    ),
-    (
-        "QosRemoteSettings",
-        "Willing toggled off and on with a peer present",
-        REMOTE_INPUT,
-    ),
-    (
-        "QosRemoteSettings",
-        "*QOS 0: DCBX off, remote parameters ignored",
-        REMOTE_INPUT,
-    ),
     (
         "Ndk",
         "attributes: *NetworkDirect 0, 1, absent and invalid; caps always present (§10.6)",
@@ -96,21 +56,10 @@ const CASES: &[(&str, &str, &str)] = &[
         NDK_ACTIVITY,
     ),
     ("Scenarios", "smb-direct.toml", NDK_ACTIVITY),
-    ("Scenarios", "willing-switch.toml", REMOTE_INPUT),
     (
         "ValidateDcb",
         "M11 *NetworkDirect advanced property present (§1c)",
         NDK_ACTIVITY,
-    ),
-    (
-        "ValidateDcb",
-        "M31 fails: willing-switch.toml",
-        REMOTE_INPUT,
-    ),
-    (
-        "ValidateDcb",
-        "PFC-off check fails: willing-switch.toml (the peer's PFC adopted)",
-        REMOTE_INPUT,
     ),
     (
         "LowResources",

@@ -15,10 +15,10 @@
 //! - with nothing configured (every class, flow control and policy removed) the request is the
 //!   unconfigured one: flags 0 (WILLING aside), every table zero, no element.
 
-use dcbndk_core::qos::params::{Classification, Classifications, QosParameters};
-use dcbndk_core::qos::state::{EtsGroup, RemoteEvent};
+use dcbndk_core::qos::state::EtsGroup;
 use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 
+use crate::kit::switch_port::{Ets, Lldpdu, Pfc};
 use crate::sim::{Adapter, adapter::OidResult};
 
 const ETS_CONFIGURED: u32 = 0x2;
@@ -261,47 +261,56 @@ fn ets(classes: &[PeerClass]) -> EtsGroup {
     g
 }
 
+/// The ETS TLV fields of `classes` (MaxTCs: the classes it has, 8 sent as 0).
+fn ets_tlv(classes: &[PeerClass], willing: bool) -> Ets {
+    let g = ets(classes);
+    Ets {
+        willing,
+        max_tcs: u8::try_from(g.num_tcs % 8).unwrap_or(0),
+        prio_tc: g.prio_tc,
+        bw: g.tc_bw,
+        tsa: g.tsa,
+    }
+}
+
 impl Peer {
-    /// The remote input the adapter's DCBX engine hands the miniport for this peer's TLVs.
+    /// The LLDPDU this peer's switch port sends (TTL 121 s): its TLVs, the Willing bit in the
+    /// ETS and PFC Configuration TLVs. An application whose condition has no 802.1Qaz selector
+    /// (`-Default`, NetDirect) cannot be advertised and is left out.
     #[must_use]
-    pub fn event(&self) -> RemoteEvent {
-        let mut flags = if self.willing { WILLING } else { 0 };
-        let g = ets(&self.traffic_classes);
-        if !self.traffic_classes.is_empty() {
-            flags |= ETS_CONFIGURED;
+    pub(crate) fn lldpdu(&self) -> Lldpdu {
+        let mut pfc_enable = 0u8;
+        for &p in self.flow_control.iter().flatten() {
+            pfc_enable |= 1u8.checked_shl(u32::from(p)).unwrap_or(0);
         }
-        let mut pfc_enable = 0;
-        if let Some(prios) = &self.flow_control {
-            flags |= PFC_CONFIGURED;
-            for &p in prios {
-                pfc_enable |= 1u32.checked_shl(u32::from(p)).unwrap_or(0);
-            }
-        }
-        let mut classifications = Classifications::default();
-        for &(condition, priority) in &self.applications {
-            let (selector, field) = condition.element();
-            let _ = classifications.push(Classification {
-                selector,
-                field,
-                priority,
-            });
-        }
-        if !self.applications.is_empty() {
-            flags |= CLASSIFICATION_CONFIGURED;
-        }
-        RemoteEvent::Received {
-            peer: self.mac,
-            params: QosParameters {
-                flags,
-                num_tcs: g.num_tcs,
-                prio_tc: g.prio_tc,
-                tc_bw: g.tc_bw,
-                tsa: g.tsa,
-                pfc_enable,
-                classifications,
-            },
-            recommendation: (!self.recommendation.is_empty()).then(|| ets(&self.recommendation)),
-            pfc_local_wins: false,
+        let apps = self
+            .applications
+            .iter()
+            .filter_map(|&(condition, priority)| {
+                let (selector, protocol) = match condition {
+                    Condition::EtherType(t) => (1, t),
+                    Condition::Tcp(p) => (2, p),
+                    Condition::Udp(p) => (3, p),
+                    Condition::TcpOrUdp(p) => (4, p),
+                    Condition::Default | Condition::NetDirect(_) => return None,
+                };
+                Some((priority, selector, protocol))
+            })
+            .collect();
+        Lldpdu {
+            chassis: self.mac,
+            port: "Ethernet1/1",
+            ttl: 121,
+            ets: (!self.traffic_classes.is_empty())
+                .then(|| ets_tlv(&self.traffic_classes, self.willing)),
+            recommendation: (!self.recommendation.is_empty())
+                .then(|| ets_tlv(&self.recommendation, false)),
+            pfc: self.flow_control.as_ref().map(|_| Pfc {
+                willing: self.willing,
+                cap: 8,
+                enable: pfc_enable,
+            }),
+            apps: (!self.applications.is_empty()).then_some(apps),
         }
     }
 }

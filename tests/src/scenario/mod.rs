@@ -650,7 +650,21 @@ impl Outcome {
 /// # Errors
 /// The driver did not load or start.
 pub fn run(s: &Scenario) -> Result<Outcome, String> {
-    let a = crate::kit::started(s.registry.clone())?;
+    // A peer is a switch port on the adapter's wire, whose clock is manual: its LLDPDUs wait for
+    // the wire's time as a switch's would (`kit::switch_port`).
+    let mut registry = s.registry.clone();
+    let wire = s
+        .peer
+        .as_ref()
+        .map(|_| crate::sim::clock::fresh_manual_wire());
+    if let Some(wire) = wire {
+        registry.on_wire(wire);
+    }
+    let a = crate::kit::started(registry)?;
+    let port = match (&s.peer, wire) {
+        (Some(peer), Some(wire)) => Some(crate::kit::switch_port::SwitchPort::on(wire, peer.mac)?),
+        _ => None,
+    };
     let mut out = Outcome::default();
     let current = a.query(OID_QOS_CURRENT_CAPABILITIES, 20);
     let qos_enabled = current.status == status::NDIS_STATUS_SUCCESS
@@ -689,8 +703,10 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
             }
         }
     }
-    if let Some(peer) = &s.peer {
-        a.remote_qos(peer.event());
+    if let (Some(peer), Some(port)) = (&s.peer, &port) {
+        if let Err(e) = port.send(&peer.lldpdu()) {
+            out.problems.push(format!("the peer's LLDPDU: {e}"));
+        }
     }
     out.qos = get_net_adapter_qos(&s.adapter_name, &QosOids::read(&a)).unwrap_or_default();
     out.rdma = a
@@ -723,6 +739,11 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
     }
     out.rdma_statistics =
         rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default();
+    if let Some(port) = port
+        && let Err(e) = port.finish()
+    {
+        out.problems.push(format!("the peer's switch port: {e}"));
+    }
     if let Err(e) = crate::kit::finish(a) {
         out.problems.push(format!("the verifier: {e}"));
     }

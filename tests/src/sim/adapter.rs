@@ -1145,23 +1145,6 @@ impl Adapter {
         }
     }
 
-    /// Hands the adapter remote QoS parameters as the DCBX engine would (at DISPATCH_LEVEL, the
-    /// engine's receive path): the adapter-level input of spec §5.2.
-    pub fn remote_qos(&self, event: dcbndk_core::qos::state::RemoteEvent) {
-        let context = self.shared.context();
-        call_handler(
-            Some(&self.shared),
-            DISPATCH_LEVEL,
-            "the adapter's remote QoS input",
-            |_| {},
-            || {
-                // SAFETY: the context of this initialized, not yet halted adapter of the dcbndk
-                // driver, at DISPATCH_LEVEL.
-                unsafe { super::host::side_door::remote_input(context, event) }
-            },
-        );
-    }
-
     /// `MiniportCancelSend` with an id no NBL carries, and `MiniportCancelOidRequest` /
     /// `MiniportCancelDirectOidRequest` with a request id that is not pending.
     pub fn cancel_nothing(&self) {

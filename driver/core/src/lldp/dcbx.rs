@@ -14,6 +14,8 @@
 //!
 //! Conversion decisions (the contract is silent; tested in `tests.rs`):
 //! - MaxTCs 0 means 8 (802.1Q D.2.8.5).
+//! - The ETS Recommendation's TC count is the MaxTCs of the LLDPDU's ETS Configuration (8 when
+//!   none was sent): the Recommendation TLV has no MaxTCs of its own.
 //! - An ETS table naming a traffic class above 7 (the nibbles 8-15 are reserved) or a TSA other
 //!   than strict, CBS or ETS (e.g. 255, vendor specific) cannot be expressed as NDIS parameters:
 //!   that ETS TLV is left out of the remote set (as if not received) and reported.
@@ -355,9 +357,16 @@ impl<'a> DcbxTlvs<'a> {
         (ets_dropped, apps_skipped)
     }
 
-    /// The ETS Recommendation as an NDIS group, when sent and expressible.
+    /// The ETS Recommendation as an NDIS group, when sent and expressible. The Recommendation
+    /// TLV carries no TC count (its MaxTCs byte is reserved): its tables are over the peer's
+    /// traffic classes, so the count is the MaxTCs of the same LLDPDU's ETS Configuration, 8
+    /// without one.
     fn recommendation_group(&self) -> Option<EtsGroup> {
-        self.recommendation.as_ref().and_then(EtsTlv::to_group)
+        let max_tcs = self.ets.map_or(0, |e| e.max_tcs);
+        self.recommendation
+            .map(|r| EtsTlv { max_tcs, ..r })
+            .as_ref()
+            .and_then(EtsTlv::to_group)
     }
 
     /// Writes the parameter set into `p` (zero-filled first); the ETS TLVs dropped and the

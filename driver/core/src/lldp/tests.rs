@@ -123,6 +123,33 @@ fn round_trip_every_dcbx_tlv() {
 }
 
 #[test]
+fn the_recommendation_counts_the_configurations_traffic_classes() {
+    let config = EtsTlv {
+        willing: false,
+        max_tcs: 3,
+        prio_tc: [0, 0, 0, 1, 2, 0, 0, 0],
+        tc_bw: [40, 30, 30, 0, 0, 0, 0, 0],
+        tsa: [2, 2, 2, 0, 0, 0, 0, 0],
+        ..ets()
+    };
+    let rec = EtsTlv {
+        tc_bw: [20, 40, 40, 0, 0, 0, 0, 0],
+        ..config
+    };
+    let with_config = pdu(120, &[&config.emit(false), &rec.emit(true)]);
+    let p = Lldpdu::parse(&with_config).unwrap();
+    let r = checked(&p.dcbx).recommendation.unwrap();
+    assert_eq!((r.num_tcs, r.tc_bw), (3, rec.tc_bw));
+    let alone = pdu(120, &[&rec.emit(true)]);
+    let p = Lldpdu::parse(&alone).unwrap();
+    assert_eq!(
+        checked(&p.dcbx).recommendation.map(|r| r.num_tcs),
+        Some(8),
+        "without an ETS Configuration: 8"
+    );
+}
+
+#[test]
 fn known_bytes_of_an_ets_configuration() {
     // 802.1Q D.2.8: willing, MaxTCs 3, priorities 0..7 -> 0,1,2,0,1,2,0,1.
     let e = EtsTlv {

@@ -219,22 +219,6 @@ impl Control {
         }
     }
 
-    /// Remote parameters from outside the agent, at `now_ms` (the simulator's stand-in for a
-    /// DCBX engine, spec §5.2): as an LLDPDU's. Ignored with `*QOS` off (spec §4.4).
-    pub fn remote_event(
-        &mut self,
-        adapter: &Adapter,
-        event: RemoteEvent,
-        now_ms: u64,
-        fx: &mut Effects,
-    ) {
-        if adapter.config.qos.is_enabled() {
-            let indications = self.settings.qos.remote_event(event);
-            self.owe(indications, now_ms, fx);
-            self.arm(fx);
-        }
-    }
-
     /// The DCBX timer fired at `now_ms`: expired peers first (so that a frame sent after them
     /// advertises the fallen-back set), then a transmission if one is due, then the timer again
     /// at the agent's next deadline.

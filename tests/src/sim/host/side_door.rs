@@ -1,13 +1,13 @@
-//! The calls the kit makes into the driver that no Windows component can make: remote QoS
-//! settings handed to the adapter without LLDPDUs, and NDK activity reported into its counters
-//! and tables without a consumer. They exist
+//! The call the kit makes into the driver that no Windows component can make: NDK activity
+//! reported into its counters and tables without a consumer. (Remote QoS settings and the
+//! address list need none: a peer's LLDPDUs bring the one, `kit::switch_port`, and an NDK
+//! consumer's binds show the other, `sim::ndk_addresses`.) It exists
 //! only where the driver is linked into this process (Linux). Against a loaded image there is no
 //! such entry point: the kit skips the cases that make one of these calls, naming the call
 //! (`kit::side_doors`, a list the Linux kit checks against the calls each case makes), and a
 //! call made anyway unwinds with [`Unreachable`] and skips its case too, never passing it.
 
 use dcbndk_core::ndk::{Activity, Applied, Refused};
-use dcbndk_core::qos::state::RemoteEvent;
 
 /// The payload a side door unwinds with where the driver is an image: the call's name.
 #[derive(Debug, Clone, Copy)]
@@ -53,26 +53,14 @@ impl Unreachable {
     }
 }
 
-/// The name of [`remote_input`]'s call.
-pub const REMOTE_INPUT: &str = "dcbndk::entry::dcbx::remote_input";
 /// The name of [`ndk_activity`]'s call.
 pub const NDK_ACTIVITY: &str = "dcbndk::entry::ndk::activity";
-
-/// `dcbndk::entry::dcbx::remote_input`: remote QoS settings as the DCBX engine would hand them.
-///
-/// # Safety
-/// `context` is the context of an initialized, not halted adapter of the dcbndk driver, at
-/// DISPATCH_LEVEL.
-pub unsafe fn remote_input(context: usize, event: RemoteEvent) {
-    reached(REMOTE_INPUT);
-    // SAFETY: this function's contract.
-    unsafe { imp::remote_input(context, event) };
-}
 
 /// `dcbndk::entry::ndk::activity`: NDK activity reported into the adapter's counters and tables.
 ///
 /// # Safety
-/// As [`remote_input`].
+/// `context` is the context of an initialized, not halted adapter of the dcbndk driver, at
+/// DISPATCH_LEVEL.
 ///
 /// # Errors
 /// What the driver refused.
@@ -85,14 +73,8 @@ pub unsafe fn ndk_activity(context: usize, activity: &Activity) -> Result<Applie
 #[cfg(not(windows))]
 mod imp {
     use dcbndk_core::ndk::{Activity, Applied, Refused};
-    use dcbndk_core::qos::state::RemoteEvent;
 
     use crate::sim::as_handle;
-
-    pub(super) unsafe fn remote_input(context: usize, event: RemoteEvent) {
-        // SAFETY: the caller's contract (an adapter between initialize and halt, DISPATCH_LEVEL).
-        unsafe { dcbndk::entry::dcbx::remote_input(as_handle(context), event) }
-    }
 
     pub(super) unsafe fn ndk_activity(
         context: usize,
@@ -106,13 +88,8 @@ mod imp {
 #[cfg(windows)]
 mod imp {
     use dcbndk_core::ndk::{Activity, Applied, Refused};
-    use dcbndk_core::qos::state::RemoteEvent;
 
-    use super::{NDK_ACTIVITY, REMOTE_INPUT, unreachable};
-
-    pub(super) unsafe fn remote_input(_: usize, _: RemoteEvent) {
-        unreachable(REMOTE_INPUT)
-    }
+    use super::{NDK_ACTIVITY, unreachable};
 
     pub(super) unsafe fn ndk_activity(_: usize, _: &Activity) -> Result<Applied, Refused> {
         unreachable(NDK_ACTIVITY)
