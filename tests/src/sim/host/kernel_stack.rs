@@ -113,10 +113,17 @@ mod imp {
 
     /// One thread's kernel-stack fiber.
     struct Fiber {
-        /// The fiber (`CreateFiberEx`).
+        /// The fiber (`CreateFiberEx`); its stack's base is [`BASE`].
         handle: *mut c_void,
-        /// Its stack's base (highest address), read on the fiber at its first run; 0 before.
-        base: usize,
+    }
+
+    impl Drop for Fiber {
+        /// At the thread's exit, or when an overflow abandons it: its stack is freed.
+        fn drop(&mut self) {
+            // SAFETY: a fiber of this thread that does not run now: it is dropped on the main
+            // fiber, after the call on it returned or was abandoned.
+            unsafe { DeleteFiber(self.handle) };
+        }
     }
 
     thread_local! {
@@ -130,7 +137,8 @@ mod imp {
         static ON_FIBER: Cell<bool> = const { Cell::new(false) };
         /// Set by the exception handler when it abandoned the fiber's call.
         static OVERFLOWED: Cell<bool> = const { Cell::new(false) };
-        /// The fiber's stack base once known (the exception handler reads it, not [`FIBER`]).
+        /// The fiber's stack base (highest address), read on the fiber at its first run; 0
+        /// before.
         static BASE: Cell<usize> = const { Cell::new(0) };
     }
 
@@ -163,7 +171,7 @@ mod imp {
             let handle =
                 unsafe { CreateFiberEx(RESERVE, RESERVE, 0, Some(fiber_main), std::ptr::null()) };
             if !handle.is_null() {
-                *f = Some(Fiber { handle, base: 0 });
+                *f = Some(Fiber { handle });
                 BASE.set(0);
             }
             handle
@@ -185,11 +193,6 @@ mod imp {
         unsafe { GetCurrentThreadStackLimits(&raw mut low, &raw mut base) };
         let base = base & !(PAGE - 1);
         BASE.set(base);
-        FIBER.with(|f| {
-            if let Some(f) = f.borrow_mut().as_mut() {
-                f.base = base;
-            }
-        });
         let bottom = base - DRIVER_STACK;
         if bottom - PAGE > low {
             let mut old = 0;
@@ -322,10 +325,7 @@ mod imp {
         let outcome = outcome.filter(|_| !overflowed);
         if outcome.is_none() {
             // The fiber is abandoned where it stopped (or its guard is spent): a new one next.
-            if let Some(old) = FIBER.with(|f| f.borrow_mut().take()) {
-                // SAFETY: a fiber of this thread that does not run now (this is the main fiber).
-                unsafe { DeleteFiber(old.handle) };
-            }
+            drop(FIBER.with(|f| f.borrow_mut().take()));
             BASE.set(0);
             panic!(
                 "stack overflow in {name}: more than the {DRIVER_STACK} bytes of kernel stack an entry point has ({} KiB less the {} KiB allowance for NDIS and the protocols above)",
