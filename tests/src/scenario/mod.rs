@@ -703,10 +703,10 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
             }
         }
     }
-    if let (Some(peer), Some(port)) = (&s.peer, &port) {
-        if let Err(e) = port.send(&peer.lldpdu()) {
-            out.problems.push(format!("the peer's LLDPDU: {e}"));
-        }
+    if let (Some(peer), Some(port)) = (&s.peer, &port)
+        && let Err(e) = port.send(&peer.lldpdu())
+    {
+        out.problems.push(format!("the peer's LLDPDU: {e}"));
     }
     out.qos = get_net_adapter_qos(&s.adapter_name, &QosOids::read(&a)).unwrap_or_default();
     out.rdma = a
