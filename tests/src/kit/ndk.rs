@@ -25,6 +25,7 @@ use ndis_sys::status::{
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::adapter::OidResult;
 use crate::sim::ndk::{Workload, decode_statistics};
+use crate::sim::ndk_traffic::{End, Framing, Pace, Record, Traffic};
 use crate::sim::{Adapter, RegValue};
 
 /// The NDK OIDs the driver lists in `OID_GEN_SUPPORTED_LIST` (spec §0.1: mandatory for an NDK
@@ -464,13 +465,62 @@ fn halt_after_change() -> CaseResult {
     Ok(None)
 }
 
+/// Runs `body` on two adapters on a fresh manual wire (A, the one under test, and its peer B;
+/// `configure` changes each one's registry before it starts) with the simulated consumer's
+/// traffic between them; halts both, checking the verifier.
+pub(crate) fn on_traffic(
+    configure: impl Fn(&mut crate::sim::Registry, u8),
+    body: impl FnOnce(&Adapter, &Adapter, &mut Traffic<'_>) -> Result<(), String>,
+) -> CaseResult {
+    let wire = crate::sim::clock::fresh_manual_wire();
+    let (a, b) = crate::sim::ndk_traffic::pair_with(wire, configure)?;
+    let result = Traffic::new(&a, &b, Pace::Manual(wire)).and_then(|mut t| {
+        let r = body(&a, &b, &mut t);
+        let closed = t.close();
+        r.and(closed.map(|_| ()))
+    });
+    let finished = (finish(a), finish(b));
+    result?;
+    finished.0?;
+    finished.1?;
+    Ok(None)
+}
+
+/// Checks A's and B's `OID_NDK_STATISTICS` (direct path) against what `record` expects.
+pub(crate) fn check_counts(
+    a: &Adapter,
+    b: &Adapter,
+    record: &Record,
+    framing: Framing,
+) -> Result<(), String> {
+    let [ea, eb] = record.expected(framing);
+    for (name, x, e) in [("A", a, ea), ("B", b, eb)] {
+        let (totals, active) = x
+            .ndk_statistics_direct()
+            .ok_or_else(|| format!("{name}: statistics"))?;
+        expect_eq(&format!("{name}: counters"), totals, e.totals)?;
+        expect_eq(&format!("{name}: ActiveConnection"), active, e.active)?;
+    }
+    Ok(())
+}
+
 fn statistics_lengths() -> CaseResult {
-    let a = started(crate::sim::Registry::inf_defaults())?;
-    a.ndk(&Activity::Sent {
-        octets: 1000,
-        frames: 2,
-    })
-    .map_err(|e| format!("{e:?}"))?;
+    on_traffic(
+        |_, _| {},
+        |a, b, t| {
+            let link = t.connect(false)?;
+            t.send(link, End::A, 1000)?;
+            t.rdma(link, End::A, true, 3000)?;
+            check_counts(a, b, &t.record, Framing::DEFAULT)?;
+            let [expected, _] = t.record.expected(Framing::DEFAULT);
+            statistics_queries(a, &expected.totals)
+        },
+    )
+}
+
+/// `OID_NDK_STATISTICS` of 247 and 248+ bytes on both paths, the layout of the answer and the
+/// RDMA out counters `expected`; the set and the direct path's other OIDs refused.
+fn statistics_queries(a: &Adapter, expected: &Totals) -> Result<(), String> {
     for (path, short, full) in [
         (
             "regular",
@@ -500,8 +550,16 @@ fn statistics_lengths() -> CaseResult {
         ensure((5..25).all(|i| u64_at(d, 8 + 8 * i) == 0), || {
             "Reserved01-20 not zero".into()
         })?;
-        expect_eq("RDMAOutOctets", u64_at(d, 8 + 27 * 8), 1000)?;
-        expect_eq("RDMAOutFrames", u64_at(d, 8 + 29 * 8), 2)?;
+        expect_eq(
+            "RDMAOutOctets",
+            u64_at(d, 8 + 27 * 8),
+            expected.get(Counter::RdmaOutOctets),
+        )?;
+        expect_eq(
+            "RDMAOutFrames",
+            u64_at(d, 8 + 29 * 8),
+            expected.get(Counter::RdmaOutFrames),
+        )?;
     }
     status(
         "direct OID_GEN_LINK_SPEED",
@@ -516,9 +574,7 @@ fn statistics_lengths() -> CaseResult {
         NDIS_STATUS_NOT_SUPPORTED,
         0,
         0,
-    )?;
-    finish(a)?;
-    Ok(None)
+    )
 }
 
 fn lists() -> CaseResult {

@@ -82,11 +82,6 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (
         "Ndk",
-        "OID_NDK_STATISTICS: 247/248 bytes, header, Reserved01-20 zero, regular and direct path (§10.8)",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
         "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: 16 bytes when empty, 16+64n / 16+36n, BUFFER_TOO_SHORT, IPv4 and IPv6 (§10.9)",
         NDK_ACTIVITY,
     ),
