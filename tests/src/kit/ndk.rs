@@ -24,6 +24,7 @@ use ndis_sys::status::{
 
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::adapter::OidResult;
+use crate::sim::consumer::NdkConsumer;
 use crate::sim::ndk::{Workload, decode_statistics};
 use crate::sim::ndk_traffic::{End, Framing, Pace, Record, Traffic};
 use crate::sim::{Adapter, RegValue};
@@ -202,10 +203,11 @@ fn attributes_network_direct() -> CaseResult {
             248,
             0,
         )?;
-        let activity = a.ndk(&Activity::CqError);
+        // A consumer opens the NDK adapter only while NDK is enabled.
+        let opened = NdkConsumer::open_lowest(&a).map(NdkConsumer::close);
         expect_eq(
-            "activity accepted only while enabled",
-            activity.is_ok(),
+            "the consumer's NDK open succeeds only while enabled",
+            opened.is_ok(),
             enabled,
         )?;
         finish(a)?;
@@ -381,8 +383,8 @@ fn set_state_lengths() -> CaseResult {
         )?;
         expect_eq("BytesRead", r.bytes_read, 1)?;
         ensure(!r.pended, || "OID_NDK_SET_STATE pended".into())?;
-        let refused = a.ndk(&Activity::CqError).is_err();
-        expect_eq("NDK enabled", !refused, enabled)?;
+        let opened = NdkConsumer::open_lowest(&a).map(NdkConsumer::close);
+        expect_eq("NDK enabled (the consumer's open)", opened.is_ok(), enabled)?;
     }
     status(
         "query of OID_NDK_SET_STATE",
@@ -439,9 +441,9 @@ fn set_state_not_allowed() -> CaseResult {
         0,
     )?;
     expect_eq(
-        "activity",
-        a.ndk(&Activity::CqError),
-        Err(Refused::Disabled),
+        "the consumer's NDK open",
+        NdkConsumer::open_lowest(&a).map(NdkConsumer::close).err(),
+        Some(ndis_sys::status::NDIS_STATUS_ADAPTER_NOT_READY),
     )?;
     finish(a)?;
     Ok(None)
@@ -577,104 +579,185 @@ fn statistics_queries(a: &Adapter, expected: &Totals) -> Result<(), String> {
     )
 }
 
+/// The entries of a successful `OID_NDK_CONNECTIONS` answer `d`: (local, remote, UserModeOwner,
+/// OwnerPid) of each 64-byte entry.
+fn connection_entries(d: &[u8]) -> Vec<(Vec<u8>, Vec<u8>, u8, u32)> {
+    d.get(16..)
+        .unwrap_or_default()
+        .chunks_exact(64)
+        .map(|e| (e[..28].to_vec(), e[28..56].to_vec(), e[56], u32_at(e, 60)))
+        .collect()
+}
+
+fn sockaddr(a: std::net::SocketAddr) -> Vec<u8> {
+    crate::sim::ndk_connect::sockaddr(a).0.to_vec()
+}
+
+/// The addresses of connection `c` as A and B list it (A's local first).
+fn link_addresses(
+    t: &Traffic<'_>,
+    c: usize,
+) -> Result<(std::net::SocketAddr, std::net::SocketAddr), String> {
+    t.addresses(c)
+        .ok_or_else(|| format!("connection {c}: no addresses"))
+}
+
 fn lists() -> CaseResult {
-    let a = started(crate::sim::Registry::inf_defaults())?;
-    for (oid, name) in [
-        (OID_NDK_CONNECTIONS, "connections"),
-        (OID_NDK_LOCAL_ENDPOINTS, "endpoints"),
-    ] {
-        status(
-            &format!("{name}: 15 bytes"),
-            &a.query(oid, 15),
-            NDIS_STATUS_BUFFER_TOO_SHORT,
-            0,
-            16,
-        )?;
-        let r = a.query(oid, 16);
-        status(&format!("{name}: empty"), &r, NDIS_STATUS_SUCCESS, 16, 0)?;
-        expect_eq(
-            "header",
-            r.data().to_vec(),
-            vec![0x80, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-        )?;
-    }
-    let v4 = connection(1, false, Owner::User(4321));
-    let v6 = connection(2, true, Owner::Kernel);
-    added(a.ndk(&Activity::Connect(v4)))?;
-    added(a.ndk(&Activity::Accept(v6)))?;
-    let ep = Endpoint {
-        local: SockAddr::v4([192, 168, 7, 1], 445),
-        listener: true,
-        owner: Owner::Kernel,
-        tcp_port: 445,
-    };
-    let ep6 = Endpoint {
-        local: v6.local,
-        listener: false,
-        owner: Owner::User(99),
-        tcp_port: 0,
-    };
-    added(a.ndk(&Activity::Listen(ep)))?;
-    added(a.ndk(&Activity::Listen(ep6)))?;
-    let short = a.query(OID_NDK_CONNECTIONS, 143);
-    status(
-        "connections: 143 bytes",
-        &short,
-        NDIS_STATUS_BUFFER_TOO_SHORT,
-        0,
-        144,
-    )?;
-    ensure(short.buffer.iter().all(|b| *b == 0), || {
-        "a failed query wrote".into()
-    })?;
-    let r = a.query(OID_NDK_CONNECTIONS, 200);
-    status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
-    let d = r.data();
-    expect_eq("header", &d[..4], &[0x80, 1, 144, 0][..])?;
-    expect_eq("Count", u32_at(d, 8), 2)?;
-    expect_eq("mapped", d[12], 0)?;
-    let entries = [&d[16..80], &d[80..144]];
-    let (e4, e6) = if entries[0][0] == 2 {
-        (entries[0], entries[1])
-    } else {
-        (entries[1], entries[0])
-    };
-    expect_eq("IPv4 Local", &e4[..28], &v4.local.to_bytes()[..])?;
-    expect_eq("IPv4 Remote", &e4[28..56], &v4.remote.to_bytes()[..])?;
-    expect_eq(
-        "UserModeOwner, OwnerPid",
-        (e4[56], u32_at(e4, 60)),
-        (1, 4321),
-    )?;
-    expect_eq("IPv6 Local", &e6[..28], &v6.local.to_bytes()[..])?;
-    expect_eq("IPv6 family", u16::from_le_bytes([e6[0], e6[1]]), 23)?;
-    expect_eq("kernel owner", (e6[56], u32_at(e6, 60)), (0, 0))?;
-    status(
-        "endpoints: 87 bytes",
-        &a.query(OID_NDK_LOCAL_ENDPOINTS, 87),
-        NDIS_STATUS_BUFFER_TOO_SHORT,
-        0,
-        88,
-    )?;
-    let r = a.query(OID_NDK_LOCAL_ENDPOINTS, 88);
-    status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
-    let d = r.data();
-    expect_eq("header", &d[..4], &[0x80, 1, 88, 0][..])?;
-    expect_eq("Count", u32_at(d, 8), 2)?;
-    let listed: Vec<(Vec<u8>, u8, u8, u32)> = [&d[16..52], &d[52..88]]
-        .iter()
-        .map(|e| (e[..28].to_vec(), e[28], e[29], u32_at(e, 32)))
-        .collect();
-    ensure(
-        listed.contains(&(ep.local.to_bytes().to_vec(), 0, 1, 0)),
-        || format!("{listed:?}"),
-    )?;
-    ensure(
-        listed.contains(&(ep6.local.to_bytes().to_vec(), 1, 0, 99)),
-        || format!("{listed:?}"),
-    )?;
-    finish(a)?;
-    Ok(None)
+    on_traffic(
+        |_, _| {},
+        |a, b, t| {
+            for x in [a, b] {
+                for (oid, name) in [
+                    (OID_NDK_CONNECTIONS, "connections"),
+                    (OID_NDK_LOCAL_ENDPOINTS, "endpoints"),
+                ] {
+                    status(
+                        &format!("{name}: 15 bytes"),
+                        &x.query(oid, 15),
+                        NDIS_STATUS_BUFFER_TOO_SHORT,
+                        0,
+                        16,
+                    )?;
+                    let r = x.query(oid, 16);
+                    status(&format!("{name}: empty"), &r, NDIS_STATUS_SUCCESS, 16, 0)?;
+                    expect_eq(
+                        "header",
+                        r.data().to_vec(),
+                        vec![0x80, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                    )?;
+                }
+            }
+            let c4 = t.connect(false)?;
+            let c6 = t.connect(true)?;
+            // A shared endpoint of A's: an endpoint entry that is no listener.
+            let shared =
+                t.a.ndk
+                    .create_shared_endpoint(std::net::SocketAddr::new(
+                        crate::sim::ndk_traffic::ip6(1),
+                        0,
+                    ))
+                    .map_err(|s| format!("NdkCreateSharedEndpoint: {s:#x}"))?;
+            let bound =
+                t.a.ndk
+                    .endpoint_address(&shared)
+                    .ok_or("no endpoint address")?;
+            let listed = |x: &Adapter, oid: u32| {
+                let r = x.query(oid, 4096);
+                r.data()
+                    .get(8..12)
+                    .map_or(0, |c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            };
+            ensure(
+                t.settle(|| {
+                    listed(a, OID_NDK_LOCAL_ENDPOINTS) == 1
+                        && listed(b, OID_NDK_LOCAL_ENDPOINTS) == 2
+                }),
+                || "the endpoints were not listed".into(),
+            )?;
+            for (name, x) in [("A", a), ("B", b)] {
+                let short = x.query(OID_NDK_CONNECTIONS, 143);
+                status(
+                    &format!("{name} connections: 143 bytes"),
+                    &short,
+                    NDIS_STATUS_BUFFER_TOO_SHORT,
+                    0,
+                    144,
+                )?;
+                ensure(short.buffer.iter().all(|b| *b == 0), || {
+                    "a failed query wrote".into()
+                })?;
+                let r = x.query(OID_NDK_CONNECTIONS, 200);
+                status(
+                    &format!("{name} connections"),
+                    &r,
+                    NDIS_STATUS_SUCCESS,
+                    144,
+                    0,
+                )?;
+                let d = r.data();
+                expect_eq("header", &d[..4], &[0x80, 1, 144, 0][..])?;
+                expect_eq("Count", u32_at(d, 8), 2)?;
+                expect_eq("mapped", d[12], 0)?;
+                let mut entries = connection_entries(d);
+                entries.sort();
+                let mut want = Vec::new();
+                for c in [c4, c6] {
+                    let (la, lb) = link_addresses(t, c)?;
+                    let (local, remote) = if name == "A" { (la, lb) } else { (lb, la) };
+                    // The provider serves kernel consumers: every connection is the kernel's.
+                    want.push((sockaddr(local), sockaddr(remote), 0, 0));
+                }
+                want.sort();
+                expect_eq(
+                    &format!("{name}: entries (Local, Remote, owner)"),
+                    entries,
+                    want,
+                )?;
+            }
+            let families: Vec<u16> = connection_entries(a.query(OID_NDK_CONNECTIONS, 200).data())
+                .iter()
+                .map(|e| u16::from_le_bytes([e.0[0], e.0[1]]))
+                .collect();
+            ensure(families.contains(&2) && families.contains(&23), || {
+                format!("address families {families:?}: not IPv4 and IPv6")
+            })?;
+            status(
+                "B endpoints: 87 bytes",
+                &b.query(OID_NDK_LOCAL_ENDPOINTS, 87),
+                NDIS_STATUS_BUFFER_TOO_SHORT,
+                0,
+                88,
+            )?;
+            let endpoints =
+                |x: &Adapter, n: usize| -> Result<Vec<(Vec<u8>, u8, u8, u32)>, String> {
+                    let len = 16 + 36 * n;
+                    let r = x.query(OID_NDK_LOCAL_ENDPOINTS, len);
+                    status("endpoints", &r, NDIS_STATUS_SUCCESS, len as u32, 0)?;
+                    let d = r.data();
+                    expect_eq("header", &d[..4], &[0x80, 1, len as u8, 0][..])?;
+                    expect_eq("Count", u32_at(d, 8) as usize, n)?;
+                    let mut e: Vec<_> = d[16..]
+                        .chunks_exact(36)
+                        .map(|e| (e[..28].to_vec(), e[28], e[29], u32_at(e, 32)))
+                        .collect();
+                    e.sort();
+                    Ok(e)
+                };
+            let mut want = vec![
+                (
+                    sockaddr(std::net::SocketAddr::new(
+                        crate::sim::ndk_traffic::ip4(2),
+                        crate::sim::ndk_traffic::PORT,
+                    )),
+                    0,
+                    1,
+                    0,
+                ),
+                (
+                    sockaddr(std::net::SocketAddr::new(
+                        crate::sim::ndk_traffic::ip6(2),
+                        crate::sim::ndk_traffic::PORT,
+                    )),
+                    0,
+                    1,
+                    0,
+                ),
+            ];
+            want.sort();
+            expect_eq("B's endpoints: two listeners", endpoints(b, 2)?, want)?;
+            expect_eq(
+                "A's endpoint: the shared one",
+                endpoints(a, 1)?,
+                vec![(sockaddr(bound), 0, 0, 0)],
+            )?;
+            expect_eq(
+                "close the shared endpoint",
+                t.a.ndk.close_shared_endpoint(&shared),
+                ndis_sys::status::NDIS_STATUS_SUCCESS,
+            )?;
+            check_counts(a, b, &t.record, Framing::DEFAULT)
+        },
+    )
 }
 
 fn iwarp_pairs() -> CaseResult {

@@ -706,6 +706,16 @@ impl<'a> Traffic<'a> {
         }
     }
 
+    /// Connection `link`'s addresses as A's connector gives them: (A's, B's).
+    #[must_use]
+    pub fn addresses(&self, link: usize) -> Option<(SocketAddr, SocketAddr)> {
+        let c = &self.links.get(link)?.connection.active;
+        Some((
+            self.a.ndk.connector_address(c, true)?,
+            self.a.ndk.connector_address(c, false)?,
+        ))
+    }
+
     /// B listens on `(its address, PORT)` of the family (once; again is nothing).
     ///
     /// # Errors
