@@ -760,65 +760,64 @@ fn lists() -> CaseResult {
     )
 }
 
+/// In iWARP mode each entry is followed by its TCP entry, whose ports are the provider's
+/// choice (`resources::provider::connect`): the ND connection's and the listener's own ports.
 fn iwarp_pairs() -> CaseResult {
-    let a = started(reg(&[("*NetworkDirectTechnology", sz("1"))]))?;
-    added(a.ndk(&Activity::Connect(connection(3, false, Owner::User(7)))))?;
-    added(a.ndk(&Activity::Listen(Endpoint {
-        local: SockAddr::v4([192, 168, 7, 1], 445),
-        listener: true,
-        owner: Owner::User(7),
-        tcp_port: 4450,
-    })))?;
-    let r = a.oid(
-        ndis_sys::oidrequest::NdisRequestQueryInformation,
-        OID_NDK_CONNECTIONS,
-        vec![0xAA; 144],
-        0,
-    );
-    status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
-    let d = r.data();
-    expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
-    expect_eq("NDConnectionsMappedtoTCPConnections", d[12], 1)?;
-    let (even, odd) = (&d[16..80], &d[80..144]);
-    expect_eq(
-        "even: ND port",
-        u16::from_be_bytes([even[2], even[3]]),
-        5003,
-    )?;
-    expect_eq("even: owner", (even[56], u32_at(even, 60)), (1, 7))?;
-    expect_eq(
-        "odd: TCP local port",
-        u16::from_be_bytes([odd[2], odd[3]]),
-        40_003,
-    )?;
-    expect_eq(
-        "odd: TCP remote port",
-        u16::from_be_bytes([odd[30], odd[31]]),
-        445,
-    )?;
-    ensure(odd[56..].iter().all(|b| *b == 0xAA), || {
-        "odd entry: other members were written".into()
-    })?;
-    let r = a.oid(
-        ndis_sys::oidrequest::NdisRequestQueryInformation,
-        OID_NDK_LOCAL_ENDPOINTS,
-        vec![0xAA; 88],
-        0,
-    );
-    status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
-    let d = r.data();
-    expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
-    expect_eq("mapped", d[12], 1)?;
-    expect_eq(
-        "odd: TCP port",
-        u16::from_be_bytes([d[52 + 2], d[52 + 3]]),
-        4450,
-    )?;
-    ensure(d[52 + 28..88].iter().all(|b| *b == 0xAA), || {
-        "odd endpoint: other members were written".into()
-    })?;
-    finish(a)?;
-    Ok(None)
+    on_traffic(
+        |r, _| {
+            r.set_sz("*NetworkDirectTechnology", "1");
+        },
+        |a, b, t| {
+            let c = t.connect(false)?;
+            let (local, remote) = link_addresses(t, c)?;
+            let r = a.oid(
+                ndis_sys::oidrequest::NdisRequestQueryInformation,
+                OID_NDK_CONNECTIONS,
+                vec![0xAA; 144],
+                0,
+            );
+            status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
+            let d = r.data();
+            expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
+            expect_eq("NDConnectionsMappedtoTCPConnections", d[12], 1)?;
+            let (even, odd) = (&d[16..80], &d[80..144]);
+            expect_eq("even: Local", &even[..28], sockaddr(local).as_slice())?;
+            expect_eq("even: Remote", &even[28..56], sockaddr(remote).as_slice())?;
+            expect_eq("even: owner (kernel)", (even[56], u32_at(even, 60)), (0, 0))?;
+            expect_eq(
+                "odd: TCP local port",
+                u16::from_be_bytes([odd[2], odd[3]]),
+                local.port(),
+            )?;
+            expect_eq(
+                "odd: TCP remote port",
+                u16::from_be_bytes([odd[30], odd[31]]),
+                remote.port(),
+            )?;
+            ensure(odd[56..].iter().all(|b| *b == 0xAA), || {
+                "odd entry: other members were written".into()
+            })?;
+            let r = b.oid(
+                ndis_sys::oidrequest::NdisRequestQueryInformation,
+                OID_NDK_LOCAL_ENDPOINTS,
+                vec![0xAA; 88],
+                0,
+            );
+            status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
+            let d = r.data();
+            expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
+            expect_eq("mapped", d[12], 1)?;
+            expect_eq(
+                "odd: TCP port",
+                u16::from_be_bytes([d[52 + 2], d[52 + 3]]),
+                crate::sim::ndk_traffic::PORT,
+            )?;
+            ensure(d[52 + 28..88].iter().all(|b| *b == 0xAA), || {
+                "odd endpoint: other members were written".into()
+            })?;
+            check_counts(a, b, &t.record, Framing::DEFAULT)
+        },
+    )
 }
 
 fn header_size_saturates() -> CaseResult {
@@ -842,76 +841,70 @@ fn header_size_saturates() -> CaseResult {
 }
 
 fn disable_with_live_connections() -> CaseResult {
-    let a = started(crate::sim::Registry::inf_defaults())?;
-    let mut ids = Vec::new();
-    for i in 0..6u16 {
-        ids.push(added(a.ndk(&Activity::Connect(connection(
-            i,
-            i % 2 == 0,
-            Owner::Kernel,
-        ))))?);
-    }
-    added(a.ndk(&Activity::Listen(Endpoint::default())))?;
-    a.ndk(&Activity::Disconnect(ids[0]))
-        .map_err(|e| format!("{e:?}"))?;
-    a.ndk(&Activity::Received {
-        octets: 5000,
-        frames: 4,
-    })
-    .map_err(|e| format!("{e:?}"))?;
-    let (before, active) = a.ndk_statistics_direct().ok_or("statistics")?;
-    expect_eq("ActiveConnection", active, 5)?;
-    expect_eq(
-        "disable",
-        a.set(OID_NDK_SET_STATE, &[0]).status,
-        NDIS_STATUS_SUCCESS,
-    )?;
-    expect_eq(
-        "connections after disable",
-        a.query(OID_NDK_CONNECTIONS, 1024).bytes_written,
-        16,
-    )?;
-    expect_eq(
-        "endpoints after disable",
-        a.query(OID_NDK_LOCAL_ENDPOINTS, 1024).bytes_written,
-        16,
-    )?;
-    let (after, active) = a.ndk_statistics_direct().ok_or("statistics")?;
-    expect_eq("ActiveConnection after disable", active, 0)?;
-    expect_eq("cumulative counters kept", after, before)?;
-    expect_eq(
-        "activity while disabled",
-        a.ndk(&Activity::Disconnect(ids[1])),
-        Err(Refused::Disabled),
-    )?;
-    expect_eq(
-        "enable",
-        a.set(OID_NDK_SET_STATE, &[1]).status,
-        NDIS_STATUS_SUCCESS,
-    )?;
-    expect_eq(
-        "stale id after enable",
-        a.ndk(&Activity::Disconnect(ids[1])),
-        Err(Refused::Unknown),
-    )?;
-    added(a.ndk(&Activity::Accept(connection(9, false, Owner::Kernel))))?;
-    let (again, active) = a.ndk_statistics_direct().ok_or("statistics")?;
-    ensure(again.is_at_least(&before), || {
-        "counters went backwards".into()
-    })?;
-    expect_eq(
-        "Accept continues from before",
-        again.get(Counter::Accept),
-        before.get(Counter::Accept) + 1,
-    )?;
-    expect_eq("ActiveConnection", active, 1)?;
-    expect_eq(
-        "events",
-        wait_for_events(&a, 2),
-        vec![NetEventNDKDisable, NetEventNDKEnable],
-    )?;
-    finish(a)?;
-    Ok(None)
+    on_traffic(
+        |_, _| {},
+        |a, b, t| {
+            let mut links = Vec::new();
+            for i in 0..6 {
+                links.push(t.connect(i % 2 == 0)?);
+            }
+            t.disconnect(links[0], End::A)?;
+            t.send(links[1], End::B, 5000)?;
+            t.rdma(links[2], End::A, false, 4096)?;
+            let [expected, _] = t.record.expected(Framing::DEFAULT);
+            let (before, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+            expect_eq("counters before the disable", before, expected.totals)?;
+            expect_eq("ActiveConnection", active, 5)?;
+            expect_eq(
+                "disable",
+                a.set(OID_NDK_SET_STATE, &[0]).status,
+                NDIS_STATUS_SUCCESS,
+            )?;
+            expect_eq(
+                "connections after disable",
+                a.query(OID_NDK_CONNECTIONS, 1024).bytes_written,
+                16,
+            )?;
+            expect_eq(
+                "endpoints after disable",
+                a.query(OID_NDK_LOCAL_ENDPOINTS, 1024).bytes_written,
+                16,
+            )?;
+            let (after, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+            expect_eq("ActiveConnection after disable", active, 0)?;
+            expect_eq("cumulative counters kept", after, before)?;
+            expect_eq(
+                "a consumer's open while disabled",
+                NdkConsumer::open_lowest(a).map(NdkConsumer::close).err(),
+                Some(ndis_sys::status::NDIS_STATUS_ADAPTER_NOT_READY),
+            )?;
+            expect_eq(
+                "enable",
+                a.set(OID_NDK_SET_STATE, &[1]).status,
+                NDIS_STATUS_SUCCESS,
+            )?;
+            expect_eq(
+                "events",
+                wait_for_events(a, 2),
+                vec![NetEventNDKDisable, NetEventNDKEnable],
+            )?;
+            // A new consumer after the enable: its connection counts on from before.
+            let mut again = Traffic::new(a, b, t.pace())?;
+            again.connect(false)?;
+            let (now, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+            ensure(now.is_at_least(&before), || {
+                "counters went backwards".into()
+            })?;
+            expect_eq(
+                "Connect continues from before",
+                now.get(Counter::Connect),
+                before.get(Counter::Connect) + 1,
+            )?;
+            expect_eq("ActiveConnection", active, 1)?;
+            again.close()?;
+            Ok(())
+        },
+    )
 }
 
 fn counter_blocks() -> CaseResult {

@@ -67,17 +67,7 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
     (
         "Ndk",
-        "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: iWARP pairs each entry with its TCP entry (even/odd)",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
         "OID_NDK_CONNECTIONS: Header.Size saturates at 0xFFFF",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "disable with live connections: lists drain, ActiveConnection 0, counters stay monotonic across disable/enable",
         NDK_ACTIVITY,
     ),
     (

@@ -706,6 +706,12 @@ impl<'a> Traffic<'a> {
         }
     }
 
+    /// How it waits.
+    #[must_use]
+    pub fn pace(&self) -> Pace {
+        self.pace
+    }
+
     /// Connection `link`'s addresses as A's connector gives them: (A's, B's).
     #[must_use]
     pub fn addresses(&self, link: usize) -> Option<(SocketAddr, SocketAddr)> {
