@@ -889,7 +889,8 @@ fn disable_with_live_connections() -> CaseResult {
                 vec![NetEventNDKDisable, NetEventNDKEnable],
             )?;
             // A new consumer after the enable: its connection counts on from before.
-            let mut again = Traffic::new(a, b, t.pace())?;
+            let mut again =
+                Traffic::new(a, b, t.pace())?.on_port(crate::sim::ndk_traffic::PORT + 10);
             again.connect(false)?;
             let (now, active) = a.ndk_statistics_direct().ok_or("statistics")?;
             ensure(now.is_at_least(&before), || {

@@ -673,6 +673,8 @@ pub struct Traffic<'a> {
     pub record: Record,
     /// Request contexts, distinct per operation.
     next: usize,
+    /// The ND port B listens on.
+    port: u16,
 }
 
 impl<'a> Traffic<'a> {
@@ -689,7 +691,15 @@ impl<'a> Traffic<'a> {
             links: Vec::new(),
             record: Record::default(),
             next: 1,
+            port: PORT,
         })
+    }
+
+    /// B listens on `port` rather than [`PORT`] (another traffic between the same adapters).
+    #[must_use]
+    pub fn on_port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
     }
 
     /// The connections established and not disconnected.
@@ -735,7 +745,7 @@ impl<'a> Traffic<'a> {
             .ndk
             .create_listener()
             .map_err(|s| format!("listener: {s:#x}"))?;
-        let at = SocketAddr::new(Self::ips(v6).1, PORT);
+        let at = SocketAddr::new(Self::ips(v6).1, self.port);
         expect_eq("NdkListen", self.b.ndk.listen(&l, at), NDIS_STATUS_SUCCESS)?;
         self.listeners[usize::from(v6)] = Some(l);
         Ok(())
@@ -770,7 +780,7 @@ impl<'a> Traffic<'a> {
             &active,
             &qps[0],
             SocketAddr::new(src, 0),
-            SocketAddr::new(dst, PORT),
+            SocketAddr::new(dst, self.port),
             (4, 4),
             REQ_DATA,
             connected,
@@ -846,7 +856,7 @@ impl<'a> Traffic<'a> {
         Ok(n)
     }
 
-    /// A connects to a port of B nobody listens on (`PORT + 1`): `STATUS_CONNECTION_REFUSED`.
+    /// A connects to a port of B nobody listens on (its listening port + 1): `STATUS_CONNECTION_REFUSED`.
     ///
     /// # Errors
     /// Another outcome.
@@ -867,7 +877,7 @@ impl<'a> Traffic<'a> {
             &c,
             &qp,
             SocketAddr::new(src, 0),
-            SocketAddr::new(dst, PORT + 1),
+            SocketAddr::new(dst, self.port + 1),
             (1, 1),
             &[],
             r,
