@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dcbndk_core::ndk::counters::{Counter, Totals};
-use dcbndk_core::ndk::tables::{Connection, Endpoint, Owner, SockAddr};
+use dcbndk_core::ndk::tables::{Connection, Owner, SockAddr};
 use dcbndk_core::ndk::{Activity, Applied, Refused};
 use ndis_sys::ndkinfo::{NdkRoCEv2, NdkiWarp};
 use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
@@ -589,6 +589,9 @@ fn connection_entries(d: &[u8]) -> Vec<(Vec<u8>, Vec<u8>, u8, u32)> {
         .collect()
 }
 
+/// An `OID_NDK_LOCAL_ENDPOINTS` entry: (Local, UserModeOwner, Listener, OwnerPid).
+type EndpointEntry = (Vec<u8>, u8, u8, u32);
+
 fn sockaddr(a: std::net::SocketAddr) -> Vec<u8> {
     crate::sim::ndk_connect::sockaddr(a).0.to_vec()
 }
@@ -708,21 +711,20 @@ fn lists() -> CaseResult {
                 0,
                 88,
             )?;
-            let endpoints =
-                |x: &Adapter, n: usize| -> Result<Vec<(Vec<u8>, u8, u8, u32)>, String> {
-                    let len = 16 + 36 * n;
-                    let r = x.query(OID_NDK_LOCAL_ENDPOINTS, len);
-                    status("endpoints", &r, NDIS_STATUS_SUCCESS, len as u32, 0)?;
-                    let d = r.data();
-                    expect_eq("header", &d[..4], &[0x80, 1, len as u8, 0][..])?;
-                    expect_eq("Count", u32_at(d, 8) as usize, n)?;
-                    let mut e: Vec<_> = d[16..]
-                        .chunks_exact(36)
-                        .map(|e| (e[..28].to_vec(), e[28], e[29], u32_at(e, 32)))
-                        .collect();
-                    e.sort();
-                    Ok(e)
-                };
+            let endpoints = |x: &Adapter, n: usize| -> Result<Vec<EndpointEntry>, String> {
+                let len = 16 + 36 * n;
+                let r = x.query(OID_NDK_LOCAL_ENDPOINTS, len);
+                status("endpoints", &r, NDIS_STATUS_SUCCESS, len as u32, 0)?;
+                let d = r.data();
+                expect_eq("header", &d[..4], &[0x80, 1, len as u8, 0][..])?;
+                expect_eq("Count", u32_at(d, 8) as usize, n)?;
+                let mut e: Vec<_> = d[16..]
+                    .chunks_exact(36)
+                    .map(|e| (e[..28].to_vec(), e[28], e[29], u32_at(e, 32)))
+                    .collect();
+                e.sort();
+                Ok(e)
+            };
             let mut want = vec![
                 (
                     sockaddr(std::net::SocketAddr::new(
@@ -753,7 +755,7 @@ fn lists() -> CaseResult {
             expect_eq(
                 "close the shared endpoint",
                 t.a.ndk.close_shared_endpoint(&shared),
-                ndis_sys::status::NDIS_STATUS_SUCCESS,
+                NDIS_STATUS_SUCCESS,
             )?;
             check_counts(a, b, &t.record, Framing::DEFAULT)
         },
