@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dcbndk_core::ndk::counters::{Counter, Totals};
-use dcbndk_core::ndk::tables::{Connection, Endpoint, Owner, SockAddr};
+use dcbndk_core::ndk::tables::{Connection, Owner, SockAddr};
 use dcbndk_core::ndk::{Activity, Applied, Refused};
 use ndis_sys::ndkinfo::{NdkRoCEv2, NdkiWarp};
 use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
@@ -24,7 +24,9 @@ use ndis_sys::status::{
 
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::adapter::OidResult;
+use crate::sim::consumer::NdkConsumer;
 use crate::sim::ndk::{Workload, decode_statistics};
+use crate::sim::ndk_traffic::{End, Framing, Pace, Record, Traffic};
 use crate::sim::{Adapter, RegValue};
 
 /// The NDK OIDs the driver lists in `OID_GEN_SUPPORTED_LIST` (spec §0.1: mandatory for an NDK
@@ -201,10 +203,11 @@ fn attributes_network_direct() -> CaseResult {
             248,
             0,
         )?;
-        let activity = a.ndk(&Activity::CqError);
+        // A consumer opens the NDK adapter only while NDK is enabled.
+        let opened = NdkConsumer::open_lowest(&a).map(NdkConsumer::close);
         expect_eq(
-            "activity accepted only while enabled",
-            activity.is_ok(),
+            "the consumer's NDK open succeeds only while enabled",
+            opened.is_ok(),
             enabled,
         )?;
         finish(a)?;
@@ -380,8 +383,8 @@ fn set_state_lengths() -> CaseResult {
         )?;
         expect_eq("BytesRead", r.bytes_read, 1)?;
         ensure(!r.pended, || "OID_NDK_SET_STATE pended".into())?;
-        let refused = a.ndk(&Activity::CqError).is_err();
-        expect_eq("NDK enabled", !refused, enabled)?;
+        let opened = NdkConsumer::open_lowest(&a).map(NdkConsumer::close);
+        expect_eq("NDK enabled (the consumer's open)", opened.is_ok(), enabled)?;
     }
     status(
         "query of OID_NDK_SET_STATE",
@@ -438,9 +441,9 @@ fn set_state_not_allowed() -> CaseResult {
         0,
     )?;
     expect_eq(
-        "activity",
-        a.ndk(&Activity::CqError),
-        Err(Refused::Disabled),
+        "the consumer's NDK open",
+        NdkConsumer::open_lowest(&a).map(NdkConsumer::close).err(),
+        Some(ndis_sys::status::NDIS_STATUS_ADAPTER_NOT_READY),
     )?;
     finish(a)?;
     Ok(None)
@@ -464,13 +467,62 @@ fn halt_after_change() -> CaseResult {
     Ok(None)
 }
 
+/// Runs `body` on two adapters on a fresh manual wire (A, the one under test, and its peer B;
+/// `configure` changes each one's registry before it starts) with the simulated consumer's
+/// traffic between them; halts both, checking the verifier.
+pub(crate) fn on_traffic(
+    configure: impl Fn(&mut crate::sim::Registry, u8),
+    body: impl FnOnce(&Adapter, &Adapter, &mut Traffic<'_>) -> Result<(), String>,
+) -> CaseResult {
+    let wire = crate::sim::clock::fresh_manual_wire();
+    let (a, b) = crate::sim::ndk_traffic::pair_with(wire, configure)?;
+    let result = Traffic::new(&a, &b, Pace::Manual(wire)).and_then(|mut t| {
+        let r = body(&a, &b, &mut t);
+        let closed = t.close();
+        r.and(closed.map(|_| ()))
+    });
+    let finished = (finish(a), finish(b));
+    result?;
+    finished.0?;
+    finished.1?;
+    Ok(None)
+}
+
+/// Checks A's and B's `OID_NDK_STATISTICS` (direct path) against what `record` expects.
+pub(crate) fn check_counts(
+    a: &Adapter,
+    b: &Adapter,
+    record: &Record,
+    framing: Framing,
+) -> Result<(), String> {
+    let [ea, eb] = record.expected(framing);
+    for (name, x, e) in [("A", a, ea), ("B", b, eb)] {
+        let (totals, active) = x
+            .ndk_statistics_direct()
+            .ok_or_else(|| format!("{name}: statistics"))?;
+        expect_eq(&format!("{name}: counters"), totals, e.totals)?;
+        expect_eq(&format!("{name}: ActiveConnection"), active, e.active)?;
+    }
+    Ok(())
+}
+
 fn statistics_lengths() -> CaseResult {
-    let a = started(crate::sim::Registry::inf_defaults())?;
-    a.ndk(&Activity::Sent {
-        octets: 1000,
-        frames: 2,
-    })
-    .map_err(|e| format!("{e:?}"))?;
+    on_traffic(
+        |_, _| {},
+        |a, b, t| {
+            let link = t.connect(false)?;
+            t.send(link, End::A, 1000)?;
+            t.rdma(link, End::A, true, 3000)?;
+            check_counts(a, b, &t.record, Framing::DEFAULT)?;
+            let [expected, _] = t.record.expected(Framing::DEFAULT);
+            statistics_queries(a, &expected.totals)
+        },
+    )
+}
+
+/// `OID_NDK_STATISTICS` of 247 and 248+ bytes on both paths, the layout of the answer and the
+/// RDMA out counters `expected`; the set and the direct path's other OIDs refused.
+fn statistics_queries(a: &Adapter, expected: &Totals) -> Result<(), String> {
     for (path, short, full) in [
         (
             "regular",
@@ -500,8 +552,16 @@ fn statistics_lengths() -> CaseResult {
         ensure((5..25).all(|i| u64_at(d, 8 + 8 * i) == 0), || {
             "Reserved01-20 not zero".into()
         })?;
-        expect_eq("RDMAOutOctets", u64_at(d, 8 + 27 * 8), 1000)?;
-        expect_eq("RDMAOutFrames", u64_at(d, 8 + 29 * 8), 2)?;
+        expect_eq(
+            "RDMAOutOctets",
+            u64_at(d, 8 + 27 * 8),
+            expected.get(Counter::RdmaOutOctets),
+        )?;
+        expect_eq(
+            "RDMAOutFrames",
+            u64_at(d, 8 + 29 * 8),
+            expected.get(Counter::RdmaOutFrames),
+        )?;
     }
     status(
         "direct OID_GEN_LINK_SPEED",
@@ -516,170 +576,250 @@ fn statistics_lengths() -> CaseResult {
         NDIS_STATUS_NOT_SUPPORTED,
         0,
         0,
-    )?;
-    finish(a)?;
-    Ok(None)
+    )
+}
+
+/// The entries of a successful `OID_NDK_CONNECTIONS` answer `d`: (local, remote, UserModeOwner,
+/// OwnerPid) of each 64-byte entry.
+fn connection_entries(d: &[u8]) -> Vec<(Vec<u8>, Vec<u8>, u8, u32)> {
+    d.get(16..)
+        .unwrap_or_default()
+        .chunks_exact(64)
+        .map(|e| (e[..28].to_vec(), e[28..56].to_vec(), e[56], u32_at(e, 60)))
+        .collect()
+}
+
+/// An `OID_NDK_LOCAL_ENDPOINTS` entry: (Local, UserModeOwner, Listener, OwnerPid).
+type EndpointEntry = (Vec<u8>, u8, u8, u32);
+
+fn sockaddr(a: std::net::SocketAddr) -> Vec<u8> {
+    crate::sim::ndk_connect::sockaddr(a).0.to_vec()
+}
+
+/// The addresses of connection `c` as A and B list it (A's local first).
+fn link_addresses(
+    t: &Traffic<'_>,
+    c: usize,
+) -> Result<(std::net::SocketAddr, std::net::SocketAddr), String> {
+    t.addresses(c)
+        .ok_or_else(|| format!("connection {c}: no addresses"))
 }
 
 fn lists() -> CaseResult {
-    let a = started(crate::sim::Registry::inf_defaults())?;
-    for (oid, name) in [
-        (OID_NDK_CONNECTIONS, "connections"),
-        (OID_NDK_LOCAL_ENDPOINTS, "endpoints"),
-    ] {
-        status(
-            &format!("{name}: 15 bytes"),
-            &a.query(oid, 15),
-            NDIS_STATUS_BUFFER_TOO_SHORT,
-            0,
-            16,
-        )?;
-        let r = a.query(oid, 16);
-        status(&format!("{name}: empty"), &r, NDIS_STATUS_SUCCESS, 16, 0)?;
-        expect_eq(
-            "header",
-            r.data().to_vec(),
-            vec![0x80, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-        )?;
-    }
-    let v4 = connection(1, false, Owner::User(4321));
-    let v6 = connection(2, true, Owner::Kernel);
-    added(a.ndk(&Activity::Connect(v4)))?;
-    added(a.ndk(&Activity::Accept(v6)))?;
-    let ep = Endpoint {
-        local: SockAddr::v4([192, 168, 7, 1], 445),
-        listener: true,
-        owner: Owner::Kernel,
-        tcp_port: 445,
-    };
-    let ep6 = Endpoint {
-        local: v6.local,
-        listener: false,
-        owner: Owner::User(99),
-        tcp_port: 0,
-    };
-    added(a.ndk(&Activity::Listen(ep)))?;
-    added(a.ndk(&Activity::Listen(ep6)))?;
-    let short = a.query(OID_NDK_CONNECTIONS, 143);
-    status(
-        "connections: 143 bytes",
-        &short,
-        NDIS_STATUS_BUFFER_TOO_SHORT,
-        0,
-        144,
-    )?;
-    ensure(short.buffer.iter().all(|b| *b == 0), || {
-        "a failed query wrote".into()
-    })?;
-    let r = a.query(OID_NDK_CONNECTIONS, 200);
-    status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
-    let d = r.data();
-    expect_eq("header", &d[..4], &[0x80, 1, 144, 0][..])?;
-    expect_eq("Count", u32_at(d, 8), 2)?;
-    expect_eq("mapped", d[12], 0)?;
-    let entries = [&d[16..80], &d[80..144]];
-    let (e4, e6) = if entries[0][0] == 2 {
-        (entries[0], entries[1])
-    } else {
-        (entries[1], entries[0])
-    };
-    expect_eq("IPv4 Local", &e4[..28], &v4.local.to_bytes()[..])?;
-    expect_eq("IPv4 Remote", &e4[28..56], &v4.remote.to_bytes()[..])?;
-    expect_eq(
-        "UserModeOwner, OwnerPid",
-        (e4[56], u32_at(e4, 60)),
-        (1, 4321),
-    )?;
-    expect_eq("IPv6 Local", &e6[..28], &v6.local.to_bytes()[..])?;
-    expect_eq("IPv6 family", u16::from_le_bytes([e6[0], e6[1]]), 23)?;
-    expect_eq("kernel owner", (e6[56], u32_at(e6, 60)), (0, 0))?;
-    status(
-        "endpoints: 87 bytes",
-        &a.query(OID_NDK_LOCAL_ENDPOINTS, 87),
-        NDIS_STATUS_BUFFER_TOO_SHORT,
-        0,
-        88,
-    )?;
-    let r = a.query(OID_NDK_LOCAL_ENDPOINTS, 88);
-    status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
-    let d = r.data();
-    expect_eq("header", &d[..4], &[0x80, 1, 88, 0][..])?;
-    expect_eq("Count", u32_at(d, 8), 2)?;
-    let listed: Vec<(Vec<u8>, u8, u8, u32)> = [&d[16..52], &d[52..88]]
-        .iter()
-        .map(|e| (e[..28].to_vec(), e[28], e[29], u32_at(e, 32)))
-        .collect();
-    ensure(
-        listed.contains(&(ep.local.to_bytes().to_vec(), 0, 1, 0)),
-        || format!("{listed:?}"),
-    )?;
-    ensure(
-        listed.contains(&(ep6.local.to_bytes().to_vec(), 1, 0, 99)),
-        || format!("{listed:?}"),
-    )?;
-    finish(a)?;
-    Ok(None)
+    on_traffic(
+        |_, _| {},
+        |a, b, t| {
+            for x in [a, b] {
+                for (oid, name) in [
+                    (OID_NDK_CONNECTIONS, "connections"),
+                    (OID_NDK_LOCAL_ENDPOINTS, "endpoints"),
+                ] {
+                    status(
+                        &format!("{name}: 15 bytes"),
+                        &x.query(oid, 15),
+                        NDIS_STATUS_BUFFER_TOO_SHORT,
+                        0,
+                        16,
+                    )?;
+                    let r = x.query(oid, 16);
+                    status(&format!("{name}: empty"), &r, NDIS_STATUS_SUCCESS, 16, 0)?;
+                    expect_eq(
+                        "header",
+                        r.data().to_vec(),
+                        vec![0x80, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                    )?;
+                }
+            }
+            let c4 = t.connect(false)?;
+            let c6 = t.connect(true)?;
+            // A shared endpoint of A's: an endpoint entry that is no listener.
+            let shared =
+                t.a.ndk
+                    .create_shared_endpoint(std::net::SocketAddr::new(
+                        crate::sim::ndk_traffic::ip6(1),
+                        0,
+                    ))
+                    .map_err(|s| format!("NdkCreateSharedEndpoint: {s:#x}"))?;
+            let bound =
+                t.a.ndk
+                    .endpoint_address(&shared)
+                    .ok_or("no endpoint address")?;
+            let listed = |x: &Adapter, oid: u32| {
+                let r = x.query(oid, 4096);
+                r.data()
+                    .get(8..12)
+                    .map_or(0, |c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            };
+            ensure(
+                t.settle(|| {
+                    listed(a, OID_NDK_LOCAL_ENDPOINTS) == 1
+                        && listed(b, OID_NDK_LOCAL_ENDPOINTS) == 2
+                }),
+                || "the endpoints were not listed".into(),
+            )?;
+            for (name, x) in [("A", a), ("B", b)] {
+                let short = x.query(OID_NDK_CONNECTIONS, 143);
+                status(
+                    &format!("{name} connections: 143 bytes"),
+                    &short,
+                    NDIS_STATUS_BUFFER_TOO_SHORT,
+                    0,
+                    144,
+                )?;
+                ensure(short.buffer.iter().all(|b| *b == 0), || {
+                    "a failed query wrote".into()
+                })?;
+                let r = x.query(OID_NDK_CONNECTIONS, 200);
+                status(
+                    &format!("{name} connections"),
+                    &r,
+                    NDIS_STATUS_SUCCESS,
+                    144,
+                    0,
+                )?;
+                let d = r.data();
+                expect_eq("header", &d[..4], &[0x80, 1, 144, 0][..])?;
+                expect_eq("Count", u32_at(d, 8), 2)?;
+                expect_eq("mapped", d[12], 0)?;
+                let mut entries = connection_entries(d);
+                entries.sort();
+                let mut want = Vec::new();
+                for c in [c4, c6] {
+                    let (la, lb) = link_addresses(t, c)?;
+                    let (local, remote) = if name == "A" { (la, lb) } else { (lb, la) };
+                    // The provider serves kernel consumers: every connection is the kernel's.
+                    want.push((sockaddr(local), sockaddr(remote), 0, 0));
+                }
+                want.sort();
+                expect_eq(
+                    &format!("{name}: entries (Local, Remote, owner)"),
+                    entries,
+                    want,
+                )?;
+            }
+            let families: Vec<u16> = connection_entries(a.query(OID_NDK_CONNECTIONS, 200).data())
+                .iter()
+                .map(|e| u16::from_le_bytes([e.0[0], e.0[1]]))
+                .collect();
+            ensure(families.contains(&2) && families.contains(&23), || {
+                format!("address families {families:?}: not IPv4 and IPv6")
+            })?;
+            status(
+                "B endpoints: 87 bytes",
+                &b.query(OID_NDK_LOCAL_ENDPOINTS, 87),
+                NDIS_STATUS_BUFFER_TOO_SHORT,
+                0,
+                88,
+            )?;
+            let endpoints = |x: &Adapter, n: usize| -> Result<Vec<EndpointEntry>, String> {
+                let len = 16 + 36 * n;
+                let r = x.query(OID_NDK_LOCAL_ENDPOINTS, len);
+                status("endpoints", &r, NDIS_STATUS_SUCCESS, len as u32, 0)?;
+                let d = r.data();
+                expect_eq("header", &d[..4], &[0x80, 1, len as u8, 0][..])?;
+                expect_eq("Count", u32_at(d, 8) as usize, n)?;
+                let mut e: Vec<_> = d[16..]
+                    .chunks_exact(36)
+                    .map(|e| (e[..28].to_vec(), e[28], e[29], u32_at(e, 32)))
+                    .collect();
+                e.sort();
+                Ok(e)
+            };
+            let mut want = vec![
+                (
+                    sockaddr(std::net::SocketAddr::new(
+                        crate::sim::ndk_traffic::ip4(2),
+                        crate::sim::ndk_traffic::PORT,
+                    )),
+                    0,
+                    1,
+                    0,
+                ),
+                (
+                    sockaddr(std::net::SocketAddr::new(
+                        crate::sim::ndk_traffic::ip6(2),
+                        crate::sim::ndk_traffic::PORT,
+                    )),
+                    0,
+                    1,
+                    0,
+                ),
+            ];
+            want.sort();
+            expect_eq("B's endpoints: two listeners", endpoints(b, 2)?, want)?;
+            expect_eq(
+                "A's endpoint: the shared one",
+                endpoints(a, 1)?,
+                vec![(sockaddr(bound), 0, 0, 0)],
+            )?;
+            expect_eq(
+                "close the shared endpoint",
+                t.a.ndk.close_shared_endpoint(&shared),
+                NDIS_STATUS_SUCCESS,
+            )?;
+            check_counts(a, b, &t.record, Framing::DEFAULT)
+        },
+    )
 }
 
+/// In iWARP mode each entry is followed by its TCP entry, whose ports are the provider's
+/// choice (`resources::provider::connect`): the ND connection's and the listener's own ports.
 fn iwarp_pairs() -> CaseResult {
-    let a = started(reg(&[("*NetworkDirectTechnology", sz("1"))]))?;
-    added(a.ndk(&Activity::Connect(connection(3, false, Owner::User(7)))))?;
-    added(a.ndk(&Activity::Listen(Endpoint {
-        local: SockAddr::v4([192, 168, 7, 1], 445),
-        listener: true,
-        owner: Owner::User(7),
-        tcp_port: 4450,
-    })))?;
-    let r = a.oid(
-        ndis_sys::oidrequest::NdisRequestQueryInformation,
-        OID_NDK_CONNECTIONS,
-        vec![0xAA; 144],
-        0,
-    );
-    status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
-    let d = r.data();
-    expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
-    expect_eq("NDConnectionsMappedtoTCPConnections", d[12], 1)?;
-    let (even, odd) = (&d[16..80], &d[80..144]);
-    expect_eq(
-        "even: ND port",
-        u16::from_be_bytes([even[2], even[3]]),
-        5003,
-    )?;
-    expect_eq("even: owner", (even[56], u32_at(even, 60)), (1, 7))?;
-    expect_eq(
-        "odd: TCP local port",
-        u16::from_be_bytes([odd[2], odd[3]]),
-        40_003,
-    )?;
-    expect_eq(
-        "odd: TCP remote port",
-        u16::from_be_bytes([odd[30], odd[31]]),
-        445,
-    )?;
-    ensure(odd[56..].iter().all(|b| *b == 0xAA), || {
-        "odd entry: other members were written".into()
-    })?;
-    let r = a.oid(
-        ndis_sys::oidrequest::NdisRequestQueryInformation,
-        OID_NDK_LOCAL_ENDPOINTS,
-        vec![0xAA; 88],
-        0,
-    );
-    status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
-    let d = r.data();
-    expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
-    expect_eq("mapped", d[12], 1)?;
-    expect_eq(
-        "odd: TCP port",
-        u16::from_be_bytes([d[52 + 2], d[52 + 3]]),
-        4450,
-    )?;
-    ensure(d[52 + 28..88].iter().all(|b| *b == 0xAA), || {
-        "odd endpoint: other members were written".into()
-    })?;
-    finish(a)?;
-    Ok(None)
+    on_traffic(
+        |r, _| {
+            r.set_sz("*NetworkDirectTechnology", "1");
+        },
+        |a, b, t| {
+            let c = t.connect(false)?;
+            let (local, remote) = link_addresses(t, c)?;
+            let r = a.oid(
+                ndis_sys::oidrequest::NdisRequestQueryInformation,
+                OID_NDK_CONNECTIONS,
+                vec![0xAA; 144],
+                0,
+            );
+            status("connections", &r, NDIS_STATUS_SUCCESS, 144, 0)?;
+            let d = r.data();
+            expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
+            expect_eq("NDConnectionsMappedtoTCPConnections", d[12], 1)?;
+            let (even, odd) = (&d[16..80], &d[80..144]);
+            expect_eq("even: Local", &even[..28], sockaddr(local).as_slice())?;
+            expect_eq("even: Remote", &even[28..56], sockaddr(remote).as_slice())?;
+            expect_eq("even: owner (kernel)", (even[56], u32_at(even, 60)), (0, 0))?;
+            expect_eq(
+                "odd: TCP local port",
+                u16::from_be_bytes([odd[2], odd[3]]),
+                local.port(),
+            )?;
+            expect_eq(
+                "odd: TCP remote port",
+                u16::from_be_bytes([odd[30], odd[31]]),
+                remote.port(),
+            )?;
+            ensure(odd[56..].iter().all(|b| *b == 0xAA), || {
+                "odd entry: other members were written".into()
+            })?;
+            let r = b.oid(
+                ndis_sys::oidrequest::NdisRequestQueryInformation,
+                OID_NDK_LOCAL_ENDPOINTS,
+                vec![0xAA; 88],
+                0,
+            );
+            status("endpoints", &r, NDIS_STATUS_SUCCESS, 88, 0)?;
+            let d = r.data();
+            expect_eq("Count (doubled)", u32_at(d, 8), 2)?;
+            expect_eq("mapped", d[12], 1)?;
+            expect_eq(
+                "odd: TCP port",
+                u16::from_be_bytes([d[52 + 2], d[52 + 3]]),
+                crate::sim::ndk_traffic::PORT,
+            )?;
+            ensure(d[52 + 28..88].iter().all(|b| *b == 0xAA), || {
+                "odd endpoint: other members were written".into()
+            })?;
+            check_counts(a, b, &t.record, Framing::DEFAULT)
+        },
+    )
 }
 
 fn header_size_saturates() -> CaseResult {
@@ -703,76 +843,71 @@ fn header_size_saturates() -> CaseResult {
 }
 
 fn disable_with_live_connections() -> CaseResult {
-    let a = started(crate::sim::Registry::inf_defaults())?;
-    let mut ids = Vec::new();
-    for i in 0..6u16 {
-        ids.push(added(a.ndk(&Activity::Connect(connection(
-            i,
-            i % 2 == 0,
-            Owner::Kernel,
-        ))))?);
-    }
-    added(a.ndk(&Activity::Listen(Endpoint::default())))?;
-    a.ndk(&Activity::Disconnect(ids[0]))
-        .map_err(|e| format!("{e:?}"))?;
-    a.ndk(&Activity::Received {
-        octets: 5000,
-        frames: 4,
-    })
-    .map_err(|e| format!("{e:?}"))?;
-    let (before, active) = a.ndk_statistics_direct().ok_or("statistics")?;
-    expect_eq("ActiveConnection", active, 5)?;
-    expect_eq(
-        "disable",
-        a.set(OID_NDK_SET_STATE, &[0]).status,
-        NDIS_STATUS_SUCCESS,
-    )?;
-    expect_eq(
-        "connections after disable",
-        a.query(OID_NDK_CONNECTIONS, 1024).bytes_written,
-        16,
-    )?;
-    expect_eq(
-        "endpoints after disable",
-        a.query(OID_NDK_LOCAL_ENDPOINTS, 1024).bytes_written,
-        16,
-    )?;
-    let (after, active) = a.ndk_statistics_direct().ok_or("statistics")?;
-    expect_eq("ActiveConnection after disable", active, 0)?;
-    expect_eq("cumulative counters kept", after, before)?;
-    expect_eq(
-        "activity while disabled",
-        a.ndk(&Activity::Disconnect(ids[1])),
-        Err(Refused::Disabled),
-    )?;
-    expect_eq(
-        "enable",
-        a.set(OID_NDK_SET_STATE, &[1]).status,
-        NDIS_STATUS_SUCCESS,
-    )?;
-    expect_eq(
-        "stale id after enable",
-        a.ndk(&Activity::Disconnect(ids[1])),
-        Err(Refused::Unknown),
-    )?;
-    added(a.ndk(&Activity::Accept(connection(9, false, Owner::Kernel))))?;
-    let (again, active) = a.ndk_statistics_direct().ok_or("statistics")?;
-    ensure(again.is_at_least(&before), || {
-        "counters went backwards".into()
-    })?;
-    expect_eq(
-        "Accept continues from before",
-        again.get(Counter::Accept),
-        before.get(Counter::Accept) + 1,
-    )?;
-    expect_eq("ActiveConnection", active, 1)?;
-    expect_eq(
-        "events",
-        wait_for_events(&a, 2),
-        vec![NetEventNDKDisable, NetEventNDKEnable],
-    )?;
-    finish(a)?;
-    Ok(None)
+    on_traffic(
+        |_, _| {},
+        |a, b, t| {
+            let mut links = Vec::new();
+            for i in 0..6 {
+                links.push(t.connect(i % 2 == 0)?);
+            }
+            t.disconnect(links[0], End::A)?;
+            t.send(links[1], End::B, 5000)?;
+            t.rdma(links[2], End::A, false, 4096)?;
+            let [expected, _] = t.record.expected(Framing::DEFAULT);
+            let (before, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+            expect_eq("counters before the disable", before, expected.totals)?;
+            expect_eq("ActiveConnection", active, 5)?;
+            expect_eq(
+                "disable",
+                a.set(OID_NDK_SET_STATE, &[0]).status,
+                NDIS_STATUS_SUCCESS,
+            )?;
+            expect_eq(
+                "connections after disable",
+                a.query(OID_NDK_CONNECTIONS, 1024).bytes_written,
+                16,
+            )?;
+            expect_eq(
+                "endpoints after disable",
+                a.query(OID_NDK_LOCAL_ENDPOINTS, 1024).bytes_written,
+                16,
+            )?;
+            let (after, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+            expect_eq("ActiveConnection after disable", active, 0)?;
+            expect_eq("cumulative counters kept", after, before)?;
+            expect_eq(
+                "a consumer's open while disabled",
+                NdkConsumer::open_lowest(a).map(NdkConsumer::close).err(),
+                Some(ndis_sys::status::NDIS_STATUS_ADAPTER_NOT_READY),
+            )?;
+            expect_eq(
+                "enable",
+                a.set(OID_NDK_SET_STATE, &[1]).status,
+                NDIS_STATUS_SUCCESS,
+            )?;
+            expect_eq(
+                "events",
+                wait_for_events(a, 2),
+                vec![NetEventNDKDisable, NetEventNDKEnable],
+            )?;
+            // A new consumer after the enable: its connection counts on from before.
+            let mut again =
+                Traffic::new(a, b, t.pace())?.on_port(crate::sim::ndk_traffic::PORT + 10);
+            again.connect(false)?;
+            let (now, active) = a.ndk_statistics_direct().ok_or("statistics")?;
+            ensure(now.is_at_least(&before), || {
+                "counters went backwards".into()
+            })?;
+            expect_eq(
+                "Connect continues from before",
+                now.get(Counter::Connect),
+                before.get(Counter::Connect) + 1,
+            )?;
+            expect_eq("ActiveConnection", active, 1)?;
+            again.close()?;
+            Ok(())
+        },
+    )
 }
 
 fn counter_blocks() -> CaseResult {

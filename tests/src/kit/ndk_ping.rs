@@ -8,38 +8,30 @@
 //! sends and makes the deferred callbacks (completions, connect events) as soon as the
 //! consumer's call returns below DISPATCH_LEVEL; its timer only resends.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use dcbndk_core::ndk::counters::Counter;
 use ndis_sys::ndkpi::{
-    NDK_MR_FLAG_ALLOW_LOCAL_WRITE, NDK_MR_FLAG_ALLOW_REMOTE_READ, NDK_MR_FLAG_ALLOW_REMOTE_WRITE,
     NDK_RESULT_EX, NdkOperationTypeRead, NdkOperationTypeReceive, NdkOperationTypeSend,
     NdkOperationTypeWrite,
 };
 use ndis_sys::ntddndis::OID_NDK_LOCAL_ENDPOINTS;
 use ndis_sys::status::{
-    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL, STATUS_CONNECTION_INVALID,
-    STATUS_CONNECTION_REFUSED,
+    NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID, STATUS_CONNECTION_REFUSED,
 };
 
 use super::capture::Capture;
-use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
-use crate::sim::consumer::NdkConsumer;
-use crate::sim::mdl::{MdlChain, MdlKind};
-use crate::sim::ndk_connect::{Connector, Request, wait_for};
-use crate::sim::ndk_objects::{Cq, Mr, Pd, Qp};
+use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note};
+use crate::sim::ndk_connect::{Request, wait_for};
 use crate::sim::{Adapter, Registry, lock};
 
 /// How long a test waits for a deferred callback.
 const WAIT: Duration = crate::sim::ndk_connect::callback_wait();
-/// Each side's registered buffer: 3 MDLs.
-const BUFFER: usize = 128 * 1024;
 /// Where each side's message and RDMA areas start in its buffer.
 const MSG_TX: u64 = 0;
 const MSG_RX: u64 = 4096;
 const RDMA: u64 = 8192;
-pub(super) const PORT: u16 = 9000;
 
 /// The group.
 #[must_use]
@@ -86,127 +78,14 @@ fn cases() -> Vec<Case> {
     .collect()
 }
 
-/// One side: an adapter's consumer, its objects and its registered buffer.
-pub(super) struct Side<'a> {
-    pub(super) ndk: NdkConsumer<'a>,
-    pub(super) pd: Pd,
-    pub(super) cq: Cq,
-    pub(super) qp: Qp,
-    mr: Mr,
-    pub(super) chain: MdlChain,
-    pub(super) token: u32,
-    pub(super) base: u64,
-}
-
-impl Side<'_> {
-    pub(super) fn close(self) -> Result<(), String> {
-        let Side {
-            ndk,
-            pd,
-            cq,
-            qp,
-            mr,
-            ..
-        } = self;
-        for (name, status) in [
-            ("QP", qp.close(&ndk, qp.dispatch.NdkCloseQp)),
-            ("MR", mr.close(&ndk, mr.dispatch.NdkCloseMr)),
-            ("PD", pd.close(&ndk, pd.dispatch.NdkClosePd)),
-            ("CQ", cq.close(&ndk, cq.dispatch.NdkCloseCq)),
-        ] {
-            expect_eq(&format!("close {name}"), status, NDIS_STATUS_SUCCESS)?;
-        }
-        ndk.close();
-        Ok(())
-    }
-
-    /// Waits until the CQ has `n` more completions, returning them.
-    pub(super) fn completions(&self, n: usize) -> Result<Vec<NDK_RESULT_EX>, String> {
-        let mut got = Vec::new();
-        let done = wait_for(WAIT, || {
-            got.extend(self.ndk.results(&self.cq, 16));
-            got.len() >= n
-        });
-        ensure(done, || {
-            format!("{} of {n} completions after {WAIT:?}", got.len())
-        })?;
-        Ok(got)
-    }
-}
+use crate::sim::ndk_traffic::{BUFFER, pair};
+pub(super) use crate::sim::ndk_traffic::{
+    PORT, Side, close_connection, connect, connect_at, connect_waiting, ip4, side_with,
+    side_with_cq,
+};
 
 fn side(a: &Adapter) -> Result<Side<'_>, String> {
     side_with(a, BUFFER)
-}
-
-/// A side whose registered buffer is `buffer` bytes (3 MDLs).
-pub(super) fn side_with(a: &Adapter, buffer: usize) -> Result<Side<'_>, String> {
-    side_with_cq(a, buffer, 256)
-}
-
-/// [`side_with`], its QP's one CQ `cq_depth` deep.
-pub(super) fn side_with_cq(a: &Adapter, buffer: usize, cq_depth: u32) -> Result<Side<'_>, String> {
-    let ndk = NdkConsumer::open_lowest(a).map_err(|s| format!("open: {s:#x}"))?;
-    let pd = ndk.create_pd().map_err(|s| format!("PD: {s:#x}"))?;
-    let cq = ndk.create_cq(cq_depth).map_err(|s| format!("CQ: {s:#x}"))?;
-    let qp = ndk
-        .create_qp(&pd, &cq, &cq, 0x51DE, [64, 64, 2, 2, 64])
-        .map_err(|s| format!("QP: {s:#x}"))?;
-    let mr = ndk
-        .create_mr(&pd, false)
-        .map_err(|s| format!("MR: {s:#x}"))?;
-    let chain = MdlChain::split(
-        vec![0u8; buffer],
-        &[buffer / 3, 2 * buffer / 3],
-        MdlKind::LockedUnmapped,
-    );
-    let flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE
-        | NDK_MR_FLAG_ALLOW_REMOTE_READ
-        | NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
-    expect_eq(
-        "NdkRegisterMr",
-        ndk.register(&mr, &chain, buffer, flags),
-        NDIS_STATUS_SUCCESS,
-    )?;
-    let get = mr.dispatch.NdkGetLocalTokenFromMr.ok_or("no token slot")?;
-    let p = mr.ptr;
-    // SAFETY: a live MR.
-    let token =
-        crate::sim::ndk_objects::at_dispatch(&ndk, "NdkGetLocalTokenFromMr", || unsafe { get(p) });
-    let base = chain.virtual_address();
-    Ok(Side {
-        ndk,
-        pd,
-        cq,
-        qp,
-        mr,
-        chain,
-        token,
-        base,
-    })
-}
-
-/// Two running adapters on `wire` (wall clock) with distinct MACs and IPv4 and IPv6
-/// addresses given by TCP/IP.
-/// Two adapters on `wire` (A .1, B .2), with `*JumboPacket` `jumbo.0` and `jumbo.1`.
-fn pair(wire: u32, jumbo: (u32, u32)) -> Result<(Adapter, Adapter), String> {
-    let make = |last: u8, jumbo: u32| -> Result<Adapter, String> {
-        let mut r = Registry::inf_defaults();
-        r.on_wire(wire)
-            .set_sz("NetworkAddress", &format!("02DCB00000{last:02X}"))
-            .set_sz("*JumboPacket", &jumbo.to_string());
-        let a = started(r)?;
-        a.set_ip_addresses(&[ip4(last), ip6(last)]);
-        Ok(a)
-    };
-    Ok((make(1, jumbo.0)?, make(2, jumbo.1)?))
-}
-
-pub(super) fn ip4(last: u8) -> IpAddr {
-    IpAddr::V4(Ipv4Addr::new(10, 0, 0, last))
-}
-
-fn ip6(last: u8) -> IpAddr {
-    IpAddr::V6(Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 0, 0, u16::from(last)))
 }
 
 /// Runs `body` on a pair on a fresh wire, then halts both (checking the verifier). Under
@@ -235,184 +114,6 @@ pub(super) fn on_pair_with(
     finished.0?;
     finished.1?;
     Ok(None)
-}
-
-/// A connection's two connectors and its disconnect-event records.
-pub(super) struct Connection {
-    pub(super) active: Connector,
-    pub(super) passive: Connector,
-    pub(super) active_disconnected: &'static Request,
-    pub(super) passive_disconnected: &'static Request,
-}
-
-/// Connects `a` to a listener of `b` on `(ip of b, PORT)`, with private data both ways.
-pub(super) fn connect(
-    a: &Side<'_>,
-    b: &Side<'_>,
-    v6: bool,
-) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
-    let (src, dst) = if v6 {
-        (ip6(1), ip6(2))
-    } else {
-        (ip4(1), ip4(2))
-    };
-    connect_at(a, b, src, SocketAddr::new(dst, PORT))
-}
-
-/// Connects `a`, from its address `src`, to a listener `b` opens on `dst`, with private data
-/// both ways, checking every step as [`connect`] does.
-pub(super) fn connect_at(
-    a: &Side<'_>,
-    b: &Side<'_>,
-    src: IpAddr,
-    dst: SocketAddr,
-) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
-    connect_waiting(a, b, src, dst, &mut |done| wait_for(WAIT, done))
-}
-
-/// How a connect waits for the provider's callbacks: polls its argument until it holds or
-/// gives up, saying which (the wall clock's `wait_for`, or a manual clock's advance).
-pub(super) type Waiter<'w> = dyn FnMut(&mut dyn FnMut() -> bool) -> bool + 'w;
-
-/// [`connect_at`], waiting with `wait`.
-pub(super) fn connect_waiting(
-    a: &Side<'_>,
-    b: &Side<'_>,
-    src: IpAddr,
-    dst: SocketAddr,
-    wait: &mut Waiter<'_>,
-) -> Result<(Connection, crate::sim::ndk_connect::Listener), String> {
-    let listener = b
-        .ndk
-        .create_listener()
-        .map_err(|s| format!("listener: {s:#x}"))?;
-    expect_eq(
-        "NdkListen",
-        b.ndk.listen(&listener, dst),
-        NDIS_STATUS_SUCCESS,
-    )?;
-    let active = a
-        .ndk
-        .create_connector()
-        .map_err(|s| format!("connector: {s:#x}"))?;
-    let connected = Request::new();
-    let status = a.ndk.connect(
-        &active,
-        &a.qp,
-        SocketAddr::new(src, 0),
-        dst,
-        (4, 2),
-        b"caller's private data",
-        connected,
-    );
-    expect_eq("NdkConnect", status, NDIS_STATUS_PENDING)?;
-    let indicated = wait(&mut || !lock(&listener.incoming.connectors).is_empty());
-    ensure(indicated, || "no ConnectEvent".into())?;
-    let ptr = lock(&listener.incoming.connectors)[0] as *mut _;
-    let passive = b.ndk.connector_at(ptr);
-    let (status, irl, orl, data) = b.ndk.connection_data(&passive);
-    expect_eq("passive NdkGetConnectionData", status, NDIS_STATUS_SUCCESS)?;
-    expect_eq(
-        "caller's private data",
-        data.as_slice(),
-        &b"caller's private data"[..],
-    )?;
-    expect_eq("offered IRL, ORL", (irl, orl), (4, 2))?;
-    // The NDK_FN_GET_CONNECTION_DATA page's protocol: a NULL buffer of length 0 asks the
-    // required size and succeeds; a short buffer gets the first bytes, BUFFER_TOO_SMALL and
-    // the size.
-    let sent = &b"caller's private data"[..];
-    let rds = u32::try_from(sent.len()).map_err(|e| e.to_string())?;
-    let (status, _, _, len, _) = b.ndk.connection_data_sized(&passive, None);
-    expect_eq(
-        "NdkGetConnectionData(NULL, 0)",
-        (status, len),
-        (NDIS_STATUS_SUCCESS, rds),
-    )?;
-    let (status, _, _, len, short) = b.ndk.connection_data_sized(&passive, Some(8));
-    expect_eq(
-        "NdkGetConnectionData of 8 bytes",
-        (status, len, short.as_slice()),
-        (STATUS_BUFFER_TOO_SMALL, rds, &sent[..8]),
-    )?;
-    let accepted = Request::new();
-    let passive_disconnected = Request::new();
-    let status = b.ndk.accept(
-        &passive,
-        &b.qp,
-        (3, 3),
-        b"callee",
-        passive_disconnected,
-        accepted,
-    );
-    expect_eq("NdkAccept", status, NDIS_STATUS_PENDING)?;
-    expect_eq(
-        "NdkConnect completion",
-        request(wait, connected),
-        Some(NDIS_STATUS_SUCCESS),
-    )?;
-    let (status, irl, orl, data) = a.ndk.connection_data(&active);
-    expect_eq("active NdkGetConnectionData", status, NDIS_STATUS_SUCCESS)?;
-    expect_eq("callee's private data", data.as_slice(), &b"callee"[..])?;
-    // Effective limits: IRL = min(own 4, peer's ORL 3), ORL = min(own 2, peer's IRL 3).
-    expect_eq("active effective IRL, ORL", (irl, orl), (3, 2))?;
-    let completed = Request::new();
-    let active_disconnected = Request::new();
-    let status = a
-        .ndk
-        .complete_connect(&active, active_disconnected, completed);
-    expect_eq("NdkCompleteConnect", status, NDIS_STATUS_PENDING)?;
-    expect_eq(
-        "NdkCompleteConnect completion",
-        request(wait, completed),
-        Some(NDIS_STATUS_SUCCESS),
-    )?;
-    expect_eq(
-        "NdkAccept completion",
-        request(wait, accepted),
-        Some(NDIS_STATUS_SUCCESS),
-    )?;
-    Ok((
-        Connection {
-            active,
-            passive,
-            active_disconnected,
-            passive_disconnected,
-        },
-        listener,
-    ))
-}
-
-/// Waits with `wait` for `r`'s completion; its status.
-fn request(wait: &mut Waiter<'_>, r: &Request) -> Option<i32> {
-    wait(&mut || r.status().is_some());
-    r.status()
-}
-
-pub(super) fn close_connection(
-    a: &Side<'_>,
-    b: &Side<'_>,
-    c: Connection,
-    l: crate::sim::ndk_connect::Listener,
-) -> Result<(), String> {
-    expect_eq(
-        "close active",
-        a.ndk
-            .close_object(c.active.ptr, c.active.dispatch.NdkCloseConnector),
-        NDIS_STATUS_SUCCESS,
-    )?;
-    expect_eq(
-        "close passive",
-        b.ndk
-            .close_object(c.passive.ptr, c.passive.dispatch.NdkCloseConnector),
-        NDIS_STATUS_SUCCESS,
-    )?;
-    expect_eq(
-        "close listener",
-        b.ndk.close_object(l.ptr, l.dispatch.NdkCloseListener),
-        NDIS_STATUS_SUCCESS,
-    )?;
-    Ok(())
 }
 
 fn connect_ipv4() -> CaseResult {

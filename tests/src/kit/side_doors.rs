@@ -12,42 +12,7 @@ use crate::sim::host::side_door::NDK_ACTIVITY;
 const CASES: &[(&str, &str, &str)] = &[
     (
         "Ndk",
-        "attributes: *NetworkDirect 0, 1, absent and invalid; caps always present (§10.6)",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "OID_NDK_SET_STATE: lengths 0/1/4, never pended (§10.7)",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "OID_NDK_SET_STATE: TRUE with *NetworkDirect 0 is NOT_SUPPORTED, no event",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "OID_NDK_STATISTICS: 247/248 bytes, header, Reserved01-20 zero, regular and direct path (§10.8)",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: 16 bytes when empty, 16+64n / 16+36n, BUFFER_TOO_SHORT, IPv4 and IPv6 (§10.9)",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: iWARP pairs each entry with its TCP entry (even/odd)",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
         "OID_NDK_CONNECTIONS: Header.Size saturates at 0xFFFF",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "disable with live connections: lists drain, ActiveConnection 0, counters stay monotonic across disable/enable",
         NDK_ACTIVITY,
     ),
     (

@@ -37,6 +37,7 @@ pub mod ndk_addresses;
 pub mod ndk_connect;
 pub mod ndk_memory;
 pub mod ndk_objects;
+pub mod ndk_traffic;
 pub mod receive;
 pub mod registry;
 mod sends;

@@ -373,9 +373,12 @@ impl Provider {
         let bound = self.cm.listen(id, address)?;
         self.notes.push(Note::Listening {
             id,
+            // The TCP port a listener pairs with in iWARP mode: its ND port (as a connection's,
+            // `connect_qp`).
             endpoint: Endpoint {
                 local: bound,
                 listener: true,
+                tcp_port: bound.port,
                 ..Endpoint::default()
             },
         });
@@ -400,9 +403,14 @@ impl Provider {
         self.notes.push(Note::Established {
             id: connector,
             active: !passive,
+            // [a choice: the TCP connection an iWARP adapter pairs with an ND connection
+            // (the odd entry of OID_NDK_CONNECTIONS) has the ND connection's own ports: iWARP
+            // carries an ND connection over TCP, and this provider's ND port is the port it
+            // would connect from and to; NDIS lists the pair only in iWARP mode.]
             connection: Connection {
                 local,
                 remote,
+                tcp_ports: (local.port, remote.port),
                 ..Connection::default()
             },
         });

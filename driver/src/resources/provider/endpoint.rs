@@ -61,9 +61,12 @@ impl Provider {
         }
         self.notes.push(Note::Listening {
             id,
+            // The TCP port a shared endpoint pairs with in iWARP mode: its ND port (as a
+            // listener's, `Provider::listen`).
             endpoint: Endpoint {
                 local,
                 listener: false,
+                tcp_port: local.port,
                 ..Endpoint::default()
             },
         });
