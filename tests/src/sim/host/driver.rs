@@ -24,12 +24,16 @@ pub fn optimized() -> bool {
     imp::optimized()
 }
 
+/// The image's load address and its static stack table: per entry point its RVA, its deepest
+/// path in bytes (none where `cargo xtask pe` gives no figure) and its name.
+pub type StackTable = (usize, Vec<(usize, Option<u64>, String)>);
+
 /// Where the driver's image is loaded, when the host loads one (Windows), and its static stack
 /// table as `cargo xtask kit` staged it (`DCBNDK_IMAGE_STACK`: RVA, deepest path, name per
 /// line): the figures `cargo xtask pe` checks, for the Lifecycle stack case to report beside
 /// the measured ones.
 #[must_use]
-pub fn image_stack_table() -> Option<(usize, Vec<(usize, Option<u64>, String)>)> {
+pub fn image_stack_table() -> Option<StackTable> {
     imp::image_stack_table()
 }
 
@@ -65,7 +69,7 @@ mod imp {
         !cfg!(debug_assertions)
     }
 
-    pub(super) fn image_stack_table() -> Option<(usize, Vec<(usize, Option<u64>, String)>)> {
+    pub(super) fn image_stack_table() -> Option<super::StackTable> {
         None
     }
 }
@@ -94,7 +98,7 @@ mod imp {
         std::env::var(PROFILE).map_or(true, |p| p != "dev")
     }
 
-    pub(super) fn image_stack_table() -> Option<(usize, Vec<(usize, Option<u64>, String)>)> {
+    pub(super) fn image_stack_table() -> Option<super::StackTable> {
         let base = *super::image::BASE.get()?;
         let text = std::fs::read_to_string(std::env::var("DCBNDK_IMAGE_STACK").ok()?).ok()?;
         let rows = text
