@@ -45,7 +45,7 @@ pub fn image_paths(root: &Path, arch: Arch, profile: Profile) -> Image {
 /// one line of xtask/pe-toolchain, which `.ci/run` installs. Pinned, because the images' frames
 /// and stack paths are the toolchain's as much as the source's (one nightly put the x64 dev
 /// image's OID path over its budget where another did not): moving to a newer nightly is a
-/// commit that changes this file and the README's stack table together.
+/// commit that changes this file and the stack table of bench/README.md together.
 const PE_TOOLCHAIN: &str = include_str!("../pe-toolchain");
 
 /// The toolchain that builds the images.

@@ -1,5 +1,5 @@
-//! What `cargo xtask pe` prints and writes: the stack table (README "The Windows image") and the
-//! summary of the failures.
+//! What `cargo xtask pe` prints and writes: the stack table (bench/README.md, "Stack depth of
+//! the Windows images") and the summary of the failures.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
