@@ -175,7 +175,7 @@ impl Adapter {
     /// each is bound by a listener and by a shared endpoint through an NDK consumer opened for
     /// the probe (checked as the module says: both agree, a bound address is listed in
     /// `OID_NDK_LOCAL_ENDPOINTS`, a refusal is `STATUS_INVALID_ADDRESS`). The adapter must be
-    /// running, with no other object bound on [`PROBE_PORT`].
+    /// running, with no other object bound on `PROBE_PORT`.
     ///
     /// # Errors
     /// The open's status, or what a probe found wrong.

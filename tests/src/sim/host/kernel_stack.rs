@@ -16,7 +16,7 @@
 //!   fiber at once; a host that treats a guard page inside a stack as the stack growing (Wine
 //!   8.0, like Windows's own stack growth, moves the guard down a page and carries on) has the
 //!   guard found spent after the call. Either way the call is an overflow: [`run`] panics with
-//!   "stack overflow in <entry point>", which fails the case, and the fiber is abandoned for a
+//!   "stack overflow in \<entry point\>", which fails the case, and the fiber is abandoned for a
 //!   new one.
 //!
 //! Wine 8.0 gives every stack at least 1 MiB whatever the fiber asks, so the bound is the
