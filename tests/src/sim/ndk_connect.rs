@@ -7,8 +7,8 @@
 use std::ffi::c_void;
 use std::net::{IpAddr, SocketAddr};
 use std::ptr::null_mut;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ndis_sys::ndkpi::{
@@ -157,8 +157,10 @@ pub struct Listener {
     pub ptr: *mut NDK_LISTENER,
     /// Its table.
     pub dispatch: NDK_LISTENER_DISPATCH,
-    /// Its connect events.
-    pub incoming: Box<Incoming>,
+    /// Its connect events. An `Arc`, not a `Box`: the provider holds a raw pointer to them as
+    /// its callback context, and moving a `Box` (a `Listener` kept in a table) asserts unique
+    /// access to its contents, which that pointer's writes then violate (Stacked Borrows).
+    pub incoming: Arc<Incoming>,
 }
 
 /// The `SOCKADDR_IN` / `SOCKADDR_IN6` bytes of `a` and their length.
@@ -226,8 +228,8 @@ impl NdkConsumer<'_> {
     pub fn create_listener(&self) -> Result<Listener, NTSTATUS> {
         let f = self.dispatch().NdkCreateListener.ok_or(-1)?;
         let a = self.raw();
-        let incoming = Box::<Incoming>::default();
-        let ctx = (&raw const *incoming).cast_mut().cast::<c_void>();
+        let incoming = Arc::<Incoming>::default();
+        let ctx = Arc::as_ptr(&incoming).cast_mut().cast::<c_void>();
         let mut out = null_mut();
         // SAFETY: a live adapter, a live context and output.
         let status = at_dispatch(self, "NdkCreateListener", || unsafe {
