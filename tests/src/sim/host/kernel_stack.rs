@@ -264,7 +264,8 @@ mod imp {
     unsafe extern "system" fn on_exception(info: *mut EXCEPTION_POINTERS) -> i32 {
         // SAFETY: the system passes valid exception pointers.
         let record = unsafe { (*info).ExceptionRecord };
-        // SAFETY: as above: a valid record.
+        // SAFETY: `ExceptionRecord` of the exception pointers the system passed points to the
+        // live record of the exception being dispatched.
         let code = unsafe { (*record).ExceptionCode };
         if code != STATUS_STACK_OVERFLOW && code != STATUS_GUARD_PAGE_VIOLATION {
             return CONTINUE_SEARCH;
