@@ -159,10 +159,7 @@ fn show_views(s: &Scenario) -> Result<bool, String> {
         print!("{}", out.rdma);
     }
     if let Some(w) = &s.ndk {
-        println!(
-            "\nNDK workload: {} thread(s) x {} activities (seed {:#x})",
-            w.threads, w.ops_per_thread, w.seed
-        );
+        println!("\nNDK workload: {}", w.summary());
     }
     if !out.rdma_statistics.is_empty() {
         println!(

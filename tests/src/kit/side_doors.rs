@@ -20,12 +20,6 @@ const CASES: &[(&str, &str, &str)] = &[
         "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
         NDK_ACTIVITY,
     ),
-    ("Scenarios", "smb-direct.toml", NDK_ACTIVITY),
-    (
-        "ValidateDcb",
-        "M11 *NetworkDirect advanced property present (§1c)",
-        NDK_ACTIVITY,
-    ),
     (
         "LowResources",
         "OID_NDK_SET_STATE FALSE (disable) and its work item: each failable call failed once",

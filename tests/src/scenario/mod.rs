@@ -11,6 +11,7 @@
 //! row tables are accepted and left to the scripts).
 
 pub mod dcb;
+pub mod ndk;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,7 +28,6 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use self::dcb::{Algorithm, Condition, NetQos, Peer, PeerClass, Policy, TrafficClass};
-use crate::sim::ndk::Workload;
 use crate::sim::{RegValue, Registry};
 use crate::views::qos::{QosOids, get_net_adapter_qos};
 use crate::views::rdma::{get_net_adapter_rdma, rdma_statistics};
@@ -53,36 +53,9 @@ struct File {
     #[serde(default)]
     policy: Vec<Spanned<PolicySection>>,
     peer: Option<Spanned<PeerSection>>,
-    ndk: Option<Spanned<NdkSection>>,
+    ndk: Option<Spanned<ndk::Section>>,
     #[serde(default)]
     expect: ExpectSection,
-}
-
-/// `[ndk]`: an NDK workload run against the adapter after the configuration (the simulator's
-/// deterministic generator, `sim::ndk::Workload`), so that the statistics view has something to
-/// show.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NdkSection {
-    #[serde(default = "NdkSection::default_seed")]
-    seed: u64,
-    #[serde(default = "NdkSection::default_threads")]
-    threads: usize,
-    operations: usize,
-    #[serde(default = "NdkSection::default_max_open")]
-    max_open: usize,
-}
-
-impl NdkSection {
-    const fn default_seed() -> u64 {
-        0xDCB0
-    }
-    const fn default_threads() -> usize {
-        1
-    }
-    const fn default_max_open() -> usize {
-        8
-    }
 }
 
 #[derive(Deserialize, Default)]
@@ -193,7 +166,7 @@ pub struct Scenario {
     /// The expected `Get-NetAdapterRdma` text.
     pub expected_rdma: Option<String>,
     /// The NDK workload (`[ndk]`).
-    pub ndk: Option<Workload>,
+    pub ndk: Option<ndk::Workload>,
     /// The expected `(Get-NetAdapterStatistics).RdmaStatistics` text.
     pub expected_rdma_statistics: Option<String>,
 }
@@ -567,34 +540,10 @@ impl Scenario {
         };
         let ndk = match &file.ndk {
             None => None,
-            Some(n) => {
-                let w = n.get_ref();
-                // Bounds that keep a scenario a scenario (a second at most) and the totals exact:
-                // with threads × max_open ≤ the default connection table (1024) nothing is
-                // refused, so the statistics are known in advance.
-                let bad = if !(1..=16).contains(&w.threads) {
-                    Some(format!("threads {}: expected 1 to 16", w.threads))
-                } else if !(1..=1_000_000).contains(&w.operations) {
-                    Some(format!(
-                        "operations {}: expected 1 to 1000000",
-                        w.operations
-                    ))
-                } else if !(1..=64).contains(&w.max_open) {
-                    Some(format!("max_open {}: expected 1 to 64", w.max_open))
-                } else {
-                    None
-                };
-                if let Some(message) = bad {
-                    return Err(at.err(Some(n.span()), format!("[ndk] {message}")));
-                }
-                Some(Workload {
-                    seed: w.seed,
-                    threads: w.threads,
-                    ops_per_thread: w.operations,
-                    max_open: w.max_open,
-                    batch: 32,
-                })
-            }
+            Some(n) => Some(
+                ndk::Workload::of(n.get_ref())
+                    .map_err(|message| at.err(Some(n.span()), format!("[ndk] {message}")))?,
+            ),
         };
         let _ = (
             &file.expect.qos,
@@ -652,15 +601,24 @@ impl Outcome {
 pub fn run(s: &Scenario) -> Result<Outcome, String> {
     // A peer is a switch port on the adapter's wire, whose clock is manual: its LLDPDUs wait for
     // the wire's time as a switch's would (`kit::switch_port`).
+    // So does the NDK workload's peer, whose traffic waits for the wire's time
+    // (`sim::ndk_traffic::Pace::Manual`).
     let mut registry = s.registry.clone();
-    let wire = s
-        .peer
-        .as_ref()
-        .map(|_| crate::sim::clock::fresh_manual_wire());
+    let wire = (s.peer.is_some() || s.ndk.is_some()).then(crate::sim::clock::fresh_manual_wire);
     if let Some(wire) = wire {
         registry.on_wire(wire);
     }
     let a = crate::kit::started(registry)?;
+    let server = match (&s.ndk, wire) {
+        (Some(_), Some(wire)) => match crate::kit::started(ndk_peer(&s.registry, wire)) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                let _ = crate::kit::finish(a);
+                return Err(format!("the NDK workload's peer: {e}"));
+            }
+        },
+        _ => None,
+    };
     let port = match (&s.peer, wire) {
         (Some(peer), Some(wire)) => Some(crate::kit::switch_port::SwitchPort::on(wire, peer.mac)?),
         _ => None,
@@ -722,27 +680,37 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
             )
         })
         .unwrap_or_default();
-    if let Some(workload) = &s.ndk {
-        let refused = workload.run(&a);
-        let (expected, expected_open) = workload.expected();
-        if refused != 0 {
-            out.problems.push(format!(
-                "the driver refused {refused} NDK activities of the workload"
-            ));
+    match (&s.ndk, &server, wire) {
+        (Some(workload), Some(b), Some(wire)) => {
+            let framing = workload.framing(jumbo(&s.registry));
+            out.problems.extend(
+                ndk_workload(&a, b, wire, workload, framing, |a| {
+                    rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default()
+                })
+                .map_or_else(
+                    |e| vec![format!("the NDK workload: {e}")],
+                    |(view, problems)| {
+                        out.rdma_statistics = view;
+                        problems
+                    },
+                ),
+            );
         }
-        match a.ndk_statistics_direct() {
-            Some((totals, open)) if totals == expected && open == expected_open => {}
-            got => out.problems.push(format!(
-                "OID_NDK_STATISTICS after the workload: expected {expected:?} with {expected_open} active, got {got:?}"
-            )),
+        _ => {
+            out.rdma_statistics =
+                rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default();
         }
     }
-    out.rdma_statistics =
-        rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default();
     if let Some(port) = port
         && let Err(e) = port.finish()
     {
         out.problems.push(format!("the peer's switch port: {e}"));
+    }
+    if let Some(b) = server
+        && let Err(e) = crate::kit::finish(b)
+    {
+        out.problems
+            .push(format!("the verifier, on the NDK peer: {e}"));
     }
     if let Err(e) = crate::kit::finish(a) {
         out.problems.push(format!("the verifier: {e}"));
@@ -766,6 +734,77 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
         }
     }
     Ok(out)
+}
+
+/// The NDK workload's peer: an adapter of the driver on `wire` with the scenario adapter's
+/// `VlanID`, `*JumboPacket` and NDK keywords, and `*QOS` 0 (`ndk` module documentation).
+fn ndk_peer(scenario: &Registry, wire: u32) -> Registry {
+    let mut r = Registry::inf_defaults();
+    r.on_wire(wire);
+    for name in [
+        "VlanID",
+        "*JumboPacket",
+        "*NetworkDirect",
+        "*NetworkDirectTechnology",
+    ] {
+        if let Some(value) = scenario.get(name) {
+            r.set(name, value.clone());
+        }
+    }
+    r.set_sz("*QOS", "0");
+    r
+}
+
+/// The `*JumboPacket` an adapter of `registry` runs with (the INF default, 1514, when absent or
+/// not a number).
+fn jumbo(registry: &Registry) -> u32 {
+    match registry.get("*JumboPacket") {
+        Some(RegValue::Sz(text)) => text.trim().parse().ok(),
+        Some(RegValue::Dword(n)) => Some(*n),
+        None => None,
+    }
+    .unwrap_or(1514)
+}
+
+/// Runs `workload` from `a` to `b` (given their addresses as TCP/IP would), waits until both
+/// adapters' `OID_NDK_STATISTICS` show what its record expects, and reads `view` of `a` while
+/// its connections are still open; then closes everything. The view, and what differed.
+fn ndk_workload<V>(
+    a: &crate::sim::Adapter,
+    b: &crate::sim::Adapter,
+    wire: u32,
+    workload: &ndk::Workload,
+    framing: crate::sim::ndk_traffic::Framing,
+    view: impl FnOnce(&crate::sim::Adapter) -> V,
+) -> Result<(V, Vec<String>), String> {
+    use crate::sim::ndk_traffic::{Pace, Traffic, ip4, ip6};
+    a.set_ip_addresses(&[ip4(1), ip6(1)]);
+    b.set_ip_addresses(&[ip4(2), ip6(2)]);
+    let mut t = Traffic::new(a, b, Pace::Manual(wire))?.on_port(workload.port);
+    let ran = workload.run(&mut t);
+    let mut problems = Vec::new();
+    if let Err(e) = &ran {
+        problems.push(format!("the NDK workload stopped: {e}"));
+    }
+    let expected = t.record.expected(framing);
+    let shown = |x: &crate::sim::Adapter| x.ndk_statistics_direct();
+    let want = |e: &crate::sim::ndk_traffic::Expected| Some((e.totals, e.active));
+    let settled = t.settle(|| shown(a) == want(&expected[0]) && shown(b) == want(&expected[1]));
+    if !settled {
+        for (name, x, e) in [("adapter", a, &expected[0]), ("peer", b, &expected[1])] {
+            if shown(x) != want(e) {
+                problems.push(format!(
+                    "OID_NDK_STATISTICS of the {name} after the workload: expected {:?} with {} active, got {:?}",
+                    e.totals,
+                    e.active,
+                    shown(x)
+                ));
+            }
+        }
+    }
+    let v = view(a);
+    t.close()?;
+    Ok((v, problems))
 }
 
 /// A unified diff (3 lines of context) of two texts, line by line.

@@ -78,7 +78,7 @@ fn a_different_view_fails_with_a_diff() {
     );
     // The statistics view: a different workload gives different counters, and the diff says so.
     let mut w = s.ndk.unwrap();
-    w.seed += 1;
+    w.connections += 1;
     s.ndk = Some(w);
     s.expected_qos = None;
     let out = run(&s).unwrap();
@@ -170,19 +170,29 @@ fn bad_files_name_file_line_and_problem() {
             "hardware_id \"pci\\\\x\"",
         ),
         (
-            "name = \"x\"\n[ndk]\nthreads = 0\noperations = 10\n",
+            "name = \"x\"\n[ndk]\nconnections = 0\n",
             2,
-            "[ndk] threads 0",
+            "[ndk] connections 0",
         ),
         (
-            "name = \"x\"\n[ndk]\nthreads = 2\n",
+            "name = \"x\"\n[ndk]\nrefused = 2\n",
             2,
-            "missing field `operations`",
+            "missing field `connections`",
         ),
         (
-            "name = \"x\"\n[ndk]\noperations = 10\nmax_open = 65\n",
+            "name = \"x\"\n[ndk]\nconnections = 2\nipv6 = 3\n",
             2,
-            "[ndk] max_open 65",
+            "[ndk] ipv6 3",
+        ),
+        (
+            "name = \"x\"\n[ndk]\nconnections = 2\nsends = [100000]\n",
+            2,
+            "[ndk] a transfer of 100000 bytes",
+        ),
+        (
+            "name = \"x\"\n[ndk]\nconnections = 2\nqp_errors = 2\ndisconnected = 1\n",
+            2,
+            "[ndk] qp_errors + disconnected 3",
         ),
     ];
     for (text, line, what) in cases {

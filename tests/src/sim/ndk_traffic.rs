@@ -473,8 +473,32 @@ pub enum Event {
         v6: bool,
         /// Who called `NdkDisconnect`.
         by: End,
+        /// Which ends still listed the connection (an end whose QP failed no longer does).
+        listed: [bool; 2],
+    },
+    /// `by` flushed its QP of an established connection (`NdkFlush`): its QP in the error
+    /// state before any disconnect, a `ConnectionError` on its side only; nothing on the wire.
+    Flushed {
+        /// Whose QP.
+        by: End,
+    },
+    /// A connected over a QP whose CQ is [`OVERRUN_CQ`] deep and posted `writes` WRITEs of
+    /// `len` bytes in one batch, reading no completion: the completion after the CQ's depth does
+    /// not fit, so A counts a `CQError` and its QP fails (a `ConnectionError`, ndkpi.md §3.3). The
+    /// WRITEs all go out in the batch's doorbell run and reach B before its next transmit, so
+    /// one ACK acknowledges them all (the responder coalesces, `dcbndk_core::ndk::provider::rc`).
+    Overrun {
+        /// Over IPv6.
+        v6: bool,
+        /// The WRITEs.
+        writes: u32,
+        /// Bytes of each (at most one path MTU).
+        len: u32,
     },
 }
+
+/// The depth of the CQ [`Traffic::overrun`] overruns.
+pub const OVERRUN_CQ: u32 = 4;
 
 /// What the wire's frames look like: the path MTU and whether the adapters tag RoCEv2 frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -631,12 +655,27 @@ impl Record {
                         carry(&mut e, other, f.frame(v6, ext, payload));
                     }
                 }
-                Event::Disconnected { v6, by } => {
+                Event::Disconnected { v6, by, listed } => {
                     let other = if by == End::A { End::B } else { End::A };
                     carry(&mut e, by, cm(v6, 0));
                     carry(&mut e, other, cm(v6, 0));
+                    for (end, listed) in e.iter_mut().zip(listed) {
+                        end.active -= u64::from(listed);
+                    }
+                }
+                Event::Flushed { by } => {
+                    let end = &mut e[by.index()];
+                    end.add(Counter::ConnectionError, 1);
+                    end.active -= 1;
+                }
+                Event::Overrun { v6, writes, len } => {
+                    for _ in 0..writes {
+                        carry(&mut e, End::A, f.frame(v6, RETH, u64::from(len)));
+                    }
+                    carry(&mut e, End::B, f.frame(v6, AETH, 0));
+                    e[0].add(Counter::CqError, 1);
+                    e[0].add(Counter::ConnectionError, 1);
                     e[0].active -= 1;
-                    e[1].active -= 1;
                 }
             }
         }
@@ -651,6 +690,11 @@ struct Link {
     connection: Connection,
     /// Disconnected (the connectors are closed at [`Traffic::close`]).
     disconnected: bool,
+    /// Each end's QP failed (flushed, or its CQ overrun): it carries no more traffic, and that
+    /// end no longer lists the connection.
+    failed: [bool; 2],
+    /// A's QP's own CQ, when it is not A's side's ([`Traffic::overrun`]); closed after the QPs.
+    own_cq: Option<Cq>,
 }
 
 /// The private data of [`Traffic::connect`]'s REQ and REP.
@@ -762,14 +806,22 @@ impl<'a> Traffic<'a> {
     /// # Errors
     /// A step that failed.
     pub fn connect(&mut self, v6: bool) -> Result<usize, String> {
+        self.connect_over(v6, None)
+    }
+
+    /// [`Traffic::connect`], A's QP completing into `own_cq` when given (else A's side's CQ).
+    fn connect_over(&mut self, v6: bool, own_cq: Option<Cq>) -> Result<usize, String> {
         self.listen(v6)?;
         let n = self.links.len();
-        let qp = |s: &Side<'_>| {
+        let qp = |s: &Side<'_>, cq: &Cq| {
             s.ndk
-                .create_qp(&s.pd, &s.cq, &s.cq, 0x51DE, [64, 64, 2, 2, 64])
+                .create_qp(&s.pd, cq, cq, 0x51DE, [64, 64, 2, 2, 64])
                 .map_err(|st| format!("QP: {st:#x}"))
         };
-        let qps = [qp(&self.a)?, qp(&self.b)?];
+        let qps = [
+            qp(&self.a, own_cq.as_ref().unwrap_or(&self.a.cq))?,
+            qp(&self.b, &self.b.cq)?,
+        ];
         let listener = self.listeners[usize::from(v6)]
             .as_ref()
             .ok_or("no listener")?;
@@ -857,6 +909,8 @@ impl<'a> Traffic<'a> {
                 passive_disconnected,
             },
             disconnected: false,
+            failed: [false; 2],
+            own_cq,
         });
         Ok(n)
     }
@@ -919,11 +973,20 @@ impl<'a> Traffic<'a> {
         }
     }
 
-    fn live(&self, link: usize) -> Result<&Link, String> {
+    /// Connection `link`, established and not disconnected.
+    fn established(&self, link: usize) -> Result<&Link, String> {
         self.links
             .get(link)
             .filter(|l| !l.disconnected)
             .ok_or_else(|| format!("no open connection {link}"))
+    }
+
+    /// Connection `link`, established, not disconnected, both QPs working.
+    fn live(&self, link: usize) -> Result<&Link, String> {
+        self.established(link).and_then(|l| match l.failed {
+            [false, false] => Ok(l),
+            _ => Err(format!("connection {link}: a QP failed")),
+        })
     }
 
     /// Waits for `n` completions on `side`'s CQ; checks they are the `(context, type)`s given,
@@ -1065,8 +1128,8 @@ impl<'a> Traffic<'a> {
     /// Either did not happen.
     pub fn disconnect(&mut self, link: usize, by: End) -> Result<(), String> {
         let pace = self.pace;
-        let l = self.live(link)?;
-        let v6 = l.v6;
+        let l = self.established(link)?;
+        let (v6, listed) = (l.v6, l.failed.map(|failed| !failed));
         let c = &l.connection;
         let (ndk, connector, event) = match by {
             End::A => (&self.a.ndk, &c.active, c.passive_disconnected),
@@ -1090,8 +1153,75 @@ impl<'a> Traffic<'a> {
             format!("connection {link}: the peer's disconnect event did not come")
         })?;
         self.links[link].disconnected = true;
-        self.record.events.push(Event::Disconnected { v6, by });
+        self.record
+            .events
+            .push(Event::Disconnected { v6, by, listed });
         Ok(())
+    }
+
+    /// `by` flushes its QP of connection `link` (`NdkFlush`): the QP enters the error state with
+    /// the connection established, which its adapter counts as a `ConnectionError` and no longer
+    /// lists (the provider applies both from its doorbell run: [`Traffic::settle`] for them).
+    /// The connection carries nothing more; it can still be disconnected.
+    ///
+    /// # Errors
+    /// No such live connection.
+    pub fn flush(&mut self, link: usize, by: End) -> Result<(), String> {
+        let qp = &self.live(link)?.qps[by.index()];
+        match by {
+            End::A => self.a.ndk.flush(qp),
+            End::B => self.b.ndk.flush(qp),
+        }
+        self.links[link].failed[by.index()] = true;
+        self.record.events.push(Event::Flushed { by });
+        Ok(())
+    }
+
+    /// A new connection whose A QP completes into a CQ of its own, [`OVERRUN_CQ`] deep; A posts
+    /// one more 64-byte WRITE than that in one batch and reads no completion: the last does not
+    /// fit ([`Event::Overrun`]). Returns the connection's index once A's QP failed, as the
+    /// consumer sees it: a WRITE posted after completes into no CQ entry (the CQ is in error and
+    /// takes nothing), while `settle` waits for the counts.
+    ///
+    /// # Errors
+    /// A step that failed.
+    pub fn overrun(&mut self, v6: bool) -> Result<usize, String> {
+        const LEN: u32 = 64;
+        let cq = self
+            .a
+            .ndk
+            .create_cq(OVERRUN_CQ)
+            .map_err(|s| format!("the overrun CQ: {s:#x}"))?;
+        let link = self.connect_over(v6, Some(cq))?;
+        let writes = OVERRUN_CQ + 1;
+        let qp = &self.links[link].qps[0];
+        let (me, peer) = (&self.a, &self.b);
+        let statuses = me.ndk.batch(|| {
+            (0..writes)
+                .map(|i| {
+                    let at = REGION_AT + u64::from(LEN * i);
+                    me.ndk.rdma(
+                        qp,
+                        true,
+                        0x0E00 + i as usize,
+                        &[(me.base + at, LEN, me.token)],
+                        (peer.base + at, peer.token),
+                    )
+                })
+                .collect::<Vec<_>>()
+        });
+        expect_eq(
+            "the overrun's NdkWrite statuses",
+            statuses,
+            vec![NDIS_STATUS_SUCCESS; writes as usize],
+        )?;
+        self.links[link].failed[0] = true;
+        self.record.events.push(Event::Overrun {
+            v6,
+            writes,
+            len: LEN,
+        });
+        Ok(link)
     }
 
     /// Waits until `done` holds (moving a manual clock): for what the provider applies from its
@@ -1131,6 +1261,13 @@ impl<'a> Traffic<'a> {
                 expect_eq(
                     "close QP",
                     qp.close(&s.ndk, qp.dispatch.NdkCloseQp),
+                    NDIS_STATUS_SUCCESS,
+                )?;
+            }
+            if let Some(cq) = l.own_cq {
+                expect_eq(
+                    "close the overrun CQ",
+                    cq.close(&self.a.ndk, cq.dispatch.NdkCloseCq),
                     NDIS_STATUS_SUCCESS,
                 )?;
             }
