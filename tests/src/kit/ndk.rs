@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use dcbndk_core::ndk::counters::{Counter, Totals};
 use dcbndk_core::ndk::tables::{Connection, Owner, SockAddr};
-use dcbndk_core::ndk::{Activity, Applied, Refused};
 use ndis_sys::ndkinfo::{NdkRoCEv2, NdkiWarp};
 use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
 use ndis_sys::ntddndis::{
@@ -25,8 +24,8 @@ use ndis_sys::status::{
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::adapter::OidResult;
 use crate::sim::consumer::NdkConsumer;
-use crate::sim::ndk::{Workload, decode_statistics};
-use crate::sim::ndk_traffic::{End, Framing, Pace, Record, Traffic};
+use crate::sim::ndk::decode_statistics;
+use crate::sim::ndk_traffic::{End, Expected, Framing, Pace, Record, Traffic};
 use crate::sim::{Adapter, RegValue};
 
 /// The NDK OIDs the driver lists in `OID_GEN_SUPPORTED_LIST` (spec §0.1: mandatory for an NDK
@@ -111,7 +110,7 @@ fn cases() -> Vec<Case> {
             counter_blocks,
         ),
         Case::new(
-            "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
+            "concurrency: consumers on all CPUs connect, SEND, WRITE, READ and disconnect at once while the direct path queries: exact sums, monotonic queries",
             || concurrency(1),
         ),
     ]
@@ -156,13 +155,6 @@ pub(crate) fn connection(n: u16, v6: bool, owner: Owner) -> Connection {
             owner,
             tcp_ports: (40_000 + n, 445),
         }
-    }
-}
-
-fn added(r: Result<Applied, Refused>) -> Result<dcbndk_core::ndk::tables::EntryId, String> {
-    match r {
-        Ok(Applied::Added(id)) => Ok(id),
-        other => Err(format!("activity not added: {other:?}")),
     }
 }
 
@@ -475,8 +467,18 @@ pub(crate) fn on_traffic(
     body: impl FnOnce(&Adapter, &Adapter, &mut Traffic<'_>) -> Result<(), String>,
 ) -> CaseResult {
     let wire = crate::sim::clock::fresh_manual_wire();
+    on_wire_paced(wire, Pace::Manual(wire), configure, body)
+}
+
+/// [`on_traffic`] on `wire`, waiting as `pace` says.
+fn on_wire_paced(
+    wire: u32,
+    pace: Pace,
+    configure: impl Fn(&mut crate::sim::Registry, u8),
+    body: impl FnOnce(&Adapter, &Adapter, &mut Traffic<'_>) -> Result<(), String>,
+) -> CaseResult {
     let (a, b) = crate::sim::ndk_traffic::pair_with(wire, configure)?;
-    let result = Traffic::new(&a, &b, Pace::Manual(wire)).and_then(|mut t| {
+    let result = Traffic::new(&a, &b, pace).and_then(|mut t| {
         let r = body(&a, &b, &mut t);
         let closed = t.close();
         r.and(closed.map(|_| ()))
@@ -822,24 +824,55 @@ fn iwarp_pairs() -> CaseResult {
     )
 }
 
+/// Connections each of [`header_size_saturates`]'s consumers makes: one NDK open holds 256 QPs
+/// and 256 connectors (the provider's provisioned tables), its side's own QP among them.
+const SATURATING_PER_OPEN: u16 = 128;
+
 fn header_size_saturates() -> CaseResult {
-    let a = started(reg(&[("*NetworkDirectTechnology", sz("1"))]))?;
-    for i in 0..512u16 {
-        added(a.ndk(&Activity::Connect(connection(i, i % 2 == 1, Owner::Kernel))))?;
-    }
-    let needed = 16 + 64 * 1024;
-    let r = a.query(OID_NDK_CONNECTIONS, 0);
-    status("0 bytes", &r, NDIS_STATUS_BUFFER_TOO_SHORT, 0, needed)?;
-    let r = a.query(OID_NDK_CONNECTIONS, needed as usize);
-    status("full", &r, NDIS_STATUS_SUCCESS, needed, 0)?;
-    expect_eq(
-        "Header.Size",
-        u16::from_le_bytes([r.buffer[2], r.buffer[3]]),
-        0xFFFF,
-    )?;
-    expect_eq("Count", u32_at(&r.buffer, 8), 1024)?;
-    finish(a)?;
-    Ok(None)
+    // In iWARP mode each ND connection is listed with the TCP connection it pairs with (spec
+    // §10.9), so 512 connections fill the 1024 entries whose list (16 + 64 x 1024 bytes) is
+    // longer than Header.Size can say. Four consumers on each adapter, each its own port.
+    on_traffic(
+        |r, _| {
+            r.set_sz("*NetworkDirectTechnology", "1");
+        },
+        |a, b, t| {
+            let connect = |traffic: &mut Traffic<'_>| {
+                (0..SATURATING_PER_OPEN).try_for_each(|i| {
+                    traffic
+                        .connect(i % 2 == 1)
+                        .map(|_| ())
+                        .map_err(|e| format!("port {}, connection {i}: {e}", traffic.port()))
+                })
+            };
+            let mut more = Vec::new();
+            let mut connected = connect(t);
+            for k in 1..4 {
+                if connected.is_err() {
+                    break;
+                }
+                let mut traffic =
+                    Traffic::new(a, b, t.pace())?.on_port(crate::sim::ndk_traffic::PORT + k);
+                connected = connect(&mut traffic);
+                more.push(traffic);
+            }
+            let checked = connected.and_then(|()| {
+                let needed = 16 + 64 * 1024;
+                let r = a.query(OID_NDK_CONNECTIONS, 0);
+                status("0 bytes", &r, NDIS_STATUS_BUFFER_TOO_SHORT, 0, needed)?;
+                let r = a.query(OID_NDK_CONNECTIONS, needed as usize);
+                status("full", &r, NDIS_STATUS_SUCCESS, needed, 0)?;
+                expect_eq(
+                    "Header.Size",
+                    u16::from_le_bytes([r.buffer[2], r.buffer[3]]),
+                    0xFFFF,
+                )?;
+                expect_eq("Count", u32_at(&r.buffer, 8), 1024)
+            });
+            let closed = more.into_iter().try_for_each(|m| m.close().map(|_| ()));
+            checked.and(closed)
+        },
+    )
 }
 
 fn disable_with_live_connections() -> CaseResult {
@@ -931,76 +964,180 @@ fn counter_blocks() -> CaseResult {
     Ok(None)
 }
 
-/// The concurrency case: a deterministic workload on `max(4, CPUs)` threads (capped at 16),
-/// while another thread queries `OID_NDK_STATISTICS` on the direct path; every query must be
-/// monotonic, and the final totals exact. `runs` repeats it on fresh adapters.
+/// What A and B show after the concurrency case's traffic, against what the consumers' records
+/// expect: the connection counters and `ActiveConnection` exactly; each RDMA frame and octet
+/// counter at least the record's, and what one adapter sent exactly what the other received
+/// (the wire loses nothing). \[A choice: the consumers run at once on a wire that follows the
+/// wall clock, where a loaded host may answer later than a connection or transport timer, which
+/// then sends again; so the records give a floor for the frames, and the two adapters' counts
+/// of the same frames check each other.\]
+fn concurrent_counts(a: &Adapter, b: &Adapter, expected: &[Expected; 2]) -> Result<(), String> {
+    let shown = [
+        a.ndk_statistics_direct().ok_or("A: statistics")?,
+        b.ndk_statistics_direct().ok_or("B: statistics")?,
+    ];
+    for ((name, (totals, active)), e) in ["A", "B"].iter().zip(shown).zip(expected) {
+        for c in [
+            Counter::Connect,
+            Counter::Accept,
+            Counter::ConnectFailure,
+            Counter::ConnectionError,
+            Counter::CqError,
+        ] {
+            expect_eq(&format!("{name}: {c:?}"), totals.get(c), e.totals.get(c))?;
+        }
+        expect_eq(&format!("{name}: ActiveConnection"), active, e.active)?;
+        ensure(totals.is_at_least(&e.totals), || {
+            format!("{name}: {totals:?} below the record's {:?}", e.totals)
+        })?;
+    }
+    let (ta, tb) = (shown[0].0, shown[1].0);
+    for (out, into) in [
+        (Counter::RdmaOutFrames, Counter::RdmaInFrames),
+        (Counter::RdmaOutOctets, Counter::RdmaInOctets),
+    ] {
+        expect_eq(
+            &format!("A's {out:?} = B's {into:?}"),
+            ta.get(out),
+            tb.get(into),
+        )?;
+        expect_eq(
+            &format!("B's {out:?} = A's {into:?}"),
+            tb.get(out),
+            ta.get(into),
+        )?;
+    }
+    Ok(())
+}
+
+/// Sessions each of the concurrency case's consumers runs.
+const SESSIONS: usize = 4;
+
+/// One consumer's traffic in the concurrency case: `SESSIONS` rounds of a connection over IPv4
+/// and one over IPv6, a SEND each way, an RDMA WRITE and READ, sizes from `seed`, and a connect
+/// refused; the connections of the last round stay open.
+fn consumer_traffic(t: &mut Traffic<'_>, seed: u64) -> Result<(), String> {
+    let mut rng = crate::sim::ndk::Rng::new(seed);
+    let mut size = || 1 + rng.below(u64::from(crate::sim::ndk_traffic::MAX_MESSAGE) / 4) as u32;
+    for round in 0..SESSIONS {
+        let links = [t.connect(false)?, t.connect(true)?];
+        for link in links {
+            t.send(link, End::A, size())?;
+            t.send(link, End::B, size())?;
+            t.rdma(link, End::A, true, size())?;
+            t.rdma(link, End::B, false, size())?;
+        }
+        t.refused(round % 2 == 0)?;
+        if round + 1 < SESSIONS {
+            for link in links {
+                t.disconnect(link, End::A)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The NDK adapters a consumer may open on one adapter at once (as a VM's `Get-NetAdapterRdma`
+/// cannot show it: the provider's provisioned opens, `dcbndk::resources::ndkports::MAX_OPEN`).
+const NDK_OPENS: usize = 4;
+
+/// The concurrency case: [`NDK_OPENS`] less one consumers, each on its own thread and ND
+/// port, run [`consumer_traffic`] between A and B at once while another thread queries A's
+/// `OID_NDK_STATISTICS` on the direct path: every query must be monotonic, and once the traffic
+/// is over both adapters' totals must add up to what the consumers' records say
+/// ([`concurrent_counts`]), the same on both paths. `runs` repeats it on fresh adapters.
 ///
 /// # Errors
 /// The first miscount or non-monotonic query.
 pub fn concurrency(runs: usize) -> CaseResult {
-    let cpus = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let threads = cpus.clamp(4, 16);
+    // The case's own traffic holds one of the adapter's NDK opens; each consumer another.
+    let consumers = NDK_OPENS - 1;
     for run in 0..runs {
-        let workload = Workload {
-            seed: 0xDCB0 + run as u64,
-            threads,
-            ops_per_thread: 20_000,
-            max_open: 16,
-            batch: 32,
-        };
-        let (expected, expected_open) = workload.expected();
-        let a = started(reg(&[("SimNdkMaxConnections", sz("1024"))]))?;
-        let done = AtomicBool::new(false);
-        // The workload starts once the querier is querying: on a loaded machine the querier's
-        // thread may otherwise first run after a workload that is over.
-        let querying = AtomicBool::new(false);
-        let (refused, queries) = std::thread::scope(|s| {
-            let querier = s.spawn(|| -> Result<usize, String> {
-                let mut previous = Totals::default();
-                let mut n = 0usize;
-                while n == 0 || !done.load(Ordering::Acquire) {
-                    let (now, _active) = a
-                        .ndk_statistics_direct()
-                        .ok_or("direct statistics failed")?;
-                    if !now.is_at_least(&previous) {
-                        return Err(format!("query {n} went backwards: {previous:?} -> {now:?}"));
+        let seed = 0xDCB0 + run as u64;
+        on_wire_paced(
+            crate::sim::Registry::fresh_wire(),
+            Pace::Wall,
+            |_, _| {},
+            |a, b, t| {
+                let done = AtomicBool::new(false);
+                // The traffic starts once the querier is querying: on a loaded machine the
+                // querier's thread may otherwise first run after traffic that is over.
+                let querying = AtomicBool::new(false);
+                let (records, queries) = std::thread::scope(|s| {
+                    let querier = s.spawn(|| -> Result<usize, String> {
+                        let mut previous = Totals::default();
+                        let mut n = 0usize;
+                        while n == 0 || !done.load(Ordering::Acquire) {
+                            let (now, _active) = a
+                                .ndk_statistics_direct()
+                                .ok_or("direct statistics failed")?;
+                            if !now.is_at_least(&previous) {
+                                return Err(format!(
+                                    "query {n} went backwards: {previous:?} -> {now:?}"
+                                ));
+                            }
+                            previous = now;
+                            n += 1;
+                            querying.store(true, Ordering::Release);
+                        }
+                        Ok(n)
+                    });
+                    while !querying.load(Ordering::Acquire) && !querier.is_finished() {
+                        std::thread::yield_now();
                     }
-                    previous = now;
-                    n += 1;
-                    querying.store(true, Ordering::Release);
+                    let pace = t.pace();
+                    let workers: Vec<_> = (0..consumers)
+                        .map(|k| {
+                            s.spawn(move || -> Result<Record, String> {
+                                // Every other port: each consumer's refused connects go to the
+                                // port after its own, where nobody listens.
+                                let port = crate::sim::ndk_traffic::PORT + 20 + 2 * k as u16;
+                                let mut c = Traffic::new(a, b, pace)?.on_port(port);
+                                let ran = consumer_traffic(&mut c, seed ^ (k as u64) << 32);
+                                let closed = c.close();
+                                ran?;
+                                closed
+                            })
+                        })
+                        .collect();
+                    let records: Vec<_> = workers
+                        .into_iter()
+                        .map(|w| w.join().map_err(|_| "a consumer panicked".to_string()))
+                        .collect();
+                    done.store(true, Ordering::Release);
+                    (
+                        records,
+                        querier.join().map_err(|_| "querier panicked".to_string()),
+                    )
+                });
+                let queries = queries??;
+                let mut all = Record::default();
+                for r in records {
+                    all.extend(&r??);
                 }
-                Ok(n)
-            });
-            while !querying.load(Ordering::Acquire) && !querier.is_finished() {
-                std::thread::yield_now();
-            }
-            let refused = workload.run(&a);
-            done.store(true, Ordering::Release);
-            (
-                refused,
-                querier.join().map_err(|_| "querier panicked".to_string()),
-            )
-        });
-        let queries = queries??;
-        expect_eq("refused activities", refused, 0)?;
-        let (direct, active) = a.ndk_statistics_direct().ok_or("statistics")?;
-        expect_eq(
-            &format!("run {run}: totals (direct path)"),
-            direct,
-            expected,
+                ensure(queries > 0, || {
+                    "the direct path was never queried during the traffic".into()
+                })?;
+                let expected = all.expected(Framing::DEFAULT);
+                let mut last = String::new();
+                let settled = t.settle(|| match concurrent_counts(a, b, &expected) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        last = e;
+                        false
+                    }
+                });
+                ensure(settled, || format!("run {run}: {last}"))?;
+                let regular = decode_statistics(a.query(OID_NDK_STATISTICS, 248).data())
+                    .ok_or("regular statistics")?;
+                let direct = a.ndk_statistics_direct().ok_or("statistics")?;
+                expect_eq(
+                    &format!("run {run}: totals (regular path = direct path)"),
+                    regular.0,
+                    direct.0,
+                )
+            },
         )?;
-        expect_eq(
-            &format!("run {run}: ActiveConnection"),
-            active,
-            expected_open,
-        )?;
-        let regular = decode_statistics(a.query(OID_NDK_STATISTICS, 248).data())
-            .ok_or("regular statistics")?;
-        expect_eq("totals (regular path)", regular.0, expected)?;
-        ensure(queries > 0, || {
-            "the direct path was never queried during the run".into()
-        })?;
-        finish(a)?;
     }
     Ok(None)
 }

@@ -11,16 +11,6 @@ use crate::sim::host::side_door::NDK_ACTIVITY;
 /// (group, case, the call it makes).
 const CASES: &[(&str, &str, &str)] = &[
     (
-        "Ndk",
-        "OID_NDK_CONNECTIONS: Header.Size saturates at 0xFFFF",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Ndk",
-        "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
-        NDK_ACTIVITY,
-    ),
-    (
         "LowResources",
         "OID_NDK_SET_STATE FALSE (disable) and its work item: each failable call failed once",
         NDK_ACTIVITY,

@@ -155,6 +155,48 @@ pub fn timers_of(owner: usize) -> usize {
     lock(&TIMERS).values().filter(|t| t.owner == owner).count()
 }
 
+/// Work items queued on each wire's adapters whose routine has not returned yet.
+static WORK: LazyLock<Mutex<HashMap<u32, usize>>> = LazyLock::new(Mutex::default);
+
+/// A work item queued by an adapter on a wire, from its queuing until its routine returned
+/// (dropped then, also when the routine unwinds).
+pub struct Work(u32);
+
+impl Work {
+    /// Counts a work item queued on `wire`.
+    #[must_use]
+    pub fn queued(wire: u32) -> Self {
+        *lock(&WORK).entry(wire).or_default() += 1;
+        Self(wire)
+    }
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        if let Some(n) = lock(&WORK).get_mut(&self.0) {
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+/// Waits, for at most `limit` of wall time, until no work item of `wire`'s adapters is queued or
+/// running; whether none is. A test that moves a manual clock calls it first, so that time moves
+/// only once the simulated machine has nothing left to do but wait for it: a routine that a
+/// loaded host runs late (its thread not scheduled yet) still runs before the timers after it,
+/// as it would on an idle machine.
+pub fn wait_idle(wire: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if lock(&WORK).get(&wire).is_none_or(|n| *n == 0) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}
+
 /// Moves `wire`'s clock forward by `ms`, running every timer routine that falls due on the way,
 /// in due order, each at its due time.
 ///

@@ -52,6 +52,13 @@ pub fn allocations_tagged(adapter: &Adapter, tag: u32) -> usize {
     blocks_tagged(adapter, tag).len()
 }
 
+/// Held across each open and each close of an NDK adapter in this process: which blocks an
+/// open made is told by difference (the blocks under the tag after it, less those before), and
+/// a close checks those, so another thread's open or close between the two reads would lend it
+/// blocks that are not its own (a pool address freed by one and reused by the other). The
+/// driver's opens are not serialized by this: it only keeps the kit's count exact.
+static OPENING: Mutex<()> = Mutex::new(());
+
 /// The addresses of the pool blocks `adapter` holds under `tag`.
 fn blocks_tagged(adapter: &Adapter, tag: u32) -> Vec<usize> {
     let handle = adapter.shared().handle();
@@ -128,6 +135,7 @@ impl<'a> NdkConsumer<'a> {
         let sentinel = 0x5A5A_usize as *mut NDK_ADAPTER;
         let mut out = sentinel;
         let context = adapter.shared().context();
+        let _bookkeeping = lock(&OPENING);
         let before_blocks = blocks_tagged(adapter, TAG_NDK_ADAPTER);
         let before = before_blocks.len();
         let status = call_handler(
@@ -396,6 +404,7 @@ impl Drop for NdkConsumer<'_> {
         };
         let context = self.adapter.shared().context();
         let object = self.object;
+        let _bookkeeping = lock(&OPENING);
         call_handler(
             Some(self.adapter.shared()),
             PASSIVE_LEVEL,

@@ -2008,7 +2008,12 @@ pub unsafe extern "system" fn NdisQueueIoWorkItem(
     if let Some(entry) = lock(&sim().work_items).get_mut(&item) {
         entry.queued = true;
     }
+    // A manual clock waits for the routine before it moves on (`clock::Work`).
+    let work = sim()
+        .adapter(w.owner)
+        .map(|a| super::clock::Work::queued(super::clock::wire_of(&a)));
     std::thread::spawn(move || {
+        let _work = work;
         // Dequeued: from here the driver may queue it again (or free it once the routine's last
         // access to it is done).
         if let Some(entry) = lock(&sim().work_items).get_mut(&item) {

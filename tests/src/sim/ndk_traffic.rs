@@ -373,8 +373,9 @@ pub enum Pace {
     /// The wire's clock follows the wall clock: polls for up to 5 s. A timer may resend
     /// something on a loaded machine, so [`Record::expected`]'s frame counts are a floor.
     Wall,
-    /// The wire's clock is manual ([`crate::sim::clock::fresh_manual_wire`]): each poll moves it
-    /// 1 ms, for up to [`MANUAL_WAIT_MS`]; nothing is resent before its answer could come.
+    /// The wire's clock is manual ([`crate::sim::clock::fresh_manual_wire`]): each poll lets the
+    /// wire's work items run (`clock::wait_idle`) and then moves it 1 ms, for up to
+    /// [`MANUAL_WAIT_MS`]; nothing is resent before its answer could come.
     Manual(u32),
 }
 
@@ -389,7 +390,7 @@ impl Pace {
             Pace::Wall => wait_for(WAIT, done),
             Pace::Manual(wire) => {
                 for _ in 0..MANUAL_WAIT_MS {
-                    if done() {
+                    if done() || (super::clock::wait_idle(wire, WAIT) && done()) {
                         return true;
                     }
                     super::clock::advance(wire, 1);
@@ -749,6 +750,12 @@ impl<'a> Traffic<'a> {
     pub fn on_port(mut self, port: u16) -> Self {
         self.port = port;
         self
+    }
+
+    /// The ND port B listens on.
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     /// The connections established and not disconnected.

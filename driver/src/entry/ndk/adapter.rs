@@ -18,6 +18,7 @@ use crate::resources::provider::QPN_BASE;
 use crate::resources::timer::now_ns;
 use core::sync::atomic::Ordering;
 use dcbndk_core::ndk::Activity;
+use dcbndk_core::ndk::provider::cm::ephemeral_share;
 use dcbndk_core::ndk::provider::open::{Refused, Version, negotiate};
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
@@ -152,7 +153,11 @@ pub unsafe extern "system" fn open(
     // SAFETY: the block made above, alive until free_adapter.
     let owner = unsafe { adapter(object) };
     owner.port.store(port, Ordering::SeqCst);
-    owner.provider.lock().qpn_base = qpn_base(port);
+    {
+        let mut p = owner.provider.lock();
+        p.qpn_base = qpn_base(port);
+        p.cm.set_ephemeral(ephemeral_share(port, crate::resources::ndkports::MAX_OPEN));
+    }
     // SAFETY: non-null and valid for writes (NDIS's contract).
     unsafe { ndk_adapter.write(object) };
     NDIS_STATUS_SUCCESS

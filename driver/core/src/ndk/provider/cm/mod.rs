@@ -45,6 +45,32 @@ use wire::{Kind, MAX_PRIVATE_DATA, RejectReason};
 pub const MAX_ADDRESSES: usize = crate::ndk::addresses::MAX_ADDRESSES;
 /// The ephemeral ND ports `NdkConnect` and `NdkListen` pick from for port 0 (ndkpi.md §4.1).
 pub const EPHEMERAL_PORTS: (u16, u16) = (49152, 65535);
+
+/// The share of [`EPHEMERAL_PORTS`] the open NDK adapter in slot `slot` of `slots` picks its
+/// ephemeral ports from: the range cut into `slots` equal parts (the last one taking what is
+/// left), the part `slot` (the last for a slot past the end).
+///
+/// \[A choice: an IP address's ND ports are the adapter's, shared by every consumer's open
+/// NDK adapter, but each open has a CM of its own. Were two opens to pick the same ephemeral
+/// port on the same address, the peer could no longer tell their connections apart (a REQ of
+/// the second would look like the first's sent again). Each open picks from its own share, so
+/// no two do; a port a consumer names is checked against its own open's bindings only.\]
+#[must_use]
+pub const fn ephemeral_share(slot: usize, slots: usize) -> (u16, u16) {
+    let (first, last) = EPHEMERAL_PORTS;
+    let span = (last - first) as usize + 1;
+    let slots = if slots == 0 { 1 } else { slots };
+    let slot = if slot >= slots { slots - 1 } else { slot };
+    let part = span / slots;
+    // Both fit in u16: `first + span - 1` is `last`.
+    let start = first as usize + slot * part;
+    let end = if slot + 1 == slots {
+        last as usize
+    } else {
+        start + part - 1
+    };
+    (start as u16, end as u16)
+}
 /// Messages sent without a connection (a REJ to a request nobody takes, a DREP to a DREQ for a
 /// connection already gone) waiting for [`Cm::poll_transmit`]; more are dropped, and the peer,
 /// which resends, asks again.
@@ -299,6 +325,13 @@ impl<'s> Cm<'s> {
             next_port: cfg.ephemeral.0,
             next_seq: 0,
         }
+    }
+
+    /// Picks ephemeral ports from `range` from now on ([`ephemeral_share`]), starting at its
+    /// first.
+    pub fn set_ephemeral(&mut self, range: (u16, u16)) {
+        self.cfg.ephemeral = range;
+        self.next_port = range.0;
     }
 
     /// Whether the IP address of `a` is one of the adapter's (a message to another address,

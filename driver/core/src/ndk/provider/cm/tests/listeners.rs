@@ -142,6 +142,29 @@ fn ephemeral_ports_and_exhaustion() {
     assert_eq!(cm.local_address(c).unwrap().port, 50000);
 }
 
+/// Each open NDK adapter's share of the ephemeral ports: disjoint, together the whole range,
+/// and a CM given one picks from it.
+#[test]
+fn ephemeral_shares() {
+    let shares: Vec<(u16, u16)> = (0..4).map(|slot| ephemeral_share(slot, 4)).collect();
+    assert_eq!(
+        shares,
+        [
+            (49152, 53247),
+            (53248, 57343),
+            (57344, 61439),
+            (61440, 65535)
+        ]
+    );
+    assert_eq!(ephemeral_share(9, 4), (61440, 65535));
+    assert_eq!(ephemeral_share(0, 0), EPHEMERAL_PORTS);
+    assert_eq!(ephemeral_share(2, 3), (60074, 65535));
+    let mut cm = new_cm(&[SockAddr::v4(A, 0)], 8, config());
+    cm.set_ephemeral(ephemeral_share(1, 4));
+    let l = cm.create_listener().unwrap();
+    assert_eq!(cm.listen(l, SockAddr::v4(A, 0)).unwrap().port, 53248);
+}
+
 /// ndkpi.md §4.1: a bound address: SHARING_VIOLATION; not the adapter's: INVALID_ADDRESS; the
 /// same 4-tuple through a shared endpoint: ADDRESS_ALREADY_EXISTS.
 #[test]
