@@ -351,8 +351,8 @@ impl Sim {
 
     /// Runs `f` with the adapter `handle` names in the table (`None`: it names none), as
     /// [`Sim::adapter`] finds it, without the table's lock and a reference count of its own
-    /// when this thread's cache has it: issue 20's send-path bench looks an adapter up in every
-    /// completion and every timer routine, a lock, an unlock, an increment and a decrement each.
+    /// when this thread's cache has it: the send path looks an adapter up in every completion and
+    /// every timer routine, which would be a lock, an unlock, an increment and a decrement each.
     /// The cache holds the adapters this thread found since the last removal of any adapter
     /// from the table (a removal changes the generation: an adapter removed is never found in a
     /// cache). `f` may run driver code and look adapters up itself: the cache stays borrowed

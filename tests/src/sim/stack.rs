@@ -1,4 +1,4 @@
-//! How much stack the driver uses, as the simulated ndis.sys sees it (issue 18, README "The
+//! How much stack the driver uses, as the simulated ndis.sys sees it (README "The
 //! Windows image"): the Windows image's checks compute each entry point's deepest path from its
 //! unwind data and call graph; here the same budget is watched where it is cheap, on the Linux
 //! build of the same code.
