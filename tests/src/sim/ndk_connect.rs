@@ -358,7 +358,10 @@ impl NdkConsumer<'_> {
     }
 
     /// `NdkConnect` from `src` to `dst` joining `qp`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NdkConnect's own arguments, passed through"
+    )]
     pub fn connect(
         &self,
         c: &Connector,

@@ -155,7 +155,10 @@ impl NdkConsumer<'_> {
     }
 
     /// `NdkFastRegister` on `qp` of `mr` over `pages` from `fbo`, `len` bytes at `base`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NdkFastRegister's own arguments, passed through"
+    )]
     pub fn fast_register(
         &self,
         qp: &Qp,
