@@ -306,7 +306,7 @@ fn send_qp(
         }
         // Nothing to send (`Rc::wants_transmit`, which never says no for a packet, and finds
         // `poll_transmit` would have done nothing): no look at the link. Most runs end here
-        // after their last packet, where a look under the link's lock used to find it out.
+        // after their last packet, without taking the link's lock to find it out.
         let wants = p
             .qps
             .as_slice()

@@ -626,8 +626,8 @@ mod tests {
     use super::{Adapter, Registry, Sim};
 
     /// A test holding one adapter makes a second while another thread unloads the driver: the
-    /// unload waits for both, and the second is made (it used to wait for the unload, which
-    /// waited for the first: both hung).
+    /// unload waits for both, and the second is made (were it to wait for the unload, which
+    /// waits for the first, both would hang).
     #[test]
     fn an_adapter_is_made_while_an_unload_waits_for_this_threads_first() {
         let first = Adapter::dcbndk(Registry::inf_defaults()).unwrap_or_else(|e| panic!("{e}"));
