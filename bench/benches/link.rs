@@ -1,4 +1,4 @@
-//! Criterion benchmark of the virtual link's scheduler (issue 9): one scheduling decision per
+//! Criterion benchmark of the virtual link's scheduler: one scheduling decision per
 //! packet, i.e. an enqueue and a dequeue, on a realistic mix:
 //!
 //! - `link/4tc`: 4 TCs (TC 3 strict, ETS 50/30/20), 8 priorities;
@@ -11,7 +11,7 @@
 //! packets and is served at once. Each iteration is 1024 packets; the link is advanced to its
 //! next event between packets (`next_event_ns`), as the shell's transmit loop does.
 //!
-//! Target: at most 20 ns per packet on one core.
+//! Target: bench/README.md.
 //! Run: `cargo bench -p dcbndk-bench --bench link`; medians in target/criterion/.
 
 use std::hint::black_box;

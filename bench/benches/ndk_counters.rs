@@ -1,4 +1,4 @@
-//! The per-CPU NDK counters (issue 5), measured in one run so that the figures compare:
+//! The per-CPU NDK counters, measured in one run so that the figures compare:
 //!
 //! - `ndk_counters/update/per_cpu_1_thread`: the driver's update path, one thread: the processor
 //!   index (`dcbndk::resources::ndk::current_processor`: `NdisCurrentGroupAndProcessor` +
@@ -12,8 +12,7 @@
 //!   pinned threads `fetch_add`.
 //! - `ndk_counters/sum/64_blocks`, `.../640_blocks`: what a query costs: summing the blocks.
 //!
-//! Targets (issue 5): per-CPU with 2 threads within 10% of 1 thread; at least 3x faster per
-//! update than the shared atomic with 2 threads; summing 640 blocks under 20 µs.
+//! Targets: bench/README.md.
 //! Run: `cargo bench -p dcbndk-bench --bench ndk_counters`; medians in target/criterion/.
 
 use std::hint::black_box;

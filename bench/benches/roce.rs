@@ -1,4 +1,4 @@
-//! Criterion benchmark of the RoCEv2 wire format (issue 21: `dcbndk_core::roce`).
+//! Criterion benchmark of the RoCEv2 wire format (`dcbndk_core::roce`).
 //!
 //! - `roce/build_parse_send_only_64`: `frame::build` of a SEND Only with 64 bytes of payload over
 //!   tagged IPv4 into a reused buffer, then `frame::parse` of it (ICRC computed once and checked

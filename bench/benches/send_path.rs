@@ -1,4 +1,4 @@
-//! Criterion benchmark of the whole send path through the C ABI (issue 20): the simulated
+//! Criterion benchmark of the whole send path through the C ABI: the simulated
 //! ndis.sys calls `MiniportSendNetBufferLists` with a chain of 64 NBLs, one 64-byte frame each
 //! (the 16 frames of the classification mix, `dcbndk_bench::mix`, padded to 64 bytes, four
 //! times), on an adapter with `*QOS` 1, `*PriorityVLANTag` 3 and the mix's operational set (4
@@ -15,8 +15,7 @@
 //!   the way (`Adapter::complete_unsent`) and the clock moved as above, with no timer due.
 //!
 //! The driver's cost per packet is the difference of the two medians divided by 64.
-//! Goal (issue 20): at most 40 ns per packet on one core (25 Mpps; two cores carry 25 GbE line
-//! rate of 64-byte frames, 37.2 Mpps). The NBLs carry no 802.1Q info (no OS priority).
+//! Goal: bench/README.md. The NBLs carry no 802.1Q info (no OS priority).
 //! Run: `cargo bench -p dcbndk-bench --bench send_path`; medians in target/criterion/.
 
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! The egress frame mix of the data path benchmarks (`benches/classify.rs`,
 //! `benches/send_path.rs`) and the operational set they classify it with: a data-centre host's
-//! traffic under the SMB Direct scenario plus iSCSI and FCoE (issue 9).
+//! traffic under the SMB Direct scenario plus iSCSI and FCoE.
 
 use dcbndk_core::datapath::classify::Meta;
 use dcbndk_core::datapath::frame::{

@@ -64,14 +64,14 @@ pub struct AdapterContext {
     pub ndk_info: NDK_ADAPTER_INFO,
     /// Given to NDIS by pointer at initialize (the attributes): lives as long as the context.
     pub pm_capabilities: NDIS_PM_CAPABILITIES,
-    /// NDK memory and work item (issue 5). Declared after `core`, whose NDK state refers to the
+    /// NDK memory and work item. Declared after `core`, whose NDK state refers to the
     /// memory: fields drop in declaration order, so `core` is gone before it is freed.
     pub ndk: NdkShell,
-    /// The DCBX agent's one-shot timer (issue 8; the agent is in `control`).
+    /// The DCBX agent's one-shot timer (the agent is in `control`).
     pub dcbx_timer: Timer,
     /// The receive buffers, MDLs and NBLs.
     pub receive: ReceivePool,
-    /// The transmit side of the virtual link (issue 9), and the traffic counters `core` refers
+    /// The transmit side of the virtual link, and the traffic counters `core` refers
     /// to: declared after `core`, so freed after it.
     pub link: LinkShell,
     /// The NDK adapters open on this adapter, whose providers take its RoCEv2 frames.
@@ -202,8 +202,8 @@ const fn rdma_technology(keyword: u32) -> NDK_RDMA_TECHNOLOGY {
 /// adapter's RDMA technology (`*NetworkDirectTechnology`), field by field: the caller zeroed it
 /// where it lives, so its padding (bytes 12-15 and 100-103) stays zero. NDIS copies the whole
 /// structure out (to the NDK consumers and, through WMI, to user mode): a value built on the
-/// stack and moved there would carry stack bytes in its padding (issue 19: Miri showed it for
-/// NDIS_LINK_STATE).
+/// stack and moved there would carry stack bytes in its padding (Miri shows it for NDIS_LINK_STATE
+/// built that way).
 fn fill_ndk_info(info: &mut NDK_ADAPTER_INFO, p: &Profile, technology: u32) {
     info.Version = NDK_VERSION {
         Major: NDKPI_VERSION.0,
@@ -244,7 +244,7 @@ fn ndk_capabilities(p: &Profile) -> NDIS_NDK_CAPABILITIES {
     caps.MaxMrCount = p.max_mr;
     caps.MaxPdCount = p.max_pd;
     // The per-QP read limits are NDK_ADAPTER_INFO's too (fill_ndk_info): both structures speak
-    // of them, and Get-NetAdapterRdma shows both (issue 21: they disagreed, 0 against 16).
+    // of them, and Get-NetAdapterRdma shows both, so they must agree.
     caps.MaxInboundReadLimit = p.max_read_limit;
     caps.MaxOutboundReadLimit = p.max_read_limit;
     caps.MaxMwCount = p.max_mw;
@@ -312,7 +312,7 @@ unsafe fn init_context(
     // SAFETY: `member` is inside `place`, valid for writes (function contract).
     unsafe { member.write(Adapter::new(*config)) };
     // SAFETY: `core` was written just above; nothing else refers to it. It is dropped before
-    // `ndk` (field order), which its NDK state refers to (issue 5).
+    // `ndk` (field order), which its NDK state refers to.
     let core_ndk = unsafe { &mut (*place).core.ndk };
     // SAFETY: the handle is the adapter's being initialized.
     let Some(ndk) = (unsafe { NdkShell::new(handle, &config.ndk, core_ndk, routines.ndk_work) })

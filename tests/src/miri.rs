@@ -100,7 +100,7 @@ cases! {
     more_ndk_concurrency => "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
     more_ndk_disable_with_connections => "disable with live connections: lists drain, ActiveConnection 0, counters stay monotonic across disable/enable",
 
-    // The NDKPI provider (issue 21): objects in pool blocks, the core's model over 'static
+    // The NDKPI provider: objects in pool blocks, the core's model over 'static
     // slices of pool arrays, the provider built in place, the adapter close tearing down.
     ci_ndk_provider_close_frees_all => "CloseNDKAdapterHandler with a QP, MR, PD, CQs, an SRQ holding a receive and a QP on it still open frees them all: nothing left under any NDK pool tag",
     ci_ndk_provider_close_with_successors => "rules 8-10 (§1.3): PD and CQ closed while a QP uses them -> PENDING, each completed exactly once when the QP closes; no notification after",

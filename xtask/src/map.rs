@@ -59,7 +59,7 @@ impl Symbols {
     }
 }
 
-/// A Rust symbol as a path without its hashes: `dcbndk::adapter::miniport_initialize`.
+/// A Rust symbol as a path without its hashes: `dcbndk::entry::initialize::miniport_initialize`.
 fn demangle(symbol: &str) -> String {
     format!("{:#}", rustc_demangle::demangle(symbol))
 }

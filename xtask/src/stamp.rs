@@ -18,7 +18,9 @@
 /// An architecture stampinf is told with `-a`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InfArch {
+    /// x64 (`-a amd64`).
     Amd64,
+    /// ARM64 (`-a arm64`).
     Arm64,
 }
 
@@ -36,8 +38,11 @@ impl InfArch {
 /// A calendar date (UTC), as DriverVer writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Date {
+    /// The year, e.g. 2026.
     pub year: i64,
+    /// The month, 1 to 12.
     pub month: u32,
+    /// The day of the month, 1 to 31.
     pub day: u32,
 }
 

@@ -119,7 +119,7 @@ pub const VLAN_ID: Keyword = Keyword {
 /// jumbo NICs offer and Validate-DCB's NDKm2 example configures (validate-dcb-checks.md M15).
 /// Step 1: any frame size in the range is a valid MTU + 14. The adapter's MTU is the value
 /// minus 14 (`AdapterConfig::mtu`), and its RoCEv2 path MTU follows from it
-/// (`crate::roce::path_mtu_for`, issue 21).
+/// (`crate::roce::path_mtu_for`).
 pub const JUMBO_PACKET: Keyword = Keyword {
     name: "*JumboPacket",
     description: "Jumbo Packet",
@@ -179,7 +179,7 @@ pub const SIM_LINK_SPEED: Keyword = Keyword {
     when_absent: WhenAbsent::Default,
 };
 
-// QoS (DCB) model of the simulated adapter (issue 4).
+// QoS (DCB) model of the simulated adapter.
 
 /// `SimQosTrafficClasses`: `MaxNumTrafficClasses` of the hardware QoS capabilities.
 pub const SIM_QOS_TRAFFIC_CLASSES: Keyword = Keyword {
@@ -253,7 +253,7 @@ pub const SIM_DCBX_WILLING: Keyword = Keyword {
     when_absent: WhenAbsent::Default,
 };
 
-/// `SimVirtualWire`: the virtual wire (hub) the adapter is attached to (issue 8). Adapters of
+/// `SimVirtualWire`: the virtual wire (hub) the adapter is attached to. Adapters of
 /// this driver on the same wire number hear each other's frames, as netvmini's adapters share
 /// one hub; a distinct number isolates an adapter (or a test's pair of adapters).
 pub const SIM_VIRTUAL_WIRE: Keyword = Keyword {
@@ -269,7 +269,7 @@ pub const SIM_VIRTUAL_WIRE: Keyword = Keyword {
     when_absent: WhenAbsent::Default,
 };
 
-// ---- NDK profile keywords (issue 5): the simulated adapter's NDK capabilities and table sizes.
+// ---- NDK profile keywords: the simulated adapter's NDK capabilities and table sizes.
 // Defaults are the 100 GbE RoCEv2 profile of `crate::ndk::Profile::ROCE_V2_100G`.
 
 const fn ndk_int(
@@ -358,7 +358,7 @@ pub const KEYWORDS: &[Keyword] = &[
     SIM_MACSEC_BYPASS,
     SIM_DCBX_WILLING,
     SIM_VIRTUAL_WIRE,
-    // NDK profile (issue 5)
+    // NDK profile
     SIM_NDK_MAX_QUEUE_PAIRS,
     SIM_NDK_MAX_COMPLETION_QUEUES,
     SIM_NDK_MAX_MEMORY_REGIONS,

@@ -17,7 +17,6 @@
 //! fails, and which the driver never builds.
 #![no_std]
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 #![cfg_attr(
     not(test),
     deny(

@@ -1,5 +1,5 @@
 //! The outcomes the core hands back to the shell, by name. The shell maps each to its
-//! `NDIS_STATUS_*` value (driver/src/status.rs), so the numbers live in one place: the FFI layer,
+//! `NDIS_STATUS_*` value (driver/src/resources/status.rs), so the numbers live in one place: the FFI layer,
 //! whose constants the ABI tests check.
 
 /// An NDIS status the core can decide on.

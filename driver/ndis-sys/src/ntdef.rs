@@ -48,7 +48,7 @@ ndis_structs! {
     }
 
     /// `PROCESSOR_NUMBER` (winnt.h): a processor as its group and its number in the group (the
-    /// per-CPU NDK counters, issue 5).
+    /// per-CPU NDK counters).
     pub struct PROCESSOR_NUMBER {
         /// The processor group.
         pub Group: USHORT,

@@ -1,4 +1,4 @@
-//! Timer objects and the system up time (ndis.h): the clock of the DCBX agent (issue 8).
+//! Timer objects and the system up time (ndis.h): the clock of the DCBX agent.
 
 use super::abi::{ndis_consts, ndis_structs};
 use super::objectheader::NDIS_OBJECT_HEADER;

@@ -146,8 +146,8 @@ pub unsafe extern "system" fn miniport_initialize(
         Err(status) => return status,
     };
     // The keywords read and the attributes made are off the stack now: starting sends the
-    // first frames, which may run a peer's whole receive path on this thread (`crate::hub`;
-    // issue 18's stack check).
+    // first frames, which may run a peer's whole receive path on this thread (`crate::resources::wire`;
+    // `cargo xtask pe`'s stack check).
     match start(boxed) {
         Ok(()) => NDIS_STATUS_SUCCESS,
         Err(status) => status,

@@ -189,7 +189,7 @@ pub unsafe extern "system" fn miniport_cancel_oid_request(
 }
 
 /// `MiniportDirectOidRequest` (<= DISPATCH_LEVEL, concurrent with everything). Only the
-/// `OID_NDK_STATISTICS` query is answered here (issue 5, spec §3.7): the core sums the per-CPU
+/// `OID_NDK_STATISTICS` query is answered here (spec §3.7): the core sums the per-CPU
 /// counter blocks without a lock (not the settings lock either) and without allocating. Every
 /// other request gets `NDIS_STATUS_NOT_SUPPORTED` with byte counts 0. Nothing ever pends.
 ///

@@ -2,14 +2,17 @@
 //! link's timer routine (netvmini's datapath.c). Runs at up to DISPATCH_LEVEL on any CPU, never
 //! blocks, never allocates.
 //!
-//! Each frame's header (its first `HEADER_BYTES`) is read through `NdisGetDataBuffer` (headers may
-//! span MDLs) and classified to an 802.1p priority and a traffic class by the compiled table the
-//! QoS path publishes (`dcbndk_core::datapath::classify`: the OS's priority from the NBL's 802.1Q
-//! info first, then the operational classification rules); the whole frame is then copied once,
-//! from the NB's MDLs straight into a transmit buffer of the virtual link (`perform::drain`, which
-//! puts it on the wire at the link's speed), tagged there in place as `*PriorityVLANTag` and
-//! `*QOS` say (spec §6.2), and counted (RDMA frames into the NDK counters of this CPU). No frame
-//! is ever copied to the stack (issue 18). The NBL completes at once: the frame was copied. The exception is a frame of a lossless (PFC) priority whose queue is full:
+//! Each frame is copied once, from the NB's MDLs straight into a transmit buffer of the virtual
+//! link (`resources::nbl::copy_frame`; `perform::drain` puts it on the wire at the link's
+//! speed), and its header (its first `HEADER_BYTES`) is classified where it lies in the NB's
+//! first MDL, or in the copy when it spans MDLs, to an 802.1p priority and a traffic class by the
+//! compiled table the QoS path publishes (`dcbndk_core::datapath::classify`: the OS's priority
+//! from the NBL's 802.1Q info first, then the operational classification rules). The frame is
+//! then tagged in place as `*PriorityVLANTag` and `*QOS` say (spec §6.2) and counted (RDMA
+//! frames into the NDK counters of this CPU). Only when no transmit buffer is free is the header
+//! read with `NdisGetDataBuffer`, to learn which priority the frame waits on. No frame is ever
+//! copied to the stack (a kernel stack has no room for one). The NBL completes at once: the
+//! frame was copied. The exception is a frame of a lossless (PFC) priority whose queue is full:
 //! its NBL is held and completes when the frame finds room, so PFC traffic is never dropped; while
 //! any NBL is held, later NBLs are held behind it, keeping the order of every priority.
 //!

@@ -108,7 +108,7 @@ fn transmit_lldpdu<W: Wire>(context: &AdapterContext, ttl: u16, at_dispatch: boo
 /// The LLDPDU with TTL `ttl`, built under the control lock straight into a free transmit
 /// buffer, to be sent now, or `None` when none is free. Out of line:
 /// what it reads (a parameter set, 0.9 KiB) is off the stack by the time the caller sends,
-/// which may run a peer's whole receive path on this thread (issue 18's stack check).
+/// which may run a peer's whole receive path on this thread (`cargo xtask pe`'s stack check).
 #[inline(never)]
 fn build_lldpdu(context: &AdapterContext, ttl: u16) -> Option<Sent> {
     context

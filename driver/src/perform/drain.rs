@@ -100,7 +100,7 @@ pub fn drain<W: Wire>(context: &AdapterContext, at_dispatch: bool) {
 /// `DELIVERY_BATCH`) let frames refilled from held NBLs join the backlog too late for ETS:
 /// QosEts' shares were off by up to 57 points (kit group Ets). With nothing to refill, a
 /// batch goes on to `DELIVERY_BATCH`: each costs two acquisitions of the link's lock, a clock
-/// read and a walk over the wire's ports (issue 20's send-path bench).
+/// read and a walk over the wire's ports.
 const REFILL_BATCH: usize = 8;
 
 /// Times a drain that is not held to a past time goes on to the clock an NDK provider's refill
@@ -117,12 +117,11 @@ const CLOCK_MOVES: u32 = 32;
 /// refill read (`rdma::refill` moves `now`): held to the first `now`, a link
 /// faster than the CPU left them to the timer, a millisecond or more later, and a 1 MiB READ's
 /// responder, whose DPC nothing else runs, lost a millisecond in about one run of three (kit
-/// group NdkPerf: 650 against 3,300 MB/s at PMTU 4096). On a manual clock the clock does not
+/// group NdkPerf). On a manual clock the clock does not
 /// move, and nothing changes.
 ///
 /// Each batch costs one acquisition of the link's lock to take its frames and one to give their
-/// buffers back (the lock is what a frame costs most after its copy: issue 20's send-path
-/// bench), and the held NBLs are retried only when some are held, as the acquisition that made
+/// buffers back (the lock is what a frame costs most after its copy), and the held NBLs are retried only when some are held, as the acquisition that made
 /// room sees (a pass over them is an acquisition more, on a path that almost never holds one).
 fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, mut moves: u32) {
     // Whether an NDK provider may refill the link between batches (see `REFILL_BATCH`).

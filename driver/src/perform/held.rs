@@ -1,4 +1,4 @@
-//! Sending an NBL's frames onto the link, and the NBLs held for room there (issue 9): a frame of
+//! Sending an NBL's frames onto the link, and the NBLs held for room there: a frame of
 //! a lossless (PFC) priority whose queue is full is not dropped; its NBL waits, behind the
 //! others of its priority, for [`retry_held`] (after each frame the link sends) or
 //! [`complete_held`] (pause and halt). The send entry point (`crate::entry::send`) and the
@@ -27,7 +27,7 @@ use ndis_sys::nbl::NET_BUFFER_LIST;
 /// [`SendTally`] under its lock, frame by frame in plain memory; the counters are added once per
 /// pass, still under the lock (the per-CPU ones then go to the CPU the pass runs on). Counted
 /// frame by frame with atomic adds, they cost four to six locked read-modify-writes per frame
-/// (issue 20's send-path bench); counted here, one per counter a pass moved.
+/// on the send path's hottest loop; counted here, one per counter a pass moved.
 impl SendTally {
     /// A frame of `len` bytes (as queued, tag included; `length` as NDIS gave it) sent to `to`
     /// with decision `d`.
@@ -65,9 +65,9 @@ impl SendTally {
 ///
 /// One acquisition of the link's lock for the whole chain, one look at the processor number,
 /// one reader's entry into the published classifier (`Published::reader`), one addition per
-/// counter: what a frame cost most besides its copy (issue 20's send-path bench), paid once for
-/// NDIS's batch. Everything done under the lock returns at once: `NdisGetDataBuffer`, the
-/// classifier (lock-free), counters.
+/// counter: what a frame cost most besides its copy, paid once for NDIS's batch. Everything
+/// done under the lock returns at once: the reads of the NBs' MDLs (and `NdisGetDataBuffer`
+/// when no transmit buffer is free), the classifier (lock-free), counters.
 ///
 /// # Safety
 /// `chain` is a chain of valid NBLs NDIS handed to this miniport, owned by it until completed.
@@ -121,8 +121,8 @@ impl Pass<'_> {
     ///
     /// Inlined into its two loops (a chain, a retry pass) in an optimized build: what it sets up
     /// for every NBL (the addresses in the classifier, the link, the counters), about fifty
-    /// instructions, is then set up once per loop (issue 20's send-path bench: an NBL is
-    /// usually one frame). Not in a debug build, where inlining would add its locals to the
+    /// instructions, is then set up once per loop, not once per NBL (an NBL is usually one
+    /// frame). Not in a debug build, where inlining would add its locals to the
     /// frames of the loops, one of which is on the deepest stack path (`cargo xtask pe`).
     ///
     /// # Safety
@@ -150,7 +150,7 @@ impl Pass<'_> {
             };
             // The frame is read once, straight into a transmit buffer, and classified where it
             // lies in the NB when it lies in one MDL (the copy's loads would wait for its
-            // stores: issue 20's send-path bench), else in the copy.
+            // stores), else in the copy.
             let mut source: Option<&[u8]> = None;
             // Why a frame could not be read: an MDL the kernel could not map to system space is
             // a temporary shortage (`NDIS_STATUS_RESOURCES`: the protocol may send it again), a
@@ -269,7 +269,7 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
         return;
     }
     // One loop, no helper function: this runs on every send and receive path, and in a debug
-    // build a helper would be a frame of its own there (issue 18). Priorities without room stay
+    // build a helper would be a frame of its own there, against the stack budget. Priorities without room stay
     // held until a frame of theirs leaves (their NBLs are not classified again for nothing), and
     // one that cannot take its held NBL's next frame is not looked at again in this pass. A
     // pass is one acquisition of the link's lock: this runs after every batch of frames the

@@ -35,7 +35,7 @@ pub fn publish_vlan(context: &AdapterContext) {
 /// Out of line, so that the wire sees nothing while this runs: the indication's payload (1 KiB,
 /// `indicate::parameters`) is gone when the caller drains, and draining may run a peer's whole
 /// receive path on this thread (`crate::resources::wire`). Found by `cargo xtask pe`'s stack
-/// check (issue 18). The owed sets are in the context, not on this stack.
+/// check. The owed sets are in the context, not on this stack.
 #[inline(never)]
 pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
     let mut work = None;

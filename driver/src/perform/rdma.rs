@@ -1,4 +1,4 @@
-//! RoCEv2 on the virtual link (issue 21; ndkpi.md §7): the NDK providers' packets framed and
+//! RoCEv2 on the virtual link (ndkpi.md §7): the NDK providers' packets framed and
 //! queued on the link like any other frame, and the RoCEv2 frames the adapter receives handed to
 //! its providers instead of being indicated.
 //!
@@ -70,7 +70,7 @@ impl Addresses {
 /// [`send_qp`] frames and queues packets under one acquisition of the link's lock while their
 /// payloads add up to fewer than this many bytes (at most the drain's batch of 8, `perform::
 /// drain`): a window of small messages then takes the lock once per 8 packets or so, not once
-/// per packet (issue 21's message rate), while a packet of 1 KiB or more of payload keeps an
+/// per packet (the message rate depends on it), while a packet of 1 KiB or more of payload keeps an
 /// acquisition of its own. Held across 8 packets of 4 KiB being copied and checksummed, the lock kept another
 /// CPU's drain spinning past the 10 ms retransmission timeout in a debug build (kit::ndk_perf_
 /// jumbo's 1 MiB WRITE; an earlier form bounded by packets alone).
@@ -306,7 +306,7 @@ fn send_qp(
         }
         // Nothing to send (`Rc::wants_transmit`, which never says no for a packet, and finds
         // `poll_transmit` would have done nothing): no look at the link. Most runs end here
-        // after their last packet, where a look under the link's lock used to find it out.
+        // after their last packet, without taking the link's lock to find it out.
         let wants = p
             .qps
             .as_slice()
@@ -500,8 +500,8 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
 /// `sent`: the frames the link just sent. Each provider may frame that many packets even when
 /// its run's budget is spent (`Provider::tx_budget`): the drain is bounded by the link's time,
 /// so this is too, and a priority's share of a busy link must not be one doorbell run's 64
-/// packets per timer tick whatever ETS gives it (kit group NdkPerf's ETS case found RDMA at
-/// 7 % of a 10 Gb/s link configured 50/50 against a TCP flood, before this).
+/// packets per timer tick whatever ETS gives it (kit group NdkPerf's ETS case: RDMA against
+/// a TCP flood on a link configured 50/50 must get its half).
 ///
 /// `drain_now`, `moves`: the drain's time and how many more times it may move. When a provider
 /// framed and a move is left, the drain's time becomes the clock the framing read, and the

@@ -47,7 +47,7 @@ use ndis_sys::types::PVOID;
 /// `at_ns`: the frame's time on the link (the sender's). `clock_ns`: the clock as the caller
 /// read it for this delivery, once for a batch of frames (`Direct::deliver_sent`): the RDMA
 /// engine's time for what the frame starts (timers, retransmission). A clock read per RoCEv2
-/// packet was 4.5 % of kit group NdkPerf's 64-byte message rate.
+/// packet was a visible share of kit group NdkPerf's 64-byte message rate.
 pub fn arrived(
     context: &AdapterContext,
     frame: &[u8],

@@ -1,6 +1,6 @@
 //! The RoCEv2 ICRC's CRC-32 (IEEE 802.3, reflected; ndkpi.md §7.6) on the CPU's CRC
-//! instructions, where it has them (issue 21: the software CRC was over a third of the NdkPerf
-//! group's time, since every RoCEv2 frame is CRC'd when built and again when parsed).
+//! instructions, where it has them: every RoCEv2 frame is CRC'd when built and again when parsed, and the
+//! software CRC was a large share of the NdkPerf group's time.
 //!
 //! The core computes the ICRC and cannot use CPU instructions (it forbids `unsafe`); it takes a
 //! CRC-32 from its caller instead (`dcbndk_core::roce::icrc::Update`). [`Fast`] is the shell's:
@@ -40,8 +40,8 @@ use dcbndk_core::roce::icrc::{Software, Update};
 /// From this many bytes (one 16-byte block) the folding is used; below, the software CRC.
 /// The fold's reduction costs about what 16 to 32 bytes of the software CRC would in a loop
 /// that keeps its 16 KiB of tables in the L1 cache; the data path does not (the RoCEv2 headers'
-/// 48 bytes through the tables were 8 % of kit group NdkPerf's 64-byte message rate, mostly
-/// waiting on table loads), and the fold reads no table.
+/// 48 bytes through the tables were a visible share of kit group NdkPerf's 64-byte message
+/// rate, mostly waiting on table loads), and the fold reads no table.
 pub const FOLD_FROM: usize = 16;
 
 /// [`STATE`]: not asked yet.

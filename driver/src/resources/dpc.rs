@@ -8,7 +8,7 @@
 //! queued already (still one run); a successful remove takes one back; each run takes one back
 //! when the routine ends ([`Dpc::routine_done`]). [`Dpc::stop`] removes and waits for 0.
 //!
-//! Why a DPC (issue 21): it is the NDK provider's doorbell. A post marks what is to be sent and
+//! Why a DPC: it is the NDK provider's doorbell. A post marks what is to be sent and
 //! queues the DPC; the kernel runs it at DISPATCH_LEVEL as soon as the processor's IRQL drops
 //! below DISPATCH_LEVEL (`MediumImportance` on the current processor: "Organization of DPC
 //! Queues", the DDI page of `KeSetImportanceDpc`), on the processor's DPC stack, so the deep

@@ -1,4 +1,4 @@
-//! The adapter's transmit side on the virtual link (issue 9): classified, tagged frames wait in
+//! The adapter's transmit side on the virtual link: classified, tagged frames wait in
 //! per-priority queues (`dcbndk_core::datapath::link`) and leave for the wire (`super::wire`) at
 //! the configured link speed, strict TCs first and ETS TCs by deficit round robin, obeying PFC.
 //!
@@ -83,8 +83,8 @@ pub const DELIVERY_BATCH: usize = QUEUE_FRAMES;
 /// wire, in the order the link sent them. In the link's pool memory, not on the stack of the
 /// drain that fills it (a drain under a delivery is on a peer's receive path: `cargo xtask pe`'s
 /// dev budget), so a batch can be a queue's worth: each batch costs two acquisitions of the
-/// link's lock and a walk over the wire's ports (issue 20's send-path bench: 8 frames per batch
-/// on the stack were 100 instructions a frame).
+/// link's lock and a walk over the wire's ports (and 8 frames per batch on the stack cost
+/// more per frame than the buffer's indirection).
 pub struct Delivery {
     sent: [Sent; DELIVERY_BATCH],
     len: usize,
@@ -514,7 +514,7 @@ pub struct LinkShell {
     buffers: PoolSlab,
     /// The longest frame this link sends ([`max_wire_frame`]).
     max_wire_frame: usize,
-    /// The link's one-shot timer (its routine: `crate::entry::timers::link_timer`).
+    /// The link's one-shot timer (its routine: `crate::entry::send::link_timer`).
     pub timer: Timer,
     retrying: AtomicBool,
     /// A pass over the held NBLs was asked for since the current one began (by a caller that
@@ -913,7 +913,7 @@ impl LinkShell {
     /// back ([`State::unread`]). The caller holds the state lock.
     ///
     /// One read of the frame, not two (a header for the classifier, then the frame): a read is
-    /// an `NdisGetDataBuffer` call (issue 20's send-path bench). Two steps, not one taking the
+    /// a walk over the NB's MDLs (`crate::resources::nbl::copy_frame`). Two steps, not one taking the
     /// classifier as a closure: the classifier's frame then sits on the caller's, not three
     /// frames deeper (`cargo xtask pe`'s dev budget).
     pub fn read_frame(
@@ -951,7 +951,7 @@ impl LinkShell {
     /// the frame is queued. The caller holds the state lock.
     ///
     /// Inlined into the send path's loop in an optimized build (as [`Link::dequeue`] into the
-    /// drain's: issue 20's send-path bench); not in a debug build, whose frames it would grow.
+    /// drain's); not in a debug build, whose frames it would grow.
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub fn queue_read(
         &self,

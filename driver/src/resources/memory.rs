@@ -147,7 +147,7 @@ impl<T> Drop for PoolBox<T> {
     }
 }
 
-// ---- Arrays in pool memory (issue 5: the per-CPU NDK counter blocks and the NDK tables).
+// ---- Arrays in pool memory (the per-CPU NDK counter blocks and the NDK tables).
 
 /// The tag of the per-CPU NDK counter blocks.
 pub const TAG_NDK_COUNTERS: ULONG = pool_tag(b"DcbC");
@@ -270,7 +270,7 @@ impl<T> Drop for PoolArray<T> {
     }
 }
 
-// ---- Frame buffers sized at initialize (issue 21: `*JumboPacket`).
+// ---- Frame buffers sized at initialize (`*JumboPacket`).
 
 /// `count` buffers of `stride` bytes each in one non-paged pool allocation, zeroed: the
 /// receive buffers and the link's transmit buffers, whose size the adapter's frame size

@@ -230,7 +230,7 @@ pub unsafe fn header(
 /// when the chain holds fewer bytes than the frame (a malformed NBL: `INVALID_LENGTH`).
 ///
 /// Not `NdisGetDataBuffer`: a call into NDIS per frame, which checks the NB again and then
-/// reads the same MDL, was 14 % of issue 20's send-path bench (the simulator's, in that case).
+/// reads the same MDL, was a large share of the send path's time (bench/README.md).
 ///
 /// # Safety
 /// `nb` is a valid NET_BUFFER owned by the miniport (its data stays valid and unchanged while

@@ -1,4 +1,4 @@
-//! NDK's resources (issue 5): the memory the core's NDK state lives in, the processor index
+//! NDK's resources: the memory the core's NDK state lives in, the processor index
 //! per-CPU counting needs, and the I/O work item that raises the NDK PnP events
 //! (`crate::perform::ndk` queues it, `crate::entry::ndk` is its routine).
 //!
@@ -161,7 +161,7 @@ pub fn current_processor() -> usize {
     usize::try_from(index).unwrap_or(0)
 }
 
-/// Counts one RDMA frame of `bytes` bytes into the NDK counters of the current CPU (issue 9:
+/// Counts one RDMA frame of `bytes` bytes into the NDK counters of the current CPU (the
 /// RoCEv2, RoCE and NetDirect traffic the data path sends or receives). IRQL: DISPATCH_LEVEL
 /// (the data path calls it under one of its spin locks, which raise to DISPATCH_LEVEL).
 pub fn count_rdma(ndk: &NdkState, inbound: bool, bytes: usize) {

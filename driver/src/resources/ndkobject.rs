@@ -1,4 +1,4 @@
-//! The NDKPI objects this provider hands out (issue 21; ndkpi.md §0, §1): each lives in its own
+//! The NDKPI objects this provider hands out (ndkpi.md §0, §1): each lives in its own
 //! pool allocation under one tag per kind, so that a leak is visible per kind (the simulator's
 //! leak check, Driver Verifier's pool tracking). The object NDIS or the consumer sees
 //! (`NDK_ADAPTER`, ...) is the first member of a `#[repr(C)]` block, so the pointer it passes

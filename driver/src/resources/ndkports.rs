@@ -1,4 +1,4 @@
-//! The NDK adapters open on a miniport adapter, for its data path (issue 21): a received
+//! The NDK adapters open on a miniport adapter, for its data path: a received
 //! RoCEv2 frame goes to the providers of the open NDK adapters, which a close may take away at
 //! any time. Lock-free, as the virtual wire's ports are (`crate::resources::wire`): a user counts
 //! itself on a port before it reads the pointer; a detach clears the pointer, then waits until

@@ -8,9 +8,9 @@
 //! one back when the routine ends ([`Timer::routine_done`]). [`Timer::stop`] cancels and waits
 //! for 0.
 //!
-//! A [`Timer`] owns its timer object: dropping it stops it and frees the object (issue 19: a
-//! failed initialize that dropped the DCBX and link shells used to leave both objects
-//! allocated, because freeing was a separate call every failure path had to remember).
+//! A [`Timer`] owns its timer object: dropping it stops it and frees the object, so that a
+//! failed initialize that drops the DCBX and link shells leaves no object allocated: a separate
+//! free call is one every failure path would have to remember.
 
 use core::ptr::null_mut;
 use core::sync::atomic::{AtomicI32, Ordering};

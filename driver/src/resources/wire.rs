@@ -1,4 +1,4 @@
-//! The virtual wire: a hub, as netvmini's adapters share one (issue 8). What an adapter of this
+//! The virtual wire: a hub, as netvmini's adapters share one. What an adapter of this
 //! driver transmits, every other adapter attached to the same wire number (`SimVirtualWire`)
 //! receives. The DCBX agent's LLDPDUs and the data path's frames both travel on it.
 //!
@@ -58,8 +58,7 @@ impl Port {
 static PORTS: [Port; MAX_PORTS] = [const { Port::new() }; MAX_PORTS];
 
 /// The ports with an owner, bit `i` for port `i`: a walk looks at these, not at all 32 (a send
-/// on an adapter alone on its wire walked 32 ports per batch of frames: issue 20's send-path
-/// bench). A hint only: [`enter`] still loads the owner, and a port attached after the mask was
+/// on an adapter alone on its wire would walk 32 ports per batch of frames). A hint only: [`enter`] still loads the owner, and a port attached after the mask was
 /// read is missed as it would have been by a walk a moment earlier.
 static ATTACHED: AtomicU32 = AtomicU32::new(0);
 

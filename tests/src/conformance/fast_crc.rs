@@ -1,4 +1,4 @@
-//! The shell's CRC-32 on the CPU's instructions (`dcbndk::resources::crc`, issue 21) against the
+//! The shell's CRC-32 on the CPU's instructions (`dcbndk::resources::crc`) against the
 //! core's software CRC and against the `crc` crate, which shares nothing with either (the same
 //! independent CRC `roce_wire` checks every built frame's ICRC with): every length 0..=300 at
 //! every alignment 0..16, random buffers up to 9 KiB from random registers, and whole RoCEv2

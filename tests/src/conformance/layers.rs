@@ -1,4 +1,4 @@
-//! The shell's house (issue 20, ARCHITECTURE.md): driver/src's files import one way. Layers,
+//! The shell's house (ARCHITECTURE.md): driver/src's files import one way. Layers,
 //! top to bottom: `entry` (what NDIS calls) -> `perform` (what the core decided, made NDIS calls)
 //! -> `context` (the adapter context) -> `resources`; and no file imports a file that imports
 //! it, directly or through others. Read from the source: every `crate::a::b` and `super::b`

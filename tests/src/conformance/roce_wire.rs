@@ -1,4 +1,4 @@
-//! RoCEv2 wire truth (issue 21, Deliver 6): the frames `dcbndk_core::roce::frame` builds, checked
+//! RoCEv2 wire truth: the frames `dcbndk_core::roce::frame` builds, checked
 //! by implementations that share nothing with it.
 //!
 //! - The ICRC: recomputed here from the frame's bytes with the `crc` crate's CRC-32/ISO-HDLC

@@ -138,7 +138,7 @@ fn the_windows_images_import_exactly_the_declared_list() {
                 ntoskrnl::IMPORTS.contains(&name.as_str())
                     || ntoskrnl::COMPILER_IMPORTS.contains(&name.as_str())
                     // A frame of a page or more: `cargo xtask pe` reports it (its baseline lists
-                    // the frames issue 18 is making smaller).
+                    // the frames still to be made smaller).
                     || name == "__chkstk",
                 "{}: ntoskrnl.exe!{name} is neither declared nor a compiler routine",
                 path.display()

@@ -1,4 +1,4 @@
-//! Captures of the virtual wire, for Wireshark (issue 21 item 6): every frame that crosses a
+//! Captures of the virtual wire, for Wireshark: every frame that crosses a
 //! wire while a [`Capture`] is attached to it, written to a classic pcap file (`crate::pcap`).
 //!
 //! The capture is what a capture host on a hub would be, not a hook in the driver: a monitor
@@ -301,7 +301,7 @@ impl Capture {
             .set_sz("*QOS", "0")
             .set_sz("*NetworkDirect", "0")
             // The largest frame size: a monitor must take every frame of the wire, jumbo
-            // frames of 9014-byte adapters included (a 1514-byte one drops them, issue 21).
+            // frames of 9014-byte adapters included (a 1514-byte one drops them).
             .set_sz("*JumboPacket", "9014")
             .set_sz(
                 "*PriorityVLANTag",

@@ -1,4 +1,4 @@
-//! Group "Dcbx" (issue 8): two (or three) simulated adapters of the driver on one virtual wire
+//! Group "Dcbx": two (or three) simulated adapters of the driver on one virtual wire
 //! negotiate IEEE 802.1Qaz DCBX, on the wire's virtual clock (so the 30 s interval and the 121 s
 //! TTL take no time). What each adapter concluded is read only from what NDIS saw: the status
 //! indications (`NDIS_STATUS_QOS_REMOTE/OPERATIONAL_PARAMETERS_CHANGE`) and, for the frames

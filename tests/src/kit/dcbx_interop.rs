@@ -1,4 +1,4 @@
-//! Group "DcbxInterop" (issue 8): the simulated adapter against a real IEEE DCBX peer, Debian's
+//! Group "DcbxInterop": the simulated adapter against a real IEEE DCBX peer, Debian's
 //! lldpad, over a veth between two network namespaces (`crate::interop`).
 //!
 //! The adapter under test sits on a virtual wire with a bridge: a second adapter of the driver

@@ -1,4 +1,4 @@
-//! `*JumboPacket` (issue 21), as cases of the Lifecycle group: the keyword read at initialize
+//! `*JumboPacket`, as cases of the Lifecycle group: the keyword read at initialize
 //! (Microsoft's standardized keyword: int, 1514..=9014 here, default 1514; absent, out of range
 //! or not a number takes 1514 with a warning), the MTU NDIS sees (general attributes `MtuSize`
 //! and `LookaheadSize`, `OID_GEN_MAXIMUM_FRAME_SIZE`, `OID_GEN_MAXIMUM_TOTAL_SIZE`,

@@ -881,7 +881,7 @@ fn udp_frame(dst: [u8; 6], src: [u8; 6], tci: Option<u16>, port: u16, len: usize
     f
 }
 
-/// Issue 18: the driver reads only the header to classify and copies the frame from the MDL
+/// The driver reads only the header to classify and copies the frame from the MDL
 /// chain straight into its transmit buffer, tagging it there. Frames cut into 3 to 5 MDLs
 /// (inside the MAC addresses, the EtherType or 802.1Q tag, the IPv4 and UDP headers, around the
 /// 128 bytes read for classification, in the payload) reach a capture adapter on the wire

@@ -1,5 +1,5 @@
 //! Group "NdkConformance": the NDKPI provider against the conformance rules of ndkpi.md §8, one
-//! case per rule implemented (issue 21), through the simulator's NDK consumer
+//! case per rule implemented, through the simulator's NDK consumer
 //! (`sim::consumer`), which checks IRQLs, the header and dispatch table of what the provider
 //! returns, create completions and the pool at close as a verifier would. The cases on CQs,
 //! PDs, MRs and QPs are in `ndk_objects`, on shared receive queues in `ndk_srq`, on logical

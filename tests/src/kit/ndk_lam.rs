@@ -1,4 +1,4 @@
-//! Logical address mappings and fast-registered regions (issue 21; ndkpi.md §2.1, §5, §8 rules
+//! Logical address mappings and fast-registered regions (ndkpi.md §2.1, §5, §8 rules
 //! 44-45) through the simulated consumer (`sim::ndk_memory`): the cases of group NdkConformance
 //! on `NdkBuildLAM` / `NdkReleaseLAM`, `NdkFastRegister`'s inline refusals, the provisioned page
 //! pool, and RDMA through a fast-registered region between two adapters; and NdkPing's case of

@@ -1,4 +1,4 @@
-//! NdkConformance cases on the provider's objects (issue 21): completion queues, protection
+//! NdkConformance cases on the provider's objects: completion queues, protection
 //! domains, memory regions and queue pairs, through the simulated consumer's object helpers
 //! (`sim::ndk_objects`), which check headers, dispatch tables, create and close completions and
 //! notifications as a verifier would. Rules from ndkpi.md §8 and the sections cited per case.

@@ -1,5 +1,4 @@
-//! Group "NdkPerf": what ndkperf measures, between two simulated adapters (issue 21,
-//! deliverable 5): send, write and read bandwidth and latency by message size, and the RDMA
+//! Group "NdkPerf": what ndkperf measures, between two simulated adapters: send, write and read bandwidth and latency by message size, and the RDMA
 //! class beside a TCP class under ETS, with PFC on and off.
 //!
 //! - Here: the SEND message rate with a window of requests in flight (posted one call at a time,
@@ -198,7 +197,7 @@ fn send_rate(posting: Posting) -> CaseResult {
         rates.sort_by(f64::total_cmp);
         let median = rates.get(rates.len() / 2).copied().unwrap_or(0.0);
         note(format!(
-            "{N} 64-byte SENDs, {RATE_ROUNDS} rounds: median {median:.0} messages/s (issue 21's goal: 2,000,000); rounds {}",
+            "{N} 64-byte SENDs, {RATE_ROUNDS} rounds: median {median:.0} messages/s (goal: 2,000,000); rounds {}",
             shown.join(", ")
         ));
         close_connection(&sa, &sb, c, l)?;
@@ -256,7 +255,7 @@ fn write_read_1mib() -> CaseResult {
         })?;
         let mb = MIB as f64 / 1e6;
         note(format!(
-            "1 MiB WRITE {:.0} MB/s, READ {:.0} MB/s; memcpy {:.0} MB/s in the same run ({:.1} % and {:.1} %; issue 21's goal: 50 %)",
+            "1 MiB WRITE {:.0} MB/s, READ {:.0} MB/s; memcpy {:.0} MB/s in the same run ({:.1} % and {:.1} %; goal: 50 %)",
             mb / write,
             mb / read,
             memcpy,

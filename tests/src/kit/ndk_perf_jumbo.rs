@@ -1,4 +1,4 @@
-//! NdkPerf's jumbo-frame cases (issue 21): an RDMA WRITE or READ of 1 MiB is cut into packets
+//! NdkPerf's jumbo-frame cases: an RDMA WRITE or READ of 1 MiB is cut into packets
 //! of the connection's path MTU, 1024 of them at the 1024-byte PMTU a 1514-byte frame
 //! (`*JumboPacket` 1514) carries. Two adapters with `*JumboPacket` 9014 connect at 4096 and
 //! move the same MiB in 256; an adapter of 9014 and one of 1514 connect at the smaller's 1024
@@ -209,7 +209,7 @@ mod tests {
         }
     }
 
-    /// Issue 21's wire truth at PMTU 4096: every frame of a 1 MiB WRITE and READ between two
+    /// Wire truth at PMTU 4096: every frame of a 1 MiB WRITE and READ between two
     /// 9014 adapters, captured from the wire, decodes in tshark's InfiniBand dissector with no
     /// expert info above Note; the WRITE Middle and READ Response Middle packets carry 4096
     /// bytes of payload, in frames of 4154 bytes (tagged IPv4: 14 + 4 + 20 + 8 + 12 BTH + 4096

@@ -95,7 +95,7 @@ pub(super) fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String
     on_pair_with((1514, 1514), body)
 }
 
-/// [`on_pair`] with A's and B's `*JumboPacket` (issue 21: the path MTU follows it).
+/// [`on_pair`] with A's and B's `*JumboPacket` (the path MTU follows it).
 pub(super) fn on_pair_with(
     jumbo: (u32, u32),
     body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>,
@@ -594,7 +594,7 @@ mod tests {
         assert!(reports.len() >= 6);
     }
 
-    /// Issue 21's wire truth: every frame of an NdkPing run, captured from the wire, decodes in
+    /// Wire truth: every frame of an NdkPing run, captured from the wire, decodes in
     /// tshark's InfiniBand dissector (RoCEv2) with no expert info above Note and nothing
     /// malformed; the connection messages and every opcode the run uses are among them.
     #[test]

@@ -1,4 +1,4 @@
-//! NdkConformance cases on shared receive queues (issue 21; ndkpi.md §2.3, §2.5 and the DDI pages
+//! NdkConformance cases on shared receive queues (ndkpi.md §2.3, §2.5 and the DDI pages
 //! `NDK_FN_CREATE_SRQ`, `NDK_FN_MODIFY_SRQ`, `NDK_FN_SRQ_RECEIVE`,
 //! `NDK_FN_SRQ_NOTIFICATION_CALLBACK`, `NDK_FN_CREATE_QP_WITH_SRQ`), through the simulated
 //! consumer's helpers (`sim::ndk_objects`), which check headers, dispatch tables, inline creates,

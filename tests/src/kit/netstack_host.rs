@@ -206,7 +206,7 @@ pub(super) struct Node {
     pub nl_mtu: Cell<usize>,
     /// The adapter's `*JumboPacket` as `Get-NetAdapterAdvancedProperty` shows it
     /// (`RegistryValue`; `None`: no value in its key), what Test-NetStack's MTU check compares
-    /// PMTUD with (its issue #13).
+    /// PMTUD with (Test-NetStack issue #13).
     pub jumbo_packet: Option<u32>,
     arp: RefCell<HashMap<Ipv4Addr, [u8; 6]>>,
     ident: Cell<u16>,

@@ -32,8 +32,8 @@
 //!   figures and the verdict the rule would give.
 //! - **Stage 5, N:1** (`Invoke-NDKPerfNto1`): each node in turn receives from all the others at
 //!   once, a server instance per client on ports 9000, 9001, ...
-//! - **1:N**: each node in turn sends to all the others at once (what the brief of issue 21
-//!   calls one-to-many; Test-NetStack has it only inside N:N).
+//! - **1:N**: each node in turn sends to all the others at once (one-to-many;
+//!   Test-NetStack has it only inside N:N).
 //! - **Stage 6, N:N** (`Invoke-NDKPerfNtoN`): every path at once.
 //!
 //! Stages 5, 6 and 1:N enforce what stage 4 enforces, per connection and per node; their
@@ -509,7 +509,7 @@ mod tests {
     }
 
     /// A node with NetworkDirect off is left out, as Test-NetStack's map leaves it; with only
-    /// one RDMA-enabled node left the stage fails rather than pass with no data (#65).
+    /// one RDMA-enabled node left the stage fails rather than pass with no data (Test-NetStack #65).
     #[test]
     fn network_direct_off_leaves_a_node_out_and_one_node_is_no_pass() {
         let one_off = |n: u8| {

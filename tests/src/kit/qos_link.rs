@@ -1,4 +1,4 @@
-//! Groups "QosEts" and "QosPriorityFlowControl" (issue 9; spec §8): the HLK's two-machine tests
+//! Groups "QosEts" and "QosPriorityFlowControl" (spec §8): the HLK's two-machine tests
 //! in simulation. The device under test and a support adapter share a virtual wire with a manual
 //! clock; the DUT sends UDP traffic classified by destination port (port 5000 + p -> priority
 //! p), tagged and scheduled by its link at 10 Gb/s; the support adapter (`*QOS` = 0, promiscuous)

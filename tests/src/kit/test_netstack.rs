@@ -210,7 +210,7 @@ fn latency(rtts: &[u64]) -> f64 {
     rtts.iter().map(|&r| r.max(1) as f64).sum::<f64>() / rtts.len() as f64
 }
 
-/// `Get-Jitter` as written: the sum of |rtt[i] - rtt[i+1]| over every i, the last one against
+/// `Get-Jitter` as written: the sum of `|rtt[i] - rtt[i+1]|` over every `i`, the last one against
 /// `$null` (0), divided by the count.
 fn jitter(rtts: &[u64]) -> f64 {
     if rtts.is_empty() {

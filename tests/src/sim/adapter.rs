@@ -195,8 +195,8 @@ pub struct AdapterShared {
     pub attributes: Mutex<Attributes>,
     /// `attributes.context`, stored when the registration attributes are set (once per
     /// adapter: `NdisMSetMiniportAttributes` refuses them a second time), read with one load
-    /// by every call into the miniport: issue 20's send-path bench locked `attributes` for it
-    /// on every batch.
+    /// by every call into the miniport, not a lock of `attributes` on every batch of the send
+    /// path.
     pub(crate) registered_context: AtomicUsize,
     /// Every status indication, in order.
     pub indications: Mutex<Vec<Indication>>,
@@ -1112,7 +1112,7 @@ impl Adapter {
             },
         );
         // Taken (statuses read and batch forgotten) under the lock the wait holds: one lock
-        // per batch, not two (issue 20's send-path bench).
+        // per batch, not two.
         let statuses = self.wait(|o| o.sends.take(span.0));
         let Some(statuses) = statuses else {
             self.shared.violations.report(
@@ -1217,7 +1217,7 @@ pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
             ),
         ));
     }
-    // I/O work items (issue 5): none may stay allocated, and none may still be queued.
+    // I/O work items: none may stay allocated, and none may still be queued.
     let items: Vec<super::exports::WorkItem> = lock(&Sim::get().work_items)
         .values()
         .filter(|w| w.owner == owner)
@@ -1229,7 +1229,7 @@ pub fn outstanding(owner: usize) -> Vec<(Rule, String)> {
             "an I/O work item is still queued".into(),
         ));
     }
-    // Timer objects, NBL pools and MDLs (issue 8); spin locks and NBLs (issue 19).
+    // Timer objects, NBL pools, MDLs, spin locks and NBLs.
     let locks = lock(&Sim::get().locks)
         .values()
         .filter(|l| l.adapter == owner)

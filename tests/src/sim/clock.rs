@@ -55,9 +55,9 @@ struct Clock {
     manual: AtomicBool,
     epoch: Instant,
     /// The manual time, milliseconds. Written only while `advancing` is held ([`advance`],
-    /// [`manual`]), so a load and a store do what a lock did, and a read is one load: issue
-    /// 20's send-path bench reads the clock four times per batch (`KeQueryPerformanceCounter`),
-    /// each a lock and an unlock of a `Mutex<u64>` before.
+    /// [`manual`]), so a load and a store do what a lock did, and a read is one load: the
+    /// send path reads the clock several times per batch (`KeQueryPerformanceCounter`), and a
+    /// `Mutex<u64>` would be a lock and an unlock each.
     manual_ms: AtomicU64,
     /// Serializes advancing (timer routines of one wire run one at a time, in order) and every
     /// write of `manual_ms` (the manual time never goes back).
@@ -65,8 +65,8 @@ struct Clock {
 }
 
 /// Every wire's clock. A clock is never replaced nor freed (one per wire the process used, a
-/// few dozen bytes each), so it is handed out as `&'static`: issue 20's send-path bench cloned
-/// and dropped an `Arc` per read (two atomic read-modify-writes).
+/// few dozen bytes each), so it is handed out as `&'static`: not an `Arc`
+/// cloned and dropped per read (two atomic read-modify-writes).
 static CLOCKS: LazyLock<Mutex<HashMap<u32, &'static Clock>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
@@ -218,7 +218,7 @@ pub fn advance(wire: u32, ms: u64) {
     loop {
         // The earliest timer due by `target`, found and re-armed (or disarmed) under one lock
         // of the table, the clock moved to its due time before it is re-armed: one lock per
-        // timer fired, not two (issue 20's send-path bench).
+        // timer fired, not two.
         let next = {
             let mut timers = lock(&TIMERS);
             timers

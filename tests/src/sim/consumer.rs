@@ -1,4 +1,4 @@
-//! A minimal NDK consumer (issue 21), the way ndis.sys and then SMB Direct take a provider's
+//! A minimal NDK consumer, the way ndis.sys and then SMB Direct take a provider's
 //! first steps (ndkpi.md §8 intro, §6): open the NDK adapter through the
 //! `OpenNDKAdapterHandler` the driver registered with `NdisSetOptionalHandlers`, query the
 //! adapter information, call the adapter's dispatch functions, close it through

@@ -96,7 +96,7 @@ fn irql_at_most(max: u8, api: &str) -> Option<u8> {
 }
 
 /// [`irql_at_most`] for an export that has its thread's `Local` already. Inlined, the report
-/// out of line: every export starts here (issue 20's send-path bench).
+/// out of line: every export starts here, the send path's included.
 #[inline(always)]
 fn irql_within(local: &Local, max: u8, api: &str) -> Option<u8> {
     let irql = local.irql();
@@ -1618,7 +1618,7 @@ pub unsafe extern "system" fn NdisFreeMemoryWithTagPriority(
 /// Runs `f` with the simulator's lock behind `lock_struct` (and its id), or reports the lock
 /// as not allocated (or freed) and returns `None`. `f` runs with the thread's lock cache
 /// borrowed: it must not look up a spin lock itself, nor run anything that may (a DPC, a
-/// driver handler). Inlined into each spin lock export (issue 20's send-path bench), the
+/// driver handler). Inlined into each spin lock export (the send path takes them per batch), the
 /// rare ways out of line.
 #[inline(always)]
 fn with_sim_lock<R>(
@@ -1767,7 +1767,7 @@ impl LockCache {
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    // One thread-local access for the whole call (issue 20's send-path bench; `Local`).
+    // One thread-local access for the whole call (`Local`).
     verifier::with_local(|local| {
         let Some(old) = irql_within(local, DISPATCH_LEVEL, "NdisAcquireSpinLock") else {
             return;
@@ -1811,7 +1811,7 @@ pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LO
 /// Called with a lock from `NdisAllocateSpinLock`.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn NdisReleaseSpinLock(lock_struct: *mut NDIS_SPIN_LOCK) {
-    // One thread-local access (issue 20's send-path bench; `Local`); the lock and the cache
+    // One thread-local access (`Local`); the lock and the cache
     // are let go before the DPCs below run.
     let released = verifier::with_local(|local| {
         let me = local.thread_id();
@@ -2079,7 +2079,7 @@ pub unsafe extern "system" fn NdisGroupMaxProcessorCount(group: USHORT) -> ULONG
 }
 
 // ---------------------------------------------------------------------------------------------
-// Processors (issue 5: per-CPU NDK counters)
+// Processors (the per-CPU NDK counters)
 
 /// Processors per group, as Windows forms groups (the `Number` of a PROCESSOR_NUMBER is < 64).
 const PROCESSORS_PER_GROUP: u32 = 64;
@@ -2193,7 +2193,7 @@ pub unsafe extern "system" fn NdisMSendNetBufferListsComplete(
     let Some(irql) = irql_at_most(DISPATCH_LEVEL, "NdisMSendNetBufferListsComplete") else {
         return;
     };
-    // The adapter borrowed from this thread's cache (issue 20's send-path bench: `Sim::with_adapter`).
+    // The adapter borrowed from this thread's cache (`Sim::with_adapter`).
     sim().with_adapter(handle as usize, |adapter| {
         let Some(adapter) = adapter else {
             not_an_adapter(handle, "NdisMSendNetBufferListsComplete");
@@ -2237,7 +2237,7 @@ unsafe fn complete_sends(
             Ok(()) => {}
             Err(Refused::NotSent) => {
                 // A copy in the message: were `nbl` itself formatted, its address would escape
-                // and keep it in memory through the loop (issue 20's send-path bench).
+                // and keep it in memory through the loop.
                 let at = nbl;
                 adapter.violations.report(
                     Rule::DoubleCompletion,

@@ -1,4 +1,4 @@
-//! Fault injection in the simulated ndis.sys (issue 19): Driver Verifier's "systematic low
+//! Fault injection in the simulated ndis.sys: Driver Verifier's "systematic low
 //! resources simulation", and a place for its randomized one.
 //!
 //! Every export the driver imports that can fail by its DDI page asks [`fail`] whether this call
@@ -33,8 +33,8 @@
 //! **Modes.** [`Mode::Systematic`] fails the k-th failable call of the scope; [`systematic`]
 //! runs a body for k = 1, 2, ... until the body completes without reaching k, and the number of
 //! failable calls of that last run is the scope's number of injection points.
-//! [`Mode::Randomized`] fails each call with a probability from a seeded generator (issue 19,
-//! part 2: the mode is here; the kit's randomized workload is not yet).
+//! [`Mode::Randomized`] fails each call with a probability from a seeded generator (the
+//! kit's low-resources and workload groups drive it).
 //!
 //! **Interleavings.** [`Scope::interleave_at`] runs an action at the k-th failable call of a
 //! scope, on the thread making it, before the call goes on: a race made to happen at each
@@ -147,7 +147,7 @@ pub enum Mode {
     },
     /// Each failable call fails with probability `per_million` / 1,000,000, drawn from a
     /// generator seeded with `seed` (SplitMix64): the same seed and the same sequence of calls
-    /// fail the same calls. (Issue 19, part 2, drives it from the kit.)
+    /// fail the same calls.
     Randomized {
         /// The seed, printed by whoever runs the scope so that a run can be reproduced.
         seed: u64,
@@ -479,10 +479,10 @@ mod tests {
         assert!(scope.outcome().injected.is_empty());
     }
 
-    /// Issue 19's leak: a failed MiniportInitializeEx left two NDIS timer objects allocated (and
+    /// A leak found here: a failed MiniportInitializeEx left two NDIS timer objects allocated (and
     /// still after unload). They were the DCBX agent's and the link's: when initialize gave up
     /// after making their shells (the context's pool allocation failing, last, in the tree of
-    /// issue 18's start), it dropped the shells, and a `Timer` dropped without its explicit
+    /// `start`), it dropped the shells, and a `Timer` dropped without its explicit
     /// `free` kept its NDIS timer object. A shell must free its timer object whenever it goes.
     #[test]
     fn a_dropped_shell_frees_its_timer_object() {

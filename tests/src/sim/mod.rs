@@ -37,6 +37,10 @@ pub mod ndk_addresses;
 pub mod ndk_connect;
 pub mod ndk_memory;
 pub mod ndk_objects;
+#[allow(
+    missing_docs,
+    reason = "`Side`'s fields, `Side::close` and `close_connection` are not documented yet"
+)]
 pub mod ndk_traffic;
 pub mod receive;
 pub mod registry;
@@ -351,8 +355,8 @@ impl Sim {
 
     /// Runs `f` with the adapter `handle` names in the table (`None`: it names none), as
     /// [`Sim::adapter`] finds it, without the table's lock and a reference count of its own
-    /// when this thread's cache has it: issue 20's send-path bench looks an adapter up in every
-    /// completion and every timer routine, a lock, an unlock, an increment and a decrement each.
+    /// when this thread's cache has it: the send path looks an adapter up in every completion and
+    /// every timer routine, which would be a lock, an unlock, an increment and a decrement each.
     /// The cache holds the adapters this thread found since the last removal of any adapter
     /// from the table (a removal changes the generation: an adapter removed is never found in a
     /// cache). `f` may run driver code and look adapters up itself: the cache stays borrowed
@@ -622,8 +626,8 @@ mod tests {
     use super::{Adapter, Registry, Sim};
 
     /// A test holding one adapter makes a second while another thread unloads the driver: the
-    /// unload waits for both, and the second is made (it used to wait for the unload, which
-    /// waited for the first: both hung).
+    /// unload waits for both, and the second is made (were it to wait for the unload, which
+    /// waits for the first, both would hang).
     #[test]
     fn an_adapter_is_made_while_an_unload_waits_for_this_threads_first() {
         let first = Adapter::dcbndk(Registry::inf_defaults()).unwrap_or_else(|e| panic!("{e}"));

@@ -1,4 +1,4 @@
-//! The simulated NDK consumer's connections and data transfers (issue 21): connectors and
+//! The simulated NDK consumer's connections and data transfers: connectors and
 //! listeners through the provider's dispatch tables, memory regions registered over MDL chains
 //! of the test's own buffers (`sim::mdl::MdlChain`), RDMA WRITE and READ; each call at
 //! DISPATCH_LEVEL through `call_handler`, each asynchronous request's completion recorded so
@@ -358,7 +358,10 @@ impl NdkConsumer<'_> {
     }
 
     /// `NdkConnect` from `src` to `dst` joining `qp`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NdkConnect's own arguments, passed through"
+    )]
     pub fn connect(
         &self,
         c: &Connector,

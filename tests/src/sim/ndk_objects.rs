@@ -1,4 +1,4 @@
-//! The simulated NDK consumer's objects (issue 21): completion queues, protection domains,
+//! The simulated NDK consumer's objects: completion queues, protection domains,
 //! memory regions, shared receive queues and queue pairs created through the provider's dispatch
 //! tables, each call made
 //! at DISPATCH_LEVEL (the highest the DDI allows, ndkpi.md §2) through `call_handler`, with

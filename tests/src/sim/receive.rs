@@ -431,7 +431,7 @@ pub unsafe extern "system" fn NdisMIndicateReceiveNetBufferLists(
     // The longest frame the miniport may indicate: the MtuSize of its general attributes, an
     // Ethernet header and an 802.1Q tag (a frame whose tag stays in it, with tagging off). A
     // NIC drops a longer frame in its MAC; one indicated would reach protocols that sized
-    // their buffers from the MTU NDIS reported (`OID_GEN_MAXIMUM_FRAME_SIZE`, issue 21).
+    // their buffers from the MTU NDIS reported (`OID_GEN_MAXIMUM_FRAME_SIZE`).
     let max_frame = lock(&adapter.attributes)
         .general
         .as_ref()

@@ -4,8 +4,8 @@
 //!
 //! A send is a [`SendBatch`](super::nbl::SendBatch), whose chain is a run of NBLs in one array:
 //! the record is one entry per batch, and an NBL's place in it is its offset from the batch's
-//! first NBL. A completion costs a range check, not a table lookup per NBL (issue 20's send-path
-//! bench paid about 15 ns per packet for a hash map's insert, two lookups and a remove).
+//! first NBL. A completion costs a range check, not a table lookup per NBL (a
+//! hash map's insert, two lookups and a remove per packet).
 
 use core::mem::size_of;
 
@@ -16,8 +16,8 @@ use ndis_sys::types::NDIS_STATUS;
 const STRIDE: usize = size_of::<NET_BUFFER_LIST>();
 
 /// `STRIDE` is `ODD << SHIFT` with `ODD` odd. An NBL's place in its batch is found with one
-/// multiplication by `ODD`'s inverse modulo 2^64 and one rotation, not a `%` and a `/` (issue
-/// 20's send-path bench: the search per completed NBL cost 37 instructions). See [`index`].
+/// multiplication by `ODD`'s inverse modulo 2^64 and one rotation, not a `%` and a `/`, on every
+/// completed NBL. See [`index`].
 const SHIFT: u32 = STRIDE.trailing_zeros();
 const ODD: usize = STRIDE >> SHIFT;
 /// `ODD`'s inverse modulo 2^64: Newton's iteration doubles the bits that are right each time,
@@ -82,8 +82,8 @@ impl Batch {
 }
 
 /// The completions of one chain: the batch the last NBL was found in is where the next one is
-/// looked for first, as the NBLs of a chain usually follow each other in one batch (issue 20's
-/// send-path bench: one search per NBL was most of the 37 instructions each cost).
+/// looked for first, as the NBLs of a chain usually follow each other in one batch
+/// (a search per NBL would be most of what an NBL's completion costs).
 pub(crate) struct Completing<'a> {
     sends: &'a mut Sends,
     /// The index of the batch of the last NBL completed (at first the newest; past the end
@@ -168,7 +168,7 @@ impl Sends {
     /// The status of every NBL of the batch that starts at `first`, in chain order, once all
     /// of them completed: the batch is then forgotten (its NBLs are the caller's again). `None`
     /// before, with the batch kept (or for a batch not recorded). Reading and forgetting in one
-    /// call is one lock for the caller, not two (issue 20's send-path bench).
+    /// call is one lock for the caller, not two.
     pub fn take(&mut self, first: usize) -> Option<Vec<NDIS_STATUS>> {
         let i = self.batches.iter().rposition(|b| b.first == first)?;
         let statuses = self.batches.get(i).and_then(Self::all_completed)?;
@@ -176,9 +176,8 @@ impl Sends {
         Some(statuses)
     }
 
-    /// `b`'s statuses when none is outstanding. The count says so before any is read (issue
-    /// 20's send-path bench: a scan that stops at the first outstanding NBL cost 13
-    /// instructions per NBL), and the copy is then a plain map the compiler vectorizes.
+    /// `b`'s statuses when none is outstanding. The count says so before any is read (not a
+    /// scan that stops at the first outstanding NBL, a cost per NBL), and the copy is then a plain map the compiler vectorizes.
     fn all_completed(b: &Batch) -> Option<Vec<NDIS_STATUS>> {
         if b.outstanding != 0 {
             return None;

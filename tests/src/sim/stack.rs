@@ -1,4 +1,4 @@
-//! How much stack the driver uses, as the simulated ndis.sys sees it (issue 18, README "The
+//! How much stack the driver uses, as the simulated ndis.sys sees it (README "The
 //! Windows image"): the Windows image's checks compute each entry point's deepest path from its
 //! unwind data and call graph; here the same budget is watched where it is cheap, on the Linux
 //! build of the same code.
@@ -60,6 +60,8 @@ fn stack_pointer() -> usize {
     std::hint::black_box(&raw const marker) as usize
 }
 
+/// A driver handler's entry, noted while the guard lives: dropped when the handler returns, it
+/// merges the deepest stack use seen below that entry into [`deepest`] (outermost handler only).
 pub struct Entered {
     outermost: bool,
 }
@@ -137,6 +139,8 @@ impl Drop for OwnStack {
     }
 }
 
+/// Notes how deep below the outermost handler's entry this thread's stack is now (a no-op when
+/// no handler runs); called from every export the driver calls.
 #[inline(always)]
 pub fn probe() {
     let here = stack_pointer();

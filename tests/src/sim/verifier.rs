@@ -169,9 +169,9 @@ impl ThreadState {
 
 /// Everything of its thread a spin lock export reads or writes, in one thread-local: the
 /// verifier's state, the thread's number as a lock owner, and its cache of the lock table
-/// (`sim::exports`). Issue 20's send-path bench: an acquire and a release each went through
-/// three or four thread-locals (each access checks the thread-local's state and its `RefCell`),
-/// about 130 instructions per call, nine pairs per batch of 64 frames.
+/// (`sim::exports`): one access per call, not three or four (each access checks the
+/// thread-local's state and its `RefCell`), since the send path takes several spin locks per
+/// batch.
 pub(crate) struct Local {
     /// The verifier's view of the thread ([`with_thread`]).
     pub(crate) state: RefCell<ThreadState>,

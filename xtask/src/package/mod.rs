@@ -367,7 +367,10 @@ fn named_files(
 }
 
 /// Writes and checks the package of `target` in `staging`; the report to print.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each argument is a different input of the package; a struct would only rename them"
+)]
 fn make(
     root: &Path,
     target: &Target,

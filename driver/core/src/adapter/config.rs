@@ -176,7 +176,7 @@ pub struct AdapterConfig {
     /// The configured VLAN ID at initialize (`VlanID`, 0..=4094; 0: none). `OID_GEN_VLAN_ID`
     /// changes it later (`Adapter::vlan_id`).
     pub vlan_id: u16,
-    /// The NDK profile and table sizes (`SimNdk*`, issue 5).
+    /// The NDK profile and table sizes (`SimNdk*`).
     pub ndk: crate::ndk::NdkConfig,
     /// The largest frame, header included, without FCS or 802.1Q tag (`*JumboPacket`,
     /// 1514..=9014).
@@ -308,7 +308,7 @@ impl AdapterConfig {
     }
 
     /// The RoCEv2 path MTU this adapter offers a connection: the largest IB MTU whose worst
-    /// frame fits [`AdapterConfig::max_frame`] (1514: 1024, 9014: 4096; issue 21).
+    /// frame fits [`AdapterConfig::max_frame`] (1514: 1024, 9014: 4096).
     #[must_use]
     pub const fn path_mtu(&self) -> u32 {
         crate::roce::path_mtu_for(self.jumbo_packet)
@@ -366,7 +366,7 @@ fn decide_qos_capabilities(
     }
 }
 
-/// The NDK profile from the `SimNdk*` keywords (issue 5): the 100 GbE RoCEv2 profile with the
+/// The NDK profile from the `SimNdk*` keywords: the 100 GbE RoCEv2 profile with the
 /// queue-pair, completion-queue, memory-region, FRMR and SGE limits overridden, and the sizes of
 /// the connection and endpoint tables.
 fn decide_ndk(
@@ -576,7 +576,7 @@ mod tests {
         );
     }
 
-    /// `*JumboPacket` (Microsoft's standardized keyword; issue 21): 1514..=9014 is taken and
+    /// `*JumboPacket` (Microsoft's standardized keyword): 1514..=9014 is taken and
     /// sets the MTU (value - 14), the lookahead's maximum and the path MTU; absent, out of range
     /// or not a number gives 1514 with a warning, as every keyword with a default.
     #[test]

@@ -82,9 +82,9 @@ pub struct Adapter {
     pub state: StateMachine,
     /// Send and receive counters.
     pub stats: Statistics,
-    /// NDK: state, per-CPU counters, connections and endpoints (issue 5).
+    /// NDK: state, per-CPU counters, connections and endpoints.
     pub ndk: crate::ndk::NdkState,
-    /// Per-priority and per-TC traffic, per CPU (issue 9); no memory until the shell attaches it.
+    /// Per-priority and per-TC traffic, per CPU; no memory until the shell attaches it.
     pub traffic: traffic::Traffic<'static>,
     /// The configured VLAN ID (`OID_GEN_VLAN_ID`; the `VlanID` keyword at initialize), 0..=4094.
     /// Atomic, not a setting behind the control lock: the shell reads it while it publishes a

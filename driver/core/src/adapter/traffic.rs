@@ -1,5 +1,5 @@
 //! The data path's traffic statistics per 802.1p priority and per traffic class, both ways, and
-//! the frames whose headers could not be read to the end (issue 9), kept per CPU like the NDK
+//! the frames whose headers could not be read to the end, kept per CPU like the NDK
 //! counters ([`crate::percpu`]) and summed on query.
 //!
 //! NDIS has no OID for per-priority statistics (spec §3 lists none), so the driver answers its
@@ -16,7 +16,7 @@
 //!   and this adapter's TC for that priority, with the bytes as received.
 //! - Bad headers: each frame whose headers ended early (`Status::Truncated`) or were invalid
 //!   (`Status::Malformed`), per way. Such a frame is still sent or indicated, classified by what
-//!   could be read (issue 9).
+//!   could be read.
 
 use crate::datapath::frame::Status;
 use crate::percpu::{Block, PerCpu};
@@ -146,7 +146,7 @@ impl<'a> Traffic<'a> {
 
 /// The traffic of a batch of frames one way, counted in plain memory (the caller's) and then
 /// added to the per-CPU counters at once with [`Traffic::add`]: a frame costs four plain
-/// additions instead of four atomic read-modify-writes (issue 20's send-path bench), and a
+/// additions instead of four atomic read-modify-writes, and a
 /// batch one atomic add per counter it moved. What [`Traffic::count`] and [`Traffic::header`] count, frame by frame, the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tally {

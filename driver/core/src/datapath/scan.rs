@@ -1,5 +1,5 @@
-//! The facts of a frame's headers that the egress decision reads, got two ways (issue 9's speed
-//! target: classification and tagging in ≤ 10 ns per packet).
+//! The facts of a frame's headers that the egress decision reads, got two ways: a readable
+//! reference and a fast scan, since classification and tagging are on every packet's path.
 //!
 //! - [`Frame::facts`]: from the reference parse. [`Frame::parse`] keeps every field and says
 //!   exactly where and why reading stopped; it is the readable statement of the rules.

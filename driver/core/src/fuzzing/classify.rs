@@ -4,7 +4,7 @@
 use arbitrary::{Result, Unstructured};
 use std::vec;
 
-/// The egress classifier and the frame views (issue 9) over an arbitrary table and frame. The
+/// The egress classifier and the frame views over an arbitrary table and frame. The
 /// input decodes (with [`Unstructured`]) into a parameter set (or `*QOS` off), `*PriorityVLANTag`
 /// and NetworkDirect technology, the NBL's out-of-band info, a prefix length and the configured
 /// VLAN ID; the rest is the frame's leading bytes.

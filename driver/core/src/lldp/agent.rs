@@ -2,7 +2,7 @@
 //! LLDPDU means for the QoS state, and when a peer's information expires. Pure state in
 //! host-given milliseconds; the shell owns the timer, the wire and the lock around this.
 //!
-//! Rules (issue 8; 802.1AB §9, 802.1Qaz §37-38, spec §4.2, §4.4, §5.2):
+//! Rules (802.1AB §9, 802.1Qaz §37-38, spec §4.2, §4.4, §5.2):
 //! - The agent runs only while started (adapter running with `*QOS` = 1). Stopped, it transmits
 //!   nothing and ignores what it receives ([`Receive::Ignored`]).
 //! - Start and every local change (operational set or Willing) trigger fast transmission: 5

@@ -1,4 +1,4 @@
-//! IEEE 802.1AB LLDP: the LLDPDU's TLV walk (issue 8, first step).
+//! IEEE 802.1AB LLDP: the LLDPDU's TLV walk.
 //!
 //! An LLDPDU is a sequence of TLVs, each a 16-bit big-endian header (7-bit type, 9-bit length)
 //! and `length` bytes of value, ending with an End TLV (type 0, length 0). 802.1AB-2016 §8.2

@@ -5,7 +5,7 @@
 //!
 //! Parameters: msgTxInterval 30 s, msgFastTx 1 s and msgTxHold 4 (802.1AB's defaults), so the TTL
 //! advertised is 4 × 30 + 1 = 121 s; 5 fast frames after a start or a change (the project's
-//! choice, issue 8; 802.1AB's txFastInit default is 4).
+//! choice; 802.1AB's txFastInit default is 4).
 
 /// msgTxInterval, milliseconds.
 pub const TX_INTERVAL_MS: u64 = 30_000;

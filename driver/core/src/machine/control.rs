@@ -20,7 +20,7 @@ pub struct Control {
     /// The settings regular OIDs change, with the QoS state (`Settings::qos`) and the
     /// indications decided and not yet made (`Settings::pending`).
     pub settings: Settings,
-    /// The DCBX agent (issue 8).
+    /// The DCBX agent.
     pub agent: Agent,
 }
 
@@ -168,13 +168,13 @@ impl Control {
         }
         let operational = self.settings.pending.operational.is_some();
         self.list_owed(fx);
-        // The LLDPDU advertises the operational set and Willing (issue 8): fast transmission
+        // The LLDPDU advertises the operational set and Willing: fast transmission
         // again when either changed.
         if operational || self.settings.qos.willing() != willing {
             self.agent.local_changed(now_ms());
             self.arm(fx);
         }
-        // An NDK state change is announced from a work item, never inside the OID (issue 5).
+        // An NDK state change is announced from a work item, never inside the OID.
         if adapter.ndk.next_event().is_some() {
             fx.push(Effect::QueueNdkWork);
         }
@@ -302,7 +302,7 @@ impl Control {
 
     /// Records `new` with what is owed already (a newer set replaces an older one: NDIS is told
     /// the state as it is) and lists the effects of what is now owed. A new operational set is
-    /// re-advertised at once (issue 8: the LLDPDU carries it): the agent transmits fast again.
+    /// re-advertised at once (the LLDPDU carries it): the agent transmits fast again.
     fn owe(&mut self, new: Indications, now_ms: u64, fx: &mut Effects) {
         if new.operational.is_some() {
             self.agent.local_changed(now_ms);

@@ -2,7 +2,7 @@
 //!
 //! An [`Effect`] is small and carries no parameter set: the sets an indication carries wait in
 //! the machine ([`super::Control::take_qos`]) until the shell makes the indication, so that no
-//! set is copied through the list (issue 18: a set is 0.9 KiB of a 24 KiB kernel stack).
+//! set is copied through the list (a set is 0.9 KiB, too much to copy on a kernel stack).
 
 /// The timers the control machine arms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

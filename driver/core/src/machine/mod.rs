@@ -1,4 +1,4 @@
-//! The adapter as a sans-IO state machine (issue 20), in the manner of quinn-proto's
+//! The adapter as a sans-IO state machine, in the manner of quinn-proto's
 //! `Connection` and smoltcp's `Interface`: events in, [`Effects`] out, nothing performed here.
 //! The shell feeds each NDIS entry point's event to the machine under the adapter's control
 //! lock, releases the lock, and performs the effects in the order given, which is the order

@@ -4,11 +4,10 @@
 //! (the per-CPU counters of [`counters`], the connection and endpoint tables of [`tables`]), and
 //! the adapter's IP addresses TCP/IP sets with `OID_GEN_NETWORK_LAYER_ADDRESSES` ([`addresses`]).
 //!
-//! The adapter has no NDKPI queue-pair engine yet (`OpenNDKAdapterHandler` fails with
-//! `STATUS_NOT_SUPPORTED`, driver/src/miniport.rs; the engine's sans-IO state, which the shell
-//! does not use yet, is [`provider`]); its NDK activity comes through
-//! [`NdkState::apply`], which the shell exposes as `dcbndk::ndk::activity` for the future engine
-//! and for the simulator's workload.
+//! The NDKPI provider's sans-IO state is [`provider`]; the shell's provider
+//! (driver/src/entry/ndk/, driver/src/resources/provider/) runs it. NDK activity comes through
+//! [`NdkState::apply`], which the shell exposes as `dcbndk::entry::ndk::activity` for the
+//! provider and for the simulator's workload.
 
 pub mod addresses;
 pub mod counters;

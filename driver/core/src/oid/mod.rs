@@ -12,7 +12,7 @@ mod qos;
 pub mod table;
 
 pub use table::{OIDS, OidEntry, SUPPORTED_OIDS, find};
-// NDK: the direct OID path (issue 5).
+// NDK: the direct OID path.
 pub use ndk::dispatch_direct;
 
 use crate::adapter::{Adapter, Settings};

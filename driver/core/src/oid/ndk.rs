@@ -6,7 +6,7 @@
 //!   `BytesNeeded` 1; a longer buffer is accepted (as every set of this driver) and its first byte
 //!   read, `BytesRead` 1. Any non-zero byte is TRUE. TRUE while `*NetworkDirect` = 0 gets
 //!   `NDIS_STATUS_NOT_SUPPORTED` and changes nothing. The request never pends; the PnP event that
-//!   announces a change is raised later from a work item by the shell (driver/src/ndk.rs), never
+//!   announces a change is raised later from a work item by the shell (driver/src/entry/ndk/mod.rs), never
 //!   inside the OID call.
 //! - `OID_NDK_STATISTICS`: fewer than 248 bytes get `NDIS_STATUS_INVALID_LENGTH` with
 //!   `BytesNeeded` 248 and nothing written; success writes 248.

@@ -71,12 +71,12 @@ oids! {
     OID_PNP_QUERY_POWER => query: Some(g::query_power), set: None;
     OID_PNP_SET_POWER => query: None, set: Some(g::set_power);
     OID_QOS_PARAMETERS => query: None, set: None, method: Some(super::qos::parameters);
-    // NDK (issue 5; spec §3.6-§3.9). OID_NDK_STATISTICS is also answered on the direct path.
+    // NDK (spec §3.6-§3.9). OID_NDK_STATISTICS is also answered on the direct path.
     OID_NDK_SET_STATE => query: None, set: Some(super::ndk::set_state);
     OID_NDK_STATISTICS => query: Some(super::ndk::query_statistics), set: None;
     OID_NDK_CONNECTIONS => query: Some(super::ndk::connections), set: None;
     OID_NDK_LOCAL_ENDPOINTS => query: Some(super::ndk::local_endpoints), set: None;
-    // The driver's own: per-priority and per-TC traffic (issue 9; adapter::traffic).
+    // The driver's own: per-priority and per-TC traffic (adapter::traffic).
     OID_DCBNDK_TRAFFIC_STATISTICS => query: Some(g::traffic_statistics), set: None;
 }
 

@@ -300,7 +300,7 @@ impl QosState {
     }
 
     /// The ETS tables this adapter recommends to a willing peer: the local ETS configuration,
-    /// or the factory one when none is configured (issue 8; see `lldp::transmit`).
+    /// or the factory one when none is configured (see `lldp::transmit`).
     #[must_use]
     pub fn recommendation(&self) -> EtsGroup {
         if self.local.flags & flags::ETS_CONFIGURED != 0 {

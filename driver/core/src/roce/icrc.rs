@@ -56,7 +56,11 @@ pub static TABLES: [[u32; 256]; 16] = tables();
 
 /// Builds [`TABLES`] at compile time (indexing here is checked by the compiler's const
 /// evaluation: an out-of-bounds index fails the build, it cannot panic at run time).
-#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    reason = "run only by const evaluation, to build a static table: an out-of-bounds index or an overflow fails the build"
+)]
 const fn tables() -> [[u32; 256]; 16] {
     let mut t = [[0u32; 256]; 16];
     let mut n: u32 = 0;
@@ -102,7 +106,11 @@ const BRAID_FROM: usize = 256;
 static BRAID_TABLES: [[u32; 256]; 8] = braid_tables();
 
 /// Builds [`BRAID_TABLES`] from the byte table, at compile time (as [`tables`]).
-#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+#[allow(
+    clippy::indexing_slicing,
+    clippy::arithmetic_side_effects,
+    reason = "run only by const evaluation, to build a static table: an out-of-bounds index or an overflow fails the build"
+)]
 const fn braid_tables() -> [[u32; 256]; 8] {
     let t0 = tables()[0];
     let mut t = [[0u32; 256]; 8];

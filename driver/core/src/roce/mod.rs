@@ -1,5 +1,5 @@
 //! RoCEv2: the InfiniBand transport carried in UDP (shared/spec/ndkpi.md §7), as the NDKPI
-//! provider (issue 21) puts it on the virtual link.
+//! provider puts it on the virtual link.
 //!
 //! [`headers`] holds the transport headers as plain values (BTH, RETH, AETH, ImmDt, IETH) and the
 //! RC opcode table: which extension headers each opcode carries. Encoding them into a frame
@@ -59,7 +59,7 @@ pub const fn path_mtu_for(max_frame: u32) -> u32 {
 mod pmtu_tests {
     use super::*;
 
-    /// Issue 21: 1514 (a 1500-byte MTU) keeps the 1024-byte PMTU; 9014 gives 4096; the
+    /// 1514 (a 1500-byte MTU) keeps the 1024-byte PMTU; 9014 gives 4096; the
     /// boundaries are the worst frame of each MTU.
     #[test]
     fn the_path_mtu_is_the_largest_whose_worst_frame_fits() {

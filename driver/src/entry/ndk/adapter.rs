@@ -1,4 +1,4 @@
-//! The NDK adapter (issue 21; ndkpi.md §1.1, §2.1, §6): `OpenNDKAdapterHandler` and
+//! The NDK adapter (ndkpi.md §1.1, §2.1, §6): `OpenNDKAdapterHandler` and
 //! `CloseNDKAdapterHandler`, which NDIS calls at PASSIVE_LEVEL, and the adapter's dispatch
 //! table: `NdkQueryAdapterInfo` and `NdkQueryExtension` here, the creates in the files of the
 //! objects they create, `NdkBuildLAM` and `NdkReleaseLAM` in [`super::lam`]; every slot is a

@@ -152,7 +152,10 @@ fn pended(owner: &NdkAdapterObject, taken: Result<(), CmStatus>) -> NTSTATUS {
 ///
 /// # Safety
 /// Called by the consumer with a live connector and QP of this provider and valid buffers.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_CONNECT's signature, fixed by ndkpi.h"
+)]
 unsafe extern "system" fn connect(
     connector: *mut NDK_CONNECTOR,
     qp: *mut NDK_QP,
@@ -220,7 +223,10 @@ unsafe extern "system" fn connect(
 /// # Safety
 /// Called by the consumer with a live connector, QP and shared endpoint of this provider and
 /// valid buffers.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_CONNECT_WITH_SHARED_ENDPOINT's signature, fixed by ndkpi.h"
+)]
 unsafe extern "system" fn connect_with_shared_endpoint(
     connector: *mut NDK_CONNECTOR,
     qp: *mut NDK_QP,
@@ -318,7 +324,10 @@ unsafe extern "system" fn complete_connect(
 ///
 /// # Safety
 /// Called by the consumer with a live connector and QP of this provider and valid buffers.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_ACCEPT's signature, fixed by ndkpi.h"
+)]
 unsafe extern "system" fn accept(
     connector: *mut NDK_CONNECTOR,
     qp: *mut NDK_QP,

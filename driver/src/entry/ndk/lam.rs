@@ -46,7 +46,10 @@ use ndis_sys::types::{NTSTATUS, PMDL, PVOID, SIZE_T, ULONG};
 /// Called by the consumer with a live NDK adapter of this provider; an MDL chain of locked pages
 /// that stays so until the LAM is released (the DDI's contract); `pNdkLAM` null or valid for
 /// writes of `*pLAMSize` bytes; `pLAMSize` and `pFBO` valid for a read and a write.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_BUILD_LAM's signature, fixed by ndkpi.h"
+)]
 pub unsafe extern "system" fn build_lam(
     ndk_adapter: *mut NDK_ADAPTER,
     mdl: PMDL,

@@ -10,8 +10,8 @@
 //! run a peer's whole receive path, are deep stacks; the image's stack check (`cargo xtask pe`)
 //! must assume that any indirect call of the driver (the OID table's handlers, a consumer's
 //! callback) may reach any function of a dispatch table, so a dispatch function that did either
-//! would put that depth under every one of them. Until issue 21's doorbell the provider's timer
-//! did this work, a millisecond per message later.
+//! would put that depth under every one of them. Not the provider's timer either: that would
+//! answer a millisecond per message later than the doorbell DPC does.
 
 use crate::perform::rdma;
 use crate::resources::ndkobject::NdkAdapterObject;

@@ -55,7 +55,10 @@ static QP_DISPATCH: NDK_QP_DISPATCH = NDK_QP_DISPATCH {
 ///
 /// # Safety
 /// Called by the consumer with a live PD and live CQs of this provider; `qp` valid for a write.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_CREATE_QP's signature, fixed by ndkpi.h"
+)]
 pub unsafe extern "system" fn create_qp(
     ndk_pd: *mut NDK_PD,
     receive_cq: *mut NDK_CQ,
@@ -111,7 +114,10 @@ pub unsafe extern "system" fn create_qp(
 ///
 /// # Safety
 /// Called by the consumer with a live PD, CQs and SRQ of this provider; `qp` valid for a write.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_CREATE_QP_WITH_SRQ's signature, fixed by ndkpi.h"
+)]
 pub unsafe extern "system" fn create_qp_with_srq(
     ndk_pd: *mut NDK_PD,
     receive_cq: *mut NDK_CQ,
@@ -506,7 +512,10 @@ unsafe extern "system" fn bind(
 /// # Safety
 /// Called by the consumer with a live QP and MR of this provider; `pages` valid for reads of
 /// `page_count` entries.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_FAST_REGISTER's signature, fixed by ndkpi.h"
+)]
 unsafe extern "system" fn fast_register(
     qp: *mut NDK_QP,
     context: PVOID,

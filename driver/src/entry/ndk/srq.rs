@@ -45,7 +45,10 @@ static SRQ_DISPATCH: NDK_SRQ_DISPATCH = NDK_SRQ_DISPATCH {
 ///
 /// # Safety
 /// Called by the consumer with a live PD of this provider; `srq` valid for a write.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "NDK_FN_CREATE_SRQ's signature, fixed by ndkpi.h"
+)]
 pub unsafe extern "system" fn create_srq(
     ndk_pd: *mut NDK_PD,
     depth: ULONG,

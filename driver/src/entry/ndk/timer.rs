@@ -1,4 +1,4 @@
-//! The NDK provider's two routines (issue 21), one body: the doorbell DPC (`provider_dpc`),
+//! The NDK provider's two routines, one body: the doorbell DPC (`provider_dpc`),
 //! which a post or a received packet queues when something is to be sent or called back now,
 //! and the timer (`provider_timer`), which runs the transports' retransmission timeouts and the
 //! connection manager's. Each makes the consumer callbacks the data path deferred

@@ -206,7 +206,10 @@ impl Provider {
     ///
     /// # Errors
     /// The CM's inline statuses.
-    #[allow(clippy::too_many_arguments)] // NdkConnect's own arguments
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NdkConnect's own arguments, passed through"
+    )]
     pub fn connect(
         &mut self,
         now: u64,
@@ -231,7 +234,10 @@ impl Provider {
     ///
     /// # Errors
     /// The CM's inline statuses.
-    #[allow(clippy::too_many_arguments)] // NdkAccept's own arguments
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NdkAccept's own arguments, passed through"
+    )]
     pub fn accept(
         &mut self,
         now: u64,

@@ -1,4 +1,4 @@
-//! The consumer callbacks the data path owes, deferred to the NDK adapter's timer (issue 21).
+//! The consumer callbacks the data path owes, deferred to the NDK adapter's timer.
 //!
 //! A frame is received inside a delivery on the virtual wire (`crate::perform::direct`), where
 //! nothing may start another delivery on the same stack. A consumer callback made there (a CQ

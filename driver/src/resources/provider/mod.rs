@@ -1,4 +1,4 @@
-//! The NDKPI provider's state for one open NDK adapter (issue 21; ndkpi.md §1-§5): the core's
+//! The NDKPI provider's state for one open NDK adapter (ndkpi.md §1-§5): the core's
 //! protection-domain and memory-region tables (`dcbndk_core::ndk::provider::mr`), the completion
 //! queues ([`cq`]), queue pairs ([`qp`]) and shared receive queues ([`srq`]), each over pool
 //! memory this file allocates, and the

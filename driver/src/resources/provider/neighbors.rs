@@ -1,4 +1,4 @@
-//! Where RoCEv2 peers are (issue 21): an IP address to MAC address table the provider learns
+//! Where RoCEv2 peers are: an IP address to MAC address table the provider learns
 //! from the frames it receives, standing in for the neighbor cache an RDMA NIC's provider reads
 //! from TCP/IP (ARP, neighbor discovery). A frame to an address not seen yet goes to the
 //! broadcast address: on the virtual wire (a hub) every adapter gets it, and only the one owning

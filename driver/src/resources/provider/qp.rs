@@ -23,7 +23,10 @@ use ndis_sys::types::NDIS_HANDLE;
 
 /// The pool memory of one QP's queues: owned here, used through the slices the QP and its
 /// transport borrow (so never read by name).
-#[allow(dead_code)]
+#[allow(
+    dead_code,
+    reason = "the fields own the pool memory the QP's slices borrow; they are dropped, never read"
+)]
 struct QpArrays {
     receive: PoolArray<WorkRequest>,
     receive_sges: PoolArray<Sge>,

@@ -20,7 +20,10 @@ use ndis_sys::types::{NDIS_HANDLE, PVOID};
 
 /// The pool memory of one SRQ's ring: owned here, used through the slices the SRQ borrows (so
 /// never read by name).
-#[allow(dead_code)]
+#[allow(
+    dead_code,
+    reason = "the fields own the pool memory the SRQ's slices borrow; they are dropped, never read"
+)]
 struct SrqArrays {
     receive: PoolArray<WorkRequest>,
     sges: PoolArray<Sge>,

@@ -1,4 +1,4 @@
-//! The egress classifier (issue 9): from a parsed frame and the NBL's out-of-band 802.1Q info to an
+//! The egress classifier: from a parsed frame and the NBL's out-of-band 802.1Q info to an
 //! 802.1p priority, a traffic class and what to do with the frame's 802.1Q tag.
 //!
 //! A [`Compiled`] table is built once from the operational parameter set (spec §4.1: what the
@@ -11,7 +11,7 @@
 //!
 //! **Priority precedence** — spec §1.4 defines each condition but gives no order between them,
 //! only that DEFAULT applies to "every egress packet that matches no other element". The order
-//! is issue 9's (EtherType, TCP, UDP, TCP-or-UDP port, NetDirect port, then DEFAULT), after the
+//! is this driver's choice (EtherType, TCP, UDP, TCP-or-UDP port, NetDirect port, then DEFAULT), after the
 //! OS's own choice; first match wins:
 //!
 //! 1. [`Rule::OsSupplied`]: the priority in the NBL's `Ieee8021QNetBufferListInfo`. The OS (the
@@ -327,7 +327,7 @@ pub struct Compiled {
     /// The adapter's configured VLAN ID (`OID_GEN_VLAN_ID`) with VLAN tagging on, else 0: the
     /// VID of a tag inserted into a frame whose NBL names none, and the one VID the receive
     /// filter admits besides 0 ([`Compiled::vlan_admits`]). Compiled in, so that no packet looks
-    /// up the configuration (issue 20).
+    /// up the configuration.
     vid: u16,
     netdirect_mode: NetDirect,
     /// Priority -> TC; all zeros without QoS.

@@ -89,8 +89,8 @@ pub const TAG_ROOM: usize = 4;
 /// front (the MAC addresses move 4 bytes down), a stripped one leaves 4 bytes of it (they move
 /// 4 bytes up). Returns where the frame to send starts in `buf` and its length; the result is
 /// the bytes [`apply_tag`] writes for the same frame and action (the `classify` fuzz target
-/// checks it), at a cost that does not grow with the frame (issue 9: classification and
-/// tagging per packet, with the copy that a real NIC's DMA makes left to the transmit path).
+/// checks it), at a cost that does not grow with the frame (classification and
+/// tagging are per packet, with the copy that a real NIC's DMA makes left to the transmit path).
 ///
 /// `None` (and `buf` unspecified) where [`apply_tag`] fails: the frame does not fit `buf`, is
 /// shorter than the MAC addresses (Insert), or has no 802.1Q tag to rewrite or strip.
@@ -103,8 +103,7 @@ pub fn tag_in_place(buf: &mut [u8], len: usize, action: TagAction) -> Option<(us
     }
     // Insert first, on a test of its own: it is what almost every egress frame gets where
     // priority tagging is on (always with QoS), and one test costs less than the jump through
-    // a table that a match of the four actions compiles to (issue 20: classification and
-    // tagging at most 10 ns per packet).
+    // a table that a match of the four actions compiles to (this is on every packet's path).
     if let TagAction::Insert { pcp, vid } = action {
         return insert_in_place(buf, len, pcp, vid);
     }
@@ -142,7 +141,7 @@ fn insert_in_place(buf: &mut [u8], len: usize, pcp: u8, vid: u16) -> Option<(usi
     match array_at::<16>(buf, TAG_ROOM) {
         // The 16 bytes the frame starts with move down in one load (of what the copy into the
         // buffer just stored) and one store, and the tag overwrites the last 4: moving 12 bytes
-        // took two loads, the second of which waited on that copy (issue 20).
+        // took two loads, the second of which waited on that copy.
         Some(first) => {
             let head = buf.first_chunk_mut::<16>()?;
             *head = first;

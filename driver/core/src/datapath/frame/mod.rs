@@ -1,4 +1,4 @@
-//! Typed, checked views over the leading bytes of an Ethernet frame (issue 9): what the classifier
+//! Typed, checked views over the leading bytes of an Ethernet frame: what the classifier
 //! (spec §1.4) and the 802.1Q tagging (spec §6.2) read, and the MAC Control PFC frame the link
 //! scheduler sends and obeys.
 //!

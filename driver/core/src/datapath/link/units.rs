@@ -49,8 +49,8 @@ pub(super) fn wire_time(ns_per_byte: Fx, wire: u64) -> Fx {
     let low = u128::from(wire).wrapping_mul(lo);
     if hi == 0 {
         // Faster than 8 Gb/s a byte takes less than a nanosecond: the fraction's product is the
-        // time, with no second product and no overflow to test (issue 20: one scheduling
-        // decision at most 20 ns; this is on its path).
+        // time, with no second product and no overflow to test (this is on every scheduling
+        // decision's path).
         return low;
     }
     wire.checked_mul(hi)

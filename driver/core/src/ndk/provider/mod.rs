@@ -1,4 +1,4 @@
-//! The NDKPI provider's sans-IO heart (issue 21): the state of completion queues, memory
+//! The NDKPI provider's sans-IO heart: the state of completion queues, memory
 //! regions and queue pairs, as plain values whose methods take what happened (a posted work
 //! request, an arm, a completion) and return what the shell must do (a completion to queue, a
 //! notification callback to make). Nothing here performs anything, reads a clock, allocates or

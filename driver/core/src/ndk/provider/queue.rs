@@ -52,7 +52,10 @@ impl<'a> WorkQueue<'a> {
     /// Moves the requests, oldest first, and their SGEs to the start of `slots` and `sges`
     /// (sized for the same SGEs per request) and makes those the storage; gives back the old
     /// storage. `Err` with the new storage, unchanged queue, when they do not fit.
-    #[allow(clippy::type_complexity)]
+    #[allow(
+        clippy::type_complexity,
+        reason = "the two halves of the Result are the same pair of slices, clearer spelled out than behind an alias"
+    )]
     pub(super) fn move_to(
         &mut self,
         slots: &'a mut [WorkRequest],

@@ -15,7 +15,7 @@
 //!   §7.1). Checksum 0 over IPv4 (RFC 768: no checksum; RoCEv2 senders leave it 0, the ICRC
 //!   covers the datagram). Over IPv6 the checksum is computed (RFC 8200 §8.1 requires it; RFC
 //!   6935/6936 allow a zero one only for tunnels, and Wireshark's defaults flag it as an error,
-//!   which issue 21 rules out: every frame must decode with no expert info above Note). Linux
+//!   which this driver rules out: every frame must decode with no expert info above Note). Linux
 //!   rxe writes 0 for both families; a receiver of RoCEv2 (rxe, this parser) ignores the field
 //!   either way, since the ICRC masks it. The cost is a second pass over an IPv6 frame's bytes.
 //! - An 802.1Q tag with the caller's priority (the one the adapter's classification assigned to

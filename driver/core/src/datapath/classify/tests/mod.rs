@@ -205,7 +205,7 @@ fn precedence() {
         },
     );
     assert_eq!((d.priority, d.rule), (7, Rule::NetDirect));
-    // EtherType beats the ports (issue 9's order).
+    // EtherType beats the ports (the classifier's order).
     let v6 = frame(None, ETHERTYPE_IPV6, &ip6(6, 1, 445));
     assert_eq!(classify(&c, &v6, m).rule, Rule::EtherType);
     let other = frame(None, ETHERTYPE_IPV4, &ip4(17, 1, 446));

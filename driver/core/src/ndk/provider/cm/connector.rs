@@ -36,7 +36,10 @@ impl Cm<'_> {
     /// (connected before), `INVALID_ADDRESS` (not the adapter's address, families differ, or
     /// destination port 0),
     /// `SHARING_VIOLATION`, `TOO_MANY_ADDRESSES`, `ADDRESS_ALREADY_EXISTS`.
-    #[allow(clippy::too_many_arguments)] // NdkConnect's own arguments
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NdkConnect's own arguments, passed through"
+    )]
     pub fn connect(
         &mut self,
         now: u64,
@@ -190,7 +193,10 @@ impl Cm<'_> {
     /// # Errors
     /// `INVALID_BUFFER_SIZE` (above `MaxCalleeData`), `CONNECTION_ABORTED` (the caller
     /// abandoned already), `CONNECTION_INVALID` (not an indicated request).
-    #[allow(clippy::too_many_arguments)] // NdkAccept's own arguments
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NdkAccept's own arguments, passed through"
+    )]
     pub fn accept(
         &mut self,
         now: u64,

@@ -85,7 +85,7 @@ pub struct CmConfig {
     pub retries: u8,
     /// The path MTU this side offers (a REQ) or accepts at most (a REP answers the min of the
     /// REQ's and this): the largest IB MTU the adapter's frame size carries
-    /// (`AdapterConfig::path_mtu`, issue 21). One of 256, 512, 1024, 2048, 4096.
+    /// (`AdapterConfig::path_mtu`). One of 256, 512, 1024, 2048, 4096.
     pub pmtu: u32,
 }
 

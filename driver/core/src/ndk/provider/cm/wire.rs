@@ -10,7 +10,7 @@
 //! the RC transport. Reliability is the CM's (it resends REQ, REP and DREQ on a timer), not the
 //! transport's.
 //!
-//! Version 2 (issue 21, `*JumboPacket`) added the path MTU to the flags byte, in the encoding
+//! Version 2 (`*JumboPacket`) added the path MTU to the flags byte, in the encoding
 //! of the IB CM REQ's "Path Packet Payload MTU" (4 bits, IBTA vol. 1 §12.6.5: 1 = 256 ... 5 =
 //! 4096 bytes): the REQ offers the caller's (the largest its adapter's frame size carries,
 //! `roce::path_mtu_for`), the REP answers the min of the offer and the acceptor's, and both

@@ -269,7 +269,7 @@ fn connect_accept_complete_with_private_data_and_read_limits() {
     assert_eq!(net.trace.len(), 3, "REQ, REP, RTU: {:?}", net.trace);
 }
 
-/// Issue 21 (`*JumboPacket`): the REQ offers the caller's path MTU, the REP answers the min of
+/// `*JumboPacket`: the REQ offers the caller's path MTU, the REP answers the min of
 /// the offer and the acceptor's, and both QPs get the REP's: two 4096 ends agree on 4096, a
 /// 4096 end and a 1024 end on 1024 whichever side offers more, and two 1024 ends on 1024.
 #[test]
