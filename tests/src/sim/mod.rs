@@ -37,10 +37,6 @@ pub mod ndk_addresses;
 pub mod ndk_connect;
 pub mod ndk_memory;
 pub mod ndk_objects;
-#[allow(
-    missing_docs,
-    reason = "`Side`'s fields, `Side::close` and `close_connection` are not documented yet"
-)]
 pub mod ndk_traffic;
 pub mod receive;
 pub mod registry;

@@ -51,17 +51,30 @@ pub const PORT: u16 = 9000;
 
 /// One side: an adapter's consumer, its objects and its registered buffer.
 pub struct Side<'a> {
+    /// The consumer's open NDK adapter.
     pub ndk: NdkConsumer<'a>,
+    /// Its protection domain.
     pub pd: Pd,
+    /// The CQ its QPs complete into.
     pub cq: Cq,
+    /// A QP of its own (connections make theirs).
     pub qp: Qp,
+    /// The memory region over [`Side::chain`].
     pub mr: Mr,
+    /// The registered buffer.
     pub chain: MdlChain,
+    /// The region's token, used locally and by the peer (`NdkGetLocalTokenFromMr`: this
+    /// provider gives one value for both).
     pub token: u32,
+    /// The buffer's virtual address, where the region starts.
     pub base: u64,
 }
 
 impl Side<'_> {
+    /// Closes the QP, the region, the PD and the CQ, each checked, then the NDK adapter.
+    ///
+    /// # Errors
+    /// A close that did not succeed.
     pub fn close(self) -> Result<(), String> {
         let Side {
             ndk,
@@ -341,6 +354,10 @@ pub fn request(wait: &mut Waiter<'_>, r: &Request) -> Option<i32> {
     r.status()
 }
 
+/// Closes a connection's connectors (A's, then B's) and B's listener, each checked.
+///
+/// # Errors
+/// A close that did not succeed.
 pub fn close_connection(
     a: &Side<'_>,
     b: &Side<'_>,

@@ -56,20 +56,23 @@ pub const EPHEMERAL_PORTS: (u16, u16) = (49152, 65535);
 /// the second would look like the first's sent again). Each open picks from its own share, so
 /// no two do; a port a consumer names is checked against its own open's bindings only.\]
 #[must_use]
-pub const fn ephemeral_share(slot: usize, slots: usize) -> (u16, u16) {
+pub fn ephemeral_share(slot: usize, slots: usize) -> (u16, u16) {
     let (first, last) = EPHEMERAL_PORTS;
-    let span = (last - first) as usize + 1;
-    let slots = if slots == 0 { 1 } else { slots };
-    let slot = if slot >= slots { slots - 1 } else { slot };
-    let part = span / slots;
-    // Both fit in u16: `first + span - 1` is `last`.
-    let start = first as usize + slot * part;
-    let end = if slot + 1 == slots {
-        last as usize
+    let span = usize::from(last.saturating_sub(first)).saturating_add(1);
+    let slots = slots.clamp(1, span);
+    let slot = slot.min(slots.saturating_sub(1));
+    let part = span.checked_div(slots).unwrap_or(span);
+    let start = usize::from(first).saturating_add(slot.saturating_mul(part));
+    let end = if slot.saturating_add(1) == slots {
+        usize::from(last)
     } else {
-        start + part - 1
+        start.saturating_add(part).saturating_sub(1)
     };
-    (start as u16, end as u16)
+    // Both within EPHEMERAL_PORTS.
+    (
+        u16::try_from(start).unwrap_or(last),
+        u16::try_from(end).unwrap_or(last),
+    )
 }
 /// Messages sent without a connection (a REJ to a request nobody takes, a DREP to a DREQ for a
 /// connection already gone) waiting for [`Cm::poll_transmit`]; more are dropped, and the peer,
