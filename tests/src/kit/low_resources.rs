@@ -1,4 +1,4 @@
-//! # LowResources: Driver Verifier's systematic low resources simulation (issue 19)
+//! # LowResources: Driver Verifier's systematic low resources simulation
 //!
 //! One case per scope: every failable NDIS call the scope makes (`sim::faults`) is failed, one
 //! at a time, k = 1, 2, ... until the scope completes without reaching k. After each injected
@@ -25,14 +25,11 @@
 //!   pages; NDIS's own MDLs are nonpaged pool, mapped already): the scope over such MDLs has
 //!   one injection point per MDL;
 //! - receive: the receive buffers, their MDLs and NBLs are made at initialize
-//!   (`driver/src/receive.rs`); no `NdisAllocateNetBufferAndNetBufferList` per frame;
+//!   (`driver/src/perform/receive.rs`); no `NdisAllocateNetBufferAndNetBufferList` per frame;
 //! - DCBX start and an LLDPDU arriving: the agent's timer object is allocated at initialize,
 //!   `NdisSetTimerObject` cannot fail, the LLDPDU is built in a transmit buffer;
 //! - pause, reset, halt: they free and stop, and allocate nothing.
 
-use dcbndk_core::ndk::counters::Counter;
-use dcbndk_core::ndk::tables::{Endpoint, Owner};
-use dcbndk_core::ndk::{Activity, Refused};
 use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
 use ndis_sys::ntddndis::{
     NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_RCV_OK, OID_GEN_XMIT_OK,
@@ -40,21 +37,24 @@ use ndis_sys::ntddndis::{
     OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_PARAMETERS,
 };
 use ndis_sys::status::{
-    NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
+    NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_FAILURE, NDIS_STATUS_INVALID_LENGTH,
+    NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
 };
 use ndis_sys::types::NDIS_STATUS;
 
 use super::dcbx::{REMOTE, apply, capture, lldpdus, on_wire, switch_setting};
 use super::lifecycle::counter;
-use super::ndk::{connection, wait_for_events};
+use super::ndk::wait_for_events;
 use super::qos::Request;
 use super::{
     Case, CaseResult, Group, ensure, expect_eq, finish, frame, note, registry_with, started, sz,
 };
 use crate::sim::adapter::Phase;
+use crate::sim::consumer::NdkConsumer;
 use crate::sim::faults::{self, Export, Mode, Run, Scope, Sweep};
 use crate::sim::nbl::Layout;
 use crate::sim::ndk::decode_statistics;
+use crate::sim::ndk_traffic::{End, Framing, Pace, Record, Traffic};
 use crate::sim::verifier::Rule;
 use crate::sim::{Adapter, Registry, Sim, Violation, clock, lock};
 
@@ -449,6 +449,24 @@ impl Bench {
         })
     }
 
+    /// The adapter under test and a peer (adapters 1 and 2 of `sim::ndk_traffic::pair`, with
+    /// the INF defaults and their addresses; with `dut_listens` the DUT is adapter 2, the one a
+    /// `Traffic` listens on) on a manual wire, for the simulated NDK consumer's traffic.
+    fn with_ndk_peer(dut_listens: bool) -> Result<Self, String> {
+        let wire = clock::fresh_manual_wire();
+        let (first, second) = crate::sim::ndk_traffic::pair_with(wire, |_, _| {})?;
+        let (dut, peer) = if dut_listens {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        Ok(Self {
+            dut,
+            others: vec![peer],
+            wire,
+        })
+    }
+
     /// The peer of [`Bench::with_peer`].
     fn peer(&self) -> Result<&Adapter, String> {
         self.others.first().ok_or_else(|| "no peer".to_string())
@@ -544,29 +562,7 @@ fn sweep_tally<R>(
 ) -> Result<Tally, String> {
     let sweep = faults::systematic(LIMIT, |scope| {
         let bench = make()?;
-        let before = Snapshot::of(&bench.dut)?;
-        bench.cover(scope);
-        let result = act(&bench);
-        let injected = !scope.outcome().injected.is_empty();
-        scope.leave();
-        let checked = (|| {
-            let status = judge(&bench, &before, &result)?;
-            if after == After::Kept && injected && status != NDIS_STATUS_SUCCESS {
-                expect_eq(
-                    "what the adapter shows after the failed request",
-                    Snapshot::of(&bench.dut)?,
-                    before.clone(),
-                )?;
-                let before = Snapshot::of(&bench.dut)?;
-                let again = act(&bench);
-                expect_eq(
-                    "the next valid request",
-                    judge(&bench, &before, &again)?,
-                    NDIS_STATUS_SUCCESS,
-                )?;
-            }
-            Ok::<_, String>(status)
-        })();
+        let checked = judged(&bench, scope, &act, &judge, after);
         // Halted whatever the checks found: an adapter left behind would lend its leftovers to
         // the next adapter given its handle.
         let violations = bench.end();
@@ -576,6 +572,76 @@ fn sweep_tally<R>(
         })
     })?;
     Tally::of(&sweep, expected)
+}
+
+/// One run of a sweep on `bench`: the snapshot, `act` inside the scope, then outside it the
+/// judgement ([`sweep_bench`]'s rules); the status the tally judges.
+fn judged<R>(
+    bench: &Bench,
+    scope: &mut Scope,
+    act: &impl Fn(&Bench) -> R,
+    judge: &impl Fn(&Bench, &Snapshot, &R) -> Result<NDIS_STATUS, String>,
+    after: After,
+) -> Result<NDIS_STATUS, String> {
+    let before = Snapshot::of(&bench.dut)?;
+    bench.cover(scope);
+    let result = act(bench);
+    let injected = !scope.outcome().injected.is_empty();
+    scope.leave();
+    let status = judge(bench, &before, &result)?;
+    if after == After::Kept && injected && status != NDIS_STATUS_SUCCESS {
+        expect_eq(
+            "what the adapter shows after the failed request",
+            Snapshot::of(&bench.dut)?,
+            before.clone(),
+        )?;
+        let before = Snapshot::of(&bench.dut)?;
+        let again = act(bench);
+        expect_eq(
+            "the next valid request",
+            judge(bench, &before, &again)?,
+            NDIS_STATUS_SUCCESS,
+        )?;
+    }
+    Ok(status)
+}
+
+/// Sweeps an NDK OID's scope with the simulated NDK consumer's traffic live between the adapter
+/// under test and a peer on its manual wire ([`Bench::with_ndk_peer`]): `setup` runs it outside
+/// the scope (the DUT connecting, or with `dut_listens` listening), the scope is `act`, as in
+/// [`sweep_bench`] with [`After::Kept`], and the traffic is closed before the bench ends.
+fn sweep_with_traffic<R>(
+    dut_listens: bool,
+    setup: impl Fn(&mut Traffic<'_>) -> Result<(), String>,
+    act: impl Fn(&Bench) -> R,
+    judge: impl Fn(&Bench, &Snapshot, &R, &Record) -> Result<NDIS_STATUS, String>,
+) -> CaseResult {
+    let sweep = faults::systematic(LIMIT, |scope| {
+        let bench = Bench::with_ndk_peer(dut_listens)?;
+        let checked = (|| {
+            let peer = bench.peer()?;
+            let (a, b) = if dut_listens {
+                (peer, &bench.dut)
+            } else {
+                (&bench.dut, peer)
+            };
+            let mut t = Traffic::new(a, b, Pace::Manual(bench.wire))?;
+            let status = setup(&mut t).and_then(|()| {
+                let record = &t.record;
+                let judge =
+                    |bench: &Bench, before: &Snapshot, r: &R| judge(bench, before, r, record);
+                judged(&bench, scope, &act, &judge, After::Kept)
+            });
+            let closed = t.close();
+            status.and_then(|status| closed.map(|_| status))
+        })();
+        let violations = bench.end();
+        Ok(Outcome {
+            status: checked?,
+            violations: violations?,
+        })
+    })?;
+    Tally::of(&sweep, |_| NDIS_STATUS_RESOURCES)?.verdict()
 }
 
 /// The first status of `statuses` that is not SUCCESS, else SUCCESS.
@@ -746,8 +812,13 @@ fn ndk_set_state(enable: bool) -> CaseResult {
                     events.get(before.pnp_events..).map(<[i32]>::to_vec),
                     Some(vec![event]),
                 )?;
-                let refused = b.dut.ndk(&Activity::CqError) == Err(Refused::Disabled);
-                expect_eq("NDK enabled after the request", !refused, enable)?;
+                // As a consumer sees it: an NDK open succeeds only while NDK is enabled.
+                let opened = NdkConsumer::open_lowest(&b.dut).map(NdkConsumer::close);
+                expect_eq(
+                    "a consumer's NDK open after the request",
+                    opened.err(),
+                    (!enable).then_some(NDIS_STATUS_ADAPTER_NOT_READY),
+                )?;
             }
             Ok(r.status)
         },
@@ -756,21 +827,14 @@ fn ndk_set_state(enable: bool) -> CaseResult {
     )
 }
 
-/// NDK activity reported before the statistics scope: 1000 octets in 2 frames sent.
-const NDK_SENT: (u64, u64) = (1000, 2);
-
-/// `OID_NDK_STATISTICS` on the regular path, then on the direct path.
+/// `OID_NDK_STATISTICS` on the regular path, then on the direct path, after a consumer's
+/// connection and a SEND of 1000 bytes: the RDMA counters its record expects.
 fn ndk_statistics() -> CaseResult {
-    sweep_bench(
-        || {
-            let b = Bench::alone()?;
-            b.dut
-                .ndk(&Activity::Sent {
-                    octets: NDK_SENT.0,
-                    frames: NDK_SENT.1,
-                })
-                .map_err(|e| format!("NDK activity: {e:?}"))?;
-            Ok(b)
+    sweep_with_traffic(
+        false,
+        |t| {
+            let link = t.connect(false)?;
+            t.send(link, End::A, 1000)
         },
         |b| {
             [
@@ -778,58 +842,44 @@ fn ndk_statistics() -> CaseResult {
                 b.dut.direct_query(OID_NDK_STATISTICS, 248),
             ]
         },
-        |_, _, results| {
+        |_, _, results, record| {
+            let [expected, _] = record.expected(Framing::DEFAULT);
             for (path, r) in ["regular", "direct"].iter().zip(results) {
                 if r.status == NDIS_STATUS_SUCCESS {
-                    let (totals, _) = decode_statistics(r.data())
+                    let (totals, active) = decode_statistics(r.data())
                         .ok_or_else(|| format!("{path} path: not 248 bytes"))?;
-                    expect_eq(
-                        &format!("{path} path: RDMA octets and frames out"),
-                        (
-                            totals.counts[Counter::RdmaOutOctets as usize],
-                            totals.counts[Counter::RdmaOutFrames as usize],
-                        ),
-                        NDK_SENT,
-                    )?;
+                    expect_eq(&format!("{path} path: counters"), totals, expected.totals)?;
+                    expect_eq(&format!("{path} path: ActiveConnection"), active, 1)?;
                 }
             }
             Ok(first_failure(
                 &results.iter().map(|r| r.status).collect::<Vec<_>>(),
             ))
         },
-        After::Kept,
-        |_| NDIS_STATUS_RESOURCES,
     )
 }
 
-/// `OID_NDK_CONNECTIONS` or `OID_NDK_LOCAL_ENDPOINTS` over two entries (IPv4 and IPv6):
-/// `NDIS_NDK_CONNECTIONS` (16 + 2 x 64 bytes) or `NDIS_NDK_LOCAL_ENDPOINTS` (16 + 2 x 36).
+/// `OID_NDK_CONNECTIONS` over the DUT's two connections (IPv4 and IPv6, connected by a
+/// consumer), or `OID_NDK_LOCAL_ENDPOINTS` over its two listeners (a consumer listening on
+/// IPv4 and IPv6): `NDIS_NDK_CONNECTIONS` (16 + 2 x 64 bytes) or `NDIS_NDK_LOCAL_ENDPOINTS`
+/// (16 + 2 x 36).
 fn ndk_list(oid: u32) -> CaseResult {
     let connections = oid == OID_NDK_CONNECTIONS;
     let written = if connections { 144 } else { 88 };
-    sweep_bench(
-        || {
-            let b = Bench::alone()?;
-            for (n, v6) in [(1, false), (2, true)] {
-                let c = connection(n, v6, Owner::Kernel);
-                let activity = if connections {
-                    Activity::Connect(c)
+    sweep_with_traffic(
+        !connections,
+        |t| {
+            for v6 in [false, true] {
+                if connections {
+                    t.connect(v6)?;
                 } else {
-                    Activity::Listen(Endpoint {
-                        local: c.local,
-                        listener: true,
-                        owner: Owner::Kernel,
-                        tcp_port: c.tcp_ports.0,
-                    })
-                };
-                b.dut
-                    .ndk(&activity)
-                    .map_err(|e| format!("NDK activity: {e:?}"))?;
+                    t.listen(v6)?;
+                }
             }
-            Ok(b)
+            Ok(())
         },
         |b| b.dut.query(oid, 256),
-        |_, _, r| {
+        |_, _, r, _| {
             if r.status == NDIS_STATUS_SUCCESS {
                 expect_eq("BytesWritten", r.bytes_written, written)?;
                 let count = r.data().get(8..12).map(|c| c.to_vec());
@@ -837,8 +887,6 @@ fn ndk_list(oid: u32) -> CaseResult {
             }
             Ok(r.status)
         },
-        After::Kept,
-        |_| NDIS_STATUS_RESOURCES,
     )
 }
 

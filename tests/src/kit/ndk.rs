@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use dcbndk_core::ndk::counters::{Counter, Totals};
-use dcbndk_core::ndk::tables::{Connection, Owner, SockAddr};
 use ndis_sys::ndkinfo::{NdkRoCEv2, NdkiWarp};
 use ndis_sys::netpnp::{NetEventNDKDisable, NetEventNDKEnable};
 use ndis_sys::ntddndis::{
@@ -133,29 +132,6 @@ fn status(what: &str, r: &OidResult, status: i32, written: u32, needed: u32) -> 
     expect_eq(&format!("{what}: BytesWritten"), r.bytes_written, written)?;
     expect_eq(&format!("{what}: BytesNeeded"), r.bytes_needed, needed)?;
     ensure(!r.pended, || format!("{what}: pended"))
-}
-
-pub(crate) fn connection(n: u16, v6: bool, owner: Owner) -> Connection {
-    if v6 {
-        let mut a = [0u8; 16];
-        a[0] = 0xFD;
-        a[15] = 1;
-        let mut b = a;
-        b[15] = 2;
-        Connection {
-            local: SockAddr::v6(a, 5000 + n, 0),
-            remote: SockAddr::v6(b, 445, 0),
-            owner,
-            tcp_ports: (40_000 + n, 445),
-        }
-    } else {
-        Connection {
-            local: SockAddr::v4([192, 168, 7, 1], 5000 + n),
-            remote: SockAddr::v4([192, 168, 7, 2], 445),
-            owner,
-            tcp_ports: (40_000 + n, 445),
-        }
-    }
 }
 
 /// Waits until the adapter raised `n` PnP events (work items run on other threads).

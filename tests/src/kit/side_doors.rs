@@ -12,31 +12,6 @@ use crate::sim::host::side_door::NDK_ACTIVITY;
 const CASES: &[(&str, &str, &str)] = &[
     (
         "LowResources",
-        "OID_NDK_SET_STATE FALSE (disable) and its work item: each failable call failed once",
-        NDK_ACTIVITY,
-    ),
-    (
-        "LowResources",
-        "OID_NDK_SET_STATE TRUE (enable) and its work item: each failable call failed once",
-        NDK_ACTIVITY,
-    ),
-    (
-        "LowResources",
-        "OID_NDK_STATISTICS on the regular and the direct path: each failable call failed once",
-        NDK_ACTIVITY,
-    ),
-    (
-        "LowResources",
-        "OID_NDK_CONNECTIONS: each failable call failed once",
-        NDK_ACTIVITY,
-    ),
-    (
-        "LowResources",
-        "OID_NDK_LOCAL_ENDPOINTS: each failable call failed once",
-        NDK_ACTIVITY,
-    ),
-    (
-        "LowResources",
         "randomized low resources: a mixed workload of 10,000 operations per seed at p = 1 %, 5 seeds (DCBNDK_RANDOM_SEED(S)/OPS/PPM for more), the model of QoS, frames and NDK counters exact, no violation, no leak",
         NDK_ACTIVITY,
     ),
