@@ -3,7 +3,7 @@
 //! They live in the library's unit tests rather than in `tests/*.rs` integration tests: an
 //! integration test makes Cargo build the `hlk` binary with the dev profile's `panic = "abort"`
 //! next to the test's unwinding build of the same cdylib+rlib driver, whose file names carry no
-//! hash, and the two collide (cargo issue 6313).
+//! hash, and the two collide (rust-lang/cargo#6313).
 
 mod abi_mingw;
 pub(crate) mod dcbx_vectors;

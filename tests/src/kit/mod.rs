@@ -142,7 +142,7 @@ pub fn note(text: impl Into<String>) {
 }
 
 /// The environment variable that turns a skipped case into a failed one when it is `1`
-/// (issue 19: CI must not pass by skipping). `.ci/run` sets it when it runs as root with
+/// (CI must not pass by skipping). `.ci/run` sets it when it runs as root with
 /// lldpad installed: there every case can run, the DcbxInterop and LowResources ones included,
 /// so a case that still skips (a tool it did not find, a check it could not make) fails.
 pub const REQUIRE_ALL: &str = "DCBNDK_REQUIRE_ALL";

@@ -213,8 +213,8 @@ fn attributes_profile() -> CaseResult {
         u64_at(info, 16),
         p.max_registration_size,
     )?;
-    // Where NDIS_NDK_CAPABILITIES and NDK_ADAPTER_INFO both speak, they agree (issue 21:
-    // Get-NetAdapterRdma showed MaxInboundReadLimit 0 beside the adapter info's 16).
+    // Where NDIS_NDK_CAPABILITIES and NDK_ADAPTER_INFO both speak, they agree: otherwise
+    // Get-NetAdapterRdma shows a MaxInboundReadLimit of 0 beside the adapter info's 16.
     expect_eq("MaxInboundReadLimit", u32_at(caps, 24), p.max_read_limit)?;
     expect_eq("MaxOutboundReadLimit", u32_at(caps, 28), p.max_read_limit)?;
     expect_eq(

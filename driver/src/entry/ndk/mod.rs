@@ -1,6 +1,6 @@
 //! The NDK entry points: the NDKPI provider's objects ([`adapter`] and the others, one file per
 //! object; [`lam`]: logical address mappings); and, not NDIS handlers, the routine of the work item that raises the
-//! NDK PnP events, and [`activity`], through which the NDKPI engine (issue 21) and the
+//! NDK PnP events, and [`activity`], through which the NDKPI engine and the
 //! simulator's workload report what happens on NDK.
 
 pub mod adapter;
