@@ -51,16 +51,6 @@ const CASES: &[(&str, &str, &str)] = &[
         "OID_NDK_LOCAL_ENDPOINTS: each failable call failed once",
         NDK_ACTIVITY,
     ),
-    (
-        "LowResources",
-        "randomized low resources: a mixed workload of 10,000 operations per seed at p = 1 %, 5 seeds (DCBNDK_RANDOM_SEED(S)/OPS/PPM for more), the model of QoS, frames and NDK counters exact, no violation, no leak",
-        NDK_ACTIVITY,
-    ),
-    (
-        "Stress",
-        "mixed concurrent workload (20,000 operations, DCBNDK_STRESS_OPS for more): sent = completed, counters exact, halt with work in flight, no violation, no leak",
-        NDK_ACTIVITY,
-    ),
 ];
 
 static CHECKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

@@ -66,6 +66,13 @@ fn blocks_tagged(adapter: &Adapter, tag: u32) -> Vec<usize> {
 /// per NDK consumer, and a miniport may have several open at once).
 static OPEN: LazyLock<Mutex<HashMap<usize, usize>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
+/// Held across an open or a close and its look at the blocks under the adapter object's tag:
+/// consumers on several threads (the Stress group's) then never take another open's blocks for
+/// their own, nor a block freed by one close and made again by another thread's open for a
+/// leak. Only the bookkeeping is serialized: the provider's open and close may run on many
+/// threads at once in Windows.
+static BOOKKEEPING: Mutex<()> = Mutex::new(());
+
 /// The lowest NDKPI version this consumer can use: NDKPI 1.1 (NDIS 6.30). What it asks for in
 /// `NDIS_OPEN_NDK_ADAPTER_PARAMETERS.Version`, as the page says a consumer does.
 pub const LOWEST_VERSION: NDK_VERSION = NDK_VERSION { Major: 1, Minor: 1 };
@@ -128,6 +135,7 @@ impl<'a> NdkConsumer<'a> {
         let sentinel = 0x5A5A_usize as *mut NDK_ADAPTER;
         let mut out = sentinel;
         let context = adapter.shared().context();
+        let _serial = lock(&BOOKKEEPING);
         let before_blocks = blocks_tagged(adapter, TAG_NDK_ADAPTER);
         let before = before_blocks.len();
         let status = call_handler(
@@ -396,6 +404,7 @@ impl Drop for NdkConsumer<'_> {
         };
         let context = self.adapter.shared().context();
         let object = self.object;
+        let _serial = lock(&BOOKKEEPING);
         call_handler(
             Some(self.adapter.shared()),
             PASSIVE_LEVEL,
