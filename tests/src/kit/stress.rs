@@ -1,4 +1,4 @@
-//! # Stress (issue 19, part 4): a mixed concurrent workload under the simulated verifier
+//! # Stress: a mixed concurrent workload under the simulated verifier
 //!
 //! A DUT and a peer adapter of the driver on one virtual wire that follows the wall clock (the
 //! timers of both, DCBX and link, fire from the simulator's timer thread meanwhile). At once,
@@ -6,8 +6,10 @@
 //!
 //! - a sender per CPU (a thread kept on that CPU, as the simulator models CPUs:
 //!   `sim::exports::run_on_processor`) sends frames to the peer, broadcast and multicast;
-//! - an NDK thread per CPU reports NDK activity at DISPATCH_LEVEL (traffic, connections opened
-//!   and closed, failures), counting what the driver accepted;
+//! - an NDK consumer per CPU runs sessions of the simulated consumer between the DUT (connecting)
+//!   and the peer (listening, on a port of that thread's): RoCEv2 connections, refused connects,
+//!   SENDs, RDMA WRITEs and READs, disconnects, every object closed at the session's end
+//!   (`sim::ndk_traffic`, `workload::session`); it goes on until the other workers are done;
 //! - a thread issues regular OIDs: `OID_QOS_PARAMETERS` valid and invalid, QoS and counter
 //!   queries, `OID_NDK_SET_STATE` flips, `OID_NDK_STATISTICS`, and MiniportResetEx;
 //! - a thread queries `OID_NDK_STATISTICS` on the direct path (every answer at least the one
@@ -15,14 +17,34 @@
 //! - a thread pauses and restarts the DUT (NDIS serializes this with the reset);
 //! - the peer sends frames to the DUT and changes its DCB setting (its LLDPDUs arrive).
 //!
+//! Each adapter also keeps one NDK adapter open for the whole run, as SMB Direct does, so that
+//! a packet a timer resent after its session closed is the RDMA engine's, never the protocols'.
+//!
 //! Then, exactly: every NBL handed to the DUT came back (sent = completed, and NDIS holds no
 //! send of it), `OID_GEN_XMIT_OK` = the sends completed with SUCCESS, every one of them reached
-//! the peer, `OID_GEN_RCV_OK` = the frames the DUT indicated, every NDK counter = the activity
-//! the driver accepted, no connection left, the operational set = the last request accepted,
-//! the remote set = the peer's last setting. Last, the DUT is paused and halted with work in
-//! flight: the peer still sending frames and LLDPDUs to it, senders on every CPU still calling
-//! (NDIS completes their sends with PAUSED from the pause on), an `OID_NDK_SET_STATE` work item
-//! just queued, its timers armed. No violation, no leak (checked at halt).
+//! the peer, `OID_GEN_RCV_OK` = the frames the DUT indicated, every frame the peer sent was
+//! indicated or discarded, no connection left on either adapter, the operational set = the last
+//! request accepted, the remote set = the peer's last setting.
+//!
+//! The NDK counters are checked as bounds, a choice the concurrency forces: a disable
+//! (`OID_NDK_SET_STATE` FALSE) makes the DUT count nothing while it lasts, a pause makes it
+//! discard the frames it receives, and on the wall clock a transport or CM timer may resend a
+//! packet, so which of a session's frames, and whether its connection, the DUT counted is not
+//! known when one of them overlapped it (each is bracketed by an epoch counter the consumers
+//! read before and after a session). Floors: the events a session's record holds (operations
+//! that completed) count at the peer, whose NDK is never disabled, and at the DUT unless a
+//! disable overlapped the session; frames and octets as untagged frames (the DUT's QoS changes
+//! under the sessions, and a tag only adds octets). Ceilings, for the connection counters
+//! (Connect, Accept, ConnectFailure, ConnectionError): the recorded events, plus for each
+//! connect attempted and not recorded one of each counter it could have moved. CQError stays 0.
+//! A session step may fail only when a disable, a pause or a reset overlapped it; a refused NDK
+//! open only during a disable. The peer's frames discarded by the paused DUT are bounded the
+//! same way: the frames it sent to the protocols, plus at most its RoCEv2 frames.
+//!
+//! Last, the DUT is paused and halted with work in flight: the peer still sending frames and
+//! LLDPDUs to it, senders on every CPU still calling (NDIS completes their sends with PAUSED
+//! from the pause on), an `OID_NDK_SET_STATE` work item just queued, its timers armed. No
+//! violation, no leak (checked at halt).
 //!
 //! Size: about 20,000 operations in CI (seconds); `DCBNDK_STRESS_OPS=N` scales every thread's
 //! share to N operations in all (README.md, "What the kit checks").
@@ -41,8 +63,8 @@ use ndis_sys::status::{NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_PAUSED, NDIS_S
 use super::dcbx::{REMOTE, expect_operational_is, last};
 use super::qos::Request;
 use super::workload::{
-    Attempts, Caps, DUT_MAC, PEER_MAC, addresses, counter, frames, invalid_request, registry, session,
-    set_filter, valid_request,
+    Attempts, Caps, DUT_MAC, PEER_MAC, addresses, counter, frames, invalid_request, registry,
+    session, set_filter, valid_request,
 };
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
 use crate::sim::consumer::NdkConsumer;
@@ -55,7 +77,7 @@ use crate::sim::{Adapter, Registry, lock};
 pub fn group() -> Group {
     Group {
         name: "Stress",
-        description: "a mixed concurrent workload under the verifier: sends from every CPU, OIDs on both paths, DCBX, NDK flips and activity, pause/restart, reset, halt with work in flight; sent = completed, every counter exact, no violation, no leak",
+        description: "a mixed concurrent workload under the verifier: sends from every CPU, NDK consumer sessions, OIDs on both paths, DCBX, NDK flips, pause/restart, reset, halt with work in flight; sent = completed, counters exact (NDK within the sessions' bounds), no violation, no leak",
         cases,
     }
 }
@@ -276,10 +298,18 @@ impl NdkBounds {
         let mut unknown = [Totals::default(); 2];
         let connects = attempts.connects - record.connected();
         let refusals = attempts.refusals - record.refused();
-        for c in [Counter::Connect, Counter::ConnectFailure, Counter::ConnectionError] {
+        for c in [
+            Counter::Connect,
+            Counter::ConnectFailure,
+            Counter::ConnectionError,
+        ] {
             unknown[0].counts[c as usize] += connects;
         }
-        for c in [Counter::Accept, Counter::ConnectFailure, Counter::ConnectionError] {
+        for c in [
+            Counter::Accept,
+            Counter::ConnectFailure,
+            Counter::ConnectionError,
+        ] {
             unknown[1].counts[c as usize] += connects;
         }
         unknown[0].counts[Counter::ConnectFailure as usize] += refusals;

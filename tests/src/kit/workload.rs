@@ -1,5 +1,4 @@
-//! # The randomized low resources case (issue 19, part 3) and the workload pieces the Stress
-//! group shares with it
+//! # The randomized low resources case, and the workload pieces the Stress group shares with it
 //!
 //! Driver Verifier's "randomized low resources simulation": a seeded mixed workload on a DUT
 //! that is initialized under `sim::faults`' randomized mode (each failable NDIS call fails with
@@ -7,28 +6,51 @@
 //! a run is the same on every host). Operations, drawn from the seed: `OID_QOS_PARAMETERS` sets,
 //! valid and invalid, with 0..64 classification elements; QoS and counter queries; sends to the
 //! peer; frames from the peer; the peer changing its DCB setting (an LLDPDU arrives) and the
-//! clock moving on (the DCBX schedule); `OID_NDK_SET_STATE` flips; NDK activity and statistics on
-//! both OID paths; pause/restart; reset; and replugging the DUT (halt, then MiniportInitializeEx
-//! under the randomized faults until it comes up); at the end halt and, once every seed ran,
+//! clock moving on (the DCBX schedule); `OID_NDK_SET_STATE` flips; the simulated NDK consumer
+//! (below); NDK statistics on both OID paths; pause/restart; reset; and replugging the DUT
+//! (halt, then MiniportInitializeEx under the randomized faults until it comes up, TCP/IP
+//! giving it its addresses again); at the end halt and, once every seed ran,
 //! MiniportDriverUnload.
+//!
+//! The NDK consumer reaches the DUT only as Windows does, through the NDK adapter it opens
+//! (`sim::consumer`) and the provider's dispatch tables. Each time it first opens the DUT's NDK
+//! adapter under the faults and closes it: `NDIS_STATUS_ADAPTER_NOT_READY` while NDK is disabled
+//! (the OPEN_NDK_ADAPTER_HANDLER page), `NDIS_STATUS_RESOURCES` when an injected failure landed
+//! in the open (the page's status for a shortage; nothing counted, nothing left allocated),
+//! else success, paused or not (the open depends on NDK's state alone). While the DUT runs, a
+//! session follows between the DUT (A, `10.0.0.1`/`fd00::1`) and the peer (B, `.2`), RoCEv2 on
+//! the manual wire (`sim::ndk_traffic`): a connect now and then refused, a connection, 1 to 3
+//! SENDs, RDMA WRITEs or READs of up to 4 KiB from either end, a disconnect, every object
+//! closed. \[A choice: no session while the DUT is paused. Its link is stopped and it discards
+//! the RoCEv2 frames it receives, so a session could only time out, which the consumer's
+//! model does not describe.\] The session runs with injection suspended
+//! (`Scope::suspend`): its failable calls (the provider's object creations, registrations)
+//! would fail somewhere inside a connection's exchange, where what the two ends counted
+//! depends on which message was lost and what the peer resent, which the session's record
+//! cannot say; those calls' failures are swept one at a time, each with its documented status,
+//! by the NDK object and conformance groups' low resources cases. The note counts them.
 //!
 //! A model of what the DUT must show follows each operation: the operational QoS set (a refused
 //! request leaves the previous one in force and raises no indication), the remote set after the
-//! peer's change, frames sent and received, `OID_GEN_XMIT_OK`/`RCV_OK`, the NDK state and every
-//! NDK counter, exactly. A failed initialize must fail with the status its injected failure calls
-//! for (`low_resources::resources_or_failure`), leave nothing allocated, and the next try must
+//! peer's change, frames sent and received, `OID_GEN_XMIT_OK`/`RCV_OK` (the provider's RoCEv2
+//! frames are not NBLs and count in neither, only in the NDK counters), the NDK state, and every
+//! NDK counter of both adapters exactly: each session's [`Record::expected`] totals, framed as
+//! each end frames them (a 1514-byte `*JumboPacket`: path MTU 1024; a frame tagged when its
+//! sender's operational set gives NDK traffic a priority, [`tags_roce`]), and no connection
+//! active after the session. The clock moves 1 ms at a time during a session; the DCBX timers
+//! that fire meanwhile send LLDPDUs, which are the agents' and change no remote set. A failed
+//! initialize must fail with the status its injected failure calls for
+//! (`low_resources::resources_or_failure`), leave nothing allocated, and the next try must
 //! work; an initialize that succeeded with a tolerated failure (a keyword NDIS could not read:
 //! the adapter runs with the keyword's default, so not on the wire or with the address the
 //! workload needs) is halted, leak-checked, and plugged again. Nothing may panic, and the
 //! verifier must find nothing (leaks at halt, after a failed initialize and at unload included).
 //!
-//! Figures measured so far: after MiniportInitializeEx the driver makes **no** failable NDIS call
-//! (its buffers, NBLs, timers and work item are allocated at initialize), so every injected
-//! failure lands in an initialize; the note counts the failable calls seen outside initialize
-//! (0). Should the driver come to make one, a failure injected in an `OID_QOS_PARAMETERS`
-//! request is expected to return `NDIS_STATUS_RESOURCES` and leave the previous parameters in
-//! force; anywhere else the model expects the operation to succeed, and the case fails with
-//! the seed (a new expectation to write, not a flake).
+//! Outside initialize the driver's failable calls are the NDK adapter's open and the
+//! provider's (the note counts those outside initialize and those in sessions). A failure
+//! injected in an `OID_QOS_PARAMETERS` request is expected to return `NDIS_STATUS_RESOURCES`
+//! and leave the previous parameters in force; anywhere else the model expects the operation
+//! to succeed, and the case fails with the seed (a new expectation to write, not a flake).
 //!
 //! Run size (README.md, "What the kit checks"): 5 seeds of 10,000 operations at p = 1 % in CI;
 //! `DCBNDK_RANDOM_SEEDS=N` runs N seeds, `DCBNDK_RANDOM_OPS=N` N operations per seed,
@@ -626,7 +648,11 @@ impl Run {
                     expect_eq("MiniportRestart", status, NDIS_STATUS_SUCCESS)?;
                     set_filter(&dut.adapter)?;
                     for r in dut.adapter.set_ip_addresses(&addresses(true)) {
-                        expect_eq("OID_GEN_NETWORK_LAYER_ADDRESSES", r.status, NDIS_STATUS_SUCCESS)?;
+                        expect_eq(
+                            "OID_GEN_NETWORK_LAYER_ADDRESSES",
+                            r.status,
+                            NDIS_STATUS_SUCCESS,
+                        )?;
                     }
                     self.figures.calls_outside_initialize +=
                         dut.scope.outcome().calls.len() - outcome.calls.len();
