@@ -37,8 +37,9 @@
 //! under the sessions, and a tag only adds octets). Ceilings, for the connection counters
 //! (Connect, Accept, ConnectFailure, ConnectionError): the recorded events, plus for each
 //! connect attempted and not recorded one of each counter it could have moved. CQError stays 0.
-//! A session step may fail only when a disable, a pause or a reset overlapped it; a refused NDK
-//! open only during a disable. The peer's frames discarded by the paused DUT are bounded the
+//! A session step may fail only when a disable, a pause or a reset overlapped it, or with the
+//! connection manager's timeout (a wall-clock outcome under load); a refused NDK open only
+//! during a disable. The peer's frames discarded by the paused DUT are bounded the
 //! same way: the frames it sent to the protocols, plus at most its RoCEv2 frames.
 //!
 //! Last, the DUT is paused and halted with work in flight: the peer still sending frames and
@@ -58,7 +59,9 @@ use ndis_sys::ntddndis::{
     OID_GEN_RCV_OK, OID_GEN_STATISTICS, OID_GEN_XMIT_OK, OID_NDK_SET_STATE, OID_NDK_STATISTICS,
     OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
 };
-use ndis_sys::status::{NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS};
+use ndis_sys::status::{
+    NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS, STATUS_IO_TIMEOUT,
+};
 
 use super::dcbx::{REMOTE, expect_operational_is, last};
 use super::qos::Request;
@@ -164,6 +167,8 @@ struct Tally {
     /// reset overlapped them, and NDK opens refused during a disable.
     sessions: AtomicU64,
     sessions_cut: AtomicU64,
+    /// Sessions ended by a connection manager's timeout ([`cm_timed_out`]).
+    sessions_timed_out: AtomicU64,
     opens_refused: AtomicU64,
     /// Sessions a disable overlapped (their counts at the DUT are not known).
     sessions_disabled: AtomicU64,
@@ -338,6 +343,14 @@ impl NdkBounds {
     }
 }
 
+/// Whether a session's failure `e` is the connection manager's timeout: on the wall clock, under
+/// the senders' load, a CM message the link had no room for is lost (`perform::rdma`'s
+/// `send_cm`) and a handshake not answered within its retries ends `STATUS_IO_TIMEOUT` (at the
+/// listener, with no connect event). Either is a wall-clock outcome, not a miscount.
+fn cm_timed_out(e: &str) -> bool {
+    e.contains(&STATUS_IO_TIMEOUT.to_string()) || e.contains("no ConnectEvent")
+}
+
 /// One CPU's NDK consumer: sessions between the DUT (connecting) and the peer (listening on a
 /// port of this thread's) on the wall clock, at least `sessions` and on until `stop`. A step
 /// may fail only when a disable, a pause or a reset overlapped its session (the epochs of
@@ -395,13 +408,16 @@ fn ndk_thread(
         let disturbed = disabled || before.1 % 2 == 1 || after.1 != before.1;
         let outcome = outcome.and_then(|()| closed.map(|_| ()));
         if let Err(e) = outcome {
-            if !disturbed {
+            if cm_timed_out(&e) {
+                add(&tally.sessions_timed_out, 1);
+            } else if disturbed {
+                add(&tally.sessions_cut, 1);
+            } else {
                 tally.fail(format!(
                     "CPU {cpu}'s NDK session {done} (nothing overlapped it): {e}"
                 ));
                 return;
             }
-            add(&tally.sessions_cut, 1);
         } else {
             add(&tally.sessions, 1);
         }
@@ -701,10 +717,11 @@ pub fn mixed(total: u64) -> CaseResult {
     let failures = lock(&tally.failures).clone();
     ensure(failures.is_empty(), || failures.join("\n"))?;
     note(format!(
-        "{} operations in {:.2} s on {cpus} CPUs ({} of {} senders kept on their CPU): {} send calls, {} NBLs, {} completed SUCCESS (all reached the peer), {} PAUSED; {} NDK consumer sessions ({} completed, {} cut short by a disable, pause or reset, {} overlapped by a disable; {} opens refused during a disable); {} regular OIDs ({} NDK flips, {} resets); {} pause/restart cycles; {} direct statistics queries; the peer sent {} frames and {} settings; during the pause and halt {} NBLs ({} SUCCESS, {} PAUSED); 0 violations, 0 leaks",
+        "{} operations in {:.2} s on {cpus} CPUs ({} of {} senders kept on their CPU): {} send calls, {} NBLs, {} completed SUCCESS (all reached the peer), {} PAUSED; {} NDK consumer sessions ({} completed, {} cut short by a disable, pause or reset, {} by a CM timeout, {} overlapped by a disable; {} opens refused during a disable); {} regular OIDs ({} NDK flips, {} resets); {} pause/restart cycles; {} direct statistics queries; the peer sent {} frames and {} settings; during the pause and halt {} NBLs ({} SUCCESS, {} PAUSED); 0 violations, 0 leaks",
         get(&tally.sends.calls)
             + get(&tally.sessions)
             + get(&tally.sessions_cut)
+            + get(&tally.sessions_timed_out)
             + get(&tally.opens_refused)
             + get(&tally.oids)
             + get(&tally.cycles)
@@ -717,9 +734,10 @@ pub fn mixed(total: u64) -> CaseResult {
         get(&tally.sends.offered),
         get(&tally.sends.ok),
         get(&tally.sends.paused),
-        get(&tally.sessions) + get(&tally.sessions_cut),
+        get(&tally.sessions) + get(&tally.sessions_cut) + get(&tally.sessions_timed_out),
         get(&tally.sessions),
         get(&tally.sessions_cut),
+        get(&tally.sessions_timed_out),
         get(&tally.sessions_disabled),
         get(&tally.opens_refused),
         get(&tally.oids),
