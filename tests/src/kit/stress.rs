@@ -66,8 +66,8 @@ use ndis_sys::status::{
 use super::dcbx::{REMOTE, expect_operational_is, last};
 use super::qos::Request;
 use super::workload::{
-    Attempts, Caps, DUT_MAC, PEER_MAC, addresses, counter, frames, invalid_request, registry,
-    session, set_filter, valid_request,
+    Attempts, Caps, DUT_MAC, PEER_MAC, add_totals, addresses, counter, frames, invalid_request,
+    registry, session, set_filter, valid_request,
 };
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
 use crate::sim::consumer::NdkConsumer;
@@ -163,12 +163,13 @@ struct Tally {
     resets: AtomicU64,
     flips: AtomicU64,
     cycles: AtomicU64,
-    /// NDK consumer sessions: completed, ended by a step that failed while a disable, pause or
-    /// reset overlapped them, and NDK opens refused during a disable.
+    /// NDK consumer sessions: completed, and ended by a step that failed while a disable, pause
+    /// or reset overlapped them.
     sessions: AtomicU64,
     sessions_cut: AtomicU64,
     /// Sessions ended by a connection manager's timeout ([`cm_timed_out`]).
     sessions_timed_out: AtomicU64,
+    /// NDK opens refused during a disable.
     opens_refused: AtomicU64,
     /// Sessions a disable overlapped (their counts at the DUT are not known).
     sessions_disabled: AtomicU64,
@@ -265,12 +266,6 @@ struct NdkBounds {
     ceiling: [Totals; 2],
 }
 
-fn add_totals(sum: &mut Totals, more: &Totals) {
-    for (a, b) in sum.counts.iter_mut().zip(more.counts) {
-        *a += b;
-    }
-}
-
 /// The connection counters of `t`: the frames and octets cleared.
 fn connection_counters(mut t: Totals) -> Totals {
     for c in [
@@ -285,7 +280,8 @@ fn connection_counters(mut t: Totals) -> Totals {
 }
 
 impl NdkBounds {
-    /// Accounts for one session: `record` what it did, `attempts` what it attempted, `disabled` whether a disable of the DUT's NDK overlapped it.
+    /// Accounts for one session: `record` what it did, `attempts` what it attempted,
+    /// `disabled` whether a disable of the DUT's NDK overlapped it.
     ///
     /// Floors: a recorded event was counted by the peer (never disabled) and, unless a disable
     /// overlapped the session, by the DUT; frames and octets as if untagged (the DUT's QoS
@@ -354,7 +350,8 @@ fn cm_timed_out(e: &str) -> bool {
 /// One CPU's NDK consumer: sessions between the DUT (connecting) and the peer (listening on a
 /// port of this thread's) on the wall clock, at least `sessions` and on until `stop`. A step
 /// may fail only when a disable, a pause or a reset overlapped its session (the epochs of
-/// [`Tally`]); each session is accounted for in [`NdkBounds`]. Every object is closed at the
+/// [`Tally`]) or with the CM's timeout ([`cm_timed_out`]); each session is accounted for in
+/// [`NdkBounds`]. Every object is closed at the
 /// end of its session (`Traffic::close`, or on a failure the consumer's close of its NDK
 /// adapter, which frees what is left on it).
 fn ndk_thread(

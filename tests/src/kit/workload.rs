@@ -221,12 +221,17 @@ pub(crate) fn record_totals(record: &Record, sets: [Option<&Request>; 2], v6: bo
         let part = Record { events };
         let tags = sets.map(|set| tags_roce(set, v6, port));
         for (s, t) in sum.iter_mut().zip(session_totals(&part, tags)) {
-            for (a, b) in s.counts.iter_mut().zip(t.counts) {
-                *a += b;
-            }
+            add_totals(s, &t);
         }
     }
     sum
+}
+
+/// Adds `more` to `sum`, counter by counter.
+pub fn add_totals(sum: &mut Totals, more: &Totals) {
+    for (a, b) in sum.counts.iter_mut().zip(more.counts) {
+        *a += b;
+    }
 }
 
 /// The case, for `low_resources::cases`.
@@ -932,11 +937,8 @@ impl Run {
         drop(suspended);
         let sets = [self.model.local.as_ref(), self.peer_setting.as_ref()];
         let [a, b] = record_totals(&record, sets, v6);
-        for (model, add) in [(&mut self.model.totals, a), (&mut self.peer_totals, b)] {
-            for (m, n) in model.counts.iter_mut().zip(add.counts) {
-                *m += n;
-            }
-        }
+        add_totals(&mut self.model.totals, &a);
+        add_totals(&mut self.peer_totals, &b);
         self.figures.sessions += 1;
         Ok(())
     }
