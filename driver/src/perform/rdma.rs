@@ -532,8 +532,9 @@ pub fn refill(context: &AdapterContext, sent: u32, drain_now: &mut u64, moves: &
 
 /// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a
 /// provider, or dropped: a bad ICRC, no such QP), `false` when it is for the protocols. `now`:
-/// the clock, as the delivery read it.
-pub fn arrived(context: &AdapterContext, bytes: &[u8], now: u64) -> bool {
+/// the clock, as the delivery read it. `at_dispatch`: whether the delivery runs at
+/// DISPATCH_LEVEL (a drain an OID request started runs at PASSIVE_LEVEL).
+pub fn arrived(context: &AdapterContext, bytes: &[u8], at_dispatch: bool, now: u64) -> bool {
     if context.ndk_ports.is_empty() {
         return false;
     }
@@ -554,7 +555,14 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8], now: u64) -> bool {
         // drops it (ndkpi.md §7.6).
         Err(_) => return true,
     };
-    count_rdma(&context.core.ndk, true, bytes.len());
+    if at_dispatch {
+        count_rdma(&context.core.ndk, true, bytes.len());
+    } else {
+        // Per-CPU counting wants DISPATCH_LEVEL (`current_processor`): under a spin lock, as
+        // the indication's counting does.
+        let _raised = context.receive.free.lock();
+        count_rdma(&context.core.ndk, true, bytes.len());
+    }
     // A connection message is answered by the CM owning its destination address: the CMs learn
     // the adapter's current addresses first (a request may come before any local bind).
     let addresses = (packet.transport.bth.dest_qp == CM_QPN).then(|| Addresses::of(context));

@@ -62,7 +62,7 @@ pub fn arrived(
     }
     // A RoCEv2 frame to this adapter is NDK's when an NDK adapter is open, whatever the packet
     // filter (the RDMA engine is not a protocol); its answers go out from the provider's timer.
-    if rdma_frame(context, frame, clock_ns) {
+    if rdma_frame(context, frame, at_dispatch, clock_ns) {
         return;
     }
     // One look under the control lock: an LLDPDU for the agent, or the packet filter's verdict.
@@ -91,7 +91,7 @@ pub fn arrived(
 /// Gives a frame addressed to this adapter (or broadcast: a connection request to an address
 /// not resolved yet, `resources::provider::neighbors`) to its NDK providers while it runs; `true`
 /// when they took it.
-fn rdma_frame(context: &AdapterContext, frame: &[u8], clock_ns: u64) -> bool {
+fn rdma_frame(context: &AdapterContext, frame: &[u8], at_dispatch: bool, clock_ns: u64) -> bool {
     if context.ndk_ports.is_empty() {
         return false;
     }
@@ -103,8 +103,9 @@ fn rdma_frame(context: &AdapterContext, frame: &[u8], clock_ns: u64) -> bool {
     let running = context.core.state.begin_send();
     // The VLAN filter before the RDMA engine, as before the protocols (`foreign_vlan`): a
     // frame of another VLAN is this adapter's to drop, RoCEv2 or not.
-    let taken =
-        running && (foreign_vlan(context, frame) || super::rdma::arrived(context, frame, clock_ns));
+    let taken = running
+        && (foreign_vlan(context, frame)
+            || super::rdma::arrived(context, frame, at_dispatch, clock_ns));
     context.core.state.end_send();
     taken
 }

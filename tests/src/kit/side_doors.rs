@@ -11,13 +11,44 @@ use crate::sim::host::side_door::NDK_ACTIVITY;
 /// (group, case, the call it makes).
 const CASES: &[(&str, &str, &str)] = &[
     (
-        "LowResources",
-        "randomized low resources: a mixed workload of 10,000 operations per seed at p = 1 %, 5 seeds (DCBNDK_RANDOM_SEED(S)/OPS/PPM for more), the model of QoS, frames and NDK counters exact, no violation, no leak",
+        "Ndk",
+        "OID_NDK_CONNECTIONS: Header.Size saturates at 0xFFFF",
         NDK_ACTIVITY,
     ),
     (
-        "Stress",
-        "mixed concurrent workload (20,000 operations, DCBNDK_STRESS_OPS for more): sent = completed, counters exact, halt with work in flight, no violation, no leak",
+        "Ndk",
+        "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
+        NDK_ACTIVITY,
+    ),
+    ("Scenarios", "smb-direct.toml", NDK_ACTIVITY),
+    (
+        "ValidateDcb",
+        "M11 *NetworkDirect advanced property present (§1c)",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_SET_STATE FALSE (disable) and its work item: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_SET_STATE TRUE (enable) and its work item: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_STATISTICS on the regular and the direct path: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_CONNECTIONS: each failable call failed once",
+        NDK_ACTIVITY,
+    ),
+    (
+        "LowResources",
+        "OID_NDK_LOCAL_ENDPOINTS: each failable call failed once",
         NDK_ACTIVITY,
     ),
 ];

@@ -1,4 +1,4 @@
-//! # Stress (issue 19, part 4): a mixed concurrent workload under the simulated verifier
+//! # Stress: a mixed concurrent workload under the simulated verifier
 //!
 //! A DUT and a peer adapter of the driver on one virtual wire that follows the wall clock (the
 //! timers of both, DCBX and link, fire from the simulator's timer thread meanwhile). At once,
@@ -6,8 +6,10 @@
 //!
 //! - a sender per CPU (a thread kept on that CPU, as the simulator models CPUs:
 //!   `sim::exports::run_on_processor`) sends frames to the peer, broadcast and multicast;
-//! - an NDK thread per CPU reports NDK activity at DISPATCH_LEVEL (traffic, connections opened
-//!   and closed, failures), counting what the driver accepted;
+//! - an NDK consumer per CPU runs sessions of the simulated consumer between the DUT (connecting)
+//!   and the peer (listening, on a port of that thread's): RoCEv2 connections, refused connects,
+//!   SENDs, RDMA WRITEs and READs, disconnects, every object closed at the session's end
+//!   (`sim::ndk_traffic`, `workload::session`); it goes on until the other workers are done;
 //! - a thread issues regular OIDs: `OID_QOS_PARAMETERS` valid and invalid, QoS and counter
 //!   queries, `OID_NDK_SET_STATE` flips, `OID_NDK_STATISTICS`, and MiniportResetEx;
 //! - a thread queries `OID_NDK_STATISTICS` on the direct path (every answer at least the one
@@ -15,14 +17,35 @@
 //! - a thread pauses and restarts the DUT (NDIS serializes this with the reset);
 //! - the peer sends frames to the DUT and changes its DCB setting (its LLDPDUs arrive).
 //!
+//! Each adapter also keeps one NDK adapter open for the whole run, as SMB Direct does, so that
+//! a packet a timer resent after its session closed is the RDMA engine's, never the protocols'.
+//!
 //! Then, exactly: every NBL handed to the DUT came back (sent = completed, and NDIS holds no
 //! send of it), `OID_GEN_XMIT_OK` = the sends completed with SUCCESS, every one of them reached
-//! the peer, `OID_GEN_RCV_OK` = the frames the DUT indicated, every NDK counter = the activity
-//! the driver accepted, no connection left, the operational set = the last request accepted,
-//! the remote set = the peer's last setting. Last, the DUT is paused and halted with work in
-//! flight: the peer still sending frames and LLDPDUs to it, senders on every CPU still calling
-//! (NDIS completes their sends with PAUSED from the pause on), an `OID_NDK_SET_STATE` work item
-//! just queued, its timers armed. No violation, no leak (checked at halt).
+//! the peer, `OID_GEN_RCV_OK` = the frames the DUT indicated, every frame the peer sent was
+//! indicated or discarded, no connection left on either adapter, the operational set = the last
+//! request accepted, the remote set = the peer's last setting.
+//!
+//! The NDK counters are checked as bounds, a choice the concurrency forces: a disable
+//! (`OID_NDK_SET_STATE` FALSE) makes the DUT count nothing while it lasts, a pause makes it
+//! discard the frames it receives, and on the wall clock a transport or CM timer may resend a
+//! packet, so which of a session's frames, and whether its connection, the DUT counted is not
+//! known when one of them overlapped it (each is bracketed by an epoch counter the consumers
+//! read before and after a session). Floors: the events a session's record holds (operations
+//! that completed) count at the peer, whose NDK is never disabled, and at the DUT unless a
+//! disable overlapped the session; frames and octets as untagged frames (the DUT's QoS changes
+//! under the sessions, and a tag only adds octets). Ceilings, for the connection counters
+//! (Connect, Accept, ConnectFailure, ConnectionError): the recorded events, plus for each
+//! connect attempted and not recorded one of each counter it could have moved. CQError stays 0.
+//! A session step may fail only when a disable, a pause or a reset overlapped it, or with the
+//! connection manager's timeout (a wall-clock outcome under load); a refused NDK open only
+//! during a disable. The peer's frames discarded by the paused DUT are bounded the
+//! same way: the frames it sent to the protocols, plus at most its RoCEv2 frames.
+//!
+//! Last, the DUT is paused and halted with work in flight: the peer still sending frames and
+//! LLDPDUs to it, senders on every CPU still calling (NDIS completes their sends with PAUSED
+//! from the pause on), an `OID_NDK_SET_STATE` work item just queued, its timers armed. No
+//! violation, no leak (checked at halt).
 //!
 //! Size: about 20,000 operations in CI (seconds); `DCBNDK_STRESS_OPS=N` scales every thread's
 //! share to N operations in all (README.md, "What the kit checks").
@@ -31,23 +54,25 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use dcbndk_core::ndk::counters::Totals;
-use dcbndk_core::ndk::tables::EntryId;
-use dcbndk_core::ndk::{Activity, Applied, Refused};
+use dcbndk_core::ndk::counters::{Counter, Totals};
 use ndis_sys::ntddndis::{
     OID_GEN_RCV_OK, OID_GEN_STATISTICS, OID_GEN_XMIT_OK, OID_NDK_SET_STATE, OID_NDK_STATISTICS,
     OID_QOS_OPERATIONAL_PARAMETERS, OID_QOS_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
 };
-use ndis_sys::status::{NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS};
+use ndis_sys::status::{
+    NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS, STATUS_IO_TIMEOUT,
+};
 
 use super::dcbx::{REMOTE, expect_operational_is, last};
 use super::qos::Request;
 use super::workload::{
-    Caps, DUT_MAC, PEER_MAC, connection, count, counter, frames, invalid_request, registry,
-    set_filter, valid_request,
+    Attempts, Caps, DUT_MAC, PEER_MAC, add_totals, addresses, counter, frames, invalid_request,
+    registry, session, set_filter, valid_request,
 };
 use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
+use crate::sim::consumer::NdkConsumer;
 use crate::sim::ndk::{Rng, decode_statistics};
+use crate::sim::ndk_traffic::{Framing, PORT, Pace, Record, Traffic};
 use crate::sim::{Adapter, Registry, lock};
 
 /// The group.
@@ -55,7 +80,7 @@ use crate::sim::{Adapter, Registry, lock};
 pub fn group() -> Group {
     Group {
         name: "Stress",
-        description: "a mixed concurrent workload under the verifier: sends from every CPU, OIDs on both paths, DCBX, NDK flips and activity, pause/restart, reset, halt with work in flight; sent = completed, every counter exact, no violation, no leak",
+        description: "a mixed concurrent workload under the verifier: sends from every CPU, NDK consumer sessions, OIDs on both paths, DCBX, NDK flips, pause/restart, reset, halt with work in flight; sent = completed, counters exact (NDK within the sessions' bounds), no violation, no leak",
         cases,
     }
 }
@@ -85,7 +110,7 @@ fn cases() -> Vec<Case> {
 struct Shares {
     /// Send calls per CPU.
     sends: u64,
-    /// NDK activities per CPU.
+    /// NDK consumer sessions per CPU, at least (they go on while the other workers run).
     ndk: u64,
     /// Regular OID requests (and resets).
     oids: u64,
@@ -98,14 +123,14 @@ struct Shares {
 }
 
 impl Shares {
-    /// `total` operations over `cpus` CPUs: a quarter sends, a third NDK activity, an eighth
-    /// regular OIDs, a fifth the peer's, a twentieth direct-path queries, 1 in 250
-    /// pause/restart cycles.
+    /// `total` operations over `cpus` CPUs: a quarter sends, 1 in 500 NDK consumer sessions
+    /// (each some ten operations of the consumer's), an eighth regular OIDs, a fifth the peer's,
+    /// a twentieth direct-path queries, 1 in 250 pause/restart cycles.
     fn of(total: u64, cpus: u64) -> Self {
         let cpus = cpus.max(1);
         Self {
             sends: (total / 4 / cpus).max(1),
-            ndk: (total / 3 / cpus).max(1),
+            ndk: (total / 500 / cpus).max(1),
             oids: (total / 8).max(1),
             cycles: (total / 250).max(1),
             peer: (total / 5).max(1),
@@ -138,14 +163,27 @@ struct Tally {
     resets: AtomicU64,
     flips: AtomicU64,
     cycles: AtomicU64,
-    ndk_accepted: AtomicU64,
-    ndk_refused: AtomicU64,
+    /// NDK consumer sessions: completed, and ended by a step that failed while a disable, pause
+    /// or reset overlapped them.
+    sessions: AtomicU64,
+    sessions_cut: AtomicU64,
+    /// Sessions ended by a connection manager's timeout ([`cm_timed_out`]).
+    sessions_timed_out: AtomicU64,
+    /// NDK opens refused during a disable.
+    opens_refused: AtomicU64,
+    /// Sessions a disable overlapped (their counts at the DUT are not known).
+    sessions_disabled: AtomicU64,
+    /// Odd while the regular OID thread's disable-enable pair is under way; every pair adds 2.
+    ndk_epoch: AtomicU64,
+    /// Odd while a pause-restart cycle or a reset is under way; every one adds 2.
+    pnp_epoch: AtomicU64,
     direct_queries: AtomicU64,
     /// The last QoS request the DUT accepted, and the peer's last setting.
     dut_local: Mutex<Option<Request>>,
     peer_setting: Mutex<Option<Request>>,
-    /// The NDK totals the threads' accepted activity adds up to.
-    totals: Mutex<Totals>,
+    /// The NDK counters the consumer sessions account for: the DUT's and the peer's floors and
+    /// ceilings (`ndk_thread`).
+    ndk: Mutex<NdkBounds>,
     /// NDIS serializes pause, restart and reset on a miniport.
     pnp: Mutex<()>,
     failures: Mutex<Vec<String>>,
@@ -219,81 +257,171 @@ fn sender(dut: &Adapter, cpu: u32, sends: u64, tally: &Tally) {
     }
 }
 
-/// One CPU's NDK activity: batches at DISPATCH_LEVEL, counting what the driver accepted (a
-/// concurrent `OID_NDK_SET_STATE` may refuse any of it, or drain its connections); at the end
-/// it closes what it still has open.
-fn ndk_thread(dut: &Adapter, cpu: u32, ops: u64, tally: &Tally) {
+/// What the NDK counters of the DUT (A) and the peer (B) must be, from the consumer sessions:
+/// at least `floor`, at most `ceiling` (the connection counters; the frames and octets have no
+/// ceiling: on the wall clock a transport or CM timer may send a packet again).
+#[derive(Debug, Default)]
+struct NdkBounds {
+    floor: [Totals; 2],
+    ceiling: [Totals; 2],
+}
+
+/// The connection counters of `t`: the frames and octets cleared.
+fn connection_counters(mut t: Totals) -> Totals {
+    for c in [
+        Counter::RdmaInOctets,
+        Counter::RdmaOutOctets,
+        Counter::RdmaInFrames,
+        Counter::RdmaOutFrames,
+    ] {
+        t.counts[c as usize] = 0;
+    }
+    t
+}
+
+impl NdkBounds {
+    /// Accounts for one session: `record` what it did, `attempts` what it attempted,
+    /// `disabled` whether a disable of the DUT's NDK overlapped it.
+    ///
+    /// Floors: a recorded event was counted by the peer (never disabled) and, unless a disable
+    /// overlapped the session, by the DUT; frames and octets as if untagged (the DUT's QoS
+    /// changes under the session: a tag adds octets, never removes any). Ceilings of the
+    /// connection counters: the recorded events, and for every connect attempted but not
+    /// recorded (its outcome unknown) one of each counter it could have moved: Connect,
+    /// ConnectFailure, ConnectionError at the DUT, Accept, ConnectFailure, ConnectionError at
+    /// the peer; for a refusal not recorded, the DUT's ConnectFailure.
+    fn account(&mut self, record: &Record, attempts: Attempts, disabled: bool) {
+        let [a, b] = record.expected(Framing::DEFAULT);
+        if !disabled {
+            add_totals(&mut self.floor[0], &a.totals);
+        }
+        add_totals(&mut self.floor[1], &b.totals);
+        let mut unknown = [Totals::default(); 2];
+        let connects = attempts.connects - record.connected();
+        let refusals = attempts.refusals - record.refused();
+        for c in [
+            Counter::Connect,
+            Counter::ConnectFailure,
+            Counter::ConnectionError,
+        ] {
+            unknown[0].counts[c as usize] += connects;
+        }
+        for c in [
+            Counter::Accept,
+            Counter::ConnectFailure,
+            Counter::ConnectionError,
+        ] {
+            unknown[1].counts[c as usize] += connects;
+        }
+        unknown[0].counts[Counter::ConnectFailure as usize] += refusals;
+        for (end, e) in [a, b].iter().enumerate() {
+            add_totals(&mut self.ceiling[end], &connection_counters(e.totals));
+            add_totals(&mut self.ceiling[end], &unknown[end]);
+        }
+    }
+
+    /// Checks `got`, `end`'s counters (0 the DUT, 1 the peer).
+    fn check(&self, end: usize, got: &Totals) -> Result<(), String> {
+        let who = ["the DUT", "the peer"][end];
+        ensure(got.is_at_least(&self.floor[end]), || {
+            format!(
+                "{who}'s NDK counters {got:?} below what its completed traffic counts {:?}",
+                self.floor[end]
+            )
+        })?;
+        let conn = connection_counters(*got);
+        ensure(self.ceiling[end].is_at_least(&conn), || {
+            format!(
+                "{who}'s NDK connection counters {conn:?} above what its sessions attempted {:?}",
+                self.ceiling[end]
+            )
+        })
+    }
+}
+
+/// Whether a session's failure `e` is the connection manager's timeout: on the wall clock, under
+/// the senders' load, a CM message the link had no room for is lost (`perform::rdma`'s
+/// `send_cm`) and a handshake not answered within its retries ends `STATUS_IO_TIMEOUT` (at the
+/// listener, with no connect event). Either is a wall-clock outcome, not a miscount.
+fn cm_timed_out(e: &str) -> bool {
+    e.contains(&STATUS_IO_TIMEOUT.to_string()) || e.contains("no ConnectEvent")
+}
+
+/// One CPU's NDK consumer: sessions between the DUT (connecting) and the peer (listening on a
+/// port of this thread's) on the wall clock, at least `sessions` and on until `stop`. A step
+/// may fail only when a disable, a pause or a reset overlapped its session (the epochs of
+/// [`Tally`]) or with the CM's timeout ([`cm_timed_out`]); each session is accounted for in
+/// [`NdkBounds`]. Every object is closed at the
+/// end of its session (`Traffic::close`, or on a failure the consumer's close of its NDK
+/// adapter, which frees what is left on it).
+fn ndk_thread(
+    dut: &Adapter,
+    peer: &Adapter,
+    cpu: u32,
+    sessions: u64,
+    stop: &AtomicBool,
+    tally: &Tally,
+) {
     let _pinned = crate::sim::exports::run_on_processor(cpu);
     let mut rng = Rng::new(0x0ADC ^ u64::from(cpu));
-    let mut totals = Totals::default();
-    let mut open: Vec<EntryId> = Vec::new();
-    let mut made = u64::from(cpu) * 1_000_000;
-    let mut done = 0u64;
-    let apply = |batch: &[Activity], totals: &mut Totals, open: &mut Vec<EntryId>| {
-        let results = dut.at_dispatch(|h| batch.iter().map(|a| h.report(a)).collect::<Vec<_>>());
-        for (a, r) in batch.iter().zip(results) {
-            match r {
-                Ok(applied) => {
-                    add(&tally.ndk_accepted, 1);
-                    count(totals, a);
-                    if let Applied::Added(id) = applied {
-                        open.push(id);
-                    }
+    let port = PORT + 2 * u16::try_from(cpu % 1000).unwrap_or(0);
+    let not_ready = format!("open: {NDIS_STATUS_ADAPTER_NOT_READY:#x}");
+    let (mut done, mut refused) = (0u64, 0u64);
+    // A bound on the run if the others take long: ten times the share.
+    while (done < sessions || !stop.load(Ordering::Acquire)) && done < 10 * sessions {
+        if !lock(&tally.failures).is_empty() {
+            return;
+        }
+        let epochs = || {
+            (
+                tally.ndk_epoch.load(Ordering::SeqCst),
+                tally.pnp_epoch.load(Ordering::SeqCst),
+            )
+        };
+        let before = epochs();
+        let v6 = rng.below(2) == 0;
+        let mut traffic = match Traffic::new(dut, peer, Pace::Wall) {
+            Ok(t) => t.on_port(port),
+            Err(e) => {
+                let disabled = before.0 % 2 == 1 || epochs().0 != before.0;
+                if e == not_ready && disabled && refused < 100_000 {
+                    // Tried again once the disable-enable pair is over.
+                    add(&tally.opens_refused, 1);
+                    refused += 1;
+                    std::thread::sleep(Duration::from_micros(50));
+                    continue;
                 }
-                Err(Refused::Full) => {
-                    // A connection refused for a full table counts as a ConnectFailure.
-                    add(&tally.ndk_refused, 1);
-                    count(totals, &Activity::ConnectFailure);
-                }
-                Err(Refused::Disabled | Refused::Unknown) => add(&tally.ndk_refused, 1),
+                tally.fail(format!("CPU {cpu}'s NDK consumer: {e}"));
+                return;
             }
+        };
+        done += 1;
+        let mut attempts = Attempts::default();
+        let outcome = session(&mut rng, &mut traffic, v6, &mut attempts);
+        let record = traffic.record.clone();
+        let closed = traffic.close();
+        let after = epochs();
+        let disabled = before.0 % 2 == 1 || after.0 != before.0;
+        let disturbed = disabled || before.1 % 2 == 1 || after.1 != before.1;
+        let outcome = outcome.and_then(|()| closed.map(|_| ()));
+        if let Err(e) = outcome {
+            if cm_timed_out(&e) {
+                add(&tally.sessions_timed_out, 1);
+            } else if disturbed {
+                add(&tally.sessions_cut, 1);
+            } else {
+                tally.fail(format!(
+                    "CPU {cpu}'s NDK session {done} (nothing overlapped it): {e}"
+                ));
+                return;
+            }
+        } else {
+            add(&tally.sessions, 1);
         }
-    };
-    while done < ops {
-        let n = (1 + rng.below(32)).min(ops - done);
-        let mut batch = Vec::new();
-        for _ in 0..n {
-            let roll = rng.below(100);
-            let a = match roll {
-                0..=39 => Activity::Sent {
-                    octets: 64 + rng.below(9000),
-                    frames: 1 + rng.below(8),
-                },
-                40..=79 => Activity::Received {
-                    octets: 64 + rng.below(9000),
-                    frames: 1 + rng.below(8),
-                },
-                80..=87 if open.len() < 8 => {
-                    made += 1;
-                    // An open ends the batch: its id is needed before anything closes it.
-                    batch.push(if roll.is_multiple_of(2) {
-                        Activity::Connect(connection(made))
-                    } else {
-                        Activity::Accept(connection(made))
-                    });
-                    break;
-                }
-                80..=93 if !open.is_empty() => {
-                    let id = open.swap_remove(rng.below(open.len() as u64) as usize);
-                    if roll.is_multiple_of(3) {
-                        Activity::ConnectionError(id)
-                    } else {
-                        Activity::Disconnect(id)
-                    }
-                }
-                94..=96 => Activity::CqError,
-                _ => Activity::ConnectFailure,
-            };
-            batch.push(a);
+        if disabled {
+            add(&tally.sessions_disabled, 1);
         }
-        done += batch.len() as u64;
-        apply(&batch, &mut totals, &mut open);
-    }
-    let closes: Vec<Activity> = open.drain(..).map(Activity::Disconnect).collect();
-    apply(&closes, &mut totals, &mut open);
-    let mut all = lock(&tally.totals);
-    for (sum, mine) in all.counts.iter_mut().zip(totals.counts) {
-        *sum += mine;
+        lock(&tally.ndk).account(&record, attempts, disabled);
     }
 }
 
@@ -327,11 +455,13 @@ fn oid_thread(dut: &Adapter, caps: Caps, ops: u64, tally: &Tally) {
                 40..=54 => {
                     // Disabled, then enabled again: the NDK threads meet short disabled windows
                     // (and a disable that drains their connections), not a coin's state.
+                    tally.ndk_epoch.fetch_add(1, Ordering::SeqCst);
                     for enable in [0u8, 1] {
                         let out = dut.set(OID_NDK_SET_STATE, &[enable]);
                         expect_eq("OID_NDK_SET_STATE", out.status, NDIS_STATUS_SUCCESS)?;
                         add(&tally.flips, 1);
                     }
+                    tally.ndk_epoch.fetch_add(1, Ordering::SeqCst);
                 }
                 55..=69 => {
                     let (now, _) = decode_statistics(dut.query(OID_NDK_STATISTICS, 248).data())
@@ -357,7 +487,9 @@ fn oid_thread(dut: &Adapter, caps: Caps, ops: u64, tally: &Tally) {
                 _ => {
                     let _serial = tally.pnp();
                     if dut.phase() == crate::sim::adapter::Phase::Running {
+                        tally.pnp_epoch.fetch_add(1, Ordering::SeqCst);
                         let (status, _) = dut.reset();
+                        tally.pnp_epoch.fetch_add(1, Ordering::SeqCst);
                         expect_eq("MiniportResetEx", status, NDIS_STATUS_SUCCESS)?;
                         add(&tally.resets, 1);
                     }
@@ -382,9 +514,11 @@ fn pause_restart(dut: &Adapter, cycles: u64, calls: u64, tally: &Tally) {
             std::thread::sleep(Duration::from_micros(200));
         }
         let _serial = tally.pnp();
+        tally.pnp_epoch.fetch_add(1, Ordering::SeqCst);
         let p = dut.pause();
         std::thread::sleep(Duration::from_micros(100));
         let r = dut.restart();
+        tally.pnp_epoch.fetch_add(1, Ordering::SeqCst);
         if p != NDIS_STATUS_SUCCESS || r != NDIS_STATUS_SUCCESS {
             tally.fail(format!("cycle {i}: pause {p:#010x}, restart {r:#010x}"));
             return;
@@ -499,6 +633,15 @@ pub fn mixed(total: u64) -> CaseResult {
     let peer = started(registry(wire, PEER_MAC))?;
     set_filter(&dut)?;
     set_filter(&peer)?;
+    dut.set_ip_addresses(&addresses(true));
+    peer.set_ip_addresses(&addresses(false));
+    // An NDK adapter open on each for the whole run, as SMB Direct keeps one on every RDMA
+    // adapter: a packet a timer sent again after its answer, arriving after its session closed,
+    // is the RDMA engine's (counted, no QP takes it), never a frame for the protocols.
+    let mut resident = Some((
+        NdkConsumer::open_lowest(&dut).map_err(|s| format!("the DUT's NDK open: {s:#x}"))?,
+        NdkConsumer::open_lowest(&peer).map_err(|s| format!("the peer's NDK open: {s:#x}"))?,
+    ));
     let caps = Caps::of(&dut)?;
     let cpus = processors();
     let shares = Shares::of(total, u64::from(cpus));
@@ -506,20 +649,22 @@ pub fn mixed(total: u64) -> CaseResult {
     let (at_peer, at_dut) = (AtomicU64::new(0), AtomicU64::new(0));
     let pinned = AtomicUsize::new(0);
     let workers_done = AtomicBool::new(false);
+    let ndk_stop = AtomicBool::new(false);
     let peer_phase = PeerPhase::default();
     let result = std::thread::scope(|s| -> Result<(), String> {
         let peer_handle = s.spawn(|| peer_thread(&peer, caps, shares.peer, &peer_phase, &tally));
         let direct = s.spawn(|| direct_querier(&dut, shares.direct, &tally));
         let mut workers = Vec::new();
+        let mut consumers = Vec::new();
         for cpu in 0..cpus {
-            let (dut, tally, pinned) = (&dut, &tally, &pinned);
+            let (dut, peer, tally, pinned, stop) = (&dut, &peer, &tally, &pinned, &ndk_stop);
             workers.push(s.spawn(move || {
                 if crate::sim::exports::run_on_processor(cpu) {
                     pinned.fetch_add(1, Ordering::Relaxed);
                 }
                 sender(dut, cpu, shares.sends, tally);
             }));
-            workers.push(s.spawn(move || ndk_thread(dut, cpu, shares.ndk, tally)));
+            consumers.push(s.spawn(move || ndk_thread(dut, peer, cpu, shares.ndk, stop, tally)));
         }
         workers.push(s.spawn(|| oid_thread(&dut, caps, shares.oids, &tally)));
         let (calls, dut_ref, tally_ref) = (shares.sends * u64::from(cpus), &dut, &tally);
@@ -535,6 +680,10 @@ pub fn mixed(total: u64) -> CaseResult {
             for w in workers {
                 w.join().map_err(|_| "a worker panicked")?;
             }
+            ndk_stop.store(true, Ordering::Release);
+            for c in consumers {
+                c.join().map_err(|_| "an NDK consumer panicked")?;
+            }
             // The peer's share done (it sends again during the halt below, uncounted).
             while !peer_phase.share_done.load(Ordering::Acquire) && !peer_handle.is_finished() {
                 std::thread::sleep(Duration::from_millis(1));
@@ -546,25 +695,31 @@ pub fn mixed(total: u64) -> CaseResult {
                 return Err(failures.join("\n"));
             }
             settle(&dut, &peer, &tally, &at_peer, &at_dut)?;
+            // NDIS closes every NDK adapter before it halts the miniport.
+            drop(resident.take());
             // Halt with work in flight, the peer sending again.
             peer_phase.tail.store(true, Ordering::Release);
             halt_in_flight(&dut, cpus, &tally)
         })();
         // Whatever happened, every thread of the scope ends.
         workers_done.store(true, Ordering::Release);
+        ndk_stop.store(true, Ordering::Release);
         peer_phase.stop.store(true, Ordering::Release);
         outcome
     });
+    drop(resident);
     let peer_finished = finish(peer).map_err(|e| format!("the peer: {e}"));
     result?;
     peer_finished?;
     let failures = lock(&tally.failures).clone();
     ensure(failures.is_empty(), || failures.join("\n"))?;
     note(format!(
-        "{} operations in {:.2} s on {cpus} CPUs ({} of {} senders kept on their CPU): {} send calls, {} NBLs, {} completed SUCCESS (all reached the peer), {} PAUSED; {} NDK activities ({} accepted); {} regular OIDs ({} NDK flips, {} resets); {} pause/restart cycles; {} direct statistics queries; the peer sent {} frames and {} settings; during the pause and halt {} NBLs ({} SUCCESS, {} PAUSED); 0 violations, 0 leaks",
+        "{} operations in {:.2} s on {cpus} CPUs ({} of {} senders kept on their CPU): {} send calls, {} NBLs, {} completed SUCCESS (all reached the peer), {} PAUSED; {} NDK consumer sessions ({} completed, {} cut short by a disable, pause or reset, {} by a CM timeout, {} overlapped by a disable; {} opens refused during a disable); {} regular OIDs ({} NDK flips, {} resets); {} pause/restart cycles; {} direct statistics queries; the peer sent {} frames and {} settings; during the pause and halt {} NBLs ({} SUCCESS, {} PAUSED); 0 violations, 0 leaks",
         get(&tally.sends.calls)
-            + get(&tally.ndk_accepted)
-            + get(&tally.ndk_refused)
+            + get(&tally.sessions)
+            + get(&tally.sessions_cut)
+            + get(&tally.sessions_timed_out)
+            + get(&tally.opens_refused)
             + get(&tally.oids)
             + get(&tally.cycles)
             + get(&tally.direct_queries)
@@ -576,8 +731,12 @@ pub fn mixed(total: u64) -> CaseResult {
         get(&tally.sends.offered),
         get(&tally.sends.ok),
         get(&tally.sends.paused),
-        get(&tally.ndk_accepted) + get(&tally.ndk_refused),
-        get(&tally.ndk_accepted),
+        get(&tally.sessions) + get(&tally.sessions_cut) + get(&tally.sessions_timed_out),
+        get(&tally.sessions),
+        get(&tally.sessions_cut),
+        get(&tally.sessions_timed_out),
+        get(&tally.sessions_disabled),
+        get(&tally.opens_refused),
         get(&tally.oids),
         get(&tally.flips),
         get(&tally.resets),
@@ -635,21 +794,26 @@ fn settle(
     })?;
     // Every frame the peer sent reached the DUT (the last ones within a link timer's tick):
     // indicated (RCV_OK, and seen by the protocol) or, while it was paused, discarded
-    // (NDIS_STATISTICS_INFO's first counter, ifInDiscards).
+    // (NDIS_STATISTICS_INFO's first counter, ifInDiscards). A paused adapter discards the
+    // peer's RoCEv2 frames too, and how many met a pause is not known: the discards are at
+    // most that many more, the RoCEv2 frames the peer sent (its RDMAOutFrames).
+    let (peer_ndk, peer_active) = peer
+        .ndk_statistics_direct()
+        .ok_or("the peer's OID_NDK_STATISTICS (direct) failed")?;
+    let roce = peer_ndk.get(Counter::RdmaOutFrames);
     let mut counts = (0, 0);
+    let sent = get(&tally.peer_sent);
     let arrived = eventually(|| {
         let rcv = counter(dut, OID_GEN_RCV_OK).unwrap_or(0);
         let stats = dut.query(OID_GEN_STATISTICS, 152);
         let discards = u64::from_le_bytes(stats.buffer[8..16].try_into().unwrap_or_default());
         counts = (rcv, discards);
-        rcv + discards == get(&tally.peer_sent)
+        (sent..=sent + roce).contains(&(rcv + discards))
     });
     ensure(arrived, || {
         format!(
-            "the peer sent {} frames to the DUT, which indicated {} and discarded {}",
-            get(&tally.peer_sent),
-            counts.0,
-            counts.1
+            "the peer sent {sent} frames to the DUT (and {roce} RoCEv2 frames), which indicated {} and discarded {}",
+            counts.0, counts.1
         )
     })?;
     collect(dut, peer, at_peer, at_dut);
@@ -658,16 +822,17 @@ fn settle(
         counts.0,
         get(at_dut),
     )?;
-    // NDK: every counter equals the accepted activity; no connection left open.
+    // NDK: each adapter's counters within what its consumer sessions account for
+    // (`NdkBounds`); no connection left open.
     let (totals, active) = dut
         .ndk_statistics_direct()
         .ok_or("OID_NDK_STATISTICS (direct) failed")?;
-    expect_eq(
-        "NDK counters = the accepted activity",
-        totals,
-        *lock(&tally.totals),
-    )?;
+    let bounds = lock(&tally.ndk);
+    bounds.check(0, &totals)?;
+    bounds.check(1, &peer_ndk)?;
     expect_eq("ActiveConnection", active, 0)?;
+    expect_eq("the peer's ActiveConnection", peer_active, 0)?;
+    drop(bounds);
     // The last request accepted is operational (nothing overtook it).
     if let Some(local) = lock(&tally.dut_local).clone() {
         expect_operational_is(dut, "operational set = the last request accepted", &local)?;

@@ -1,5 +1,4 @@
-//! # The randomized low resources case (issue 19, part 3) and the workload pieces the Stress
-//! group shares with it
+//! # The randomized low resources case, and the workload pieces the Stress group shares with it
 //!
 //! Driver Verifier's "randomized low resources simulation": a seeded mixed workload on a DUT
 //! that is initialized under `sim::faults`' randomized mode (each failable NDIS call fails with
@@ -7,28 +6,51 @@
 //! a run is the same on every host). Operations, drawn from the seed: `OID_QOS_PARAMETERS` sets,
 //! valid and invalid, with 0..64 classification elements; QoS and counter queries; sends to the
 //! peer; frames from the peer; the peer changing its DCB setting (an LLDPDU arrives) and the
-//! clock moving on (the DCBX schedule); `OID_NDK_SET_STATE` flips; NDK activity and statistics on
-//! both OID paths; pause/restart; reset; and replugging the DUT (halt, then MiniportInitializeEx
-//! under the randomized faults until it comes up); at the end halt and, once every seed ran,
+//! clock moving on (the DCBX schedule); `OID_NDK_SET_STATE` flips; the simulated NDK consumer
+//! (below); NDK statistics on both OID paths; pause/restart; reset; and replugging the DUT
+//! (halt, then MiniportInitializeEx under the randomized faults until it comes up, TCP/IP
+//! giving it its addresses again); at the end halt and, once every seed ran,
 //! MiniportDriverUnload.
+//!
+//! The NDK consumer reaches the DUT only as Windows does, through the NDK adapter it opens
+//! (`sim::consumer`) and the provider's dispatch tables. Each time it first opens the DUT's NDK
+//! adapter under the faults and closes it: `NDIS_STATUS_ADAPTER_NOT_READY` while NDK is disabled
+//! (the OPEN_NDK_ADAPTER_HANDLER page), `NDIS_STATUS_RESOURCES` when an injected failure landed
+//! in the open (the page's status for a shortage; nothing counted, nothing left allocated),
+//! else success, paused or not (the open depends on NDK's state alone). While the DUT runs, a
+//! session follows between the DUT (A, `10.0.0.1`/`fd00::1`) and the peer (B, `.2`), RoCEv2 on
+//! the manual wire (`sim::ndk_traffic`): a connect now and then refused, a connection, 1 to 3
+//! SENDs, RDMA WRITEs or READs of up to 4 KiB from either end, a disconnect, every object
+//! closed. \[A choice: no session while the DUT is paused. Its link is stopped and it discards
+//! the RoCEv2 frames it receives, so a session could only time out, which the consumer's
+//! model does not describe.\] The session runs with injection suspended
+//! (`Scope::suspend`): its failable calls (the provider's object creations, registrations)
+//! would fail somewhere inside a connection's exchange, where what the two ends counted
+//! depends on which message was lost and what the peer resent, which the session's record
+//! cannot say; those calls' failures are swept one at a time, each with its documented status,
+//! by the NDK object and conformance groups' low resources cases. The note counts them.
 //!
 //! A model of what the DUT must show follows each operation: the operational QoS set (a refused
 //! request leaves the previous one in force and raises no indication), the remote set after the
-//! peer's change, frames sent and received, `OID_GEN_XMIT_OK`/`RCV_OK`, the NDK state and every
-//! NDK counter, exactly. A failed initialize must fail with the status its injected failure calls
-//! for (`low_resources::resources_or_failure`), leave nothing allocated, and the next try must
+//! peer's change, frames sent and received, `OID_GEN_XMIT_OK`/`RCV_OK` (the provider's RoCEv2
+//! frames are not NBLs and count in neither, only in the NDK counters), the NDK state, and every
+//! NDK counter of both adapters exactly: each session's [`Record::expected`] totals, framed as
+//! each end frames them (a 1514-byte `*JumboPacket`: path MTU 1024; a frame tagged when its
+//! sender's operational set gives NDK traffic a priority, [`tags_roce`]), and no connection
+//! active after the session. The clock moves 1 ms at a time during a session; the DCBX timers
+//! that fire meanwhile send LLDPDUs, which are the agents' and change no remote set. A failed
+//! initialize must fail with the status its injected failure calls for
+//! (`low_resources::resources_or_failure`), leave nothing allocated, and the next try must
 //! work; an initialize that succeeded with a tolerated failure (a keyword NDIS could not read:
 //! the adapter runs with the keyword's default, so not on the wire or with the address the
 //! workload needs) is halted, leak-checked, and plugged again. Nothing may panic, and the
 //! verifier must find nothing (leaks at halt, after a failed initialize and at unload included).
 //!
-//! Figures measured so far: after MiniportInitializeEx the driver makes **no** failable NDIS call
-//! (its buffers, NBLs, timers and work item are allocated at initialize), so every injected
-//! failure lands in an initialize; the note counts the failable calls seen outside initialize
-//! (0). Should the driver come to make one, a failure injected in an `OID_QOS_PARAMETERS`
-//! request is expected to return `NDIS_STATUS_RESOURCES` and leave the previous parameters in
-//! force; anywhere else the model expects the operation to succeed, and the case fails with
-//! the seed (a new expectation to write, not a flake).
+//! Outside initialize the driver's failable calls are the NDK adapter's open and the
+//! provider's (the note counts those outside initialize and those in sessions). A failure
+//! injected in an `OID_QOS_PARAMETERS` request is expected to return `NDIS_STATUS_RESOURCES`
+//! and leave the previous parameters in force; anywhere else the model expects the operation
+//! to succeed, and the case fails with the seed (a new expectation to write, not a flake).
 //!
 //! Run size (README.md, "What the kit checks"): 5 seeds of 10,000 operations at p = 1 % in CI;
 //! `DCBNDK_RANDOM_SEEDS=N` runs N seeds, `DCBNDK_RANDOM_OPS=N` N operations per seed,
@@ -39,16 +61,15 @@ use dcbndk_core::ndis::{
     NDIS_PACKET_TYPE_ALL_MULTICAST, NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED,
 };
 use dcbndk_core::ndk::counters::{Counter, Totals};
-use dcbndk_core::ndk::tables::{Connection, EntryId, Owner, SockAddr};
-use dcbndk_core::ndk::{Activity, Applied, Refused};
+use dcbndk_core::qos::params::condition;
 use ndis_sys::ntddndis::{
     OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_RCV_OK, OID_GEN_XMIT_OK, OID_NDK_SET_STATE,
     OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
     OID_QOS_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
 };
 use ndis_sys::status::{
-    NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED,
-    NDIS_STATUS_PAUSED, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
+    NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_INVALID_PARAMETER,
+    NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_PAUSED, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
 };
 use ndis_sys::types::NDIS_STATUS;
 
@@ -57,8 +78,10 @@ use super::low_resources::{TOLERATED, resources_or_failure};
 use super::qos::{ALL_CONFIGURED, Request};
 use super::{Case, CaseResult, expect_eq, note};
 use crate::sim::clock::{advance, fresh_manual_wire};
+use crate::sim::consumer::NdkConsumer;
 use crate::sim::faults::{Export, Mode, Scope};
 use crate::sim::ndk::{Rng, decode_statistics};
+use crate::sim::ndk_traffic::{End, Framing, PORT, Pace, Record, Traffic, ip4, ip6};
 use crate::sim::{Adapter, Registry, Sim, adapter::Phase};
 
 /// The seeds CI runs (`DCBNDK_RANDOM_SEEDS` runs more: these first, then [`nth_seed`]'s).
@@ -85,9 +108,131 @@ pub const DUT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x19, 0x01];
 /// The peer's.
 pub const PEER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x19, 0x02];
 
-/// Connections the DUT's table holds (`SimNdkMaxConnections`); the workload keeps at most half
-/// of them open, so none is refused for a full table.
+/// Connections each adapter's table holds (`SimNdkMaxConnections`): more than the consumer
+/// sessions ever have open at once (one each, a session per CPU in the Stress group), so none
+/// is refused for a full table.
 const MAX_CONNECTIONS: usize = 64;
+
+/// The DUT's and the peer's addresses, as TCP/IP gives them: the consumer's A and B
+/// (`sim::ndk_traffic`: A connects from `10.0.0.1`/`fd00::1` to B's listener on `.2`).
+#[must_use]
+pub fn addresses(a: bool) -> [std::net::IpAddr; 2] {
+    let last = if a { 1 } else { 2 };
+    [ip4(last), ip6(last)]
+}
+
+/// Whether an adapter whose operational set holds the classification elements of `set` tags
+/// the RoCEv2 frames of a connection on ND port `nd_port` (of the family `v6`): with `*QOS` 1
+/// priority tagging is on (spec §6.2), so a frame is tagged exactly when an element gives it a
+/// priority (spec §1.4, the classifier's rules in `dcbndk_core::datapath::classify`): an
+/// EtherType element of IPv4 or IPv6, a UDP or TCP-or-UDP port element of 4791, a
+/// NETDIRECT_PORT element of the connection's ND port (which every packet of the connection
+/// carries, its connection messages included), or a DEFAULT element.
+#[must_use]
+pub(crate) fn tags_roce(set: Option<&Request>, v6: bool, nd_port: u16) -> bool {
+    let ethertype = if v6 { 0x86DD } else { 0x0800 };
+    set.is_some_and(|r| {
+        r.elements.iter().any(|&(selector, field, priority)| {
+            priority <= 7
+                && match selector {
+                    condition::DEFAULT => true,
+                    condition::UDP_PORT | condition::TCP_OR_UDP_PORT => field == 4791,
+                    condition::ETHERTYPE => field == ethertype,
+                    condition::NETDIRECT_PORT => field == nd_port,
+                    _ => false,
+                }
+        })
+    })
+}
+
+/// What a session's `record` adds to A's and B's NDK counters when A tags its RoCEv2 frames or
+/// not (`tags[0]`), and B its own (`tags[1]`): [`Record::expected`] computes both ends from one
+/// framing, so each frame's octets are taken from the framing of its sender (the receiver
+/// counts the frame as it came off the wire).
+#[must_use]
+pub fn session_totals(record: &Record, tags: [bool; 2]) -> [Totals; 2] {
+    let framing = |tagged| Framing {
+        pmtu: Framing::DEFAULT.pmtu,
+        tagged,
+    };
+    let plain = record.expected(framing(false));
+    let tagged = record.expected(framing(true));
+    let pick = |t: bool| if t { &tagged } else { &plain };
+    let mut out = [plain[0].totals, plain[1].totals];
+    for (end, totals) in out.iter_mut().enumerate() {
+        totals.counts[Counter::RdmaOutOctets as usize] =
+            pick(tags[end])[end].totals.get(Counter::RdmaOutOctets);
+        totals.counts[Counter::RdmaInOctets as usize] =
+            pick(tags[1 - end])[end].totals.get(Counter::RdmaInOctets);
+    }
+    out
+}
+
+/// What a [`session`] attempted: each counted before the attempt.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Attempts {
+    /// Connects to the listener.
+    pub connects: u64,
+    /// Connects to a port nobody listens on.
+    pub refusals: u64,
+}
+
+/// One consumer session of `traffic`, drawn from `rng`: now and then a connect refused, then a
+/// connection over `v6`, 1 to 3 SENDs, RDMA WRITEs or READs of up to 4 KiB from either end,
+/// a disconnect by either end. What it attempts is added to `attempts`.
+///
+/// # Errors
+/// A step that failed.
+pub fn session(
+    rng: &mut Rng,
+    traffic: &mut Traffic<'_>,
+    v6: bool,
+    attempts: &mut Attempts,
+) -> Result<(), String> {
+    let end = |rng: &mut Rng| if rng.below(2) == 0 { End::A } else { End::B };
+    if rng.below(4) == 0 {
+        attempts.refusals += 1;
+        traffic.refused(v6)?;
+    }
+    attempts.connects += 1;
+    let link = traffic.connect(v6)?;
+    for _ in 0..1 + rng.below(3) {
+        let len = 1 + u32::try_from(rng.below(4096)).unwrap_or(0);
+        let from = end(rng);
+        match rng.below(3) {
+            0 => traffic.send(link, from, len)?,
+            kind => traffic.rdma(link, from, kind == 1, len)?,
+        }
+    }
+    let by = end(rng);
+    traffic.disconnect(link, by)
+}
+
+/// The NDK counters `record` adds to the DUT (A) and the peer (B), given their operational
+/// sets: each connection's frames on [`PORT`], a refused connect's on the port after it.
+#[must_use]
+pub(crate) fn record_totals(record: &Record, sets: [Option<&Request>; 2], v6: bool) -> [Totals; 2] {
+    let (refused, rest): (Vec<_>, Vec<_>) = record
+        .events
+        .iter()
+        .partition(|e| matches!(e, crate::sim::ndk_traffic::Event::Refused { .. }));
+    let mut sum = [Totals::default(); 2];
+    for (events, port) in [(rest, PORT), (refused, PORT + 1)] {
+        let part = Record { events };
+        let tags = sets.map(|set| tags_roce(set, v6, port));
+        for (s, t) in sum.iter_mut().zip(session_totals(&part, tags)) {
+            add_totals(s, &t);
+        }
+    }
+    sum
+}
+
+/// Adds `more` to `sum`, counter by counter.
+pub fn add_totals(sum: &mut Totals, more: &Totals) {
+    for (a, b) in sum.counts.iter_mut().zip(more.counts) {
+        *a += b;
+    }
+}
 
 /// The case, for `low_resources::cases`.
 #[must_use]
@@ -377,40 +522,6 @@ pub fn frames(rng: &mut Rng, src: [u8; 6], unicast: [u8; 6], count: usize) -> Ve
         .collect()
 }
 
-/// One NDK connection, unique by `n`.
-#[must_use]
-pub fn connection(n: u64) -> Connection {
-    let port = u16::try_from(1024 + n % 60_000).unwrap_or(1024);
-    let host = u8::try_from(n / 60_000 % 250).unwrap_or(0);
-    Connection {
-        local: SockAddr::v4([10, 9, host, 1], port),
-        remote: SockAddr::v4([10, 9, host, 2], 445),
-        owner: Owner::Kernel,
-        tcp_ports: (port, 445),
-    }
-}
-
-/// Adds what an accepted activity counts to `totals`.
-pub fn count(totals: &mut Totals, activity: &Activity) {
-    let mut add = |c: Counter, n: u64| totals.counts[c as usize] += n;
-    match *activity {
-        Activity::Connect(_) => add(Counter::Connect, 1),
-        Activity::Accept(_) => add(Counter::Accept, 1),
-        Activity::ConnectFailure => add(Counter::ConnectFailure, 1),
-        Activity::ConnectionError(_) => add(Counter::ConnectionError, 1),
-        Activity::CqError => add(Counter::CqError, 1),
-        Activity::Received { octets, frames } => {
-            add(Counter::RdmaInOctets, octets);
-            add(Counter::RdmaInFrames, frames);
-        }
-        Activity::Sent { octets, frames } => {
-            add(Counter::RdmaOutOctets, octets);
-            add(Counter::RdmaOutFrames, frames);
-        }
-        Activity::Disconnect(_) | Activity::Listen(_) | Activity::CloseEndpoint(_) => {}
-    }
-}
-
 /// An 8-byte counter OID's value.
 ///
 /// # Errors
@@ -473,10 +584,6 @@ struct Model {
     rcv_ok: u64,
     ndk_enabled: bool,
     totals: Totals,
-    open: Vec<EntryId>,
-    /// Connections a disable drained: the driver no longer knows them.
-    drained: Vec<EntryId>,
-    connections_made: u64,
 }
 
 /// The figures of a seed, for the note.
@@ -490,6 +597,13 @@ struct Figures {
     calls_outside_initialize: usize,
     refused_requests: usize,
     frames: u64,
+    /// Consumer sessions run, NDK opens refused (NDK disabled), opens failed by an injected
+    /// failure, opens while paused, and failable calls made with injection suspended.
+    sessions: usize,
+    opens_not_ready: usize,
+    opens_failed: usize,
+    opens_paused: usize,
+    suspended_calls: usize,
 }
 
 struct Run {
@@ -501,6 +615,8 @@ struct Run {
     peer_setting: Option<Request>,
     caps: Caps,
     model: Model,
+    /// The peer's NDK counters: what the sessions added (the peer is never replugged).
+    peer_totals: Totals,
     figures: Figures,
     attempts: u64,
 }
@@ -536,6 +652,13 @@ impl Run {
                     let status = dut.adapter.restart();
                     expect_eq("MiniportRestart", status, NDIS_STATUS_SUCCESS)?;
                     set_filter(&dut.adapter)?;
+                    for r in dut.adapter.set_ip_addresses(&addresses(true)) {
+                        expect_eq(
+                            "OID_GEN_NETWORK_LAYER_ADDRESSES",
+                            r.status,
+                            NDIS_STATUS_SUCCESS,
+                        )?;
+                    }
                     self.figures.calls_outside_initialize +=
                         dut.scope.outcome().calls.len() - outcome.calls.len();
                     dut.adapter.check().map_err(|e| format!("{at}: {e}"))?;
@@ -764,97 +887,59 @@ impl Run {
         let enable = self.rng.below(2) == 0;
         let r = dut.adapter.set(OID_NDK_SET_STATE, &[u8::from(enable)]);
         expect_eq("OID_NDK_SET_STATE", r.status, NDIS_STATUS_SUCCESS)?;
-        if self.model.ndk_enabled && !enable {
-            let open = std::mem::take(&mut self.model.open);
-            self.model.drained.extend(open);
-        }
         self.model.ndk_enabled = enable;
         Ok(())
     }
 
-    fn ndk_activity(&mut self, dut: &Dut) -> Result<(), String> {
-        let n = 1 + self.rng.below(16) as usize;
-        let mut batch = Vec::with_capacity(n);
-        let mut expected = Vec::with_capacity(n);
-        let mut open = self.model.open.clone();
-        for _ in 0..n {
-            let roll = self.rng.below(100);
-            let (a, e) = match roll {
-                0..=29 => (
-                    Activity::Sent {
-                        octets: 64 + self.rng.below(9000),
-                        frames: 1 + self.rng.below(8),
-                    },
-                    None,
-                ),
-                30..=59 => (
-                    Activity::Received {
-                        octets: 64 + self.rng.below(9000),
-                        frames: 1 + self.rng.below(8),
-                    },
-                    None,
-                ),
-                60..=74 if open.len() < MAX_CONNECTIONS / 2 => {
-                    self.model.connections_made += 1;
-                    let c = connection(self.model.connections_made);
-                    let a = if roll.is_multiple_of(2) {
-                        Activity::Connect(c)
-                    } else {
-                        Activity::Accept(c)
-                    };
-                    // Ended here: its id is needed before anything closes it.
-                    batch.push(a);
-                    expected.push(None);
-                    break;
-                }
-                75..=86 if !open.is_empty() => {
-                    let id = open.swap_remove(self.rng.below(open.len() as u64) as usize);
-                    let a = if roll.is_multiple_of(3) {
-                        Activity::ConnectionError(id)
-                    } else {
-                        Activity::Disconnect(id)
-                    };
-                    (a, None)
-                }
-                87..=89 if !self.model.drained.is_empty() => {
-                    let id = self.model.drained
-                        [self.rng.below(self.model.drained.len() as u64) as usize];
-                    (Activity::Disconnect(id), Some(Refused::Unknown))
-                }
-                90..=94 => (Activity::CqError, None),
-                _ => (Activity::ConnectFailure, None),
-            };
-            batch.push(a);
-            expected.push(e);
-        }
-        let results = dut
-            .adapter
-            .at_dispatch(|h| batch.iter().map(|a| h.report(a)).collect::<Vec<_>>());
-        for ((a, result), refused) in batch.iter().zip(results).zip(expected) {
-            let refused = if self.model.ndk_enabled {
-                refused
-            } else {
-                Some(Refused::Disabled)
-            };
-            match (result, refused) {
-                (Err(got), Some(want)) => expect_eq(&format!("{a:?} refused"), got, want)?,
-                (Ok(applied), None) => {
-                    count(&mut self.model.totals, a);
-                    match (a, applied) {
-                        (Activity::Connect(_) | Activity::Accept(_), Applied::Added(id)) => {
-                            self.model.open.push(id);
-                        }
-                        (Activity::Disconnect(id) | Activity::ConnectionError(id), _) => {
-                            self.model.open.retain(|o| o != id);
-                        }
-                        _ => {}
-                    }
-                }
-                (got, want) => {
-                    return Err(format!("{a:?}: got {got:?}, expected refusal {want:?}"));
-                }
+    /// The NDK consumer: opens the DUT's NDK adapter under the randomized faults (module
+    /// documentation), and while the DUT runs, a session with the peer with injection suspended.
+    fn ndk_session(&mut self, dut: &Dut) -> Result<(), String> {
+        let injected = dut.scope.outcome().injected.len();
+        let opened = NdkConsumer::open_lowest(&dut.adapter).map(NdkConsumer::close);
+        let failed = dut.scope.outcome().injected.len() > injected;
+        match (opened, self.model.ndk_enabled, failed) {
+            (Err(status), false, false) => {
+                self.figures.opens_not_ready += 1;
+                return expect_eq(
+                    "a consumer's NDK open while NDK is disabled",
+                    status,
+                    NDIS_STATUS_ADAPTER_NOT_READY,
+                );
+            }
+            (Err(status), true, true) => {
+                self.figures.opens_failed += 1;
+                return expect_eq(
+                    "a consumer's NDK open with an injected failure",
+                    status,
+                    NDIS_STATUS_RESOURCES,
+                );
+            }
+            (Ok(()), true, false) => {}
+            (got, enabled, failed) => {
+                return Err(format!(
+                    "a consumer's NDK open (NDK enabled: {enabled}, a failure injected: {failed}): {got:x?}"
+                ));
             }
         }
+        if !self.model.running {
+            // The open succeeds while the DUT is paused (the NDKPI ties it to NDK's state
+            // alone); no traffic then (module documentation).
+            self.figures.opens_paused += 1;
+            return Ok(());
+        }
+        let suspended = dut.scope.suspend();
+        let before = dut.scope.suspended_calls();
+        let v6 = self.rng.below(2) == 0;
+        let mut traffic = Traffic::new(&dut.adapter, &self.peer, Pace::Manual(self.wire))?;
+        session(&mut self.rng, &mut traffic, v6, &mut Attempts::default())?;
+        let record = traffic.close()?;
+        self.figures.suspended_calls += dut.scope.suspended_calls() - before;
+        drop(suspended);
+        let sets = [self.model.local.as_ref(), self.peer_setting.as_ref()];
+        let [a, b] = record_totals(&record, sets, v6);
+        add_totals(&mut self.model.totals, &a);
+        add_totals(&mut self.peer_totals, &b);
+        self.figures.sessions += 1;
         Ok(())
     }
 
@@ -866,7 +951,13 @@ impl Run {
         }
         .ok_or("OID_NDK_STATISTICS failed")?;
         expect_eq("NDK counters", totals, self.model.totals)?;
-        expect_eq("ActiveConnection", active, self.model.open.len() as u64)
+        expect_eq("ActiveConnection", active, 0)?;
+        let (totals, active) = self
+            .peer
+            .ndk_statistics_direct()
+            .ok_or("the peer's OID_NDK_STATISTICS failed")?;
+        expect_eq("the peer's NDK counters", totals, self.peer_totals)?;
+        expect_eq("the peer's ActiveConnection", active, 0)
     }
 
     fn counters(&self, dut: &Dut) -> Result<(), String> {
@@ -919,9 +1010,17 @@ impl Run {
                 self.ndk_flip(dut)?;
                 "OID_NDK_SET_STATE"
             }
-            670..=819 => {
-                self.ndk_activity(dut)?;
-                "NDK activity"
+            670..=699 => {
+                self.ndk_session(dut)?;
+                "NDK consumer"
+            }
+            700..=759 => {
+                self.send(dut)?;
+                "send"
+            }
+            760..=819 => {
+                self.receive(dut)?;
+                "receive"
             }
             820..=869 => {
                 self.ndk_statistics(dut)?;
@@ -969,6 +1068,7 @@ fn run_seed(seed: u64, ops: usize, per_million: u32) -> Result<String, String> {
     let wire = fresh_manual_wire();
     let peer = super::started(registry(wire, PEER_MAC))?;
     set_filter(&peer)?;
+    peer.set_ip_addresses(&addresses(false));
     let caps = Caps::of(&peer)?;
     let mut run = Run {
         rng: Rng::new(seed),
@@ -979,6 +1079,7 @@ fn run_seed(seed: u64, ops: usize, per_million: u32) -> Result<String, String> {
         peer_setting: None,
         caps,
         model: Model::default(),
+        peer_totals: Totals::default(),
         figures: Figures::default(),
         attempts: 0,
     };
@@ -1030,7 +1131,7 @@ fn run_seed(seed: u64, ops: usize, per_million: u32) -> Result<String, String> {
     finished?;
     let f = &figures;
     Ok(format!(
-        "{} initializations ({} failed cleanly, {} tolerated a keyword NDIS could not read), {} failable calls, {} injected failures, {} failable calls outside initialize, {} requests refused as the spec says, {} frames",
+        "{} initializations ({} failed cleanly, {} tolerated a keyword NDIS could not read), {} failable calls, {} injected failures, {} failable calls outside initialize, {} requests refused as the spec says, {} frames; NDK consumer: {} sessions ({} failable calls, injection suspended), opens {} refused (NDK disabled), {} failed by an injected failure, {} while paused",
         f.initializations,
         f.failed_initializations,
         f.tolerated,
@@ -1038,7 +1139,12 @@ fn run_seed(seed: u64, ops: usize, per_million: u32) -> Result<String, String> {
         f.injected,
         f.calls_outside_initialize,
         f.refused_requests,
-        f.frames
+        f.frames,
+        f.sessions,
+        f.suspended_calls,
+        f.opens_not_ready,
+        f.opens_failed,
+        f.opens_paused,
     ))
 }
 

@@ -52,13 +52,6 @@ pub fn allocations_tagged(adapter: &Adapter, tag: u32) -> usize {
     blocks_tagged(adapter, tag).len()
 }
 
-/// Held across each open and each close of an NDK adapter in this process: which blocks an
-/// open made is told by difference (the blocks under the tag after it, less those before), and
-/// a close checks those, so another thread's open or close between the two reads would lend it
-/// blocks that are not its own (a pool address freed by one and reused by the other). The
-/// driver's opens are not serialized by this: it only keeps the kit's count exact.
-static OPENING: Mutex<()> = Mutex::new(());
-
 /// The addresses of the pool blocks `adapter` holds under `tag`.
 fn blocks_tagged(adapter: &Adapter, tag: u32) -> Vec<usize> {
     let handle = adapter.shared().handle();
@@ -72,6 +65,13 @@ fn blocks_tagged(adapter: &Adapter, tag: u32) -> Vec<usize> {
 /// Miniport adapter handle -> NDK adapters open on it through [`NdkConsumer`]s (NDIS opens one
 /// per NDK consumer, and a miniport may have several open at once).
 static OPEN: LazyLock<Mutex<HashMap<usize, usize>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Held across an open or a close and its look at the blocks under the adapter object's tag:
+/// consumers on several threads (the Stress group's) then never take another open's blocks for
+/// their own, nor a block freed by one close and made again by another thread's open for a
+/// leak. Only the bookkeeping is serialized: the provider's open and close may run on many
+/// threads at once in Windows.
+static BOOKKEEPING: Mutex<()> = Mutex::new(());
 
 /// The lowest NDKPI version this consumer can use: NDKPI 1.1 (NDIS 6.30). What it asks for in
 /// `NDIS_OPEN_NDK_ADAPTER_PARAMETERS.Version`, as the page says a consumer does.
@@ -135,7 +135,7 @@ impl<'a> NdkConsumer<'a> {
         let sentinel = 0x5A5A_usize as *mut NDK_ADAPTER;
         let mut out = sentinel;
         let context = adapter.shared().context();
-        let _bookkeeping = lock(&OPENING);
+        let _serial = lock(&BOOKKEEPING);
         let before_blocks = blocks_tagged(adapter, TAG_NDK_ADAPTER);
         let before = before_blocks.len();
         let status = call_handler(
@@ -404,7 +404,7 @@ impl Drop for NdkConsumer<'_> {
         };
         let context = self.adapter.shared().context();
         let object = self.object;
-        let _bookkeeping = lock(&OPENING);
+        let _serial = lock(&BOOKKEEPING);
         call_handler(
             Some(self.adapter.shared()),
             PASSIVE_LEVEL,

@@ -36,6 +36,10 @@
 //! [`Mode::Randomized`] fails each call with a probability from a seeded generator (the
 //! kit's low-resources and workload groups drive it).
 //!
+//! **Suspension.** [`Scope::suspend`] lets a scope's calls succeed for a while without leaving
+//! it: the randomized workload's NDK consumer sessions, whose failures it does not model
+//! (`kit::workload`), between operations whose failures it does.
+//!
 //! **Interleavings.** [`Scope::interleave_at`] runs an action at the k-th failable call of a
 //! scope, on the thread making it, before the call goes on: a race made to happen at each
 //! allocation of a handler in turn (the kit's open racing a disable). The action runs outside
@@ -179,6 +183,10 @@ struct State {
     injected: Vec<(u32, Export)>,
     /// The randomized mode's generator state.
     rng: u64,
+    /// Live [`Suspension`]s: while any is, no call fails and none is counted in `calls`.
+    suspended: u32,
+    /// The failable calls made while suspended.
+    passed: usize,
 }
 
 impl State {
@@ -237,6 +245,10 @@ pub fn fail(export: Export) -> bool {
     };
     let (fail, action) = {
         let mut state = lock(&scope);
+        if state.suspended > 0 {
+            state.passed += 1;
+            return false;
+        }
         let fail = state.decide(export);
         (fail, state.take_action())
     };
@@ -279,6 +291,8 @@ impl Scope {
             calls: Vec::new(),
             injected: Vec::new(),
             rng,
+            suspended: 0,
+            passed: 0,
         }));
         Self {
             state,
@@ -320,6 +334,22 @@ impl Scope {
         });
     }
 
+    /// Suspends injection until the returned guard is dropped: the scope's failable calls
+    /// meanwhile (on any thread) succeed, draw nothing from the randomized generator and are
+    /// not in [`Scope::outcome`]; [`Scope::suspended_calls`] counts them. For work whose every
+    /// failure the caller cannot model, run inside a scope that must stay in force around it.
+    #[must_use]
+    pub fn suspend(&self) -> Suspension<'_> {
+        lock(&self.state).suspended += 1;
+        Suspension { scope: self }
+    }
+
+    /// The failable calls made while injection was suspended.
+    #[must_use]
+    pub fn suspended_calls(&self) -> usize {
+        lock(&self.state).passed
+    }
+
     /// What happened so far.
     #[must_use]
     pub fn outcome(&self) -> Outcome {
@@ -343,6 +373,18 @@ impl Scope {
                 map.remove(&a);
             }
         }
+    }
+}
+
+/// Injection suspended in a scope while it lives ([`Scope::suspend`]).
+pub struct Suspension<'a> {
+    scope: &'a Scope,
+}
+
+impl Drop for Suspension<'_> {
+    fn drop(&mut self) {
+        let mut state = lock(&self.scope.state);
+        state.suspended = state.suspended.saturating_sub(1);
     }
 }
 
