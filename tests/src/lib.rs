@@ -15,6 +15,13 @@ pub mod scenario;
 pub mod sim;
 pub mod views;
 
+/// The driver, linked into every Linux build of the kit (the `hlk` command, the tests, the
+/// benches): the simulator calls its `DriverEntry` by that name (`sim::host`), and reaches it
+/// from there only as NDIS does. Nothing else of the crate is used outside the white-box tests;
+/// against an image (Windows) the simulator loads `dcbndk.sys` instead.
+#[cfg(not(windows))]
+use dcbndk as _;
+
 #[cfg(test)]
 mod conformance;
 #[cfg(test)]

@@ -7,9 +7,9 @@
 //!   128-byte counter block per processor (tag `DcbC`), the connection and endpoint tables and
 //!   their live counts (tag `DcbT`). The core's `NdkState` refers to them; it is dropped before
 //!   them (the adapter context declares `core` before `ndk`), and all of it is freed at halt.
-//! - **Activity.** `crate::entry::ndk::activity` is the entry point through which the (future) NDKPI engine and
-//!   the RDMA data path report what happens: connections, failures, CQ errors, traffic. It runs at
-//!   DISPATCH_LEVEL on the CPU of the event and counts there.
+//! - **Activity.** The NDKPI provider and the RDMA data path report what happens (connections,
+//!   failures, CQ errors, traffic: `perform::rdma::apply_notes` and its frame counts) into the
+//!   core's `NdkState::apply`, at DISPATCH_LEVEL on the CPU of the event, which counts there.
 //! - **PnP events.** `OID_NDK_SET_STATE` only records the change (core); after the OID returns,
 //!   `perform::ndk::kick` queues the adapter's I/O work item, whose routine raises `NetEventNDKEnable` /
 //!   `NetEventNDKDisable` with `NdisMNetPnPEvent` at PASSIVE_LEVEL, in order, one per change, and

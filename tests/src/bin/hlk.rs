@@ -26,7 +26,6 @@ use dcbndk_hlk::kit::capture::{self, Sink};
 use dcbndk_hlk::kit::{self, CaseReport, Status, Totals};
 use dcbndk_hlk::scenario::{self, Scenario};
 use dcbndk_hlk::sim::Sim;
-use dcbndk_hlk::sim::host::side_door;
 
 /// The parsed command line.
 struct Cli {
@@ -117,23 +116,6 @@ fn parse() -> Cli {
 }
 
 /// Prints a scenario's views; `Ok(true)` when it held.
-/// [`show_views`], or a skip where the scenario needs a side door this host does not have
-/// (its `[ndk]` workload: `sim::host::side_door`).
-fn show_scenario(s: &Scenario) -> Result<bool, String> {
-    kit::quiet_side_doors();
-    let _ = side_door::take_reached();
-    match std::panic::catch_unwind(|| show_views(s)) {
-        Ok(shown) => shown,
-        Err(panic) => match side_door::take_reached() {
-            Some(door) => {
-                println!("SKIP  the views of scenario {}: {}", s.name, door.reason());
-                Ok(true)
-            }
-            None => std::panic::resume_unwind(panic),
-        },
-    }
-}
-
 fn show_views(s: &Scenario) -> Result<bool, String> {
     println!("Scenario {}: {}", s.name, s.description);
     println!("  file: {}", s.path.display());
@@ -190,7 +172,7 @@ fn scenario_command(path: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match show_scenario(&s) {
+    match show_views(&s) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
@@ -205,8 +187,6 @@ fn main() -> ExitCode {
     if let Some(path) = &cli.scenario {
         return scenario_command(path);
     }
-    // One case at a time here: the list of cases that reach side doors is checked.
-    kit::side_doors::check();
     let groups = kit::groups();
     for name in &cli.group {
         if !groups.iter().any(|g| g.name.eq_ignore_ascii_case(name)) {
@@ -453,7 +433,7 @@ fn main() -> ExitCode {
     if cli.group.is_empty() && cli.case.is_empty() {
         println!("\n{}", "-".repeat(80));
         scenario_ok = match Scenario::load(&scenario::default_scenario()) {
-            Ok(s) => show_scenario(&s).unwrap_or_else(|e| {
+            Ok(s) => show_views(&s).unwrap_or_else(|e| {
                 println!("FAIL  the default scenario did not run: {e}");
                 false
             }),

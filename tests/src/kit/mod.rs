@@ -29,7 +29,6 @@ mod netstack_tcp;
 pub mod oids;
 pub mod qos;
 pub mod qos_link;
-pub mod side_doors;
 pub mod stress;
 pub(crate) mod switch_port;
 pub mod test_netstack;
@@ -42,7 +41,6 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::sim::host::side_door;
 use crate::sim::{Adapter, Registry};
 
 /// The verdict of one case.
@@ -166,67 +164,15 @@ pub fn enforce(mut report: CaseReport, require_all: bool) -> CaseReport {
     report
 }
 
-/// Keeps the panic hook quiet about a side door's unwinding (`sim::host::side_door`), and about
-/// what unwinds because of it (a scope whose thread reached one): the case's skip says it; every
-/// other panic is printed as before.
-pub fn quiet_side_doors() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let print = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !info.payload().is::<side_door::Unreachable>() && !side_door::was_reached() {
-                print(info);
-            }
-        }));
-    });
-}
-
 /// Runs one case, turning a panic into a failure.
 #[must_use]
 pub fn run_case(group: &str, case: &Case) -> CaseReport {
-    quiet_side_doors();
-    let door = side_doors::of(group, &case.name);
-    if let Some(door) = door
-        && !side_door::AVAILABLE
-    {
-        return CaseReport {
-            group: group.to_string(),
-            name: case.name.clone(),
-            status: Status::Skip,
-            reason: side_door::Unreachable(door).reason(),
-            duration: 0.0,
-        };
-    }
-    let _ = side_door::take_reached();
     NOTE.with(|n| n.borrow_mut().clear());
     let start = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| (case.run)()));
     let duration = start.elapsed().as_secs_f64();
     let noted = NOTE.with(|n| std::mem::take(&mut *n.borrow_mut()));
-    let reached = side_door::take_reached();
     let (status, reason) = match result {
-        // The list of cases that reach side doors is exact where the host has them, checked
-        // where cases run one at a time (the record of a call is the process's).
-        _ if side_door::AVAILABLE
-            && side_doors::checked()
-            && reached.is_some() != door.is_some() =>
-        {
-            (
-                Status::Fail,
-                match reached {
-                    Some(d) => format!(
-                        "calls {} but is not in kit::side_doors: list it, or reach the driver as Windows does",
-                        d.0
-                    ),
-                    None => "is listed in kit::side_doors but made no side-door call".into(),
-                },
-            )
-        }
-        // A case that reached a side door the host does not have is not the driver's verdict,
-        // whatever the unwinding did to it after (`sim::host::side_door`).
-        _ if let Some(door) = reached.filter(|_| !side_door::AVAILABLE) => {
-            (Status::Skip, door.reason())
-        }
         Ok(Ok(None)) => (Status::Pass, noted),
         Ok(Ok(Some(why))) => (Status::Skip, why),
         Ok(Err(why)) => (Status::Fail, why),

@@ -524,7 +524,7 @@ impl Unloaded {
 }
 
 /// The thread's state from before a handler call, put back if the call unwinds (a case's
-/// panic, or a side door the host does not have, `host::side_door`): the next handler on the
+/// panic): the next handler on the
 /// thread then starts at the IRQL and with the adapter it would have had.
 struct Unwinding(Option<verifier::ThreadState>);
 

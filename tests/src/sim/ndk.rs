@@ -1,56 +1,12 @@
-//! NDK activity in the simulator: the hook through which a test reports NDK activity into a live
-//! adapter (`host::side_door`), the decoding of `OID_NDK_STATISTICS`, and the kit's
-//! deterministic generator.
+//! NDK statistics as the kit reads them (`OID_NDK_STATISTICS` decoded, on the direct path too),
+//! and the kit's deterministic generator.
 
 use dcbndk_core::ndk::counters::{COUNTERS, Counter, Totals};
-use dcbndk_core::ndk::{Activity, Applied, Refused};
 use ndis_sys::ntddndis::OID_NDK_STATISTICS;
 
-use super::verifier::DISPATCH_LEVEL;
-use super::{Adapter, call_handler};
-
-/// Reports activity into one adapter; only exists inside [`Adapter::at_dispatch`].
-pub struct NdkHook {
-    context: usize,
-}
-
-impl NdkHook {
-    /// Reports one activity through `dcbndk::entry::ndk::activity` (`host::side_door`, Linux
-    /// only), on the CPU this thread runs on.
-    ///
-    /// # Errors
-    /// What the driver refused.
-    pub fn report(&self, activity: &Activity) -> Result<Applied, Refused> {
-        // SAFETY: the context of an adapter between initialize and halt (the adapter is borrowed
-        // by `at_dispatch`), called at DISPATCH_LEVEL.
-        unsafe { super::host::side_door::ndk_activity(self.context, activity) }
-    }
-}
+use super::Adapter;
 
 impl Adapter {
-    /// Runs `f` at DISPATCH_LEVEL on this thread (as a DPC of the adapter would run) with a hook
-    /// that reports NDK activity. Keep `f` short: DISPATCH_LEVEL code must not block.
-    pub fn at_dispatch<R>(&self, f: impl FnOnce(&NdkHook) -> R) -> R {
-        let hook = NdkHook {
-            context: self.shared().context(),
-        };
-        call_handler(
-            Some(self.shared()),
-            DISPATCH_LEVEL,
-            "NDK activity (DPC)",
-            |_| {},
-            || f(&hook),
-        )
-    }
-
-    /// Reports one activity at DISPATCH_LEVEL.
-    ///
-    /// # Errors
-    /// What the driver refused.
-    pub fn ndk(&self, activity: &Activity) -> Result<Applied, Refused> {
-        self.at_dispatch(|h| h.report(activity))
-    }
-
     /// `OID_NDK_STATISTICS` on the direct path (DISPATCH_LEVEL), decoded: the cumulative totals
     /// and `ActiveConnection`; `None` unless it succeeded with 248 bytes.
     #[must_use]

@@ -149,18 +149,12 @@ mod tests {
     use super::*;
     use crate::kit::{finish, started};
     use crate::sim::Registry;
-    use dcbndk_core::ndk::Activity;
+    use dcbndk_core::ndk::counters::Counter;
     use ndis_sys::ntddndis::{OID_NDK_SET_STATE, OID_NDK_STATISTICS};
 
     #[test]
     fn views_render_the_oid_answers() {
         let a = started(Registry::inf_defaults()).unwrap();
-        a.ndk(&Activity::Sent {
-            octets: 123_456,
-            frames: 90,
-        })
-        .unwrap();
-        a.ndk(&Activity::CqError).unwrap();
         let ndk = a.attributes().ndk.unwrap();
         let view = get_net_adapter_rdma(
             "Ethernet 2",
@@ -191,8 +185,19 @@ mod tests {
             view.contains("InOrderDMA                    : True\n"),
             "{view}"
         );
+        // The adapter's answer, with three counters set where NDIS_NDK_STATISTICS_INFO has them:
+        // each must reach its row.
         let stats = a.query(OID_NDK_STATISTICS, 248);
-        let s = rdma_statistics(stats.data()).unwrap();
+        let mut bytes = stats.data().to_vec();
+        for (counter, value) in [
+            (Counter::RdmaOutOctets, 123_456u64),
+            (Counter::RdmaOutFrames, 90),
+            (Counter::CqError, 1),
+        ] {
+            let at = 8 + 8 * counter.ndis_index();
+            bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        }
+        let s = rdma_statistics(&bytes).unwrap();
         assert_eq!(s.lines().count(), 30);
         assert!(s.contains("OutboundBytes              : 123456\n"), "{s}");
         assert!(s.contains("OutboundFrames             : 90\n"), "{s}");

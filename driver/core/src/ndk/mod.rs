@@ -6,8 +6,7 @@
 //!
 //! The NDKPI provider's sans-IO state is [`provider`]; the shell's provider
 //! (driver/src/entry/ndk/, driver/src/resources/provider/) runs it. NDK activity comes through
-//! [`NdkState::apply`], which the shell exposes as `dcbndk::entry::ndk::activity` for the
-//! provider and for the simulator's workload.
+//! [`NdkState::apply`], from the shell's provider and its RoCEv2 data path.
 
 pub mod addresses;
 pub mod counters;

@@ -1,7 +1,6 @@
 //! The NDK entry points: the NDKPI provider's objects ([`adapter`] and the others, one file per
-//! object; [`lam`]: logical address mappings); and, not NDIS handlers, the routine of the work item that raises the
-//! NDK PnP events, and [`activity`], through which the NDKPI engine and the
-//! simulator's workload report what happens on NDK.
+//! object; [`lam`]: logical address mappings); and, not an NDIS handler, the routine of the work
+//! item that raises the NDK PnP events.
 
 pub mod adapter;
 pub mod address;
@@ -22,31 +21,9 @@ pub mod timer;
 
 use core::sync::atomic::Ordering;
 
-use dcbndk_core::ndk::{Activity, Applied, Refused};
-
 use crate::context::context;
 use crate::perform::ndk::raise;
-use crate::resources::ndk::current_processor;
 use ndis_sys::types::{NDIS_HANDLE, PVOID};
-
-/// Reports one NDK activity of the adapter: **the entry point of the NDKPI engine and the RDMA
-/// data path** (this adapter has no engine yet; the simulator's workload drives it). Counts on the
-/// current processor's counter block, adds or removes connections and endpoints. No lock, no
-/// allocation. IRQL: DISPATCH_LEVEL.
-///
-/// # Errors
-/// [`Refused`]: NDK is disabled, a table is full, or the entry is already gone.
-///
-/// # Safety
-/// `adapter_context` is the `MiniportAdapterContext` of an adapter between initialize and halt.
-pub unsafe fn activity(
-    adapter_context: NDIS_HANDLE,
-    activity: &Activity,
-) -> Result<Applied, Refused> {
-    // SAFETY: the caller's contract.
-    let context = unsafe { context(adapter_context) };
-    context.core.ndk.apply(current_processor(), activity)
-}
 
 /// The work item routine (PASSIVE_LEVEL, a system thread): raises every unannounced NDK state
 /// change in order, then releases the right to raise (re-taking it if a change arrived

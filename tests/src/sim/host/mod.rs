@@ -12,4 +12,3 @@
 pub mod cpu;
 pub mod driver;
 pub mod kernel_stack;
-pub mod side_door;
