@@ -90,7 +90,7 @@ pub const CI_OPS: u64 = 20_000;
 
 fn cases() -> Vec<Case> {
     vec![Case::new(
-        "mixed concurrent workload (20,000 operations, DCBNDK_STRESS_OPS for more): sent = completed, counters exact, halt with work in flight, no violation, no leak",
+        "mixed concurrent workload (20,000 operations, DCBNDK_STRESS_OPS for more): sent = completed, counters exact (NDK's within what the sessions did), halt with work in flight, no violation, no leak",
         || {
             let ops = match std::env::var("DCBNDK_STRESS_OPS") {
                 Ok(v) => v
