@@ -147,7 +147,7 @@ fn send_rate(posting: Posting) -> CaseResult {
         // The result arrays, reused by every poll.
         let (mut sends, mut done) = (Vec::new(), Vec::new());
         // Rounds of N messages on the same connection, each timed alone: the figure is their
-        // median (one round is 10-20 ms, which this VM's other work can halve now and then).
+        // median (a round is short enough that a VM's other work can halve it now and then).
         let mut rates = Vec::with_capacity(RATE_ROUNDS);
         for _ in 0..RATE_ROUNDS {
             let start = Instant::now();

@@ -23,8 +23,8 @@
 //! without CRC instructions): sixteen 256-entry tables ([`TABLES`], 16 KiB, built at compile
 //! time into a `static`, never on the stack) let one step fold 16 input bytes into the register
 //! with 16 independent lookups instead of 16 dependent byte-at-a-time steps; an 8-byte step and
-//! single bytes finish the tail. Slicing-by-8 measured half the speed on this machine (4 KiB:
-//! 4.1 us against 2.2 us, `bench/benches/roce.rs`, which sets it beside `memcpy`). From 256
+//! single bytes finish the tail. Slicing-by-8 measured about half the speed (`bench/benches/roce.rs`,
+//! which sets it beside `memcpy`; the figures are in bench/README.md). From 256
 //! bytes on, a braided loop (zlib's: five independent CRCs over interleaved 8-byte words) keeps
 //! more lookups in flight. No `unsafe` and no CPU-specific instructions here: the core forbids
 //! both. A caller that has CRC instructions (the shell: carry-less multiply on x64, the ARMv8
