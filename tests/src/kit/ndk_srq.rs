@@ -435,17 +435,8 @@ fn end(a: &crate::sim::Adapter) -> Result<End<'_>, String> {
         .create_mr(&pd, false)
         .map_err(|s| format!("MR: {s:#x}"))?;
     let chain = MdlChain::split(vec![0u8; BUFFER], &[BUFFER / 2], MdlKind::LockedUnmapped);
-    expect_eq(
-        "NdkRegisterMr",
-        ndk.register(&mr, &chain, BUFFER, NDK_MR_FLAG_ALLOW_LOCAL_WRITE),
-        NDIS_STATUS_SUCCESS,
-    )?;
-    let get = mr.dispatch.NdkGetLocalTokenFromMr.ok_or("no token slot")?;
-    let p = mr.ptr;
-    // SAFETY: a live MR.
-    let token =
-        crate::sim::ndk_objects::at_dispatch(&ndk, "NdkGetLocalTokenFromMr", || unsafe { get(p) });
-    let base = chain.virtual_address();
+    let (token, base) =
+        crate::sim::ndk_traffic::register_chain(&ndk, &mr, &chain, NDK_MR_FLAG_ALLOW_LOCAL_WRITE)?;
     Ok(End {
         ndk,
         pd,

@@ -134,17 +134,7 @@ pub fn side_with_cq(a: &Adapter, buffer: usize, cq_depth: u32) -> Result<Side<'_
     let flags = NDK_MR_FLAG_ALLOW_LOCAL_WRITE
         | NDK_MR_FLAG_ALLOW_REMOTE_READ
         | NDK_MR_FLAG_ALLOW_REMOTE_WRITE;
-    expect_eq(
-        "NdkRegisterMr",
-        ndk.register(&mr, &chain, buffer, flags),
-        NDIS_STATUS_SUCCESS,
-    )?;
-    let get = mr.dispatch.NdkGetLocalTokenFromMr.ok_or("no token slot")?;
-    let p = mr.ptr;
-    // SAFETY: a live MR.
-    let token =
-        crate::sim::ndk_objects::at_dispatch(&ndk, "NdkGetLocalTokenFromMr", || unsafe { get(p) });
-    let base = chain.virtual_address();
+    let (token, base) = register_chain(&ndk, &mr, &chain, flags)?;
     Ok(Side {
         ndk,
         pd,
@@ -155,6 +145,30 @@ pub fn side_with_cq(a: &Adapter, buffer: usize, cq_depth: u32) -> Result<Side<'_
         token,
         base,
     })
+}
+
+/// Registers all of `chain` on `mr` with `flags` (`NdkRegisterMr`, checked) and reads its token
+/// (`NdkGetLocalTokenFromMr`): the token and the region's first virtual address.
+///
+/// # Errors
+/// The registration did not succeed, or the MR has no token slot.
+pub fn register_chain(
+    ndk: &NdkConsumer<'_>,
+    mr: &Mr,
+    chain: &MdlChain,
+    flags: u32,
+) -> Result<(u32, u64), String> {
+    expect_eq(
+        "NdkRegisterMr",
+        ndk.register(mr, chain, chain.byte_count(), flags),
+        NDIS_STATUS_SUCCESS,
+    )?;
+    let get = mr.dispatch.NdkGetLocalTokenFromMr.ok_or("no token slot")?;
+    let p = mr.ptr;
+    // SAFETY: a live MR, registered just above.
+    let token =
+        crate::sim::ndk_objects::at_dispatch(ndk, "NdkGetLocalTokenFromMr", || unsafe { get(p) });
+    Ok((token, chain.virtual_address()))
 }
 
 /// Two running adapters on `wire` (A .1, B .2: MACs `02DCB00000xx`, IPv4 `10.0.0.x` and IPv6
