@@ -137,6 +137,9 @@ enum Mode {
     ReleaseLockHeldByOtherThread,
     /// `MiniportOidRequest` acquires a spin lock it already holds.
     AcquireRecursively,
+    /// `MiniportOidRequest` takes the first spin lock and then the second; the next request the
+    /// second and then the first.
+    InvertLockOrder,
     /// `MiniportOidRequest` frees a spin lock it holds.
     FreeHeldLock,
     /// `MiniportInitializeEx` closes its configuration handle twice.
@@ -163,6 +166,8 @@ struct State {
     locks: [usize; 2],
     /// The pool block allocated at initialize, and its tag.
     block: Option<(usize, u32)>,
+    /// [`Mode::InvertLockOrder`]: the last request took the locks in their order.
+    inverted: bool,
     /// The IRQLs the handlers observed, in order.
     irqls: Vec<u8>,
     /// The statuses the handlers got back from the simulator's exports, in order.
@@ -608,6 +613,18 @@ unsafe extern "system" fn rogue_oid_request(
             release(a);
             note_irql(handle);
         }
+        Mode::InvertLockOrder => {
+            let first = with_state(handle, |s| {
+                s.inverted = !s.inverted;
+                s.inverted
+            });
+            let (outer, inner) = if first == Some(true) { (a, b) } else { (b, a) };
+            acquire(outer);
+            acquire(inner);
+            release(inner);
+            release(outer);
+            note_irql(handle);
+        }
         Mode::FreeHeldLock => {
             let temporary = Box::into_raw(Box::new(NDIS_SPIN_LOCK::zeroed()));
             // SAFETY: a fresh NDIS_SPIN_LOCK owned by this handler.
@@ -952,6 +969,7 @@ const fn proven_by(rule: Rule) -> &'static str {
         Rule::WrongContext => "wrong_context_registration_attributes_not_first",
         Rule::BadFree => "bad_free_with_another_tag",
         Rule::BadStatus => "bad_status_request_completed_with_pending",
+        Rule::LockHierarchy => "lock_hierarchy_two_locks_taken_in_both_orders",
     }
 }
 
@@ -1305,6 +1323,34 @@ fn unbalanced_lock_handler_returns_holding_a_lock() {
         Rule::UnbalancedLock,
         "MiniportOidRequest returned holding 1 spin lock(s)",
     );
+    assert_eq!(v.len(), 1, "{}", describe(&v));
+    assert_thread_clean();
+}
+
+// LOCK_HIERARCHY
+
+#[test]
+fn lock_hierarchy_two_locks_taken_in_both_orders() {
+    let r = Rogue::new(Mode::InvertLockOrder);
+    r.start();
+    let query = || {
+        let q = r.adapter.query(OID_GEN_LINK_SPEED, 4);
+        assert_eq!(q.status, NDIS_STATUS_SUCCESS);
+    };
+    // The first request takes the locks in their order: nothing to report.
+    query();
+    assert!(r.violations().is_empty(), "{}", describe(&r.violations()));
+    // The next takes them the other way: one thread, no deadlock yet, and the hierarchy is
+    // broken (Driver Verifier too reports it before a deadlock happens).
+    query();
+    assert_rules(&r.violations(), &[Rule::LockHierarchy]);
+    // Both orders again: known, not reported twice.
+    query();
+    query();
+    r.stop();
+    let v = r.violations();
+    assert_rules(&v, &[Rule::LockHierarchy]);
+    assert_says(&v, Rule::LockHierarchy, "acquired while holding");
     assert_eq!(v.len(), 1, "{}", describe(&v));
     assert_thread_clean();
 }

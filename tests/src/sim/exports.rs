@@ -1736,6 +1736,7 @@ pub unsafe extern "system" fn NdisFreeSpinLock(lock_struct: *mut NDIS_SPIN_LOCK)
         );
     }
     lock(&sim().locks).remove(&id);
+    verifier::lock_freed(id);
     LOCK_FREES.fetch_add(1, Ordering::AcqRel);
 }
 
@@ -1799,8 +1800,22 @@ pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LO
         // SAFETY: a non-NULL NDIS_SPIN_LOCK of the caller's, now held by this thread.
         unsafe { (*lock_struct).OldIrql = old };
         let mut t = local.state.borrow_mut();
+        let under = (!t.held.is_empty())
+            .then(|| {
+                let held: Vec<usize> = t.held.iter().map(|&(h, _)| h).collect();
+                verifier::lock_acquired_under(&held, id)
+            })
+            .flatten();
         t.held.push((id, old));
         t.irql = DISPATCH_LEVEL;
+        drop(t);
+        if let Some(h) = under {
+            sim().report(
+                None,
+                Rule::LockHierarchy,
+                format!("NdisAcquireSpinLock: spin lock {id:#x} acquired while holding {h:#x}, and elsewhere {h:#x} was acquired while {id:#x} was held (directly or through other locks): two threads taking them at once deadlock"),
+            );
+        }
     });
 }
 

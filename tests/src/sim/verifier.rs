@@ -3,6 +3,7 @@
 //! found. A violation fails the run with a message that names the rule.
 
 use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -39,6 +40,10 @@ pub enum Rule {
     BadFree,
     /// A handler returned a status the DDI does not allow.
     BadStatus,
+    /// Two spin locks taken in both orders, each while holding the other (directly or through
+    /// others): two threads taking them at once deadlock (Driver Verifier's deadlock detection,
+    /// bug check 0xC4 subcode 0x1001, a lock hierarchy violation).
+    LockHierarchy,
 }
 
 impl Rule {
@@ -57,7 +62,56 @@ impl Rule {
             Rule::WrongContext => "WRONG_CONTEXT",
             Rule::BadFree => "BAD_FREE",
             Rule::BadStatus => "BAD_STATUS",
+            Rule::LockHierarchy => "LOCK_HIERARCHY",
         }
+    }
+}
+
+/// The order spin locks were taken in, across every thread and adapter: for each lock, the
+/// locks some thread acquired while holding it. Driver Verifier's deadlock detection keeps the
+/// same graph over lock instances; a lock freed leaves it (its address may come back).
+static LOCK_ORDER: std::sync::LazyLock<Mutex<HashMap<usize, HashSet<usize>>>> =
+    std::sync::LazyLock::new(Mutex::default);
+
+/// Notes that this thread acquired spin lock `id` while holding `held` (in acquisition order)
+/// and says what breaks the hierarchy: the first held lock that `id` was, on some path, taken
+/// before (a lock acquired after `id` while `id` was held, or after one of those, and so on).
+pub(crate) fn lock_acquired_under(held: &[usize], id: usize) -> Option<usize> {
+    let mut graph = super::lock(&LOCK_ORDER);
+    let mut broken = None;
+    for &h in held.iter().filter(|h| **h != id) {
+        if graph.get(&h).is_some_and(|after| after.contains(&id)) {
+            continue;
+        }
+        if broken.is_none() && reaches(&graph, id, h) {
+            broken = Some(h);
+        }
+        graph.entry(h).or_default().insert(id);
+    }
+    broken
+}
+
+/// Whether `to` was taken after `from` on some path of `graph`.
+fn reaches(graph: &HashMap<usize, HashSet<usize>>, from: usize, to: usize) -> bool {
+    let mut seen = HashSet::new();
+    let mut next = vec![from];
+    while let Some(n) = next.pop() {
+        if n == to {
+            return true;
+        }
+        if seen.insert(n) {
+            next.extend(graph.get(&n).into_iter().flatten().copied());
+        }
+    }
+    false
+}
+
+/// Spin lock `id` was freed: it leaves the order (its address may be another lock's next).
+pub(crate) fn lock_freed(id: usize) {
+    let mut graph = super::lock(&LOCK_ORDER);
+    graph.remove(&id);
+    for after in graph.values_mut() {
+        after.remove(&id);
     }
 }
 
