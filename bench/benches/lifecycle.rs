@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use dcbndk_core::adapter::Settings;
-use dcbndk_core::ndis::{OID_GEN_LINK_SPEED, OID_GEN_STATISTICS};
 use dcbndk_core::oid::{self, Request, RequestKind};
 use dcbndk_core::status::Status;
 use dcbndk_hlk::sim::{Adapter, Registry};
+use ndis_sys::ntddndis::{OID_GEN_LINK_SPEED, OID_GEN_STATISTICS};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 /// The queries measured: (name, OID, buffer length).

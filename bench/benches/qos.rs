@@ -13,10 +13,10 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use dcbndk_core::adapter::Settings;
-use dcbndk_core::ndis::OID_QOS_PARAMETERS;
 use dcbndk_core::oid::{self, Request, RequestKind};
 use dcbndk_core::status::Status;
 use dcbndk_hlk::sim::{Adapter, Registry};
+use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 /// A valid request: 2 ETS TCs, PFC on 3, a DEFAULT element then `n - 1` TCP port elements.

@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use dcbndk_bench::mix::{frame_mix, params};
-use dcbndk_core::ndis::OID_QOS_PARAMETERS;
 use dcbndk_core::qos::params::{QosParameters, flags};
 use dcbndk_hlk::sim::clock::{advance, fresh_manual_wire};
 use dcbndk_hlk::sim::nbl::SendBatch;
 use dcbndk_hlk::sim::{Adapter, Registry};
+use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 /// NBLs per `MiniportSendNetBufferLists` call.

@@ -39,15 +39,15 @@ use std::sync::{Mutex, PoisonError};
 
 use dcbndk_bench::mix::params;
 use dcbndk_core::adapter::Settings;
-use dcbndk_core::ndis::{
-    NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED, NDIS_PACKET_TYPE_MULTICAST,
-    OID_802_3_MULTICAST_LIST, OID_GEN_CURRENT_LOOKAHEAD, OID_GEN_CURRENT_PACKET_FILTER,
-    OID_QOS_PARAMETERS,
-};
 use dcbndk_core::oid::{self, OIDS, Request, RequestKind};
 use dcbndk_core::qos::params::{QosParameters, flags};
 use dcbndk_core::status::Status;
 use dcbndk_hlk::sim::{Adapter, Registry};
+use ndis_sys::ntddndis::{
+    NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED, NDIS_PACKET_TYPE_MULTICAST,
+    OID_802_3_MULTICAST_LIST, OID_GEN_CURRENT_LOOKAHEAD, OID_GEN_CURRENT_PACKET_FILTER,
+    OID_QOS_PARAMETERS,
+};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 /// What the allocator does with an allocation made on the current thread.

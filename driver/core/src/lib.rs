@@ -42,7 +42,6 @@ pub mod fuzzing;
 pub mod keywords;
 pub mod lldp;
 pub mod machine;
-pub mod ndis;
 pub mod ndk;
 pub mod oid;
 pub mod percpu;

@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+use ndis_sys::ntddndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 use ndis_sys::ntddndis::OID_GEN_CURRENT_PACKET_FILTER;
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 

@@ -7,7 +7,7 @@
 //! ([`on_captured_wire`]), captured to a pcap file under `hlk --pcap` (`super::capture`).
 
 use dcbndk_core::lldp::{ETHERTYPE, Lldpdu, NEAREST_BRIDGE};
-use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+use ndis_sys::ntddndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 use ndis_sys::ntddndis::OID_GEN_CURRENT_PACKET_FILTER;
 use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 use ndis_sys::status::{

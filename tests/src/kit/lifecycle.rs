@@ -31,7 +31,7 @@ use super::{
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::nbl::Layout;
 use crate::sim::{Adapter, RegValue, Registry, Sim};
-use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+use ndis_sys::ntddndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 
 /// The group.

@@ -44,14 +44,14 @@
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr};
 
-use dcbndk_core::ndis::{
-    NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED, NDIS_PACKET_TYPE_PROMISCUOUS,
-};
 use dcbndk_core::ndk::counters::Counter;
 use dcbndk_core::qos::params::condition;
 use dcbndk_core::roce::frame;
 use dcbndk_core::roce::headers::Opcode;
 use ndis_sys::ndkpi::NdkOperationTypeWrite;
+use ndis_sys::ntddndis::{
+    NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED, NDIS_PACKET_TYPE_PROMISCUOUS,
+};
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_STATISTICS, OID_QOS_PARAMETERS};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 

@@ -24,10 +24,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
-use dcbndk_core::ndis::{
+use ndis_sys::ntddndis::OID_GEN_CURRENT_PACKET_FILTER;
+use ndis_sys::ntddndis::{
     NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED, NDIS_PACKET_TYPE_MULTICAST,
 };
-use ndis_sys::ntddndis::OID_GEN_CURRENT_PACKET_FILTER;
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 use super::capture::Capture;

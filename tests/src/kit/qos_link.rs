@@ -12,7 +12,7 @@
 
 use dcbndk_core::adapter::traffic::{OID_DCBNDK_TRAFFIC_STATISTICS, TRAFFIC_STATISTICS_SIZE};
 use dcbndk_core::datapath::frame::PfcFrame;
-use dcbndk_core::ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+use ndis_sys::ntddndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 

@@ -19,7 +19,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use dcbndk_core::ndis::NDIS_PACKET_TYPE_DIRECTED;
+use ndis_sys::ntddndis::NDIS_PACKET_TYPE_DIRECTED;
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_STATISTICS, OID_GEN_VLAN_ID};
 use ndis_sys::status::{NDIS_STATUS_INVALID_DATA, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_SUCCESS};
 

@@ -57,11 +57,11 @@
 //! `DCBNDK_RANDOM_SEED=S` (decimal or 0x-hex, as the note prints it) only seed S, and
 //! `DCBNDK_RANDOM_PPM=N` sets p in parts per million.
 
-use dcbndk_core::ndis::{
-    NDIS_PACKET_TYPE_ALL_MULTICAST, NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED,
-};
 use dcbndk_core::ndk::counters::{Counter, Totals};
 use dcbndk_core::qos::params::condition;
+use ndis_sys::ntddndis::{
+    NDIS_PACKET_TYPE_ALL_MULTICAST, NDIS_PACKET_TYPE_BROADCAST, NDIS_PACKET_TYPE_DIRECTED,
+};
 use ndis_sys::ntddndis::{
     OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_RCV_OK, OID_GEN_XMIT_OK, OID_NDK_SET_STATE,
     OID_NDK_STATISTICS, OID_QOS_CURRENT_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,

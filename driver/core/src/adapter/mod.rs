@@ -7,7 +7,6 @@ pub mod state;
 pub mod stats;
 pub mod traffic;
 
-use crate::ndis;
 use crate::ndk::addresses::NetworkAddresses;
 use crate::ndk::tables::SockAddr;
 use crate::qos::params::{QosParameters, flags as qos_flags};
@@ -45,32 +44,32 @@ pub const VLAN_ID_RESERVED: u16 = 0x0FFF;
 pub const MAX_SEND_PACKETS: u32 = 64;
 
 /// The packet filters the adapter supports.
-pub const SUPPORTED_PACKET_FILTERS: u32 = ndis::NDIS_PACKET_TYPE_DIRECTED
-    | ndis::NDIS_PACKET_TYPE_MULTICAST
-    | ndis::NDIS_PACKET_TYPE_ALL_MULTICAST
-    | ndis::NDIS_PACKET_TYPE_BROADCAST
-    | ndis::NDIS_PACKET_TYPE_PROMISCUOUS;
+pub const SUPPORTED_PACKET_FILTERS: u32 = ndis_sys::ntddndis::NDIS_PACKET_TYPE_DIRECTED
+    | ndis_sys::ntddndis::NDIS_PACKET_TYPE_MULTICAST
+    | ndis_sys::ntddndis::NDIS_PACKET_TYPE_ALL_MULTICAST
+    | ndis_sys::ntddndis::NDIS_PACKET_TYPE_BROADCAST
+    | ndis_sys::ntddndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 
 /// `SupportedStatistics` of the general attributes: what [`Statistics`] counts.
-pub const SUPPORTED_STATISTICS: u32 = ndis::NDIS_STATISTICS_XMIT_OK_SUPPORTED
-    | ndis::NDIS_STATISTICS_RCV_OK_SUPPORTED
-    | ndis::NDIS_STATISTICS_XMIT_ERROR_SUPPORTED
-    | ndis::NDIS_STATISTICS_DIRECTED_BYTES_XMIT_SUPPORTED
-    | ndis::NDIS_STATISTICS_DIRECTED_FRAMES_XMIT_SUPPORTED
-    | ndis::NDIS_STATISTICS_MULTICAST_BYTES_XMIT_SUPPORTED
-    | ndis::NDIS_STATISTICS_MULTICAST_FRAMES_XMIT_SUPPORTED
-    | ndis::NDIS_STATISTICS_BROADCAST_BYTES_XMIT_SUPPORTED
-    | ndis::NDIS_STATISTICS_BROADCAST_FRAMES_XMIT_SUPPORTED
-    | ndis::NDIS_STATISTICS_DIRECTED_BYTES_RCV_SUPPORTED
-    | ndis::NDIS_STATISTICS_DIRECTED_FRAMES_RCV_SUPPORTED
-    | ndis::NDIS_STATISTICS_MULTICAST_BYTES_RCV_SUPPORTED
-    | ndis::NDIS_STATISTICS_MULTICAST_FRAMES_RCV_SUPPORTED
-    | ndis::NDIS_STATISTICS_BROADCAST_BYTES_RCV_SUPPORTED
-    | ndis::NDIS_STATISTICS_BROADCAST_FRAMES_RCV_SUPPORTED
-    | ndis::NDIS_STATISTICS_BYTES_RCV_SUPPORTED
-    | ndis::NDIS_STATISTICS_BYTES_XMIT_SUPPORTED
-    | ndis::NDIS_STATISTICS_XMIT_DISCARDS_SUPPORTED
-    | ndis::NDIS_STATISTICS_GEN_STATISTICS_SUPPORTED;
+pub const SUPPORTED_STATISTICS: u32 = ndis_sys::miniport::NDIS_STATISTICS_XMIT_OK_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_RCV_OK_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_XMIT_ERROR_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_DIRECTED_BYTES_XMIT_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_DIRECTED_FRAMES_XMIT_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_MULTICAST_BYTES_XMIT_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_MULTICAST_FRAMES_XMIT_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_BROADCAST_BYTES_XMIT_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_BROADCAST_FRAMES_XMIT_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_DIRECTED_BYTES_RCV_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_DIRECTED_FRAMES_RCV_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_MULTICAST_BYTES_RCV_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_MULTICAST_FRAMES_RCV_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_BROADCAST_BYTES_RCV_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_BROADCAST_FRAMES_RCV_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_BYTES_RCV_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_BYTES_XMIT_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_XMIT_DISCARDS_SUPPORTED
+    | ndis_sys::miniport::NDIS_STATISTICS_GEN_STATISTICS_SUPPORTED;
 
 /// The adapter-wide state every path shares. Everything here is either immutable after
 /// initialize or atomic, so the send path and direct OIDs read it without a lock.
@@ -124,15 +123,15 @@ impl Adapter {
     #[must_use]
     pub const fn mac_options(&self) -> u32 {
         let tagging = self.config.tagging();
-        let mut options = ndis::NDIS_MAC_OPTION_COPY_LOOKAHEAD_DATA
-            | ndis::NDIS_MAC_OPTION_TRANSFERS_NOT_PEND
-            | ndis::NDIS_MAC_OPTION_NO_LOOPBACK
-            | ndis::NDIS_MAC_OPTION_FULL_DUPLEX;
+        let mut options = ndis_sys::ntddndis::NDIS_MAC_OPTION_COPY_LOOKAHEAD_DATA
+            | ndis_sys::ntddndis::NDIS_MAC_OPTION_TRANSFERS_NOT_PEND
+            | ndis_sys::ntddndis::NDIS_MAC_OPTION_NO_LOOPBACK
+            | ndis_sys::ntddndis::NDIS_MAC_OPTION_FULL_DUPLEX;
         if tagging.priority {
-            options |= ndis::NDIS_MAC_OPTION_8021P_PRIORITY;
+            options |= ndis_sys::ntddndis::NDIS_MAC_OPTION_8021P_PRIORITY;
         }
         if tagging.vlan {
-            options |= ndis::NDIS_MAC_OPTION_8021Q_VLAN;
+            options |= ndis_sys::ntddndis::NDIS_MAC_OPTION_8021Q_VLAN;
         }
         options
     }
@@ -228,7 +227,7 @@ impl Settings {
         *lookahead = config.max_lookahead();
         *multicast = [[0; 6]; MAX_MULTICAST];
         *multicast_len = 0;
-        *power_state = ndis::NdisDeviceStateD0;
+        *power_state = ndis_sys::ntddndis::NdisDeviceStateD0.cast_unsigned();
         // TCP/IP tells a new adapter its addresses once it binds.
         *network_addresses = NetworkAddresses::EMPTY;
         *resetting = false;

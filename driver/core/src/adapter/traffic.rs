@@ -267,7 +267,7 @@ impl TrafficTotals {
     pub fn to_bytes(&self) -> [u8; TRAFFIC_STATISTICS_SIZE] {
         let mut out = [0u8; TRAFFIC_STATISTICS_SIZE];
         let header = ObjectHeaderRepr::new(
-            crate::ndis::NDIS_OBJECT_TYPE_DEFAULT,
+            ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT,
             TRAFFIC_STATISTICS_REVISION_1,
             TRAFFIC_STATISTICS_SIZE_U16,
         );

@@ -5,12 +5,14 @@ use arbitrary::{Result, Unstructured};
 use std::vec::Vec;
 
 use crate::adapter::Settings;
-use crate::ndis::{NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, OID_GEN_NETWORK_LAYER_ADDRESSES};
 use crate::ndk::addresses::{MAX_ADDRESSES, PER_FAMILY};
 use crate::ndk::tables::SockAddr;
 use crate::oid::{self, Outcome, Request, RequestKind};
 use crate::status::Status;
 use crate::support::running_adapter_with_inf_defaults;
+use ndis_sys::ntddndis::{
+    NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, OID_GEN_NETWORK_LAYER_ADDRESSES,
+};
 
 /// Sets per input.
 const MAX_SETS: usize = 8;

@@ -295,7 +295,7 @@ mod tests {
             &adapter,
             &mut settings,
             RequestKind::Set,
-            crate::ndis::OID_GEN_CURRENT_LOOKAHEAD,
+            ndis_sys::ntddndis::OID_GEN_CURRENT_LOOKAHEAD,
             &mut buf,
             (4, 4),
         );
@@ -362,7 +362,7 @@ mod tests {
             &adapter,
             &mut settings,
             RequestKind::Method,
-            crate::ndis::OID_GEN_LINK_SPEED,
+            ndis_sys::ntddndis::OID_GEN_LINK_SPEED,
             &mut buf,
             (0, 4),
         );

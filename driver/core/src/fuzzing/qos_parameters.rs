@@ -33,7 +33,7 @@ pub fn qos_parameters(data: &[u8]) {
         &mut settings,
         &mut Request {
             kind: RequestKind::Method,
-            oid: crate::ndis::OID_QOS_PARAMETERS,
+            oid: ndis_sys::ntddndis::OID_QOS_PARAMETERS,
             buffer: &mut buffer,
             input_len: input.len(),
             output_len,

@@ -6,14 +6,14 @@ use std::vec::Vec;
 use super::*;
 use crate::adapter::Adapter;
 use crate::lldp::timers::TTL_S;
-use crate::ndis::{
-    NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_VLAN_ID, OID_QOS_PARAMETERS,
-};
 use crate::oid::{Request, RequestKind};
 use crate::qos::params::{QosParameters, flags};
 use crate::qos::state::factory;
 use crate::status::Status;
 use crate::support::adapter_with_inf_defaults;
+use ndis_sys::ntddndis::{
+    NDIS_PACKET_TYPE_DIRECTED, OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_VLAN_ID, OID_QOS_PARAMETERS,
+};
 
 /// A freshly initialized control state for `adapter`, as the shell builds it in place.
 fn control(adapter: &Adapter) -> Control {
@@ -422,12 +422,12 @@ fn the_shutdown_lldpdu_is_counted_once_built() {
 /// byte counts and changes nothing, and after surprise removal the OID is not accepted.
 #[test]
 fn network_layer_addresses_are_recorded_for_the_ndk_provider() {
-    use crate::ndis::{
-        NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, OID_GEN_NETWORK_LAYER_ADDRESSES,
-    };
     use crate::ndk::addresses::MAX_ADDRESSES;
     use crate::ndk::tables::SockAddr;
     use crate::oid::Outcome;
+    use ndis_sys::ntddndis::{
+        NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, OID_GEN_NETWORK_LAYER_ADDRESSES,
+    };
 
     let a = adapter(1);
     let mut c = running(&a, 0);

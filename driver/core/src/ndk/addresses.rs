@@ -28,13 +28,13 @@
 //! `AddressLength` is not its structure's (16, 28): `NDIS_STATUS_INVALID_DATA`. A failed set
 //! changes nothing; a successful one reads up to the end of its last entry.
 
-use crate::ndis::{
-    NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, NETWORK_ADDRESS_LENGTH_IP,
-    NETWORK_ADDRESS_LENGTH_IP6,
-};
 use crate::ndk::tables::SockAddr;
 use crate::wire::Error;
 use crate::wire::network_address::{NetworkAddressIp, NetworkAddressIp6, NetworkAddressList};
+use ndis_sys::ntddndis::{
+    NDIS_PROTOCOL_ID_IP6, NDIS_PROTOCOL_ID_TCP_IP, NETWORK_ADDRESS_LENGTH_IP,
+    NETWORK_ADDRESS_LENGTH_IP6,
+};
 
 /// Addresses kept per family (IPv4, IPv6).
 pub const PER_FAMILY: usize = 8;

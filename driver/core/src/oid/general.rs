@@ -7,7 +7,6 @@
 
 use super::Outcome;
 use crate::adapter::{self, Adapter, Settings, stats::DirectionSnapshot};
-use crate::ndis;
 use crate::ndk::addresses::SetError;
 use crate::status::Status;
 use crate::wire::bytes;
@@ -46,15 +45,16 @@ fn set_u32(input: &[u8]) -> Result<u32, Outcome> {
 
 pub(super) fn hardware_status(_: &Adapter, s: &Settings, buf: &mut [u8]) -> Outcome {
     let status = if s.resetting {
-        ndis::NdisHardwareStatusReset
+        ndis_sys::ntddndis::NdisHardwareStatusReset
     } else {
-        ndis::NdisHardwareStatusReady
-    };
+        ndis_sys::ntddndis::NdisHardwareStatusReady
+    }
+    .cast_unsigned();
     answer_u32(buf, status)
 }
 
 pub(super) fn medium(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
-    answer_u32(buf, ndis::NdisMedium802_3)
+    answer_u32(buf, ndis_sys::ntddndis::NdisMedium802_3.cast_unsigned())
 }
 
 /// `OID_GEN_MAXIMUM_FRAME_SIZE`: the MTU, the frame without its header (`*JumboPacket` - 14).
@@ -146,7 +146,7 @@ pub(super) fn driver_version(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outco
 }
 
 pub(super) fn media_connect_status(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
-    answer_u32(buf, ndis::NdisMediaStateConnected)
+    answer_u32(buf, ndis_sys::ntddndis::NdisMediaStateConnected)
 }
 
 pub(super) fn maximum_send_packets(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
@@ -176,7 +176,7 @@ pub(super) fn set_network_layer_addresses(_: &Adapter, s: &mut Settings, input: 
 /// succeeds; anything else is `NDIS_STATUS_NOT_SUPPORTED`. A malformed header is
 /// `NDIS_STATUS_INVALID_PARAMETER`.
 pub(super) fn set_link_parameters(a: &Adapter, _: &mut Settings, input: &[u8]) -> Outcome {
-    let size = usize::from(ndis::NDIS_SIZEOF_LINK_PARAMETERS_REVISION_1);
+    let size = usize::from(ndis_sys::ntddndis::NDIS_SIZEOF_LINK_PARAMETERS_REVISION_1);
     if input.len() < size {
         return Outcome::needs(Status::InvalidLength, size);
     }
@@ -184,9 +184,9 @@ pub(super) fn set_link_parameters(a: &Adapter, _: &mut Settings, input: &[u8]) -
         crate::wire::ObjectHeaderRepr::parse(&crate::wire::ObjectHeader::new_unchecked(input));
     let header_ok = header.is_ok_and(|h| {
         h.expect(
-            ndis::NDIS_OBJECT_TYPE_DEFAULT,
-            ndis::NDIS_LINK_PARAMETERS_REVISION_1,
-            ndis::NDIS_SIZEOF_LINK_PARAMETERS_REVISION_1,
+            ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT,
+            ndis_sys::ntddndis::NDIS_LINK_PARAMETERS_REVISION_1,
+            ndis_sys::ntddndis::NDIS_SIZEOF_LINK_PARAMETERS_REVISION_1,
         )
         .is_ok()
     });
@@ -198,10 +198,11 @@ pub(super) fn set_link_parameters(a: &Adapter, _: &mut Settings, input: &[u8]) -
     let rcv = bytes::read_u64(input, 16).unwrap_or(0);
     let pause = bytes::read_u32(input, 24).unwrap_or(0);
     let speed = a.config.link_speed_bps;
-    let same = matches!(duplex, 0 | ndis::MediaDuplexStateFull)
+    const FULL: u32 = ndis_sys::ntddndis::MediaDuplexStateFull.cast_unsigned();
+    let same = matches!(duplex, 0 | FULL)
         && (xmit == 0 || xmit == speed)
         && (rcv == 0 || rcv == speed)
-        && pause == ndis::NdisPauseFunctionsUnsupported;
+        && pause == ndis_sys::ntddndis::NdisPauseFunctionsUnsupported.cast_unsigned();
     if same {
         Outcome::read(size)
     } else {
@@ -211,25 +212,26 @@ pub(super) fn set_link_parameters(a: &Adapter, _: &mut Settings, input: &[u8]) -
 
 /// `OID_GEN_INTERRUPT_MODERATION`: a virtual adapter has no interrupts to moderate.
 pub(super) fn interrupt_moderation(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
-    let size = ndis::NDIS_SIZEOF_INTERRUPT_MODERATION_PARAMETERS_REVISION_1;
+    let size = ndis_sys::ntddndis::NDIS_SIZEOF_INTERRUPT_MODERATION_PARAMETERS_REVISION_1;
     let mut value = [0u8; 12];
     let header = crate::wire::ObjectHeaderRepr::new(
-        ndis::NDIS_OBJECT_TYPE_DEFAULT,
-        ndis::NDIS_INTERRUPT_MODERATION_PARAMETERS_REVISION_1,
+        ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT,
+        ndis_sys::ntddndis::NDIS_INTERRUPT_MODERATION_PARAMETERS_REVISION_1,
         size,
     );
     let _fits = bytes::write_at(&mut value, 0, &header.to_bytes());
     let _fits = bytes::write_at(
         &mut value,
         8,
-        &ndis::NdisInterruptModerationNotSupported.to_le_bytes(),
+        &ndis_sys::ntddndis::NdisInterruptModerationNotSupported.to_le_bytes(),
     );
     answer(buf, &value)
 }
 
 /// Setting interrupt moderation on an adapter that does not support it: `NDIS_STATUS_INVALID_DATA`.
 pub(super) fn set_interrupt_moderation(_: &Adapter, _: &mut Settings, input: &[u8]) -> Outcome {
-    let size = usize::from(ndis::NDIS_SIZEOF_INTERRUPT_MODERATION_PARAMETERS_REVISION_1);
+    let size =
+        usize::from(ndis_sys::ntddndis::NDIS_SIZEOF_INTERRUPT_MODERATION_PARAMETERS_REVISION_1);
     if input.len() < size {
         return Outcome::needs(Status::InvalidLength, size);
     }
@@ -252,29 +254,29 @@ pub(super) fn traffic_statistics(a: &Adapter, _: &Settings, buf: &mut [u8]) -> O
 
 /// `OID_GEN_STATISTICS`: `NDIS_STATISTICS_INFO` revision 1.
 pub(super) fn statistics(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
-    let size = ndis::NDIS_SIZEOF_STATISTICS_INFO_REVISION_1;
+    let size = ndis_sys::ntddndis::NDIS_SIZEOF_STATISTICS_INFO_REVISION_1;
     let mut info = [0u8; 152];
     let header = crate::wire::ObjectHeaderRepr::new(
-        ndis::NDIS_OBJECT_TYPE_DEFAULT,
-        ndis::NDIS_STATISTICS_INFO_REVISION_1,
+        ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT,
+        ndis_sys::ntddndis::NDIS_STATISTICS_INFO_REVISION_1,
         size,
     );
-    let valid = ndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_FRAMES_RCV
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_FRAMES_RCV
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_FRAMES_RCV
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_BYTES_RCV
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_FRAMES_XMIT
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_FRAMES_XMIT
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_FRAMES_XMIT
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_BYTES_XMIT
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_XMIT_ERROR
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_XMIT_DISCARDS
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_BYTES_RCV
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_BYTES_RCV
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_BYTES_RCV
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_BYTES_XMIT
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_BYTES_XMIT
-        | ndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_BYTES_XMIT;
+    let valid = ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_FRAMES_RCV
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_FRAMES_RCV
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_FRAMES_RCV
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_BYTES_RCV
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_FRAMES_XMIT
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_FRAMES_XMIT
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_FRAMES_XMIT
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_BYTES_XMIT
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_XMIT_ERROR
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_XMIT_DISCARDS
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_BYTES_RCV
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_BYTES_RCV
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_BYTES_RCV
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_DIRECTED_BYTES_XMIT
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_MULTICAST_BYTES_XMIT
+        | ndis_sys::ntddndis::NDIS_STATISTICS_FLAGS_VALID_BROADCAST_BYTES_XMIT;
     let (x, r): (DirectionSnapshot, DirectionSnapshot) = (a.stats.xmit(), a.stats.rcv());
     // The members in NDIS_STATISTICS_INFO order, from offset 8 (after Header and the flags).
     let counters = [
@@ -365,18 +367,21 @@ pub(super) fn maximum_list_size(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Ou
 /// the proposed `NDIS_DEVICE_POWER_STATE` (nothing is written back).
 pub(super) fn query_power(_: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome {
     match set_u32(buf) {
-        Ok(state) if (ndis::NdisDeviceStateD0..=ndis::NdisDeviceStateD3).contains(&state) => {
-            Outcome::written(0)
-        }
+        Ok(state) if POWER_STATES.contains(&state) => Outcome::written(0),
         Ok(_) => Outcome::fail(Status::InvalidData),
         Err(outcome) => outcome,
     }
 }
 
+/// The device power states an OID may name: D0 to D3 (`NDIS_DEVICE_POWER_STATE`).
+const POWER_STATES: core::ops::RangeInclusive<u32> = ndis_sys::ntddndis::NdisDeviceStateD0
+    .cast_unsigned()
+    ..=ndis_sys::ntddndis::NdisDeviceStateD3.cast_unsigned();
+
 /// `OID_PNP_SET_POWER`: D0..D3; anything else is `NDIS_STATUS_INVALID_DATA`.
 pub(super) fn set_power(_: &Adapter, s: &mut Settings, input: &[u8]) -> Outcome {
     match set_u32(input) {
-        Ok(state) if (ndis::NdisDeviceStateD0..=ndis::NdisDeviceStateD3).contains(&state) => {
+        Ok(state) if POWER_STATES.contains(&state) => {
             s.power_state = state;
             Outcome::read(4)
         }

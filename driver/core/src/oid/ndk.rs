@@ -16,7 +16,6 @@
 
 use super::{Outcome, Request, RequestKind};
 use crate::adapter::{Adapter, Settings};
-use crate::ndis;
 use crate::ndk::counters::{ACTIVE_CONNECTION_INDEX, Counter, Totals};
 use crate::ndk::tables::{Connection, Endpoint, Owner, SOCKADDR_INET_SIZE, SockAddr};
 use crate::status::Status;
@@ -43,8 +42,8 @@ pub fn statistics_bytes(totals: &Totals, active: u64) -> [u8; STATISTICS_SIZE] {
         &mut b,
         0,
         &[
-            ndis::NDIS_OBJECT_TYPE_DEFAULT,
-            ndis::NDIS_NDK_STATISTICS_INFO_REVISION_1,
+            ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT,
+            ndis_sys::ntddndis::NDIS_NDK_STATISTICS_INFO_REVISION_1,
             size[0],
             size[1],
         ],
@@ -99,7 +98,7 @@ fn list_header(revision: u8, size: usize, count: usize, mapped: bool) -> [u8; LI
         &mut h,
         0,
         &[
-            ndis::NDIS_OBJECT_TYPE_DEFAULT,
+            ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT,
             revision,
             header_size[0],
             header_size[1],
@@ -210,7 +209,7 @@ pub(super) fn connections(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outcome 
         buf,
         ndk.connections().live(),
         mapped,
-        ndis::NDIS_NDK_CONNECTIONS_REVISION_1,
+        ndis_sys::ntddndis::NDIS_NDK_CONNECTIONS_REVISION_1,
         CONNECTION_ENTRY_SIZE,
         |body, limit| {
             ndk.connections().visit(limit, |i, c| {
@@ -232,7 +231,7 @@ pub(super) fn local_endpoints(a: &Adapter, _: &Settings, buf: &mut [u8]) -> Outc
         buf,
         ndk.endpoints().live(),
         mapped,
-        ndis::NDIS_NDK_LOCAL_ENDPOINTS_REVISION_1,
+        ndis_sys::ntddndis::NDIS_NDK_LOCAL_ENDPOINTS_REVISION_1,
         ENDPOINT_ENTRY_SIZE,
         |body, limit| {
             ndk.endpoints().visit(limit, |i, e| {
@@ -255,7 +254,9 @@ pub fn dispatch_direct(adapter: &Adapter, request: &mut Request<'_>) -> Outcome 
         return Outcome::fail(Status::NotAccepted);
     }
     match (request.kind, request.oid) {
-        (RequestKind::Query, ndis::OID_NDK_STATISTICS) => statistics(adapter, request.buffer),
+        (RequestKind::Query, ndis_sys::ntddndis::OID_NDK_STATISTICS) => {
+            statistics(adapter, request.buffer)
+        }
         _ => Outcome::fail(Status::NotSupported),
     }
 }
@@ -340,10 +341,10 @@ mod tests {
                 },
             )
             .unwrap();
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_STATISTICS, 247);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_STATISTICS, 247);
         assert_eq!(o, Outcome::needs(Status::InvalidLength, 248));
         assert!(buf.iter().all(|b| *b == 0));
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_STATISTICS, 300);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_STATISTICS, 300);
         assert_eq!(o, Outcome::written(248));
         assert_eq!(&buf[..4], &[0x80, 1, 248, 0]);
         let at = |i: usize| u64::from_le_bytes(buf[8 + 8 * i..16 + 8 * i].try_into().unwrap());
@@ -354,7 +355,7 @@ mod tests {
             &a,
             &mut Request {
                 kind: RequestKind::Query,
-                oid: ndis::OID_NDK_STATISTICS,
+                oid: ndis_sys::ntddndis::OID_NDK_STATISTICS,
                 buffer: &mut direct,
                 input_len: 248,
                 output_len: 248,
@@ -366,7 +367,7 @@ mod tests {
             &a,
             &mut Request {
                 kind: RequestKind::Query,
-                oid: ndis::OID_GEN_LINK_SPEED,
+                oid: ndis_sys::ntddndis::OID_GEN_LINK_SPEED,
                 buffer: &mut direct,
                 input_len: 4,
                 output_len: 4,
@@ -379,22 +380,27 @@ mod tests {
     fn set_state_bytes_and_rules() {
         let (a, mut s) = adapter(true, 4, 8);
         assert_eq!(
-            set(&a, &mut s, ndis::OID_NDK_SET_STATE, &[]),
+            set(&a, &mut s, ndis_sys::ntddndis::OID_NDK_SET_STATE, &[]),
             Outcome::needs(Status::InvalidLength, 1)
         );
         assert_eq!(
-            set(&a, &mut s, ndis::OID_NDK_SET_STATE, &[0]),
+            set(&a, &mut s, ndis_sys::ntddndis::OID_NDK_SET_STATE, &[0]),
             Outcome::read(1)
         );
         assert!(!a.ndk.is_enabled());
         assert_eq!(
-            set(&a, &mut s, ndis::OID_NDK_SET_STATE, &[1, 0, 0, 0]),
+            set(
+                &a,
+                &mut s,
+                ndis_sys::ntddndis::OID_NDK_SET_STATE,
+                &[1, 0, 0, 0]
+            ),
             Outcome::read(1)
         );
         assert!(a.ndk.is_enabled());
         let (off, mut s2) = adapter(false, 4, 8);
         assert_eq!(
-            set(&off, &mut s2, ndis::OID_NDK_SET_STATE, &[1]),
+            set(&off, &mut s2, ndis_sys::ntddndis::OID_NDK_SET_STATE, &[1]),
             Outcome::fail(Status::NotSupported)
         );
         assert!(!off.ndk.is_enabled());
@@ -404,7 +410,7 @@ mod tests {
     #[test]
     fn connections_list_sizes_and_ipv6() {
         let (a, mut s) = adapter(true, 4, 8);
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_CONNECTIONS, 16);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_CONNECTIONS, 16);
         assert_eq!(o, Outcome::written(16));
         assert_eq!(
             &buf[..16],
@@ -425,10 +431,10 @@ mod tests {
                 }),
             )
             .unwrap();
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_CONNECTIONS, 143);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_CONNECTIONS, 143);
         assert_eq!(o, Outcome::needs(Status::BufferTooShort, 144));
         assert!(buf.iter().all(|b| *b == 0));
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_CONNECTIONS, 144);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_CONNECTIONS, 144);
         assert_eq!(o, Outcome::written(144));
         assert_eq!(&buf[..4], &[0x80, 1, 144, 0]);
         assert_eq!(&buf[8..13], &[2, 0, 0, 0, 0]);
@@ -451,7 +457,7 @@ mod tests {
             &mut s,
             &mut Request {
                 kind: RequestKind::Query,
-                oid: ndis::OID_NDK_CONNECTIONS,
+                oid: ndis_sys::ntddndis::OID_NDK_CONNECTIONS,
                 buffer: &mut buf,
                 input_len: 144,
                 output_len: 144,
@@ -480,10 +486,10 @@ mod tests {
                 }),
             )
             .unwrap();
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_LOCAL_ENDPOINTS, 87);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_LOCAL_ENDPOINTS, 87);
         assert_eq!(o, Outcome::needs(Status::BufferTooShort, 88));
         assert!(buf.iter().all(|b| *b == 0));
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_LOCAL_ENDPOINTS, 88);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_LOCAL_ENDPOINTS, 88);
         assert_eq!(o, Outcome::written(88));
         assert_eq!(&buf[..4], &[0x80, 1, 88, 0]);
         assert_eq!(buf[16 + 29], 1, "listener");
@@ -500,19 +506,19 @@ mod tests {
             })
             .collect();
         let needed = 16 + 64 * 2048;
-        let (o, _) = query(&a, &mut s, ndis::OID_NDK_CONNECTIONS, 0);
+        let (o, _) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_CONNECTIONS, 0);
         assert_eq!(o, Outcome::needs(Status::BufferTooShort, needed));
-        let (o, buf) = query(&a, &mut s, ndis::OID_NDK_CONNECTIONS, needed);
+        let (o, buf) = query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_CONNECTIONS, needed);
         assert_eq!(o, Outcome::written(needed));
         assert_eq!(u16::from_le_bytes([buf[2], buf[3]]), 0xFFFF);
         assert_eq!(u32::from_le_bytes(buf[8..12].try_into().unwrap()), 2048);
         assert_eq!(ids.len(), 1024);
         assert_eq!(
-            set(&a, &mut s, ndis::OID_NDK_SET_STATE, &[0]),
+            set(&a, &mut s, ndis_sys::ntddndis::OID_NDK_SET_STATE, &[0]),
             Outcome::read(1)
         );
         assert_eq!(
-            query(&a, &mut s, ndis::OID_NDK_CONNECTIONS, 16).0,
+            query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_CONNECTIONS, 16).0,
             Outcome::written(16)
         );
         let _: &NdkState = &a.ndk;

@@ -4,7 +4,7 @@ use super::Outcome;
 use super::general as g;
 use crate::adapter::traffic::OID_DCBNDK_TRAFFIC_STATISTICS;
 use crate::adapter::{Adapter, Settings};
-use crate::ndis::*;
+use ndis_sys::ntddndis::*;
 
 /// Answers a query into the information buffer.
 pub type QueryHandler = fn(&Adapter, &Settings, &mut [u8]) -> Outcome;
