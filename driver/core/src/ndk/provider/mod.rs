@@ -83,6 +83,7 @@ pub mod open;
 pub mod qp;
 mod queue;
 pub mod rc;
+pub mod request;
 mod ring;
 pub mod srq;
 

@@ -3,7 +3,7 @@
 //! queue is one ([`super::srq`]).
 
 use super::CallStatus;
-use super::qp::{Outcome, Sge, WorkRequest};
+use super::request::{Outcome, Sge, WorkRequest};
 use super::ring::Ring;
 
 /// A bounded ring of work requests; the SGEs of the request in ring slot `i` are kept at

@@ -25,8 +25,8 @@
 
 use super::CallStatus;
 use super::mr::PdId;
-use super::qp::{Sge, WorkRequest};
 use super::queue::WorkQueue;
+use super::request::{Sge, WorkRequest};
 use crate::ndk::Profile;
 
 /// The sizes a consumer asks of `NdkCreateSrq` (§2.3).

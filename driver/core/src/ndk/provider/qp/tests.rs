@@ -1,6 +1,7 @@
 //! The queue pair's rules.
 
 use super::*;
+use crate::ndk::provider::mr::MrId;
 use std::vec;
 use std::vec::Vec;
 
