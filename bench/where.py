@@ -38,7 +38,7 @@ STAGES = [
     ("scheduler and queues", r"driver/core/src/datapath/link/"),
     ("counters", r"driver/core/src/(adapter/(traffic|stats)\.rs|percpu)"),
     ("NBLs and the frame's copy", r"driver/src/resources/(nbl|mdl|memory)\.rs"),
-    ("the link's buffers and delivery", r"driver/src/(resources/link\.rs|perform/(drain|direct|post)\.rs)"),
+    ("the link's buffers and delivery", r"driver/src/(resources/link/|perform/(drain|direct|post)\.rs)"),
     ("send pass (NBL loop)", r"driver/src/(perform/held\.rs|entry/send\.rs)"),
     ("locks, timer, processor", r"driver/src/resources/"),
     ("typed byte reads (scan, tag)", r"driver/core/src/wire/bytes\.rs"),

@@ -36,6 +36,10 @@ use super::wire;
 use ndis_sys::timer::NDIS_TIMER_FUNCTION;
 use ndis_sys::types::NDIS_HANDLE;
 
+mod rings;
+
+use rings::{Outbox, Ring};
+
 /// Frames each priority's queue holds.
 pub const QUEUE_FRAMES: usize = 32;
 /// Transmit buffers: every queue full.
@@ -181,100 +185,6 @@ impl SendTally {
         rdma_frames: 0,
         rdma_bytes: 0,
     };
-}
-
-/// Transmit buffers whose frames are on their way to the wire, oldest first, each with the time
-/// it was sent.
-#[derive(Clone, Copy)]
-struct Outbox {
-    slots: [u16; TX_SLOTS],
-    at_ns: [u64; TX_SLOTS],
-    first: usize,
-    len: usize,
-}
-
-impl Outbox {
-    const EMPTY: Self = Self {
-        slots: [0; TX_SLOTS],
-        at_ns: [0; TX_SLOTS],
-        first: 0,
-        len: 0,
-    };
-
-    /// Every transmit buffer fits: a buffer is posted at most once while it is off the free
-    /// list, so this never fails while the state is consistent.
-    fn push(&mut self, slot: u16, at_ns: u64) -> bool {
-        if self.len >= TX_SLOTS {
-            return false;
-        }
-        let at = self.first.saturating_add(self.len) % TX_SLOTS;
-        match (self.slots.get_mut(at), self.at_ns.get_mut(at)) {
-            (Some(s), Some(t)) => {
-                *s = slot;
-                *t = at_ns;
-                self.len = self.len.saturating_add(1);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn pop(&mut self) -> Option<(u16, u64)> {
-        if self.len == 0 {
-            return None;
-        }
-        let first = (
-            self.slots.get(self.first).copied()?,
-            self.at_ns.get(self.first).copied()?,
-        );
-        self.first = self.first.saturating_add(1) % TX_SLOTS;
-        self.len = self.len.saturating_sub(1);
-        Some(first)
-    }
-}
-
-/// A ring of held NBLs.
-#[derive(Clone, Copy)]
-struct Ring {
-    nbls: [usize; HELD_PER_PRIORITY],
-    first: usize,
-    len: usize,
-}
-
-impl Ring {
-    const EMPTY: Self = Self {
-        nbls: [0; HELD_PER_PRIORITY],
-        first: 0,
-        len: 0,
-    };
-
-    fn push(&mut self, nbl: usize) -> bool {
-        if self.len >= HELD_PER_PRIORITY {
-            return false;
-        }
-        let at = self.first.saturating_add(self.len) % HELD_PER_PRIORITY;
-        match self.nbls.get_mut(at) {
-            Some(s) => {
-                *s = nbl;
-                self.len = self.len.saturating_add(1);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn first(&self) -> Option<usize> {
-        (self.len > 0)
-            .then(|| self.nbls.get(self.first).copied())
-            .flatten()
-    }
-
-    fn pop(&mut self) -> Option<usize> {
-        let first = self.first()?;
-        self.first = self.first.saturating_add(1) % HELD_PER_PRIORITY;
-        self.len = self.len.saturating_sub(1);
-        Some(first)
-    }
 }
 
 impl State {

@@ -1,0 +1,99 @@
+//! The link state's two small rings: the transmit buffers on their way to the wire (the
+//! outbox, oldest first with their send times) and, per priority, the NBLs held while the
+//! priority's queue is full.
+
+use super::{HELD_PER_PRIORITY, TX_SLOTS};
+
+/// Transmit buffers whose frames are on their way to the wire, oldest first, each with the time
+/// it was sent.
+#[derive(Clone, Copy)]
+pub(super) struct Outbox {
+    pub(super) slots: [u16; TX_SLOTS],
+    pub(super) at_ns: [u64; TX_SLOTS],
+    pub(super) first: usize,
+    pub(super) len: usize,
+}
+
+impl Outbox {
+    pub(super) const EMPTY: Self = Self {
+        slots: [0; TX_SLOTS],
+        at_ns: [0; TX_SLOTS],
+        first: 0,
+        len: 0,
+    };
+
+    /// Every transmit buffer fits: a buffer is posted at most once while it is off the free
+    /// list, so this never fails while the state is consistent.
+    pub(super) fn push(&mut self, slot: u16, at_ns: u64) -> bool {
+        if self.len >= TX_SLOTS {
+            return false;
+        }
+        let at = self.first.saturating_add(self.len) % TX_SLOTS;
+        match (self.slots.get_mut(at), self.at_ns.get_mut(at)) {
+            (Some(s), Some(t)) => {
+                *s = slot;
+                *t = at_ns;
+                self.len = self.len.saturating_add(1);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub(super) fn pop(&mut self) -> Option<(u16, u64)> {
+        if self.len == 0 {
+            return None;
+        }
+        let first = (
+            self.slots.get(self.first).copied()?,
+            self.at_ns.get(self.first).copied()?,
+        );
+        self.first = self.first.saturating_add(1) % TX_SLOTS;
+        self.len = self.len.saturating_sub(1);
+        Some(first)
+    }
+}
+
+/// A ring of held NBLs.
+#[derive(Clone, Copy)]
+pub(super) struct Ring {
+    pub(super) nbls: [usize; HELD_PER_PRIORITY],
+    pub(super) first: usize,
+    pub(super) len: usize,
+}
+
+impl Ring {
+    pub(super) const EMPTY: Self = Self {
+        nbls: [0; HELD_PER_PRIORITY],
+        first: 0,
+        len: 0,
+    };
+
+    pub(super) fn push(&mut self, nbl: usize) -> bool {
+        if self.len >= HELD_PER_PRIORITY {
+            return false;
+        }
+        let at = self.first.saturating_add(self.len) % HELD_PER_PRIORITY;
+        match self.nbls.get_mut(at) {
+            Some(s) => {
+                *s = nbl;
+                self.len = self.len.saturating_add(1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn first(&self) -> Option<usize> {
+        (self.len > 0)
+            .then(|| self.nbls.get(self.first).copied())
+            .flatten()
+    }
+
+    pub(super) fn pop(&mut self) -> Option<usize> {
+        let first = self.first()?;
+        self.first = self.first.saturating_add(1) % HELD_PER_PRIORITY;
+        self.len = self.len.saturating_sub(1);
+        Some(first)
+    }
+}
