@@ -17,7 +17,17 @@ fn ffi_constants() -> HashMap<&'static str, i128> {
 
 /// The simulator's files that define ndis.sys (and ntoskrnl.exe) exports.
 const SIMULATOR_SOURCES: &[&str] = &[
-    include_str!("../sim/exports.rs"),
+    include_str!("../sim/exports/attributes.rs"),
+    include_str!("../sim/exports/configuration.rs"),
+    include_str!("../sim/exports/indications.rs"),
+    include_str!("../sim/exports/memory.rs"),
+    include_str!("../sim/exports/net_buffers.rs"),
+    include_str!("../sim/exports/oid.rs"),
+    include_str!("../sim/exports/processors.rs"),
+    include_str!("../sim/exports/registration.rs"),
+    include_str!("../sim/exports/spin_locks.rs"),
+    include_str!("../sim/exports/system.rs"),
+    include_str!("../sim/exports/work_items.rs"),
     include_str!("../sim/mdl.rs"),
     include_str!("../sim/clock.rs"),
     include_str!("../sim/receive.rs"),

@@ -363,7 +363,7 @@ impl Sim {
         f: impl FnOnce(Option<&AdapterShared>) -> R,
     ) -> R {
         verifier::with_local(|local| {
-            // Read before the table (as `exports::with_sim_lock` does): an adapter found there
+            // Read before the table (as `exports::spin_locks::with_sim_lock` does): an adapter found there
             // and removed after is cached under a generation that is already over.
             let generation = ADAPTER_REMOVALS.load(Ordering::Acquire);
             let slot = (handle as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize
