@@ -7,9 +7,9 @@ use super::abi::{Align16, ndis_consts, ndis_structs};
 use super::ntdef::SLIST_HEADER;
 use super::objectheader::NDIS_OBJECT_HEADER;
 use super::types::{
-    BOOLEAN, LONG, NDIS_HANDLE, NDIS_STATUS, PHYSICAL_ADDRESS, PMDL, PVOID, SIZE_T, UCHAR, ULONG,
-    USHORT,
+    BOOLEAN, LONG, NDIS_HANDLE, NDIS_STATUS, PHYSICAL_ADDRESS, PVOID, SIZE_T, UCHAR, ULONG, USHORT,
 };
+use super::wdm::PMDL;
 
 ndis_structs! {
     /// The anonymous `{ Next; FirstNetBuffer; }` at the head of a `NET_BUFFER_LIST`.

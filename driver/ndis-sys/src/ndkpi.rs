@@ -32,9 +32,10 @@ use super::abi::{ndis_consts, ndis_structs};
 use super::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use super::ntdef::{GROUP_AFFINITY, GUID};
 use super::types::{
-    BOOLEAN, NDK_OBJECT_TYPE, NDK_OPERATION_TYPE, NTSTATUS, PHYSICAL_ADDRESS, PMDL, PVOID, SIZE_T,
+    BOOLEAN, NDK_OBJECT_TYPE, NDK_OPERATION_TYPE, NTSTATUS, PHYSICAL_ADDRESS, PVOID, SIZE_T,
     UINT32, UINT64, ULONG, ULONG_PTR,
 };
+use super::wdm::PMDL;
 use super::ws2ipdef::SOCKADDR;
 
 /// `NDK_LOGICAL_ADDRESS`: an adapter logical address (`PHYSICAL_ADDRESS`).

@@ -3,6 +3,9 @@
 use super::abi::ndis_structs;
 use super::types::{UCHAR, ULONG, ULONG_PTR, ULONG64, USHORT, WCHAR};
 
+/// `PUNICODE_STRING` of DriverEntry's registry path: passed through to NDIS.
+pub type PCUNICODE_STRING = *const UNICODE_STRING;
+
 ndis_structs! {
     /// `GUID`: 16 bytes, 4-byte aligned.
     pub struct GUID {

@@ -17,9 +17,8 @@
 //! On Windows the import library `ntoskrnl.lib` resolves them (the WDK's, or on Linux the one
 //! `cargo xtask pe` makes from `xtask/exports`). On Linux the simulated ndis.sys defines each one.
 
-use super::types::{
-    BOOLEAN, KIRQL, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PMDL, PVOID, ULONG, ULONG_PTR,
-};
+use super::types::{BOOLEAN, KIRQL, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PVOID, ULONG, ULONG_PTR};
+use super::wdm::PMDL;
 use super::wdm::{KDPC, PKDEFERRED_ROUTINE};
 
 /// The names imported from ntoskrnl.exe by the driver's own code.

@@ -57,14 +57,8 @@ pub type PHYSICAL_ADDRESS = LONGLONG;
 /// `KIRQL`: an interrupt request level (`UCHAR`; DISPATCH_LEVEL is 2).
 pub type KIRQL = u8;
 
-/// `PMDL`: a pointer to the wdm.h `MDL` header ([`super::wdm::MDL`]). The send path still reads
-/// frame data only through `NdisGetDataBuffer`; the NDK provider reads an MDL chain's header
-/// fields itself (dcbndk's `resources::mdl`, ndkpi.md §5).
-pub type PMDL = *mut super::wdm::MDL;
 /// `PDRIVER_OBJECT`: opaque to a miniport; passed through to NDIS.
 pub type PDRIVER_OBJECT = PVOID;
-/// `PUNICODE_STRING` of DriverEntry's registry path: passed through to NDIS.
-pub type PCUNICODE_STRING = *const super::ntdef::UNICODE_STRING;
 
 /// `NDIS_REQUEST_TYPE` (enum)
 pub type NDIS_REQUEST_TYPE = i32;

@@ -15,6 +15,11 @@ use super::types::{
     CSHORT, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, MM_PAGE_PRIORITY, PVOID, UCHAR, ULONG, USHORT,
 };
 
+/// `PMDL`: a pointer to an [`MDL`] header. The send path copies frames through their MDLs
+/// (dcbndk's `resources::mdl`); the NDK provider reads an MDL chain's header fields itself
+/// (ndkpi.md §5).
+pub type PMDL = *mut MDL;
+
 ndis_structs! {
     /// `MDL`: a memory descriptor list entry, 48 bytes, 8-byte aligned. It describes
     /// `ByteCount` bytes starting `ByteOffset` bytes into the page at `StartVa` (that virtual

@@ -473,6 +473,6 @@ fn mdl_is_the_wdm_h_layout() {
         assert_eq!(row.value, Some(value), "{name}: row {}", row.origin);
     }
     // PMDL points at this header (a compile-time check: any other pointee fails to build).
-    let head: ffi::types::PMDL = core::ptr::null_mut::<ffi::wdm::MDL>();
+    let head: ffi::wdm::PMDL = core::ptr::null_mut::<ffi::wdm::MDL>();
     assert!(head.is_null());
 }

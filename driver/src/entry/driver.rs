@@ -20,12 +20,13 @@ use ndis_sys::miniport::{
     NDIS_SIZEOF_MINIPORT_DRIVER_CHARACTERISTICS_REVISION_2,
     NDIS_SIZEOF_NDK_PROVIDER_CHARACTERISTICS_REVISION_1,
 };
+use ndis_sys::ntdef::PCUNICODE_STRING;
 use ndis_sys::objectheader::{
     NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_MINIPORT_DRIVER_CHARACTERISTICS,
     NDIS_OBJECT_TYPE_NDK_PROVIDER_CHARACTERISTICS,
 };
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
-use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PCUNICODE_STRING, PDRIVER_OBJECT};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, PDRIVER_OBJECT};
 
 /// The driver's own version, reported in the characteristics.
 pub const DRIVER_VERSION: (u8, u8) = dcbndk_core::DRIVER_VERSION;

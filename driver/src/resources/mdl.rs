@@ -29,7 +29,8 @@
 use core::ptr::NonNull;
 
 use ndis_sys::ntoskrnl::MmMapLockedPagesSpecifyCache;
-use ndis_sys::types::{PMDL, ULONG};
+use ndis_sys::types::ULONG;
+use ndis_sys::wdm::PMDL;
 use ndis_sys::wdm::{
     KernelMode, MDL, MDL_MAPPED_TO_SYSTEM_VA, MDL_SOURCE_IS_NONPAGED_POOL, MdlMappingNoExecute,
     MmCached, NormalPagePriority,

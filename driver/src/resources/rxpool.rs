@@ -24,7 +24,8 @@ use ndis_sys::nbl::{
     NET_BUFFER_LIST_POOL_PARAMETERS, NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
 };
 use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
-use ndis_sys::types::{NDIS_HANDLE, PMDL, PVOID, ULONG};
+use ndis_sys::types::{NDIS_HANDLE, PVOID, ULONG};
+use ndis_sys::wdm::PMDL;
 
 /// Receive buffers per adapter.
 pub const RX_BUFFERS: usize = 64;

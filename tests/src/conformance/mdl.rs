@@ -11,7 +11,7 @@
 use std::ptr::null_mut;
 
 use dcbndk::resources::mdl::{self, MdlError};
-use ndis_sys::types::PMDL;
+use ndis_sys::wdm::PMDL;
 use ndis_sys::wdm::{
     KernelMode, MDL, MDL_MAPPED_TO_SYSTEM_VA, MDL_PAGES_LOCKED, MDL_SOURCE_IS_NONPAGED_POOL,
     MDL_WRITE_OPERATION, MdlMappingNoExecute, MmCached, NormalPagePriority, PAGE_SIZE, UserMode,

@@ -31,7 +31,8 @@ use std::ptr::null_mut;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
-use ndis_sys::types::{KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PMDL, PVOID, ULONG};
+use ndis_sys::types::{KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PVOID, ULONG};
+use ndis_sys::wdm::PMDL;
 use ndis_sys::wdm::{
     HighPagePriority, KernelMode, LowPagePriority, MDL, MDL_MAPPED_TO_SYSTEM_VA, MDL_PAGES_LOCKED,
     MDL_PARTIAL, MDL_PARTIAL_HAS_BEEN_MAPPED, MDL_SOURCE_IS_NONPAGED_POOL, MDL_WRITE_OPERATION,

@@ -17,7 +17,8 @@ use ndis_sys::nbl::{
     NET_BUFFER_LIST_POOL_PARAMETERS,
 };
 use ndis_sys::objectheader::NDIS_OBJECT_TYPE_DEFAULT;
-use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PMDL, PVOID, SIZE_T, UINT, ULONG, USHORT};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PVOID, SIZE_T, UINT, ULONG, USHORT};
+use ndis_sys::wdm::PMDL;
 
 use super::adapter::Phase;
 use super::faults::{self, Export};

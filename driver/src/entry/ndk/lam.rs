@@ -32,7 +32,8 @@ use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
     STATUS_BUFFER_TOO_SMALL,
 };
-use ndis_sys::types::{NTSTATUS, PMDL, PVOID, SIZE_T, ULONG};
+use ndis_sys::types::{NTSTATUS, PVOID, SIZE_T, ULONG};
+use ndis_sys::wdm::PMDL;
 
 /// `NdkBuildLAM` (ndkpi.md §2.1, §5): a LAM of the first `Length` bytes of the MDL chain `Mdl`.
 /// Inline: `STATUS_SUCCESS` with `*pNdkLAM` (`AdapterContext`, `AdapterPageCount`, one page

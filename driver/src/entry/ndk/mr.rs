@@ -14,7 +14,8 @@ use ndis_sys::ndkpi::{
     NDK_MR_DISPATCH, NDK_OBJECT_HEADER, NDK_PD, NdkObjectTypeMr,
 };
 use ndis_sys::status::{NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
-use ndis_sys::types::{BOOLEAN, NTSTATUS, PMDL, PVOID, SIZE_T, UINT32, ULONG};
+use ndis_sys::types::{BOOLEAN, NTSTATUS, PVOID, SIZE_T, UINT32, ULONG};
+use ndis_sys::wdm::PMDL;
 
 /// The MR's functions (ndkpi.md §2.6, in the header's order).
 static MR_DISPATCH: NDK_MR_DISPATCH = NDK_MR_DISPATCH {

@@ -16,7 +16,7 @@ use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
 
 use super::{Provider, Region};
 use crate::resources::mdl::{copy_in, copy_out};
-use ndis_sys::types::PMDL;
+use ndis_sys::wdm::PMDL;
 
 /// Where the bytes go or come from.
 enum Move<'a> {

@@ -21,7 +21,8 @@ use super::calls::{Call, Calls, CloseCall, Closed};
 use super::{PROVISIONED, Provider, TAG_NDK_TABLES};
 use crate::resources::memory::{PoolArray, PoolBox};
 use ndis_sys::ndkpi::{NDK_LOGICAL_ADDRESS, NDK_MR, NDK_PD};
-use ndis_sys::types::{NDIS_HANDLE, PMDL};
+use ndis_sys::types::NDIS_HANDLE;
+use ndis_sys::wdm::PMDL;
 
 /// The tables of logical address mappings and fast-registered pages (§5): the core's LAM slots
 /// and page pool, which the provider's `mem` borrows, and the MDL chain of each LAM. Their

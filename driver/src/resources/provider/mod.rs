@@ -51,7 +51,8 @@ use cq::CqSlot;
 use ndis_sys::ndkpi::{
     NDK_CONNECTOR, NDK_CQ, NDK_LISTENER, NDK_MR, NDK_PD, NDK_QP, NDK_SHARED_ENDPOINT, NDK_SRQ,
 };
-use ndis_sys::types::{NDIS_HANDLE, PMDL, ULONG};
+use ndis_sys::types::{NDIS_HANDLE, ULONG};
+use ndis_sys::wdm::PMDL;
 use qp::QpSlot;
 use srq::SrqSlot;
 

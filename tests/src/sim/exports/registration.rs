@@ -5,9 +5,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use ndis_sys::miniport::*;
+use ndis_sys::ntdef::PCUNICODE_STRING;
 use ndis_sys::objectheader::*;
 use ndis_sys::status::*;
-use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, PCUNICODE_STRING, PDRIVER_OBJECT};
+use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, PDRIVER_OBJECT};
 
 use super::{check_header, header_of, require_irql, sim};
 use crate::sim::faults::{self, Export};

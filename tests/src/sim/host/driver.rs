@@ -2,7 +2,8 @@
 //! on Windows. The simulator reaches the driver only through that entry point and the handlers
 //! and dispatch tables it registers.
 
-use ndis_sys::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
+use ndis_sys::ntdef::PCUNICODE_STRING;
+use ndis_sys::types::{NDIS_STATUS, PVOID};
 
 /// `DRIVER_INITIALIZE`.
 pub type DriverEntry =
@@ -45,7 +46,8 @@ pub fn describe() -> String {
 
 #[cfg(not(windows))]
 mod imp {
-    use ndis_sys::types::{NDIS_STATUS, PCUNICODE_STRING, PVOID};
+    use ndis_sys::ntdef::PCUNICODE_STRING;
+    use ndis_sys::types::{NDIS_STATUS, PVOID};
 
     unsafe extern "system" {
         /// The driver's entry point, resolved by its exported name when the kit's binary links the

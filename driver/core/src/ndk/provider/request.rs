@@ -1,7 +1,7 @@
 //! Work requests (ndkpi.md §2.4): what a consumer posts to a QP's or an SRQ's queues (an
 //! operation and its scatter-gather list) and how each ended, before it completes. Apart from
-//! the queues that hold them ([`super::queue`], [`super::srq`]) and the QP ([`super::qp`]), which
-//! all use these and none of which the others' types need.
+//! the work queues that hold them (the provider's `queue`, [`super::srq`]) and the QP
+//! ([`super::qp`]), which all use these and none of which the others' types need.
 
 use super::mr::{FastRegistration, MrId};
 use super::{CompletionStatus, OperationType};
