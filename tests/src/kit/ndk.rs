@@ -1017,11 +1017,11 @@ fn consumer_traffic(t: &mut Traffic<'_>, seed: u64) -> Result<(), String> {
 /// cannot show it: the provider's provisioned opens, `dcbndk::resources::ndkports::MAX_OPEN`).
 const NDK_OPENS: usize = 4;
 
-/// The concurrency case: [`NDK_OPENS`] less one consumers, each on its own thread and ND
-/// port, run [`consumer_traffic`] between A and B at once while another thread queries A's
+/// The concurrency case: `NDK_OPENS` less one consumers, each on its own thread and ND
+/// port, run `consumer_traffic` between A and B at once while another thread queries A's
 /// `OID_NDK_STATISTICS` on the direct path: every query must be monotonic, and once the traffic
 /// is over both adapters' totals must add up to what the consumers' records say
-/// ([`concurrent_counts`]), the same on both paths. `runs` repeats it on fresh adapters.
+/// (`concurrent_counts`), the same on both paths. `runs` repeats it on fresh adapters.
 ///
 /// # Errors
 /// The first miscount or non-monotonic query.

@@ -36,7 +36,7 @@
 //! frames are not NBLs and count in neither, only in the NDK counters), the NDK state, and every
 //! NDK counter of both adapters exactly: each session's [`Record::expected`] totals, framed as
 //! each end frames them (a 1514-byte `*JumboPacket`: path MTU 1024; a frame tagged when its
-//! sender's operational set gives NDK traffic a priority, [`tags_roce`]), and no connection
+//! sender's operational set gives NDK traffic a priority, `tags_roce`), and no connection
 //! active after the session. The clock moves 1 ms at a time during a session; the DCBX timers
 //! that fire meanwhile send LLDPDUs, which are the agents' and change no remote set. A failed
 //! initialize must fail with the status its injected failure calls for
