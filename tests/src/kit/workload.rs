@@ -756,7 +756,7 @@ impl Run {
             let bytes = request.bytes();
             let r = dut.adapter.method(OID_QOS_PARAMETERS, &bytes, bytes.len());
             if r.status == NDIS_STATUS_RESOURCES && dut.scope.outcome().injected.len() > injected {
-                // A failure injected in the request: nothing changes (issue 19, Deliver 2).
+                // A failure injected in the request: nothing changes.
                 expect_eq(
                     "operational after RESOURCES",
                     Self::operational(dut),
