@@ -97,7 +97,7 @@ cases! {
     ci_ndk_statistics => "OID_NDK_STATISTICS: 247/248 bytes, header, Reserved01-20 zero, regular and direct path (§10.8)",
     more_ndk_connections_endpoints => "OID_NDK_CONNECTIONS / LOCAL_ENDPOINTS: 16 bytes when empty, 16+64n / 16+36n, BUFFER_TOO_SHORT, IPv4 and IPv6 (§10.9)",
     more_ndk_per_cpu_blocks => "per-CPU counters: one 128-byte block per processor NDIS reports, freed at halt",
-    more_ndk_concurrency => "concurrency: threads x activities on all CPUs while the direct path queries: exact sums, monotonic queries",
+    more_ndk_concurrency => "concurrency: consumers on all CPUs connect, SEND, WRITE, READ and disconnect at once while the direct path queries: exact sums, monotonic queries",
     more_ndk_disable_with_connections => "disable with live connections: lists drain, ActiveConnection 0, counters stay monotonic across disable/enable",
 
     // The NDKPI provider: objects in pool blocks, the core's model over 'static
