@@ -32,7 +32,15 @@ fn listing(dir: &Path) -> BTreeSet<PathBuf> {
     out
 }
 
+/// Held by each case from its first look at target/package/ to its last: the cases run on
+/// parallel threads, and another case's xtask may be between making and removing its staging
+/// folder there while this one looks.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn refused(args: &[&str], env: &[(&str, &str)], says: &str) {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let before = listing(&package_dir());
     let mut command = Command::new(env!("CARGO_BIN_EXE_xtask"));
     command.arg("package").args(args);
