@@ -33,6 +33,10 @@ pub const TAG_NDK_COUNTERS: u32 = pool_tag(b"DcbC");
 /// Receive buffers (with their MDL and NBL) each adapter makes at initialize.
 pub const RX_BUFFERS: usize = 64;
 
+/// NDK adapters a miniport adapter can have open at once (consumers' `OpenNDKAdapterHandler`s).
+pub const NDK_OPENS: usize = 4;
+/// QPs one open NDK adapter can have at once; as many connectors.
+pub const PROVISIONED_QPS: usize = 256;
 /// Shared receive queues one open NDK adapter can have at once.
 pub const PROVISIONED_SRQS: usize = 64;
 /// Logical address mappings (`NdkBuildLAM`) one open NDK adapter can have at once.
@@ -43,7 +47,7 @@ pub const PROVISIONED_FRMR_CHUNKS: usize = 1024;
 
 #[cfg(all(test, not(windows)))]
 mod tests {
-    use dcbndk::resources::{memory, ndkobject, provider, rxpool};
+    use dcbndk::resources::{memory, ndkobject, ndkports, provider, rxpool};
 
     #[test]
     fn the_stated_facts_are_the_drivers() {
@@ -56,6 +60,9 @@ mod tests {
         assert_eq!(super::TAG_NDK_PROVIDER_TABLES, provider::TAG_NDK_TABLES);
         assert_eq!(super::TAG_NDK_COUNTERS, memory::TAG_NDK_COUNTERS);
         assert_eq!(super::RX_BUFFERS, rxpool::RX_BUFFERS);
+        assert_eq!(super::NDK_OPENS, ndkports::MAX_OPEN);
+        assert_eq!(super::PROVISIONED_QPS, provider::PROVISIONED.qps);
+        assert_eq!(super::PROVISIONED_QPS, provider::PROVISIONED.connectors);
         assert_eq!(super::PROVISIONED_SRQS, provider::PROVISIONED.srqs);
         assert_eq!(super::PROVISIONED_LAMS, provider::PROVISIONED.lams);
         assert_eq!(

@@ -800,9 +800,10 @@ fn iwarp_pairs() -> CaseResult {
     )
 }
 
-/// Connections each of [`header_size_saturates`]'s consumers makes: one NDK open holds 256 QPs
-/// and 256 connectors (the provider's provisioned tables), its side's own QP among them.
+/// Connections each of [`header_size_saturates`]'s consumers makes: within what one NDK open
+/// holds (`facts::PROVISIONED_QPS` QPs and connectors), its side's own QP among them.
 const SATURATING_PER_OPEN: u16 = 128;
+const _: () = assert!((SATURATING_PER_OPEN as usize) < crate::facts::PROVISIONED_QPS);
 
 fn header_size_saturates() -> CaseResult {
     // In iWARP mode each ND connection is listed with the TCP connection it pairs with (spec
@@ -1013,11 +1014,7 @@ fn consumer_traffic(t: &mut Traffic<'_>, seed: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// The NDK adapters a consumer may open on one adapter at once (as a VM's `Get-NetAdapterRdma`
-/// cannot show it: the provider's provisioned opens, `dcbndk::resources::ndkports::MAX_OPEN`).
-const NDK_OPENS: usize = 4;
-
-/// The concurrency case: `NDK_OPENS` less one consumers, each on its own thread and ND
+/// The concurrency case: `facts::NDK_OPENS` less one consumers, each on its own thread and ND
 /// port, run `consumer_traffic` between A and B at once while another thread queries A's
 /// `OID_NDK_STATISTICS` on the direct path: every query must be monotonic, and once the traffic
 /// is over both adapters' totals must add up to what the consumers' records say
@@ -1027,7 +1024,7 @@ const NDK_OPENS: usize = 4;
 /// The first miscount or non-monotonic query.
 pub fn concurrency(runs: usize) -> CaseResult {
     // The case's own traffic holds one of the adapter's NDK opens; each consumer another.
-    let consumers = NDK_OPENS - 1;
+    let consumers = crate::facts::NDK_OPENS - 1;
     for run in 0..runs {
         let seed = 0xDCB0 + run as u64;
         on_wire_paced(

@@ -683,23 +683,15 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
     match (&s.ndk, &server, wire) {
         (Some(workload), Some(b), Some(wire)) => {
             let framing = workload.framing(jumbo(&s.registry));
-            out.problems.extend(
-                ndk_workload(&a, b, wire, workload, framing, |a| {
-                    rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default()
-                })
-                .map_or_else(
-                    |e| vec![format!("the NDK workload: {e}")],
-                    |(view, problems)| {
-                        out.rdma_statistics = view;
-                        problems
-                    },
-                ),
-            );
+            match ndk_workload(&a, b, wire, workload, framing) {
+                Ok((view, problems)) => {
+                    out.rdma_statistics = view;
+                    out.problems.extend(problems);
+                }
+                Err(e) => out.problems.push(format!("the NDK workload: {e}")),
+            }
         }
-        _ => {
-            out.rdma_statistics =
-                rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default();
-        }
+        _ => out.rdma_statistics = rdma_statistics_view(&a),
     }
     if let Some(port) = port
         && let Err(e) = port.finish()
@@ -766,17 +758,22 @@ fn jumbo(registry: &Registry) -> u32 {
     .unwrap_or(1514)
 }
 
+/// `(Get-NetAdapterStatistics).RdmaStatistics` of `a` as it answers now.
+fn rdma_statistics_view(a: &crate::sim::Adapter) -> String {
+    rdma_statistics(a.query(OID_NDK_STATISTICS, 248).data()).unwrap_or_default()
+}
+
 /// Runs `workload` from `a` to `b` (given their addresses as TCP/IP would), waits until both
-/// adapters' `OID_NDK_STATISTICS` show what its record expects, and reads `view` of `a` while
-/// its connections are still open; then closes everything. The view, and what differed.
-fn ndk_workload<V>(
+/// adapters' `OID_NDK_STATISTICS` show what its record expects, and reads `a`'s RdmaStatistics
+/// view while its connections are still open; then closes everything. The view, and what
+/// differed.
+fn ndk_workload(
     a: &crate::sim::Adapter,
     b: &crate::sim::Adapter,
     wire: u32,
     workload: &ndk::Workload,
     framing: crate::sim::ndk_traffic::Framing,
-    view: impl FnOnce(&crate::sim::Adapter) -> V,
-) -> Result<(V, Vec<String>), String> {
+) -> Result<(String, Vec<String>), String> {
     use crate::sim::ndk_traffic::{Pace, Traffic, ip4, ip6};
     a.set_ip_addresses(&[ip4(1), ip6(1)]);
     b.set_ip_addresses(&[ip4(2), ip6(2)]);
@@ -802,9 +799,9 @@ fn ndk_workload<V>(
             }
         }
     }
-    let v = view(a);
+    let view = rdma_statistics_view(a);
     t.close()?;
-    Ok((v, problems))
+    Ok((view, problems))
 }
 
 /// A unified diff (3 lines of context) of two texts, line by line.

@@ -29,9 +29,10 @@ use serde::Deserialize;
 
 use crate::sim::ndk_traffic::{End, Framing, MAX_MESSAGE, Traffic};
 
-/// Connections a workload may establish: one NDK open per adapter holds 256 QPs and 256
-/// connectors (the provider's provisioned tables), and each side keeps a QP of its own.
+/// Connections a workload may establish: one NDK open per adapter holds
+/// `facts::PROVISIONED_QPS` QPs and as many connectors, and each side keeps a QP of its own.
 pub const MAX_CONNECTIONS: u32 = 200;
+const _: () = assert!((MAX_CONNECTIONS as usize) < crate::facts::PROVISIONED_QPS);
 
 /// `[ndk]`, as serde reads it.
 #[derive(Deserialize)]

@@ -76,10 +76,10 @@ static LOCK_ORDER: std::sync::LazyLock<Mutex<HashMap<usize, HashSet<usize>>>> =
 /// Notes that this thread acquired spin lock `id` while holding `held` (in acquisition order)
 /// and says what breaks the hierarchy: the first held lock that `id` was, on some path, taken
 /// before (a lock acquired after `id` while `id` was held, or after one of those, and so on).
-pub(crate) fn lock_acquired_under(held: &[usize], id: usize) -> Option<usize> {
+pub(crate) fn lock_acquired_under(held: impl Iterator<Item = usize>, id: usize) -> Option<usize> {
     let mut graph = super::lock(&LOCK_ORDER);
     let mut broken = None;
-    for &h in held.iter().filter(|h| **h != id) {
+    for h in held.filter(|h| *h != id) {
         if graph.get(&h).is_some_and(|after| after.contains(&id)) {
             continue;
         }

@@ -128,7 +128,9 @@ unsafe fn complete_sends(
                 break;
             }
         }
-        // SAFETY: as above; Next is the first member of the head union.
+        // SAFETY: `nbl` is an NBL of an outstanding send (the completion record accepted it just
+        // above), which the miniport hands back and nobody frees meanwhile; Next is the first
+        // member of its head union.
         let head = unsafe { &raw const (*nbl).head };
         // SAFETY: `head` points at the NBL's Next/FirstNetBuffer pair.
         nbl = unsafe { head.cast::<NET_BUFFER_LIST_LINKS>().read() }.Next;

@@ -196,10 +196,7 @@ pub unsafe extern "system" fn NdisAcquireSpinLock(lock_struct: *mut NDIS_SPIN_LO
         unsafe { (*lock_struct).OldIrql = old };
         let mut t = local.state.borrow_mut();
         let under = (!t.held.is_empty())
-            .then(|| {
-                let held: Vec<usize> = t.held.iter().map(|&(h, _)| h).collect();
-                verifier::lock_acquired_under(&held, id)
-            })
+            .then(|| verifier::lock_acquired_under(t.held.iter().map(|&(h, _)| h), id))
             .flatten();
         t.held.push((id, old));
         t.irql = DISPATCH_LEVEL;
