@@ -1,7 +1,7 @@
 //! The adapter context: [`AdapterContext`], everything the driver keeps for one adapter (the
 //! `MiniportAdapterContext`), the resources it holds, and how it is built in place at
 //! initialize and taken apart at halt. The entry points (`crate::entry`) and what performs
-//! the core's effects (`crate::perform`) reach everything through it; it reaches only the
+//! the core's effects (`crate::execute`) reach everything through it; it reaches only the
 //! resources (`crate::resources`) and the bindings.
 
 use dcbndk_core::adapter::Adapter;
@@ -49,7 +49,7 @@ pub struct AdapterContext {
     /// The QoS sets the performing CPU took from `control` (`Control::take_qos_into`) and is
     /// applying and indicating, with no lock held: one CPU at a time performs (NDIS sees the
     /// indications in the order they were taken), and the sets (880 bytes) stay off the QoS
-    /// path's stack, which is on the image's deepest (`perform::qos::apply`).
+    /// path's stack, which is on the image's deepest (`execute::qos::apply`).
     pub qos_owed: Exclusive<Indications>,
     /// The classifier compiled from the operational QoS set in force, for the data path (read
     /// without blocking; replaced by the QoS path).
@@ -155,7 +155,7 @@ pub unsafe fn create(
 /// and move), the classifier for an operational set (`None`: QoS off, nothing classified) with
 /// the adapter's tagging and NetworkDirect keywords and the configured VLAN ID `vlan_id`
 /// (`OID_GEN_VLAN_ID`; compiled in, so that the send path never looks it up). The context's
-/// first classifier, and each new one the QoS path publishes (`crate::perform::qos`), which
+/// first classifier, and each new one the QoS path publishes (`crate::execute::qos`), which
 /// reads the VID inside the publication, so the last one published has the last VID set.
 pub fn compile_into(
     classifier: &mut Compiled,

@@ -2,7 +2,7 @@
 //!
 //! This crate is the NDIS shell over the bindings of the `ndis-sys` crate, in four layers whose
 //! imports point one way (ARCHITECTURE.md): [`entry`] (what NDIS calls, one file per role, as in
-//! netvmini) -> [`perform`] (what the core decided, made NDIS calls and frames) -> [`context`]
+//! netvmini) -> [`execute`] (what the core decided, made NDIS calls and frames) -> [`context`]
 //! (the adapter context) -> [`resources`] (memory, locks, timers, the link, the wire). Each
 //! entry point turns raw pointers into typed views once and feeds an event to `dcbndk-core`,
 //! which decides; the shell then performs what it returns. All `unsafe` code of the
@@ -42,7 +42,7 @@ mod runtime;
 
 pub mod context;
 pub mod entry;
-pub mod perform;
+pub mod execute;
 pub mod resources;
 
 pub use entry::driver::driver_entry;

@@ -1,12 +1,12 @@
 //! DCBX's entry point (spec §4.2, §5.2): the agent's timer routine. The agent itself is in the
 //! control machine (`dcbndk_core::machine::Control`); its peers' LLDPDUs, the only source of
-//! remote QoS parameters, arrive on the receive path (`crate::perform::receive`).
+//! remote QoS parameters, arrive on the receive path (`crate::execute::receive`).
 
 use dcbndk_core::machine::Effects;
 
 use crate::context::AdapterContext;
-use crate::perform::control::perform;
-use crate::perform::direct::Direct;
+use crate::execute::control::apply_effects;
+use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::timer::now_ms;
 use ndis_sys::types::PVOID;
 
@@ -31,6 +31,6 @@ pub unsafe extern "system" fn dcbx_timer(
         .control
         .lock()
         .dcbx_timer(&context.core, now_ms(), &mut fx);
-    perform::<Direct>(context, &fx, true);
+    apply_effects::<OutsideDelivery>(context, &fx, true);
     context.dcbx_timer.routine_done();
 }

@@ -6,8 +6,8 @@
 use dcbndk_core::machine::Effects;
 
 use crate::context::{AdapterContext, context, free_locks};
-use crate::perform::control::perform;
-use crate::perform::direct::Direct;
+use crate::execute::control::apply_effects;
+use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::memory::{PoolBox, TAG_ADAPTER};
 use crate::resources::timer::now_ms;
 use ndis_sys::miniport::{NDIS_MINIPORT_PAUSE_PARAMETERS, NDIS_MINIPORT_RESTART_PARAMETERS};
@@ -29,7 +29,7 @@ pub unsafe extern "system" fn miniport_halt(
     let context = unsafe { context(adapter_context) };
     let mut fx = Effects::new();
     context.control.lock().halt(&context.core, &mut fx);
-    perform::<Direct>(context, &fx, false);
+    apply_effects::<OutsideDelivery>(context, &fx, false);
     let handle = context.handle;
     // SAFETY: the locks were initialized at initialize and no path holds them: NDIS has stopped
     // every other call into this adapter, the wire no longer reaches it, and the timers are
@@ -62,7 +62,7 @@ pub unsafe extern "system" fn miniport_pause(
     let context = unsafe { context(adapter_context) };
     let mut fx = Effects::new();
     context.control.lock().pause(&context.core, &mut fx);
-    perform::<Direct>(context, &fx, false);
+    apply_effects::<OutsideDelivery>(context, &fx, false);
     NDIS_STATUS_SUCCESS
 }
 
@@ -85,7 +85,7 @@ pub unsafe extern "system" fn miniport_restart(
     if restarted.is_err() {
         return NDIS_STATUS_FAILURE;
     }
-    perform::<Direct>(context, &fx, false);
+    apply_effects::<OutsideDelivery>(context, &fx, false);
     NDIS_STATUS_SUCCESS
 }
 
@@ -144,7 +144,7 @@ pub unsafe extern "system" fn miniport_device_pnp_event_notify(
             .control
             .lock()
             .surprise_removed(&context.core, &mut fx);
-        perform::<Direct>(context, &fx, false);
+        apply_effects::<OutsideDelivery>(context, &fx, false);
     }
 }
 

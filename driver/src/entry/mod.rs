@@ -1,7 +1,7 @@
 //! What NDIS calls: the driver's entry points, by role (netvmini's files). Each turns raw
 //! pointers into typed views, feeds one event to the core (the adapter machine,
 //! `dcbndk_core::machine`, or the link, `dcbndk_core::datapath::link`) and performs what comes
-//! back (`crate::perform`). Nothing imports this layer but `lib.rs`.
+//! back (`crate::execute`). Nothing imports this layer but `lib.rs`.
 
 pub mod dcbx;
 pub mod driver;

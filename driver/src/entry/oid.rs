@@ -9,8 +9,8 @@ use dcbndk_core::status::Status;
 use dcbndk_core::machine::Effects;
 
 use crate::context::{AdapterContext, context};
-use crate::perform::control::perform;
-use crate::perform::direct::Direct;
+use crate::execute::control::apply_effects;
+use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::status::ndis_status;
 use crate::resources::timer::now_ms;
 use ndis_sys::oidrequest::{
@@ -59,7 +59,7 @@ pub unsafe extern "system" fn miniport_oid_request(
     let mut fx = Effects::new();
     // SAFETY: NDIS passes a valid request for the duration of the call.
     let status = unsafe { answer(context, request, &mut fx) };
-    perform::<Direct>(context, &fx, false);
+    apply_effects::<OutsideDelivery>(context, &fx, false);
     status
 }
 
@@ -168,7 +168,7 @@ unsafe fn answer(
 }
 
 /// Runs the request under the control lock. Out of line: the request's work and the
-/// indications it leads to (`perform::qos::apply`) are never in one frame.
+/// indications it leads to (`execute::qos::apply`) are never in one frame.
 #[inline(never)]
 fn dispatch(context: &AdapterContext, request: &mut Request<'_>, fx: &mut Effects) -> Outcome {
     context

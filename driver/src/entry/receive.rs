@@ -1,11 +1,11 @@
 //! `MiniportReturnNetBufferLists`: the receive NBLs NDIS gives back. Frames arrive on the
-//! receive path (`crate::perform::receive`), which the wire calls, not NDIS.
+//! receive path (`crate::execute::receive`), which the wire calls, not NDIS.
 
 use core::sync::atomic::Ordering;
 
 use crate::context::context;
-use crate::perform::direct::Direct;
-use crate::perform::drain::send_pfc;
+use crate::execute::drain::send_pfc;
+use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::nbl::next_nbl;
 use crate::resources::timer::now_ns;
 use ndis_sys::nbl::{NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST};
@@ -40,7 +40,7 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
             rx.outstanding.fetch_sub(1, Ordering::SeqCst);
             let xon = context.link.state().lock().rx_drain(priority, len);
             if let Some(request) = xon {
-                send_pfc::<Direct>(
+                send_pfc::<OutsideDelivery>(
                     context,
                     request,
                     flags & NDIS_RETURN_FLAGS_DISPATCH_LEVEL != 0,

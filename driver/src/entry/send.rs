@@ -3,7 +3,7 @@
 //! blocks, never allocates.
 //!
 //! Each frame is copied once, from the NB's MDLs straight into a transmit buffer of the virtual
-//! link (`resources::nbl::copy_frame`; `perform::drain` puts it on the wire at the link's
+//! link (`resources::nbl::copy_frame`; `execute::drain` puts it on the wire at the link's
 //! speed), and its header (its first `HEADER_BYTES`) is classified where it lies in the NB's
 //! first MDL, or in the copy when it spans MDLs, to an 802.1p priority and a traffic class by the
 //! compiled table the QoS path publishes (`dcbndk_core::datapath::classify`: the OS's priority
@@ -26,9 +26,9 @@ use core::ptr::null_mut;
 use dcbndk_core::status::Status;
 
 use crate::context::{AdapterContext, context};
-use crate::perform::direct::Direct;
-use crate::perform::drain::{drain, retry_soon};
-use crate::perform::held::send_chain;
+use crate::execute::drain::{drain, retry_soon};
+use crate::execute::held::send_chain;
+use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::nbl::{Chain, net_buffers, next_nbl, set_next, set_status};
 use crate::resources::status::ndis_status;
 use ndis_sys::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST, NetBufferListCancelId};
@@ -51,7 +51,7 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
         return;
     }
     let at_dispatch = send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0;
-    if !context.core.state.begin_send() {
+    if !context.core.state.enter_datapath() {
         // Not running (paused, or surprise-removed): every NBL back with NDIS_STATUS_PAUSED.
         let mut done = Chain::default();
         let mut nbl = chain;
@@ -72,17 +72,17 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
         }
         // SAFETY: NBLs NDIS handed over, each with its status, completed once.
         unsafe { done.complete(context.handle, at_dispatch) };
-        context.core.state.end_send();
+        context.core.state.leave_datapath();
         return;
     }
     // SAFETY: NDIS's chain, ours until completed.
     let done = unsafe { send_chain(context, chain) };
-    drain::<Direct>(context, at_dispatch);
+    drain::<OutsideDelivery>(context, at_dispatch);
     // SAFETY: NBLs NDIS handed over, each with its status, completed once; the held ones are not
     // in this chain.
     unsafe { done.complete(context.handle, at_dispatch) };
     // Only now may a pause complete: every NBL of this call is back with NDIS or held.
-    context.core.state.end_send();
+    context.core.state.leave_datapath();
 }
 
 /// `MiniportCancelSend` (<= DISPATCH_LEVEL): the NBLs held for room on the link whose
@@ -143,7 +143,7 @@ pub unsafe extern "system" fn link_timer(
     // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
     let context = unsafe { &*function_context.cast::<AdapterContext>() };
     if context.core.state.accepts_sends() {
-        drain::<Direct>(context, true);
+        drain::<OutsideDelivery>(context, true);
     }
     context.link.timer.routine_done();
 }

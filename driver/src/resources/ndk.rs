@@ -1,6 +1,6 @@
 //! NDK's resources: the memory the core's NDK state lives in, the processor index
 //! per-CPU counting needs, and the I/O work item that raises the NDK PnP events
-//! (`crate::perform::ndk` queues it, `crate::entry::ndk` is its routine).
+//! (`crate::execute::ndk` queues it, `crate::entry::ndk` is its routine).
 //!
 //! - **Memory.** At initialize, [`NdkShell::new`] allocates from the pool, sized by what NDIS
 //!   reports (`NdisGroupMaxProcessorCount(ALL_PROCESSOR_GROUPS)`) and by the keywords: one
@@ -8,10 +8,10 @@
 //!   their live counts (tag `DcbT`). The core's `NdkState` refers to them; it is dropped before
 //!   them (the adapter context declares `core` before `ndk`), and all of it is freed at halt.
 //! - **Activity.** The NDKPI provider and the RDMA data path report what happens (connections,
-//!   failures, CQ errors, traffic: `perform::rdma::apply_notes` and its frame counts) into the
+//!   failures, CQ errors, traffic: `execute::rdma::apply_notes` and its frame counts) into the
 //!   core's `NdkState::apply`, at DISPATCH_LEVEL on the CPU of the event, which counts there.
 //! - **PnP events.** `OID_NDK_SET_STATE` only records the change (core); after the OID returns,
-//!   `perform::ndk::kick` queues the adapter's I/O work item, whose routine raises `NetEventNDKEnable` /
+//!   `execute::ndk::queue_ndk_work` queues the adapter's I/O work item, whose routine raises `NetEventNDKEnable` /
 //!   `NetEventNDKDisable` with `NdisMNetPnPEvent` at PASSIVE_LEVEL, in order, one per change, and
 //!   never inside `MiniportOidRequest` (spec §3.6). Halt waits until no routine is queued or
 //!   running, then frees the work item.
@@ -36,7 +36,7 @@ pub struct NdkShell {
     pub work_item: NDIS_HANDLE,
     /// Its routine (`crate::entry::ndk::raise_events`, an entry point this resource cannot name).
     pub routine: NDIS_IO_WORKITEM_ROUTINE,
-    /// Held (true) by whoever raises events: set by `perform::ndk::kick` before it queues the
+    /// Held (true) by whoever raises events: set by `execute::ndk::queue_ndk_work` before it queues the
     /// work item, cleared by the routine when nothing is left; so at most one routine raises at
     /// a time.
     pub queued: AtomicBool,

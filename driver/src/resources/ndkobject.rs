@@ -79,7 +79,7 @@ pub struct NdkAdapterObject {
     pub port: AtomicUsize,
     /// Set whenever the provider may want the link's drain to refill its queues (its
     /// `held_back` or `transmit_due`), cleared only under the provider's lock once neither
-    /// holds: the drain (`perform::rdma::refill`) skips the provider's lock when it is clear,
+    /// holds: the drain (`execute::rdma::refill`) skips the provider's lock when it is clear,
     /// which on a run that framed everything it had is every time. See
     /// [`NdkAdapterObject::want_refill`] for why a refill is never missed.
     refill: AtomicBool,

@@ -1,4 +1,4 @@
-//! The receive buffers (netvmini's RCBs): what the receive path (`crate::perform::receive`)
+//! The receive buffers (netvmini's RCBs): what the receive path (`crate::execute::receive`)
 //! indicates frames in, and what `MiniportReturnNetBufferLists` (`crate::entry::receive`) gives
 //! back.
 //!
@@ -7,7 +7,7 @@
 //! dropped and counted, as a NIC whose ring is full drops. LLDPDUs for the DCBX agent are
 //! consumed before any of this (spec §4.4: only while `*QOS` = 1).
 //!
-//! Arrivals are counted in flight with the sends (`begin_send`/`end_send`), so a pause that sees
+//! Arrivals are counted in flight with the sends (`enter_datapath`/`leave_datapath`), so a pause that sees
 //! no call in flight knows no indication can start; it also waits until every indicated NBL
 //! has been returned (NDIS requires both before a pause completes).
 
@@ -80,7 +80,7 @@ impl FreeList {
 pub struct ReceivePool {
     /// The buffers, one frame each, [`buffer_bytes`] long: sized at initialize by the
     /// adapter's `*JumboPacket`. A frame longer than a buffer is a receive error
-    /// (`crate::perform::receive::arrived`), as a NIC drops a frame past its configured size.
+    /// (`crate::execute::receive::arrived`), as a NIC drops a frame past its configured size.
     pub buffers: PoolSlab,
     pool: NDIS_HANDLE,
     /// The NBL of each buffer (its index in `MiniportReserved[0]`).

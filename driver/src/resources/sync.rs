@@ -119,7 +119,7 @@ impl<T> Drop for SpinLockGuard<'_, T> {
 
 /// A value one CPU at a time may use, with no lock held and at any IRQL: [`Exclusive::try_enter`]
 /// gives it to the caller unless another CPU has it (who then does the work the caller came
-/// for: the QoS path's performer, `perform::qos::apply`). In pool memory, for values too large
+/// for: the QoS path's performer, `execute::qos::apply`). In pool memory, for values too large
 /// for the stack of the path that uses them.
 pub struct Exclusive<T> {
     taken: AtomicBool,

@@ -12,10 +12,10 @@
 //! frames a PFC frame lets go, an LLDPDU after a DCBX change) is posted: it waits in the
 //! sender's transmit buffer until the delivery under way has returned, and the outermost
 //! sender then delivers the posted frames, oldest first, until none is left
-//! (`crate::perform::direct`). Without that, two adapters would hand frames back and forth on one kernel stack (A's send delivering
+//! (`crate::execute::outside_delivery`). Without that, two adapters would hand frames back and forth on one kernel stack (A's send delivering
 //! to B, B's XOFF to A, A's frames to B, ...), a depth no budget bounds. Which of the two a
-//! caller is, is a type (`crate::perform::post::Wire`: `Direct` for the driver's entry points,
-//! `Posted` for everything that runs under `perform::receive::arrived`), so the image's call
+//! caller is, is a type (`crate::execute::post::Wire`: `OutsideDelivery` for the driver's entry points,
+//! `UnderDelivery` for everything that runs under `execute::receive::arrived`), so the image's call
 //! graph shows no cycle (`cargo xtask pe`).
 //!
 //! The entry points deliver at once: a frame's effects (the receiver's XOFF, its DCBX answer)
@@ -25,7 +25,7 @@
 //! point had returned; measured as a flaky kit case, so not done.)
 //!
 //! This file owns only the ports: who is on the wire, and who is using whom. Moving frames is
-//! `crate::perform::direct`'s (it calls the receive path directly, so that the image's call
+//! `crate::execute::outside_delivery`'s (it calls the receive path directly, so that the image's call
 //! graph sees it): it walks the ports with [`enter`] and [`leave`]. A port holds its adapter's
 //! context as an untyped pointer: the wire knows nothing of adapters.
 

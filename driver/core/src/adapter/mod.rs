@@ -242,7 +242,7 @@ impl Settings {
     /// replaces an older one), so a set that changed and changed back before the shell took it
     /// would otherwise be indicated twice in a row with CHANGED bits against a set NDIS never saw
     /// (spec §5: an indication says what changed since the previous one). The shell takes and
-    /// indicates under one lock, in this order (`perform::qos::apply`).
+    /// indicates under one lock, in this order (`execute::qos::apply`).
     pub fn take_pending(&mut self) -> Indications {
         let mut owed = Indications::NONE;
         self.take_pending_into(&mut owed);

@@ -186,24 +186,24 @@ impl StateMachine {
 
     /// Admits one `MiniportSendNetBufferLists` call: counts it in flight, then says whether the
     /// adapter accepts sends. The caller completes every NBL either way and then calls
-    /// [`StateMachine::end_send`].
+    /// [`StateMachine::leave_datapath`].
     ///
     /// The count is raised before the state is read, and a pause changes the state before it
     /// reads the count (both sequentially consistent), so a pause that sees no send in flight
     /// knows that every later send sees `Pausing` and is refused.
-    pub fn begin_send(&self) -> bool {
+    pub fn enter_datapath(&self) -> bool {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         self.accepts_sends()
     }
 
-    /// The end of a send admitted by [`StateMachine::begin_send`], after its NBLs were completed.
-    pub fn end_send(&self) {
+    /// The end of a send admitted by [`StateMachine::enter_datapath`], after its NBLs were completed.
+    pub fn leave_datapath(&self) {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Sends still inside `MiniportSendNetBufferLists` (a pause waits for 0).
     #[must_use]
-    pub fn sends_in_flight(&self) -> u32 {
+    pub fn datapath_calls_in_flight(&self) -> u32 {
         self.in_flight.load(Ordering::SeqCst)
     }
 
@@ -286,13 +286,20 @@ mod tests {
         m.initialized().unwrap();
         m.begin_restart().unwrap();
         m.end_restart(true).unwrap();
-        assert!(m.begin_send());
+        assert!(m.enter_datapath());
         m.begin_pause().unwrap();
-        assert_eq!(m.sends_in_flight(), 1, "the pause must wait for this send");
-        assert!(!m.begin_send(), "a send after the pause began is refused");
-        m.end_send();
-        m.end_send();
-        assert_eq!(m.sends_in_flight(), 0);
+        assert_eq!(
+            m.datapath_calls_in_flight(),
+            1,
+            "the pause must wait for this send"
+        );
+        assert!(
+            !m.enter_datapath(),
+            "a send after the pause began is refused"
+        );
+        m.leave_datapath();
+        m.leave_datapath();
+        assert_eq!(m.datapath_calls_in_flight(), 0);
         m.end_pause().unwrap();
     }
 

@@ -9,7 +9,7 @@ use core::mem::offset_of;
 use super::extension::query_extension;
 use super::{connector, cq, endpoint, lam, listener, pd, timer};
 use crate::context::{AdapterContext, context};
-use crate::perform::rdma;
+use crate::execute::rdma;
 use crate::resources::ndk::current_processor;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkRoutines, adapter, free_adapter, new_adapter,

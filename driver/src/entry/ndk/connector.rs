@@ -9,11 +9,11 @@ use dcbndk_core::ndk::provider::cm::wire::MAX_PRIVATE_DATA;
 use dcbndk_core::ndk::provider::cm::{CmStatus, ConnId, Source};
 
 use super::address;
+use super::doorbell::ring_doorbell;
 use super::extension::query_extension;
 use super::objects::qp_parts;
-use super::pump::later;
 use crate::context::context;
-use crate::perform::rdma::Addresses;
+use crate::execute::rdma::Addresses;
 use crate::resources::ndkobject::{
     NdkAdapterObject, TAG_NDK_CONNECTOR, adapter, free_object, new_connector, object,
 };
@@ -134,7 +134,7 @@ unsafe extern "system" fn close_connector(
     }
     // SAFETY: its slot is free; the consumer uses it no more.
     unsafe { free_object(owner.ndis_handle, TAG_NDK_CONNECTOR, connector) };
-    later(owner, &calls);
+    ring_doorbell(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
 
@@ -143,7 +143,7 @@ fn pended(owner: &NdkAdapterObject, taken: Result<(), CmStatus>) -> NTSTATUS {
     let status = taken.map_or_else(cm_status, |()| NDIS_STATUS_PENDING);
     let mut calls = Calls::new();
     owner.provider.lock().cm_events(&mut calls);
-    later(owner, &calls);
+    ring_doorbell(owner, &calls);
     status
 }
 
@@ -399,7 +399,7 @@ unsafe extern "system" fn reject(
     let done = owner.provider.lock().reject(id, private);
     let mut calls = Calls::new();
     owner.provider.lock().cm_events(&mut calls);
-    later(owner, &calls);
+    ring_doorbell(owner, &calls);
     done.map_or_else(cm_status, |()| NDIS_STATUS_SUCCESS)
 }
 

@@ -7,7 +7,7 @@ use dcbndk_core::ndk::provider::cq::Completion;
 
 use super::extension::query_extension;
 use super::objects::cq_parts as parts;
-use crate::perform::rdma;
+use crate::execute::rdma;
 use crate::resources::ndkobject::{
     NdkObject, TAG_NDK_CQ, adapter, free_object, new_object, object_header,
 };
@@ -156,7 +156,7 @@ unsafe extern "system" fn arm_cq(cq: *mut NDK_CQ, ty: ULONG) {
     let (block, owner) = unsafe { parts(cq) };
     let mut calls = Calls::new();
     owner.provider.lock().arm_cq(block.slot, ty, &mut calls);
-    rdma::defer(owner, &calls);
+    rdma::queue_callbacks(owner, &calls);
 }
 
 /// `NdkControlCqInterruptModeration` (the adapter sets

@@ -5,10 +5,10 @@
 use dcbndk_core::ndk::provider::cm::BindId;
 
 use super::address;
+use super::doorbell::ring_doorbell;
 use super::extension::query_extension;
-use super::pump::later;
 use crate::context::context;
-use crate::perform::rdma::Addresses;
+use crate::execute::rdma::Addresses;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_ENDPOINT, adapter, free_object, new_object, object,
     object_header,
@@ -90,8 +90,8 @@ pub unsafe extern "system" fn create_shared_endpoint(
             }
         }
     };
-    // The endpoint is listed from the timer's run (`perform::rdma::apply_notes`).
-    later(owner, &Calls::new());
+    // The endpoint is listed from the timer's run (`execute::rdma::apply_notes`).
+    ring_doorbell(owner, &Calls::new());
     // SAFETY: non-null and valid for a write (caller's contract).
     unsafe { endpoint.write(made) };
     NDIS_STATUS_SUCCESS
@@ -136,7 +136,7 @@ unsafe extern "system" fn close_shared_endpoint(
         context,
     };
     let outcome = owner.provider.lock().close_shared_endpoint(id, close);
-    later(owner, &Calls::new());
+    ring_doorbell(owner, &Calls::new());
     match outcome {
         EndpointClose::Pending => NDIS_STATUS_PENDING,
         EndpointClose::Now => {

@@ -7,10 +7,10 @@
 use dcbndk_core::ndk::provider::cm::BindId;
 
 use super::address;
+use super::doorbell::ring_doorbell;
 use super::extension::query_extension;
-use super::pump::later;
 use crate::context::context;
-use crate::perform::rdma::Addresses;
+use crate::execute::rdma::Addresses;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_LISTENER, adapter, free_object, new_object, object,
     object_header,
@@ -113,7 +113,7 @@ unsafe extern "system" fn close_listener(
     }
     // SAFETY: its slot is free; the consumer uses it no more.
     unsafe { free_object(owner.ndis_handle, TAG_NDK_LISTENER, listener) };
-    later(owner, &Calls::new());
+    ring_doorbell(owner, &Calls::new());
     NDIS_STATUS_SUCCESS
 }
 
@@ -147,8 +147,8 @@ unsafe extern "system" fn listen(
         addresses.give(&mut p);
         p.listen(id, a)
     };
-    // The endpoint is listed from the timer's run (`perform::rdma::apply_notes`).
-    later(owner, &Calls::new());
+    // The endpoint is listed from the timer's run (`execute::rdma::apply_notes`).
+    ring_doorbell(owner, &Calls::new());
     listened.map_or_else(cm_status, |_| NDIS_STATUS_SUCCESS)
 }
 
@@ -198,5 +198,5 @@ unsafe extern "system" fn control_connect_events(listener: *mut NDK_LISTENER, pa
         let _ = p.cm.control_connect_events(id, pause != 0);
         p.cm_events(&mut calls);
     }
-    later(owner, &calls);
+    ring_doorbell(owner, &calls);
 }

@@ -6,6 +6,7 @@ pub mod adapter;
 pub mod address;
 pub mod connector;
 pub mod cq;
+pub mod doorbell;
 pub mod endpoint;
 pub mod extension;
 pub mod lam;
@@ -13,7 +14,6 @@ pub mod listener;
 pub mod mr;
 pub mod objects;
 pub mod pd;
-pub mod pump;
 pub mod qp;
 pub mod sgl;
 pub mod srq;
@@ -22,7 +22,7 @@ pub mod timer;
 use core::sync::atomic::Ordering;
 
 use crate::context::context;
-use crate::perform::ndk::raise;
+use crate::execute::ndk::raise;
 use ndis_sys::types::{NDIS_HANDLE, PVOID};
 
 /// The work item routine (PASSIVE_LEVEL, a system thread): raises every unannounced NDK state
@@ -30,10 +30,10 @@ use ndis_sys::types::{NDIS_HANDLE, PVOID};
 /// meanwhile and nobody queued the item again).
 ///
 /// # Safety
-/// Queued by `perform::ndk::kick` with the adapter context, which halt keeps alive until the
+/// Queued by `execute::ndk::queue_ndk_work` with the adapter context, which halt keeps alive until the
 /// routine's last access.
 pub unsafe extern "system" fn raise_events(routine_context: PVOID, _work_item: NDIS_HANDLE) {
-    // SAFETY: `kick` queued this routine with the adapter context, which halt keeps alive until
+    // SAFETY: `queue_ndk_work` queued this routine with the adapter context, which halt keeps alive until
     // `running` is 0.
     let context = unsafe { context(routine_context) };
     loop {

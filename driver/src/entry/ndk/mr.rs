@@ -4,7 +4,7 @@
 
 use super::extension::query_extension;
 use super::objects::{mr_parts as parts, pd_parts};
-use crate::perform::rdma;
+use crate::execute::rdma;
 use crate::resources::mdl::{self, MdlError};
 use crate::resources::ndkobject::{NdkObject, TAG_NDK_MR, free_object, new_object, object_header};
 use crate::resources::provider::Calls;
@@ -69,7 +69,7 @@ pub unsafe extern "system" fn create_mr(
         let mut calls = Calls::new();
         provider.close_mr(pd, id, &mut calls);
         drop(provider);
-        rdma::defer(owner, &calls);
+        rdma::queue_callbacks(owner, &calls);
         return NDIS_STATUS_RESOURCES;
     };
     provider.set_mr_object(id, made);
@@ -101,7 +101,7 @@ unsafe extern "system" fn close_mr(
     }
     // SAFETY: its slot is free; the consumer uses it no more.
     unsafe { free_object(owner.ndis_handle, TAG_NDK_MR, mr) };
-    rdma::defer(owner, &calls);
+    rdma::queue_callbacks(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
 

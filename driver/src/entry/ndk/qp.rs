@@ -14,7 +14,7 @@ use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
 use super::extension::query_extension;
 use super::objects::{cq_slot, mr_parts, pd_parts, srq_slot};
 use super::sgl::{MAX_SGES, sges};
-use crate::perform::rdma;
+use crate::execute::rdma;
 use crate::resources::ndkobject::{
     NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object, object_header,
 };
@@ -200,7 +200,7 @@ unsafe fn make(owner: &NdkAdapterObject, create: QpCreate, qp: *mut *mut NDK_QP)
         let mut calls = Calls::new();
         let _ = provider.close_qp(slot, &mut calls);
         drop(provider);
-        rdma::defer(owner, &calls);
+        rdma::queue_callbacks(owner, &calls);
         return NDIS_STATUS_RESOURCES;
     };
     provider.set_qp_object(slot, made);
@@ -243,7 +243,7 @@ unsafe extern "system" fn close_qp(
     let _ = owner.provider.lock().close_qp(slot, &mut calls);
     // SAFETY: its slot is free; the consumer uses it no more.
     unsafe { free_object(owner.ndis_handle, TAG_NDK_QP, qp) };
-    rdma::defer(owner, &calls);
+    rdma::queue_callbacks(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
 
@@ -267,7 +267,7 @@ unsafe extern "system" fn flush(qp: *mut NDK_QP) {
             rdma::schedule(owner, &mut p, now_ns);
         }
     }
-    rdma::defer(owner, &calls);
+    rdma::queue_callbacks(owner, &calls);
 }
 
 /// Posts an initiator request; the doorbell, rung under the same acquisition of the provider's
@@ -472,7 +472,7 @@ unsafe fn queue_receive(
 
 /// After a post, under the provider's lock: what the QP completed at once (a request failed at
 /// post) is deferred for the doorbell, and the doorbell rings, its DPC framing the request and
-/// making the callbacks (what `pump::kick` did, under this acquisition: one acquisition less per
+/// making the callbacks (what `doorbell::ring_doorbell` does, here under this acquisition: one acquisition less per
 /// post). Ringing adds nothing to the caller's stack: the DPC runs once the IRQL drops, on its
 /// own stack (the DPC stack on Windows; the simulator sets the handler's stack watch aside).
 fn ring_posted(owner: &NdkAdapterObject, provider: &mut Provider, slot: usize) {

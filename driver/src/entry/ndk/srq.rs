@@ -2,7 +2,7 @@
 //! and the `NDK_SRQ` dispatch table. Creates and `NdkModifySrq` complete inline (never
 //! `STATUS_PENDING`, so no completion callback follows, §1.2); a close pends while QPs use the SRQ
 //! or its notification runs (§1.3). The limit event (`NdkSrqNotificationCallback`) is made from
-//! the provider's timer, as every callback (`perform::rdma::defer`). The QPs created on an SRQ:
+//! the provider's timer, as every callback (`execute::rdma::queue_callbacks`). The QPs created on an SRQ:
 //! `NdkCreateQpWithSrq` ([`super::qp`]).
 
 use dcbndk_core::ndk::provider::qp::Sge;
@@ -11,7 +11,7 @@ use dcbndk_core::ndk::provider::srq::{SrqClose, SrqLimits};
 use super::extension::query_extension;
 use super::objects::{pd_parts, srq_slot};
 use super::sgl::{MAX_SGES, sges};
-use crate::perform::rdma;
+use crate::execute::rdma;
 use crate::resources::ndkobject::{NdkObject, TAG_NDK_SRQ, free_object, new_object, object_header};
 use crate::resources::provider::srq::SrqCreate;
 use crate::resources::provider::{Calls, CloseCall};
@@ -133,7 +133,7 @@ unsafe extern "system" fn close_srq(
             // SAFETY: its slot is free; the consumer uses it no more.
             unsafe { free_object(owner.ndis_handle, TAG_NDK_SRQ, srq) };
             // A PD closed before the SRQ completes its close now (from the timer).
-            rdma::defer(owner, &calls);
+            rdma::queue_callbacks(owner, &calls);
             NDIS_STATUS_SUCCESS
         }
     }
@@ -165,7 +165,7 @@ unsafe extern "system" fn modify_srq(
         .provider
         .lock()
         .modify_srq(slot, depth, threshold, &mut calls);
-    rdma::defer(owner, &calls);
+    rdma::queue_callbacks(owner, &calls);
     modified.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 

@@ -7,10 +7,10 @@
 //! sends (which ring the doorbell again: the DPC runs once more after this run, no recursion).
 
 use crate::context::context;
-use crate::perform::direct::Direct;
-use crate::perform::drain::drain;
-use crate::perform::ndkcalls;
-use crate::perform::rdma::{self, Addresses};
+use crate::execute::drain::drain;
+use crate::execute::ndkcalls;
+use crate::execute::outside_delivery::OutsideDelivery;
+use crate::execute::rdma::{self, Addresses};
 use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::TX_BUDGET;
 use crate::resources::timer::now_ns;
@@ -83,7 +83,7 @@ fn service(owner: &NdkAdapterObject, by: By) {
         ndkcalls::make_deferred(owner);
         send(owner);
     }
-    drain::<Direct>(shell, true);
+    drain::<OutsideDelivery>(shell, true);
 }
 
 /// The routine's work before the callbacks: timeouts, then what to send. Out of line: its frame
@@ -97,7 +97,7 @@ fn run(owner: &NdkAdapterObject, by: By) -> bool {
     match by {
         By::Timer => p.armed_at = None,
         // Before any look at the work: what is queued from here on rings again.
-        By::Doorbell => p.rung = false,
+        By::Doorbell => p.doorbell_rung = false,
     }
     // A run's share of packets (`Provider::tx_budget`).
     p.tx_budget = TX_BUDGET;

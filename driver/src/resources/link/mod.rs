@@ -152,13 +152,13 @@ pub struct State {
     /// When the current backlog began (the clock at the enqueue into an empty link): no frame
     /// of it can start earlier.
     pub ready_ns: u64,
-    /// Frames the link sent while a delivery was under way on the stack (`crate::perform::post::Posted`),
+    /// Frames the link sent while a delivery was under way on the stack (`crate::execute::post::UnderDelivery`),
     /// still in their transmit buffers, in the order sent: the hub delivers them when that
     /// delivery has returned.
     outbox: Outbox,
     /// What the frames queued under the current acquisition of the lock add to the counters,
     /// counted frame by frame and added to them before the lock is released
-    /// (`crate::perform::held`); kept here rather than on the send path's stack, which a retry
+    /// (`crate::execute::held`); kept here rather than on the send path's stack, which a retry
     /// pass under a peer's receive path shares with it (`cargo xtask pe`'s dev budget).
     pub tally: SendTally,
 }
@@ -368,7 +368,7 @@ impl State {
     /// sees every NBL held before; one held later was held by a caller that saw that room and
     /// makes its own pass.
     ///
-    /// [`retry_held`]: crate::perform::held::retry_held
+    /// [`retry_held`]: crate::execute::held::retry_held
     pub fn any_held(&self) -> bool {
         self.held_mask != 0
     }
@@ -431,7 +431,7 @@ pub struct LinkShell {
     /// found one under way): the retrier makes another before it stops.
     retry_asked: AtomicBool,
     /// The right to deliver what this link sent, one caller at a time (its frames leave in the
-    /// order it sent them; `crate::perform::direct`), and the frames the holder carries.
+    /// order it sent them; `crate::execute::outside_delivery`), and the frames the holder carries.
     delivery: PoolBox<Exclusive<Delivery>>,
     /// The per-CPU traffic counters (`dcbndk_core::adapter::traffic`), one block per processor;
     /// the core adapter refers to them (the context drops it first).

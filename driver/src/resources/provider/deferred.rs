@@ -1,6 +1,6 @@
 //! The consumer callbacks the data path owes, deferred to the NDK adapter's timer.
 //!
-//! A frame is received inside a delivery on the virtual wire (`crate::perform::direct`), where
+//! A frame is received inside a delivery on the virtual wire (`crate::execute::outside_delivery`), where
 //! nothing may start another delivery on the same stack. A consumer callback made there (a CQ
 //! notification, a connection's completion) could post a send, and that send would deliver to
 //! the peer from within the delivery, the peer's answer back, and so on, a depth nothing bounds.

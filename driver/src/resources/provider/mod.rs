@@ -179,7 +179,7 @@ pub struct Provider {
     /// when it is not; the DPC's run clears it under this lock before it looks at the work,
     /// so what is queued before that is seen and what comes after rings again). A batch of 32
     /// posts queued the DPC once, not 32 times.
-    pub rung: bool,
+    pub doorbell_rung: bool,
     /// A received packet left something to send (an answer): the timer frames it.
     pub transmit_due: bool,
     /// A QP stopped sending for want of room on the link: the drain's `refill` resumes it.
@@ -192,7 +192,7 @@ pub struct Provider {
     /// bounded amount of work and rings the doorbell again for the rest, so that the DPCs
     /// queued meanwhile (a peer's, which acknowledges what this one sent) run in between, and no
     /// DPC runs long (Windows' DPC watchdog). Reset by each run (`entry::ndk::timer`); the
-    /// link's drain raises it to the frames it just sent (`perform::rdma::refill`), so that a
+    /// link's drain raises it to the frames it just sent (`execute::rdma::refill`), so that a
     /// QP keeps its priority's queue as full as the link's schedule empties it.
     pub tx_budget: u32,
     /// The NDK adapter is closing: its timer is not armed again.
@@ -781,7 +781,7 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, choices: &
     unsafe { member.write(None) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
-    let member = unsafe { &raw mut (*place).rung };
+    let member = unsafe { &raw mut (*place).doorbell_rung };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(false) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only

@@ -2,7 +2,7 @@
 //! from the frames it receives, standing in for the neighbor cache an RDMA NIC's provider reads
 //! from TCP/IP (ARP, neighbor discovery). A frame to an address not seen yet goes to the
 //! broadcast address: on the virtual wire (a hub) every adapter gets it, and only the one owning
-//! the destination IP takes it (`crate::perform::rdma`); its answer teaches the sender the MAC.
+//! the destination IP takes it (`crate::execute::rdma`); its answer teaches the sender the MAC.
 //! \[A choice: the NDKPI has no neighbor interface; a real provider resolves through the OS.\]
 
 use crate::resources::memory::PoolArray;

@@ -5,7 +5,7 @@
 //! (`CQError`), a listener bound (an entry of `OID_NDK_LOCAL_ENDPOINTS`) and closed. The connection manager's events are
 //! decided under the provider's lock, which cannot reach the adapter context (imports point
 //! down): they are noted here, and the caller that holds the context applies them
-//! (`perform::rdma::apply_notes`) as the activities the synthetic workload also reports
+//! (`execute::rdma::apply_notes`) as the activities the synthetic workload also reports
 //! (`dcbndk_core::ndk::Activity`). The entry ids the tables give back are kept in the
 //! connector's or listener's slot, so that its end removes exactly its entry.
 
@@ -18,7 +18,7 @@ use crate::resources::memory::PoolArray;
 /// Notes kept between two applications; beyond them a note is dropped (a counter misses one
 /// event, an entry stays listed until the adapter closes) \[a choice: every run of the
 /// doorbell applies them, before and after it moves the QPs' completions, and a pending note
-/// rings it (`perform::rdma::schedule`); a connection makes at most three before the next run
+/// rings it (`execute::rdma::schedule`); a connection makes at most three before the next run
 /// (established, its QP's error, its end) and a CQ one; 32 covers a burst of errors across
 /// several connections and CQs at once, in pool memory, never on a kernel stack\].
 pub const NOTES: usize = 32;

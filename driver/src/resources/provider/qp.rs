@@ -472,7 +472,7 @@ impl Provider {
 
     /// [`Provider::drain_qp`] with the notifications it owes deferred for the doorbell at once
     /// (`Provider::defer_one`): no [`Calls`] on the stack, for the receive path
-    /// (`perform::rdma::arrived`), which moves a received packet's completions right away.
+    /// (`execute::rdma::arrived`), which moves a received packet's completions right away.
     pub fn drain_qp_deferring(&mut self, slot: usize) {
         self.drain_qp_owing(slot, |p, call| {
             let _ = p.defer_one(call);

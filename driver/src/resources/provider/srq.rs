@@ -2,7 +2,7 @@
 //! [`Srq`] over a ring allocated at `NdkCreateSrq`, the consumer's notification callback and a
 //! close that waits for the SRQ's QPs and its running notification (§1.3). The QPs created on it
 //! (`NdkCreateQpWithSrq`, [`super::qp`]) name its slot; the responder takes their receives from
-//! it (`perform::rdma`), and the limit event it owes is collected when their completions are
+//! it (`execute::rdma`), and the limit event it owes is collected when their completions are
 //! ([`Provider::drain_qp`]), so that, like every callback, it is made from the provider's timer.
 
 use dcbndk_core::ndk::provider::CallStatus;

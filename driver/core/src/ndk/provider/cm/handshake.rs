@@ -112,7 +112,7 @@ impl Cm<'_> {
     /// Whether `msg` is this CM's to handle: a REQ to one of its listeners (or one it already
     /// took), or another message naming one of its connections. Every NDK adapter open on a
     /// miniport adapter has a CM with the adapter's addresses, and all their messages come to
-    /// QP 1; the shell offers a message to the CM that owns it (`perform::rdma::arrived`), and
+    /// QP 1; the shell offers a message to the CM that owns it (`execute::rdma::arrived`), and
     /// one no CM owns to the first with its address, which answers it statelessly.
     #[must_use]
     pub fn owns(&self, msg: &Msg<'_>) -> bool {

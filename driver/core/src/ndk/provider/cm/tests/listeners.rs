@@ -335,7 +335,7 @@ fn a_caller_that_gives_up_frees_what_nobody_owns() {
 /// Several NDK adapters open on one miniport adapter each have a CM with the adapter's
 /// addresses, and every CM message comes to QP 1: each message is owned by the one CM whose
 /// listener or connection it names (`Cm::owns`), which is how the shell routes it
-/// (`perform::rdma::arrived`); a message no CM owns is left to the first with the address.
+/// (`execute::rdma::arrived`); a message no CM owns is left to the first with the address.
 #[test]
 fn each_message_is_owned_by_the_cm_of_its_listener_or_connection() {
     let mut net = Net::new();

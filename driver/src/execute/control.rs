@@ -20,7 +20,7 @@ const POLL_MICROSECONDS: u32 = 100;
 /// Performs `fx` in order. `W`: how frames reach the wire from where the caller runs;
 /// `at_dispatch`: the caller runs at DISPATCH_LEVEL. The waits (`WaitFor*`, `StopTimer`) come
 /// only from pause and halt, at PASSIVE_LEVEL.
-pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: bool) {
+pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: bool) {
     let mut owed: Option<Reconfigured> = None;
     let mut qos_done = false;
     for effect in fx.iter() {
@@ -45,14 +45,14 @@ pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: boo
                 at_ms,
             } => arm_dcbx(context, at_ms),
             Effect::StopTimer(TimerId::Dcbx) => context.dcbx_timer.stop(),
-            Effect::QueueNdkWork => ndk::kick(context),
+            Effect::QueueNdkWork => ndk::queue_ndk_work(context),
             Effect::AttachWire => attach(context),
             Effect::DetachWire => {
                 wire::detach(core::ptr::from_ref(context).cast());
                 drop_posted(context);
             }
             Effect::WaitForSends => {
-                while context.core.state.sends_in_flight() != 0 {
+                while context.core.state.datapath_calls_in_flight() != 0 {
                     // SAFETY: PASSIVE_LEVEL (MiniportPause); no lock is held.
                     unsafe { NdisMSleep(POLL_MICROSECONDS) };
                 }

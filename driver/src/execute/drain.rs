@@ -1,8 +1,8 @@
 //! The link's timing, performed: what the core's `Link` (under the link lock) says is due goes
 //! on the wire now ([`drain`]), PFC frames both ways, a new operational set applied
 //! ([`configure`], [`reconfigured`]), and the link's one-shot timer armed at its next event.
-//! Generic over [`Wire`]: the same code runs from the entry points (`Direct`) and under a
-//! delivery (`Posted`).
+//! Generic over [`Wire`]: the same code runs from the entry points (`OutsideDelivery`) and under a
+//! delivery (`UnderDelivery`).
 
 use dcbndk_core::datapath::frame::PfcFrame;
 use dcbndk_core::datapath::link::PfcRequest;

@@ -1,11 +1,11 @@
-//! The receive path: a frame from the virtual wire (delivered by `super::direct`, at the
+//! The receive path: a frame from the virtual wire (delivered by `super::outside_delivery`, at the
 //! sender's IRQL) is an LLDPDU for the DCBX agent, a PFC frame for the link, or a frame the
 //! packet filter passes up with `NdisMIndicateReceiveNetBufferLists` (netvmini's RCBs, from
 //! `crate::resources::rxpool`); it comes back through `MiniportReturnNetBufferLists`
 //! (`crate::entry::receive`).
 //!
-//! Everything here runs under a delivery: what it sends is posted (`super::post::Posted`).
-//! Arrivals are counted in flight with the sends (`begin_send`/`end_send`), so a pause that sees
+//! Everything here runs under a delivery: what it sends is posted (`super::post::UnderDelivery`).
+//! Arrivals are counted in flight with the sends (`enter_datapath`/`leave_datapath`), so a pause that sees
 //! no call in flight knows no indication can start; it also waits until every indicated NBL
 //! has been returned (NDIS requires both before a pause completes).
 
@@ -21,9 +21,9 @@ use dcbndk_core::datapath::frame::{
 };
 use dcbndk_core::machine::{Effects, Received};
 
-use super::control::perform;
+use super::control::apply_effects;
 use super::drain;
-use super::post::Posted;
+use super::post::UnderDelivery;
 use crate::context::AdapterContext;
 use crate::resources::nbl::{first_nb, set_next};
 use crate::resources::ndk::{count_rdma, current_processor};
@@ -45,7 +45,7 @@ use ndis_sys::types::PVOID;
 /// adapter on the same wire, as on a real segment with mismatched MTUs.
 ///
 /// `at_ns`: the frame's time on the link (the sender's). `clock_ns`: the clock as the caller
-/// read it for this delivery, once for a batch of frames (`Direct::deliver_sent`): the RDMA
+/// read it for this delivery, once for a batch of frames (`OutsideDelivery::deliver_sent`): the RDMA
 /// engine's time for what the frame starts (timers, retransmission). A clock read per RoCEv2
 /// packet was a visible share of kit group NdkPerf's 64-byte message rate.
 pub fn arrived(
@@ -73,10 +73,10 @@ pub fn arrived(
     // MAC Control frames (PFC) are the MAC's own: consumed, never indicated (802.3 Annex 31B),
     // and obeyed only while the adapter runs (a paused adapter's link is stopped).
     let mac_control = frame.get(12..14) == Some(&ETHERTYPE_MAC_CONTROL.to_be_bytes());
-    let running = context.core.state.begin_send();
+    let running = context.core.state.enter_datapath();
     if running && mac_control {
         if let Ok(pfc) = PfcFrame::parse(frame) {
-            drain::pause::<Posted>(context, &pfc, at_dispatch, at_ns);
+            drain::pause::<UnderDelivery>(context, &pfc, at_dispatch, at_ns);
         }
     } else if running {
         if received == Received::Indicate && !foreign_vlan(context, frame) {
@@ -85,7 +85,7 @@ pub fn arrived(
     } else if !mac_control {
         context.core.stats.receive_discarded();
     }
-    context.core.state.end_send();
+    context.core.state.leave_datapath();
 }
 
 /// Gives a frame addressed to this adapter (or broadcast: a connection request to an address
@@ -100,13 +100,13 @@ fn rdma_frame(context: &AdapterContext, frame: &[u8], at_dispatch: bool, clock_n
     if !ours {
         return false;
     }
-    let running = context.core.state.begin_send();
+    let running = context.core.state.enter_datapath();
     // The VLAN filter before the RDMA engine, as before the protocols (`foreign_vlan`): a
     // frame of another VLAN is this adapter's to drop, RoCEv2 or not.
     let taken = running
         && (foreign_vlan(context, frame)
             || super::rdma::arrived(context, frame, at_dispatch, clock_ns));
-    context.core.state.end_send();
+    context.core.state.leave_datapath();
     taken
 }
 
@@ -141,7 +141,7 @@ fn look(context: &AdapterContext, frame: &[u8], at_dispatch: bool) -> Received {
         .control
         .lock()
         .frame_received(&context.core, frame, now_ms(), &mut fx);
-    perform::<Posted>(context, &fx, at_dispatch);
+    apply_effects::<UnderDelivery>(context, &fx, at_dispatch);
     received
 }
 
@@ -197,9 +197,9 @@ fn indicate(context: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u6
     // return (MiniportReserved is the miniport's).
     unsafe { (*nbl).MiniportReserved.0[1] = ((usize::from(priority) << 32) | len) as PVOID };
     if let Some(request) = xoff {
-        drain::send_pfc::<Posted>(context, request, at_dispatch, at_ns);
+        drain::send_pfc::<UnderDelivery>(context, request, at_dispatch, at_ns);
         // Arms the refresh of the XOFF.
-        drain::drain::<Posted>(context, at_dispatch);
+        drain::drain::<UnderDelivery>(context, at_dispatch);
     }
     // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
     let nb: *mut NET_BUFFER = unsafe { first_nb(nbl) };

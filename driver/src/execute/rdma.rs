@@ -68,7 +68,7 @@ impl Addresses {
 }
 
 /// [`send_qp`] frames and queues packets under one acquisition of the link's lock while their
-/// payloads add up to fewer than this many bytes (at most the drain's batch of 8, `perform::
+/// payloads add up to fewer than this many bytes (at most the drain's batch of 8, `execute::
 /// drain`): a window of small messages then takes the lock once per 8 packets or so, not once
 /// per packet (the message rate depends on it), while a packet of 1 KiB or more of payload keeps an
 /// acquisition of its own. Held across 8 packets of 4 KiB being copied and checksummed, the lock kept another
@@ -454,15 +454,15 @@ pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
 /// to frame, notes to apply), else arms its timer for the next timeout unless it is armed for that already;
 /// nothing once the adapter is closing. Called with the provider's lock held: the doorbell's
 /// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then). Rings
-/// only when not rung since the DPC last began its run (`Provider::rung`).
+/// only when not rung since the DPC last began its run (`Provider::doorbell_rung`).
 /// `now` gives the clock, read only to arm the timer (a post, which rings, reads none).
 pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: impl FnOnce() -> u64) {
     if p.closing {
         return;
     }
     if p.has_deferred() || p.transmit_due || p.notes.pending() {
-        if !p.rung {
-            p.rung = true;
+        if !p.doorbell_rung {
+            p.doorbell_rung = true;
             owner.ring();
         }
         return;
@@ -483,7 +483,7 @@ pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: impl FnOnce() -
 /// callback may call a dispatch function again (a notification that arms its CQ, which is due
 /// at once), and inline that would be a recursion only the consumer bounds; from the DPC it is
 /// not.
-pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
+pub fn queue_callbacks(owner: &NdkAdapterObject, calls: &Calls) {
     if calls.is_empty() {
         return;
     }
@@ -505,7 +505,7 @@ pub fn defer(owner: &NdkAdapterObject, calls: &Calls) {
 ///
 /// `drain_now`, `moves`: the drain's time and how many more times it may move. When a provider
 /// framed and a move is left, the drain's time becomes the clock the framing read, and the
-/// drain goes on up to it (`perform::drain`). Pointers, not an answer: the drain's frame lies
+/// drain goes on up to it (`execute::drain`). Pointers, not an answer: the drain's frame lies
 /// on the dev image's deepest paths twice (`cargo xtask pe`).
 pub fn refill(context: &AdapterContext, sent: u32, drain_now: &mut u64, moves: &mut u32) {
     if context.ndk_ports.is_empty() {

@@ -1,8 +1,8 @@
 //! How a frame reaches the wire from where the caller runs ([`Wire`]), and the way of the
-//! callers under a delivery ([`Posted`]): their frames wait in the sender's outbox until the
+//! callers under a delivery ([`UnderDelivery`]): their frames wait in the sender's outbox until the
 //! delivery under way has returned (`crate::resources::wire` says why). The entry points' way,
-//! `Direct`, delivers at once: it calls the receive path, so it sits above it
-//! (`crate::perform::direct`).
+//! `OutsideDelivery`, delivers at once: it calls the receive path, so it sits above it
+//! (`crate::execute::outside_delivery`).
 
 use crate::context::AdapterContext;
 use crate::resources::link::{DeliveryRight, Sent};
@@ -34,11 +34,11 @@ pub trait Wire {
     fn after_posting(from: &AdapterContext, at_dispatch: bool);
 }
 
-/// Everything under `perform::receive::arrived`, which a delivery calls: the frame is posted,
+/// Everything under `execute::receive::arrived`, which a delivery calls: the frame is posted,
 /// and the delivery's sender delivers it when the delivery has returned.
-pub enum Posted {}
+pub enum UnderDelivery {}
 
-impl Wire for Posted {
+impl Wire for UnderDelivery {
     const OUTSIDE_DELIVERY: bool = false;
 
     fn transmit(from: &AdapterContext, frame: &[u8], _at_dispatch: bool, at_ns: u64) {

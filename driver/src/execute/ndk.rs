@@ -1,5 +1,5 @@
 //! NDK's effects: the work item that announces NDK state changes is queued after the OID that
-//! recorded them ([`kick`]), and raises each as a PnP event ([`raise`]) from its routine
+//! recorded them ([`queue_ndk_work`]), and raises each as a PnP event ([`raise`]) from its routine
 //! (`crate::entry::ndk::raise_events`), never inside `MiniportOidRequest` (spec §3.6).
 
 use core::ffi::c_void;
@@ -22,7 +22,7 @@ const HALT_POLL_MICROSECONDS: u32 = 100;
 /// `Effect::QueueNdkWork`, after a regular OID: if the core recorded an NDK state change not yet announced, queues the
 /// work item that announces it (unless a routine already holds the right to raise events).
 /// <= DISPATCH_LEVEL; never raises the event itself.
-pub fn kick(context: &AdapterContext) {
+pub fn queue_ndk_work(context: &AdapterContext) {
     if context.core.ndk.next_event().is_none() {
         return;
     }

@@ -1,7 +1,7 @@
-//! [`Direct`]: the way the driver's entry points (sends, timers, OID requests, returns, pause,
+//! [`OutsideDelivery`]: the way the driver's entry points (sends, timers, OID requests, returns, pause,
 //! halt) put frames on the wire. No delivery is under way on their stack, so the frame is
 //! delivered at once, to every other adapter on the sender's wire, by calling its receive path
-//! (`perform::receive::arrived`: a direct call, so that the image's call graph sees the whole
+//! (`execute::receive::arrived`: a direct call, so that the image's call graph sees the whole
 //! path); then whatever the receivers posted (`pump`).
 
 use super::post::Wire;
@@ -11,9 +11,9 @@ use crate::resources::timer::now_ns;
 use crate::resources::wire;
 
 /// The entry points' way to the wire.
-pub enum Direct {}
+pub enum OutsideDelivery {}
 
-impl Wire for Direct {
+impl Wire for OutsideDelivery {
     const OUTSIDE_DELIVERY: bool = true;
 
     fn transmit(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
@@ -64,7 +64,7 @@ impl Wire for Direct {
 ///
 /// # Safety
 /// `owner` came from [`wire::enter`], which counts the caller on the port until
-/// [`wire::leave`]; every owner attached is an `AdapterContext` (`perform::control` attaches
+/// [`wire::leave`]; every owner attached is an `AdapterContext` (`execute::control` attaches
 /// them), whose detach (at halt, before the context is freed) waits for the count.
 unsafe fn adapter_at<'a>(owner: *const ()) -> &'a AdapterContext {
     // SAFETY: per the function contract.
