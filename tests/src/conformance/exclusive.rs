@@ -1,5 +1,5 @@
 //! `dcbndk::resources::sync::Exclusive`: one user at a time, and a caller that finds the value
-//! in use changes nothing about that use (the QoS path's performer, `perform::qos::apply`: a CPU
+//! in use changes nothing about that use (the QoS path's performer, `execute::qos::apply`: a CPU
 //! that finds another performing leaves its sets to it).
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! The shell's house (ARCHITECTURE.md): driver/src's files import one way. Layers,
-//! top to bottom: `entry` (what NDIS calls) -> `perform` (what the core decided, made NDIS calls)
+//! top to bottom: `entry` (what NDIS calls) -> `execute` (what the core decided, made NDIS calls)
 //! -> `context` (the adapter context) -> `resources`; and no file imports a file that imports
 //! it, directly or through others. Read from the source: every `crate::a::b` and `super::b`
 //! path names the file it reaches.
@@ -11,8 +11,8 @@ fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../driver/src")
 }
 
-/// Every `.rs` file under driver/src as its module path (`perform/drain.rs` -> `perform::drain`,
-/// `perform/mod.rs` -> `perform`), with its text.
+/// Every `.rs` file under driver/src as its module path (`execute/drain.rs` -> `execute::drain`,
+/// `execute/mod.rs` -> `execute`), with its text.
 fn modules() -> BTreeMap<String, String> {
     fn walk(dir: &Path, prefix: &str, out: &mut BTreeMap<String, String>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -95,12 +95,12 @@ fn imports(module: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<Strin
     out
 }
 
-/// A module's layer: entry 3, perform 2, context 1, resources 0; the crate root and the
+/// A module's layer: entry 3, execute 2, context 1, resources 0; the crate root and the
 /// Windows runtime stand outside.
 fn layer(module: &str) -> Option<u8> {
     match module.split("::").next() {
         Some("entry") => Some(3),
-        Some("perform") => Some(2),
+        Some("execute") => Some(2),
         Some("context") => Some(1),
         Some("resources") => Some(0),
         _ => None,
@@ -176,21 +176,21 @@ fn no_file_imports_a_file_that_imports_it() {
 #[test]
 fn the_reader_sees_imports_and_cycles() {
     // The check itself: a made-up house with an upward import and a cycle is caught.
-    let known: BTreeSet<String> = ["entry::send", "perform::drain", "perform::held", "context"]
+    let known: BTreeSet<String> = ["entry::send", "execute::drain", "execute::held", "context"]
         .into_iter()
         .map(String::from)
         .collect();
     let text =
         "use crate::entry::send::link_timer;\nuse super::{held, drain};\n// crate::context\n";
-    let got = imports("perform::drain", text, &known);
+    let got = imports("execute::drain", text, &known);
     assert_eq!(
         got,
-        ["entry::send", "perform::held"]
+        ["entry::send", "execute::held"]
             .into_iter()
             .map(String::from)
             .collect(),
         "comments are not imports; a file does not import itself"
     );
     assert_eq!(layer("entry::send"), Some(3));
-    assert!(layer("entry::send") > layer("perform::drain"));
+    assert!(layer("entry::send") > layer("execute::drain"));
 }

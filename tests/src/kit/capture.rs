@@ -26,7 +26,7 @@
 //!
 //! What the monitor cannot see, no capture host on Ethernet sees either: MAC Control frames
 //! (PFC) are consumed by the receiving MAC and never indicated (802.3 Annex 31B;
-//! `perform::receive::arrived`). That is why group QosPriorityFlowControl attaches no capture.
+//! `execute::receive::arrived`). That is why group QosPriorityFlowControl attaches no capture.
 //!
 //! Timestamps come from the wire's virtual clock (`sim::clock`, millisecond resolution, as
 //! `NdisGetSystemUpTimeEx`): a record's time is the file's start (the wall clock when the

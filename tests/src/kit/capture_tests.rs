@@ -59,13 +59,13 @@ fn udp_frames() -> Vec<Vec<u8>> {
     let mut frames = Vec::new();
     for p in 0..8u16 {
         for k in 0..3usize {
-            frames.push(super::super::qos_link::udp_frame_of(
+            frames.push(crate::kit::qos::link::udp_frame_of(
                 5000 + p,
                 60 + 200 * k + 10 * usize::from(p),
             ));
         }
     }
-    let mut tagged = super::super::qos_link::udp_frame_of(5005, 200);
+    let mut tagged = crate::kit::qos::link::udp_frame_of(5005, 200);
     tagged.splice(12..12, [0x81, 0x00, 0xA0, 42]);
     frames.push(tagged);
     frames
@@ -429,7 +429,7 @@ fn a_qos_ets_case_writes_its_tagged_traffic_under_a_sink() {
     let dir = Scratch::new("ets");
     let file = dir.join("QosEts.pcap");
     let sink = Sink::create(&file).unwrap();
-    let group = super::super::qos_link::groups()
+    let group = crate::kit::qos::link::groups()
         .into_iter()
         .find(|g| g.name == "QosEts")
         .unwrap();

@@ -4,36 +4,12 @@
 //! (pass, fail or skip) and a reason. The `hlk` binary runs them and writes the reports; `cargo
 //! test` runs every group too (tests at the bottom of each group's file).
 
-pub mod addresses;
 pub mod capture;
 pub mod dcbx;
-#[cfg(not(windows))]
-pub mod dcbx_interop;
-pub mod jumbo;
 pub mod lifecycle;
-pub mod low_resources;
 pub mod ndk;
-pub mod ndk_conformance;
-pub mod ndk_errors;
-pub mod ndk_lam;
-pub mod ndk_objects;
-pub mod ndk_perf;
-mod ndk_perf_ets;
-mod ndk_perf_jumbo;
-mod ndk_perf_sizes;
-pub mod ndk_ping;
-pub mod ndk_srq;
-mod netstack_host;
-mod netstack_ndk;
-mod netstack_tcp;
-pub mod oids;
+pub mod netstack;
 pub mod qos;
-pub mod qos_link;
-pub mod stress;
-pub(crate) mod switch_port;
-pub mod test_netstack;
-pub mod validate_dcb;
-pub mod vlan;
 pub mod workload;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -95,21 +71,21 @@ pub fn groups() -> Vec<Group> {
     let mut groups = vec![lifecycle::group()];
     groups.extend(qos::groups());
     groups.push(ndk::group());
-    groups.push(ndk_conformance::group());
-    groups.push(ndk_ping::group());
-    groups.push(ndk_perf::group());
-    groups.push(test_netstack::group());
+    groups.push(ndk::conformance::group());
+    groups.push(ndk::ping::group());
+    groups.push(ndk::perf::group());
+    groups.push(netstack::group());
     groups.push(dcbx::group());
     // DcbxInterop runs Debian's lldpad in network namespaces: Linux only (README, "The kit
     // against the image").
     #[cfg(not(windows))]
-    groups.push(dcbx_interop::group());
-    groups.extend(qos_link::groups());
+    groups.push(dcbx::interop::group());
+    groups.extend(qos::link::groups());
     groups.push(crate::scenario::group());
-    groups.push(validate_dcb::group());
-    groups.push(vlan::group());
-    groups.push(low_resources::group());
-    groups.push(stress::group());
+    groups.push(qos::validate_dcb::group());
+    groups.push(lifecycle::vlan::group());
+    groups.push(lifecycle::low_resources::group());
+    groups.push(lifecycle::stress::group());
     groups
 }
 

@@ -74,7 +74,7 @@ use ndis_sys::status::{
 use ndis_sys::types::NDIS_STATUS;
 
 use super::dcbx::{OPERATIONAL, REMOTE, Seen, expect_operational_is, last};
-use super::low_resources::{TOLERATED, resources_or_failure};
+use super::lifecycle::low_resources::{TOLERATED, resources_or_failure};
 use super::qos::{ALL_CONFIGURED, Request};
 use super::{Case, CaseResult, expect_eq, note};
 use crate::sim::clock::{advance, fresh_manual_wire};

@@ -18,7 +18,7 @@
 use dcbndk_core::qos::state::EtsGroup;
 use ndis_sys::ntddndis::OID_QOS_PARAMETERS;
 
-use crate::kit::switch_port::{Ets, Lldpdu, Pfc};
+use crate::kit::dcbx::switch_port::{Ets, Lldpdu, Pfc};
 use crate::sim::{Adapter, adapter::OidResult};
 
 const ETS_CONFIGURED: u32 = 0x2;

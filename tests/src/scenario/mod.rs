@@ -600,7 +600,7 @@ impl Outcome {
 /// The driver did not load or start.
 pub fn run(s: &Scenario) -> Result<Outcome, String> {
     // A peer is a switch port on the adapter's wire, whose clock is manual: its LLDPDUs wait for
-    // the wire's time as a switch's would (`kit::switch_port`).
+    // the wire's time as a switch's would (`kit::dcbx::switch_port`).
     // So does the NDK workload's peer, whose traffic waits for the wire's time
     // (`sim::ndk_traffic::Pace::Manual`).
     let mut registry = s.registry.clone();
@@ -620,7 +620,9 @@ pub fn run(s: &Scenario) -> Result<Outcome, String> {
         _ => None,
     };
     let port = match (&s.peer, wire) {
-        (Some(peer), Some(wire)) => Some(crate::kit::switch_port::SwitchPort::on(wire, peer.mac)?),
+        (Some(peer), Some(wire)) => Some(crate::kit::dcbx::switch_port::SwitchPort::on(
+            wire, peer.mac,
+        )?),
         _ => None,
     };
     let mut out = Outcome::default();

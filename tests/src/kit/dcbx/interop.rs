@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::dcbx::{OPERATIONAL, REMOTE, Seen, apply, capture, last, on_wire, switch_setting};
-use super::{Case, CaseResult, Group, expect_eq, finish};
 use crate::interop::{
     App, Environment, Lldpad, Namespaces, PacketSocket, PeerConfig, SIM_MAC, Shim, last_ets,
     last_pfc, wait_for,
 };
+use crate::kit::dcbx::{OPERATIONAL, REMOTE, Seen, apply, capture, last, on_wire, switch_setting};
+use crate::kit::{Case, CaseResult, Group, expect_eq, finish};
 use crate::sim::{Adapter, Registry};
 
 /// The group.
@@ -297,7 +297,7 @@ fn adapter_adopts() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     /// Runs for real as root (CI); skips every case with the reason otherwise.
     #[test]

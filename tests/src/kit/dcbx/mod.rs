@@ -4,7 +4,11 @@
 //! indications (`NDIS_STATUS_QOS_REMOTE/OPERATIONAL_PARAMETERS_CHANGE`) and, for the frames
 //! themselves, a third adapter with `*QOS` = 0 in promiscuous mode that indicates every frame on
 //! the wire (a DCB-less NIC does not consume LLDPDUs). Each case runs on a wire of its own
-//! ([`on_captured_wire`]), captured to a pcap file under `hlk --pcap` (`super::capture`).
+//! ([`on_captured_wire`]), captured to a pcap file under `hlk --pcap` (`crate::kit::capture`).
+
+#[cfg(not(windows))]
+pub mod interop;
+pub(crate) mod switch_port;
 
 use dcbndk_core::lldp::{ETHERTYPE, Lldpdu, NEAREST_BRIDGE};
 use ndis_sys::ntddndis::NDIS_PACKET_TYPE_PROMISCUOUS;
@@ -15,9 +19,9 @@ use ndis_sys::status::{
     NDIS_STATUS_SUCCESS,
 };
 
-use super::capture::on_captured_wire;
-use super::qos::Request;
-use super::{Case, CaseResult, Group, expect_eq, finish, started};
+use crate::kit::capture::on_captured_wire;
+use crate::kit::qos::Request;
+use crate::kit::{Case, CaseResult, Group, expect_eq, finish, started};
 use crate::sim::clock::advance;
 use crate::sim::{Adapter, Registry};
 
@@ -475,7 +479,7 @@ fn qos_off(wire: u32) -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn dcbx_group_passes() {

@@ -11,7 +11,7 @@
 
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::{expect_eq, finish, started};
+use crate::kit::{expect_eq, finish, started};
 use crate::sim::{Adapter, Registry, clock};
 
 /// The LLDP nearest-bridge group address (802.1AB Table 7-1).

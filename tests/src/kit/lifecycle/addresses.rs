@@ -20,8 +20,8 @@ use ndis_sys::ntddndis::{
 use ndis_sys::status::{NDIS_STATUS_INVALID_DATA, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::NDIS_STATUS;
 
-use super::ndk_ping::{PORT, close_connection, connect_at, side_with};
-use super::{Case, CaseResult, ensure, expect_eq, finish, started};
+use crate::kit::ndk::ping::{PORT, close_connection, connect_at, side_with};
+use crate::kit::{Case, CaseResult, ensure, expect_eq, finish, started};
 use crate::sim::adapter::OidResult;
 use crate::sim::tcpip::address_list;
 use crate::sim::{Adapter, Registry};
@@ -32,7 +32,7 @@ const ENTRY_HEADER: u32 = 4;
 const IP_LEN: u32 = 16;
 const IP6_LEN: u32 = 28;
 
-pub(super) fn cases() -> Vec<Case> {
+pub(in crate::kit) fn cases() -> Vec<Case> {
     vec![
         Case::new(
             "OID_GEN_NETWORK_LAYER_ADDRESSES: TCP/IP's IPv4 and IPv6 lists after binding and on each change reach the NDK provider per family; AddressCount 0 clears a family; pause/restart keeps them; a halted adapter is told nothing",
@@ -441,7 +441,7 @@ fn capacity() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_case};
+    use crate::kit::{Status, run_case};
 
     #[test]
     fn network_layer_address_cases_pass() {

@@ -13,7 +13,7 @@ use ndis_sys::ntddndis::{
 };
 use ndis_sys::status::{NDIS_STATUS_INVALID_DATA, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_SUCCESS};
 
-use super::{Case, CaseResult, ensure, expect_eq, finish, note, registry_with, started, sz};
+use crate::kit::{Case, CaseResult, ensure, expect_eq, finish, note, registry_with, started, sz};
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::{Adapter, Registry};
 
@@ -278,8 +278,8 @@ fn frames_on_the_wire() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_case};
     use super::*;
+    use crate::kit::{Status, run_case};
 
     /// The simulated ndis.sys's rule can fail: an adapter whose general attributes it records
     /// as MtuSize 1500 (here written over after a 9014 initialize, as a miniport that set

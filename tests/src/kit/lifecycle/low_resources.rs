@@ -25,7 +25,7 @@
 //!   pages; NDIS's own MDLs are nonpaged pool, mapped already): the scope over such MDLs has
 //!   one injection point per MDL;
 //! - receive: the receive buffers, their MDLs and NBLs are made at initialize
-//!   (`driver/src/perform/receive.rs`); no `NdisAllocateNetBufferAndNetBufferList` per frame;
+//!   (`driver/src/execute/receive.rs`); no `NdisAllocateNetBufferAndNetBufferList` per frame;
 //! - DCBX start and an LLDPDU arriving: the agent's timer object is allocated at initialize,
 //!   `NdisSetTimerObject` cannot fail, the LLDPDU is built in a transmit buffer;
 //! - pause, reset, halt: they free and stop, and allocate nothing.
@@ -42,11 +42,11 @@ use ndis_sys::status::{
 };
 use ndis_sys::types::NDIS_STATUS;
 
-use super::dcbx::{REMOTE, apply, capture, lldpdus, on_wire, switch_setting};
-use super::lifecycle::counter;
-use super::ndk::wait_for_events;
-use super::qos::Request;
-use super::{
+use crate::kit::dcbx::{REMOTE, apply, capture, lldpdus, on_wire, switch_setting};
+use crate::kit::lifecycle::counter;
+use crate::kit::ndk::wait_for_events;
+use crate::kit::qos::Request;
+use crate::kit::{
     Case, CaseResult, Group, ensure, expect_eq, finish, frame, note, registry_with, started, sz,
 };
 use crate::sim::adapter::Phase;
@@ -170,7 +170,7 @@ fn cases() -> Vec<Case> {
         "MiniportSendNetBufferLists over locked MDLs, every mapping failing: a chain too short for its frame is NDIS_STATUS_INVALID_LENGTH (no mapping asked for), a good one NDIS_STATUS_RESOURCES; once mappings succeed, INVALID_LENGTH and SUCCESS",
         send_short_unmapped,
     ));
-    cases.push(super::workload::randomized_case());
+    cases.push(crate::kit::workload::randomized_case());
     cases
 }
 
@@ -727,7 +727,7 @@ fn classification(elements: usize) -> Request {
     ];
     let more = (0u16..).map(|i| (3, 10_000 + i, i % 8));
     Request {
-        flags: super::qos::ALL_CONFIGURED,
+        flags: crate::kit::qos::ALL_CONFIGURED,
         num_tcs: 2,
         prio_tc: [0, 0, 0, 1, 1, 0, 0, 0],
         bw: [50, 50, 0, 0, 0, 0, 0, 0],
@@ -1215,8 +1215,8 @@ fn halt() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
     use super::*;
+    use crate::kit::{Status, run_group};
     use crate::sim::verifier::PASSIVE_LEVEL;
 
     /// What stands behind every "0 injection points" of a scope on a bench: a failable call
@@ -1260,7 +1260,7 @@ mod tests {
                 |_| NDIS_STATUS_RESOURCES,
             )
         });
-        let report = super::super::run_case("LowResources", &case);
+        let report = crate::kit::run_case("LowResources", &case);
         assert_eq!(report.status, Status::Pass, "{}", report.reason);
         assert_eq!(
             report.reason,

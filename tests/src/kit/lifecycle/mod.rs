@@ -1,6 +1,13 @@
 //! Group "Lifecycle": load, initialize under every keyword combination that matters, the general
-//! OIDs (kit/oids.rs), pause/restart with sends in flight, reset, PnP, shutdown, halt with the leak
+//! OIDs (kit/lifecycle/oids.rs), pause/restart with sends in flight, reset, PnP, shutdown, halt with the leak
 //! check, unload (spec §2, §3, §6; DESIGN.md §3).
+
+pub mod addresses;
+pub mod jumbo;
+pub mod low_resources;
+pub mod oids;
+pub mod stress;
+pub mod vlan;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -25,7 +32,7 @@ use ndis_sys::status::{
     NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS,
 };
 
-use super::{
+use crate::kit::{
     Case, CaseResult, Group, ensure, expect_eq, finish, frame, note, registry_with, started, sz,
 };
 use crate::sim::clock::{advance, fresh_manual_wire};
@@ -96,9 +103,9 @@ fn cases() -> Vec<Case> {
             empty_registry,
         ),
     ]);
-    cases.extend(super::oids::cases());
-    cases.extend(super::jumbo::cases());
-    cases.extend(super::addresses::cases());
+    cases.extend(oids::cases());
+    cases.extend(jumbo::cases());
+    cases.extend(addresses::cases());
     cases.extend([
         Case::new(
             "send: frames are counted and completed; a header split across MDLs is read",
@@ -928,7 +935,7 @@ fn sends_over_mdl_chains() -> CaseResult {
                 .status,
             NDIS_STATUS_SUCCESS,
         )?;
-        let request = super::qos::Request {
+        let request = crate::kit::qos::Request {
             flags: 0x0002_0202,
             num_tcs: 2,
             prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
@@ -1417,7 +1424,7 @@ fn unload() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn lifecycle_group_passes() {

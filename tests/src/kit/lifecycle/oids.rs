@@ -11,7 +11,7 @@ use ndis_sys::status::{
 };
 use ndis_sys::types::NDIS_STATUS;
 
-use super::{Case, CaseResult, ensure, expect_eq, finish, frame, started};
+use crate::kit::{Case, CaseResult, ensure, expect_eq, finish, frame, started};
 use crate::sim::{Adapter, Registry, adapter::OidResult};
 
 /// How the kit expects one OID to be used.
@@ -124,14 +124,14 @@ const TABLE: &[(u32, &str, Use)] = &[
         Use::Set(32, &LINK_PARAMETERS_KEEP),
     ),
     // NDIS_VLAN_ID: a ULONG, the VID in its 12 low bits (the OID's DDI page); the values and
-    // refusals are group Vlan's (kit/vlan.rs).
+    // refusals are group Vlan's (kit/lifecycle/vlan.rs).
     (
         OID_GEN_VLAN_ID,
         "OID_GEN_VLAN_ID",
         Use::QuerySet(4, &[101, 0, 0, 0]),
     ),
     // The shortest list: AddressCount 0, NDIS_PROTOCOL_ID_TCP_IP (clear IPv4); the lists
-    // themselves are the cases of kit/addresses.rs.
+    // themselves are the cases of kit/lifecycle/addresses.rs.
     (
         OID_GEN_NETWORK_LAYER_ADDRESSES,
         "OID_GEN_NETWORK_LAYER_ADDRESSES",
@@ -176,7 +176,7 @@ const TABLE: &[(u32, &str, Use)] = &[
 /// The miniport's other OIDs (QoS method; the NDK OIDs are checked by the Ndk group).
 const NON_GENERAL: &[u32] = &[OID_QOS_PARAMETERS];
 
-pub(super) fn cases() -> Vec<Case> {
+pub(in crate::kit) fn cases() -> Vec<Case> {
     let mut cases = vec![Case::new(
         "OIDs: the supported list is exactly the kit's general OID table, answered by NDIS",
         supported_list,
@@ -464,8 +464,8 @@ fn supported_list() -> CaseResult {
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
-    // The NDK OIDs are listed too; the Ndk group checks them (kit/ndk.rs).
-    listed.retain(|oid| !super::ndk::NDK_OIDS.contains(oid));
+    // The NDK OIDs are listed too; the Ndk group checks them (kit/ndk/mod.rs).
+    listed.retain(|oid| !crate::kit::ndk::NDK_OIDS.contains(oid));
     // The general OIDs of the kit's table, and the QoS method the Qos groups check.
     let mut table: Vec<u32> = TABLE
         .iter()

@@ -63,13 +63,13 @@ use ndis_sys::status::{
     NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_PAUSED, NDIS_STATUS_SUCCESS, STATUS_IO_TIMEOUT,
 };
 
-use super::dcbx::{REMOTE, expect_operational_is, last};
-use super::qos::Request;
-use super::workload::{
+use crate::kit::dcbx::{REMOTE, expect_operational_is, last};
+use crate::kit::qos::Request;
+use crate::kit::workload::{
     Attempts, Caps, DUT_MAC, PEER_MAC, add_totals, addresses, counter, frames, invalid_request,
     registry, session, set_filter, valid_request,
 };
-use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
+use crate::kit::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
 use crate::sim::consumer::NdkConsumer;
 use crate::sim::ndk::{Rng, decode_statistics};
 use crate::sim::ndk_traffic::{Framing, PORT, Pace, Record, Traffic};
@@ -340,7 +340,7 @@ impl NdkBounds {
 }
 
 /// Whether a session's failure `e` is the connection manager's timeout: on the wall clock, under
-/// the senders' load, a CM message the link had no room for is lost (`perform::rdma`'s
+/// the senders' load, a CM message the link had no room for is lost (`execute::rdma`'s
 /// `send_cm`) and a handshake not answered within its retries ends `STATUS_IO_TIMEOUT` (at the
 /// listener, with no connect event). Either is a wall-clock outcome, not a miscount.
 fn cm_timed_out(e: &str) -> bool {
@@ -914,7 +914,7 @@ fn halt_in_flight(dut: &Adapter, cpus: u32, tally: &Tally) -> Result<(), String>
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn stress_group_passes() {

@@ -5,7 +5,7 @@
 //! `OID_GEN_VLAN_ID` (its DDI page: the VLAN ID starts at 0, the registry value, if present,
 //! sets it; an `NDIS_VLAN_ID` is a ULONG with the VID in its 12 low bits, the higher bits
 //! reserved and 0), then what it does on the wire, seen by a capture of the wire
-//! (`super::capture`, a monitor adapter that leaves the tags in the frames):
+//! (`crate::kit::capture`, a monitor adapter that leaves the tags in the frames):
 //!
 //! - with VLAN tagging on (`*QOS` x `*PriorityVLANTag`, spec §6.2) an untagged send whose NBL
 //!   names no VLAN leaves tagged with the VID; an NBL's own VLAN ID stays its own;
@@ -23,9 +23,9 @@ use ndis_sys::ntddndis::NDIS_PACKET_TYPE_DIRECTED;
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_STATISTICS, OID_GEN_VLAN_ID};
 use ndis_sys::status::{NDIS_STATUS_INVALID_DATA, NDIS_STATUS_INVALID_LENGTH, NDIS_STATUS_SUCCESS};
 
-use super::capture::{Capture, Sink};
-use super::ndk_ping::{close_connection, connect_at, ip4, side_with};
-use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
+use crate::kit::capture::{Capture, Sink};
+use crate::kit::ndk::ping::{close_connection, connect_at, ip4, side_with};
+use crate::kit::{Case, CaseResult, Group, ensure, expect_eq, finish, note, started};
 use crate::pcap;
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::consumer::NdkConsumer;
@@ -255,7 +255,7 @@ impl Wire {
         if let Some(c) = self.capture.take() {
             c.stop()?;
         }
-        super::capture::stop(self.group.take())?;
+        crate::kit::capture::stop(self.group.take())?;
         self.sink.close()?;
         let bytes = std::fs::read(&self.path).map_err(|e| format!("{}: {e}", self.path.display()));
         let _ = std::fs::remove_file(&self.path);
@@ -489,8 +489,8 @@ fn ndk_exchange(a: &Adapter, b: &Adapter) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
     use super::*;
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn vlan_group_passes() {

@@ -18,8 +18,10 @@ use ndis_sys::status::{
     NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
 };
 
-use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note, registry_with, started, sz};
 use crate::facts::TAG_NDK_ADAPTER;
+use crate::kit::{
+    Case, CaseResult, Group, ensure, expect_eq, finish, note, registry_with, started, sz,
+};
 use crate::sim::consumer::{FILL, LOWEST_VERSION, NdkConsumer, allocations_tagged, slots};
 use crate::sim::faults;
 use crate::sim::{Adapter, Registry};
@@ -74,10 +76,10 @@ fn cases() -> Vec<Case> {
         ),
     ]
     .into_iter()
-    .chain(super::ndk_objects::cases())
-    .chain(super::ndk_srq::cases())
-    .chain(super::ndk_errors::cases())
-    .chain(super::ndk_lam::cases())
+    .chain(crate::kit::ndk::objects::cases())
+    .chain(crate::kit::ndk::srq::cases())
+    .chain(crate::kit::ndk::errors::cases())
+    .chain(crate::kit::ndk::lam::cases())
     .collect()
 }
 
@@ -539,7 +541,7 @@ fn open_low_resources() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn ndk_conformance_group_passes() {

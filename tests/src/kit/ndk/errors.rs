@@ -12,8 +12,8 @@ use ndis_sys::ndkpi::NDK_RESULT_EX;
 use ndis_sys::ntddndis::OID_NDK_CONNECTIONS;
 use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
 
-use super::ndk_ping::{Side, close_connection, connect, on_pair, side_with, side_with_cq};
-use super::{Case, CaseResult, ensure, expect_eq};
+use crate::kit::ndk::ping::{Side, close_connection, connect, on_pair, side_with, side_with_cq};
+use crate::kit::{Case, CaseResult, ensure, expect_eq};
 use crate::sim::Adapter;
 use crate::sim::ndk_connect::{Request, wait_for};
 

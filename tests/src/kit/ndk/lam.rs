@@ -16,9 +16,9 @@ use ndis_sys::status::{
     STATUS_ACCESS_VIOLATION, STATUS_BUFFER_TOO_SMALL, STATUS_CANCELLED,
 };
 
-use super::ndk_ping::{Side, close_connection, connect, on_pair, side_with};
-use super::{Case, CaseResult, ensure, expect_eq, finish, note, started};
 use crate::facts::{PROVISIONED_FRMR_CHUNKS, PROVISIONED_LAMS};
+use crate::kit::ndk::ping::{Side, close_connection, connect, on_pair, side_with};
+use crate::kit::{Case, CaseResult, ensure, expect_eq, finish, note, started};
 use crate::sim::Registry;
 use crate::sim::consumer::NdkConsumer;
 use crate::sim::mdl::{MdlChain, MdlKind};

@@ -5,6 +5,14 @@
 //! pairing, `Header.Size` saturation), disable with live connections, and the per-CPU counters
 //! under a concurrent workload queried on the direct path.
 
+pub mod conformance;
+pub mod errors;
+pub mod lam;
+pub mod objects;
+pub mod perf;
+pub mod ping;
+pub mod srq;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -20,7 +28,7 @@ use ndis_sys::status::{
     NDIS_STATUS_SUCCESS,
 };
 
-use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
+use crate::kit::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::adapter::OidResult;
 use crate::sim::consumer::NdkConsumer;
 use crate::sim::ndk::decode_statistics;
@@ -1117,7 +1125,7 @@ pub fn concurrency(runs: usize) -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn ndk_group_passes() {

@@ -22,7 +22,7 @@ use crate::sim::ndk_connect::wait_for;
 /// How long a case waits for a callback from the provider's timer.
 const WAIT: Duration = crate::sim::ndk_connect::callback_wait();
 
-use super::{Case, CaseResult, ensure, expect_eq, finish, started};
+use crate::kit::{Case, CaseResult, ensure, expect_eq, finish, started};
 use crate::sim::consumer::{NdkConsumer, allocations_tagged};
 use crate::sim::ndk_objects::at_dispatch;
 use crate::sim::{Adapter, Registry, lock};
@@ -74,7 +74,7 @@ pub fn cases() -> Vec<Case> {
 
 /// Runs `body` on a started adapter, then checks that nothing is left under any NDK pool tag,
 /// the verifier, and the halt.
-pub(super) fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> CaseResult {
+pub(in crate::kit) fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> CaseResult {
     let a = started(Registry::inf_defaults())?;
     let result = body(&a);
     let leaks = TAGS
@@ -94,7 +94,7 @@ pub(super) fn on_adapter(body: impl FnOnce(&Adapter) -> Result<(), String>) -> C
     Ok(None)
 }
 
-pub(super) fn open(a: &Adapter) -> Result<NdkConsumer<'_>, String> {
+pub(in crate::kit) fn open(a: &Adapter) -> Result<NdkConsumer<'_>, String> {
     NdkConsumer::open_lowest(a).map_err(|s| format!("open: {s:#x}"))
 }
 
@@ -249,7 +249,7 @@ fn qp_unconnected_and_flush() -> CaseResult {
         expect_eq("initiator completions", ndk.results(&icq, 4).len(), 0)?;
         ndk.arm(&rcq, NDK_CQ_NOTIFY_ANY);
         ndk.flush(&qp);
-        // Notifications come from the provider's timer (`perform::rdma::defer`).
+        // Notifications come from the provider's timer (`execute::rdma::queue_callbacks`).
         wait_for(WAIT, || !lock(&rcq.events.notifications).is_empty());
         let notified = lock(&rcq.events.notifications).clone();
         expect_eq(
@@ -664,7 +664,7 @@ fn objects_low_resources() -> CaseResult {
             NDIS_STATUS_SUCCESS,
         )?;
         ndk.close();
-        super::note(format!("injection points: {}", points.join(", ")));
+        crate::kit::note(format!("injection points: {}", points.join(", ")));
         Ok(())
     })
 }

@@ -21,8 +21,8 @@ use ndis_sys::status::{
     NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID, STATUS_CONNECTION_REFUSED,
 };
 
-use super::capture::Capture;
-use super::{Case, CaseResult, Group, ensure, expect_eq, finish, note};
+use crate::kit::capture::Capture;
+use crate::kit::{Case, CaseResult, Group, ensure, expect_eq, finish, note};
 use crate::sim::ndk_connect::{Request, wait_for};
 use crate::sim::{Adapter, Registry, lock};
 
@@ -74,12 +74,12 @@ fn cases() -> Vec<Case> {
         ),
     ]
     .into_iter()
-    .chain(super::ndk_lam::ping_cases())
+    .chain(crate::kit::ndk::lam::ping_cases())
     .collect()
 }
 
 use crate::sim::ndk_traffic::{BUFFER, pair};
-pub(super) use crate::sim::ndk_traffic::{
+pub(in crate::kit) use crate::sim::ndk_traffic::{
     PORT, Side, close_connection, connect, connect_at, connect_waiting, ip4, side_with,
     side_with_cq,
 };
@@ -89,14 +89,16 @@ fn side(a: &Adapter) -> Result<Side<'_>, String> {
 }
 
 /// Runs `body` on a pair on a fresh wire, then halts both (checking the verifier). Under
-/// `hlk --pcap` the wire is captured (`super::capture`): every RoCEv2 frame of the case, for
+/// `hlk --pcap` the wire is captured (`crate::kit::capture`): every RoCEv2 frame of the case, for
 /// Wireshark.
-pub(super) fn on_pair(body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>) -> CaseResult {
+pub(in crate::kit) fn on_pair(
+    body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>,
+) -> CaseResult {
     on_pair_with((1514, 1514), body)
 }
 
 /// [`on_pair`] with A's and B's `*JumboPacket` (the path MTU follows it).
-pub(super) fn on_pair_with(
+pub(in crate::kit) fn on_pair_with(
     jumbo: (u32, u32),
     body: impl FnOnce(&Adapter, &Adapter) -> Result<(), String>,
 ) -> CaseResult {
@@ -106,7 +108,7 @@ pub(super) fn on_pair_with(
     let result = body(&a, &b);
     let checked = (a.check(), b.check());
     let finished = (finish(a), finish(b));
-    let stopped = super::capture::stop(capture);
+    let stopped = crate::kit::capture::stop(capture);
     result?;
     stopped?;
     checked.0?;
@@ -580,7 +582,7 @@ fn shared_endpoint() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn ndk_ping_group_passes() {

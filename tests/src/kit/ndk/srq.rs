@@ -21,9 +21,9 @@ use ndis_sys::status::{
     NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS, STATUS_CONNECTION_INVALID,
 };
 
-use super::ndk_objects::{on_adapter, open};
-use super::ndk_ping::{ip4, on_pair};
-use super::{Case, CaseResult, ensure, expect_eq};
+use crate::kit::ndk::objects::{on_adapter, open};
+use crate::kit::ndk::ping::{ip4, on_pair};
+use crate::kit::{Case, CaseResult, ensure, expect_eq};
 use crate::sim::consumer::{NdkConsumer, allocations_tagged};
 use crate::sim::lock;
 use crate::sim::mdl::{MdlChain, MdlKind};

@@ -1,4 +1,4 @@
-//! The hosts of the kit group "TestNetStack" (`super::test_netstack`): what Windows' TCP/IP does
+//! The hosts of the kit group "TestNetStack" (`crate::kit::netstack`): what Windows' TCP/IP does
 //! above each simulated adapter, as far as Test-NetStack's tools use it
 //! (../shared/spec/validate-dcb-checks.md §3). It is the operating system's part, not the
 //! miniport's, so it lives in the kit beside the simulated ndis.sys; the adapters under it are
@@ -18,7 +18,7 @@
 //! - ICMP echo (RFC 792): every node answers requests to its address; [`Net::ping`] is
 //!   `IcmpSendEcho2Ex` with DF and a timeout, the call Test-NetStack's Start-Ping makes.
 //! - TCP segments (RFC 793 header, checksum over the pseudo-header), checked on receipt and
-//!   passed up, for the TCP stage's bulk flows (`super::netstack_tcp`).
+//!   passed up, for the TCP stage's bulk flows (`crate::kit::netstack::tcp`).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -30,26 +30,26 @@ use ndis_sys::ntddndis::{
 };
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::capture::Capture;
-use super::{expect_eq, finish, started};
+use crate::kit::capture::Capture;
+use crate::kit::{expect_eq, finish, started};
 use crate::sim::clock::{advance, fresh_manual_wire, now_ms};
 use crate::sim::{Adapter, Registry};
 
 /// EtherTypes.
-pub(super) const IPV4: u16 = 0x0800;
+pub(in crate::kit) const IPV4: u16 = 0x0800;
 const ARP: u16 = 0x0806;
 /// IP protocol numbers.
-pub(super) const PROTO_ICMP: u8 = 1;
-pub(super) const PROTO_TCP: u8 = 6;
+pub(in crate::kit) const PROTO_ICMP: u8 = 1;
+pub(in crate::kit) const PROTO_TCP: u8 = 6;
 /// Ethernet, IPv4 (no options), ICMP echo and TCP (no options) header lengths.
-pub(super) const ETH: usize = 14;
-pub(super) const IP: usize = 20;
-pub(super) const ICMP: usize = 8;
-pub(super) const TCP: usize = 20;
+pub(in crate::kit) const ETH: usize = 14;
+pub(in crate::kit) const IP: usize = 20;
+pub(in crate::kit) const ICMP: usize = 8;
+pub(in crate::kit) const TCP: usize = 20;
 
 /// The Internet checksum (RFC 1071) of `data`, continuing from `sum`.
 #[must_use]
-pub(super) fn checksum(data: &[u8], sum: u32) -> u16 {
+pub(in crate::kit) fn checksum(data: &[u8], sum: u32) -> u16 {
     // Eight bytes at a time (four 16-bit words in one u64 add), for the TCP stage's thousands
     // of full segments in unoptimized test builds.
     let mut wide = u64::from(sum);
@@ -72,7 +72,7 @@ pub(super) fn checksum(data: &[u8], sum: u32) -> u16 {
 }
 
 /// The sum of the TCP pseudo-header (RFC 793 §3.1), to continue [`checksum`] with.
-pub(super) fn pseudo_header(src: Ipv4Addr, dst: Ipv4Addr, proto: u8, len: usize) -> u32 {
+pub(in crate::kit) fn pseudo_header(src: Ipv4Addr, dst: Ipv4Addr, proto: u8, len: usize) -> u32 {
     let mut sum = 0u32;
     for o in [src.octets(), dst.octets()] {
         sum += u32::from(u16::from_be_bytes([o[0], o[1]]));
@@ -82,7 +82,12 @@ pub(super) fn pseudo_header(src: Ipv4Addr, dst: Ipv4Addr, proto: u8, len: usize)
 }
 
 /// An Ethernet II frame.
-pub(super) fn ethernet(dst: [u8; 6], src: [u8; 6], ethertype: u16, payload: &[u8]) -> Vec<u8> {
+pub(in crate::kit) fn ethernet(
+    dst: [u8; 6],
+    src: [u8; 6],
+    ethertype: u16,
+    payload: &[u8],
+) -> Vec<u8> {
     let mut f = Vec::with_capacity(ETH + payload.len());
     f.extend_from_slice(&dst);
     f.extend_from_slice(&src);
@@ -93,7 +98,7 @@ pub(super) fn ethernet(dst: [u8; 6], src: [u8; 6], ethertype: u16, payload: &[u8
 
 /// One IPv4 datagram's header fields.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct IpHeader {
+pub(in crate::kit) struct IpHeader {
     pub src: Ipv4Addr,
     pub dst: Ipv4Addr,
     pub proto: u8,
@@ -105,7 +110,7 @@ pub(super) struct IpHeader {
 }
 
 /// An IPv4 header (no options) with its checksum, then `payload`.
-pub(super) fn ipv4(h: &IpHeader, payload: &[u8]) -> Vec<u8> {
+pub(in crate::kit) fn ipv4(h: &IpHeader, payload: &[u8]) -> Vec<u8> {
     let mut p = vec![0u8; IP];
     p[0] = 0x45;
     let total = u16::try_from(IP + payload.len()).unwrap_or(u16::MAX);
@@ -137,7 +142,7 @@ fn icmp_echo(request: bool, id: u16, seq: u16, data: &[u8]) -> Vec<u8> {
 
 /// A TCP segment's header fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct TcpHeader {
+pub(in crate::kit) struct TcpHeader {
     pub src_port: u16,
     pub dst_port: u16,
     pub seq: u32,
@@ -149,7 +154,12 @@ pub(super) struct TcpHeader {
 
 /// A TCP segment (no options) with its checksum over the pseudo-header.
 #[must_use]
-pub(super) fn tcp_segment(src: Ipv4Addr, dst: Ipv4Addr, h: &TcpHeader, data: &[u8]) -> Vec<u8> {
+pub(in crate::kit) fn tcp_segment(
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    h: &TcpHeader,
+    data: &[u8],
+) -> Vec<u8> {
     let mut s = vec![0u8; TCP];
     s[0..2].copy_from_slice(&h.src_port.to_be_bytes());
     s[2..4].copy_from_slice(&h.dst_port.to_be_bytes());
@@ -166,7 +176,7 @@ pub(super) fn tcp_segment(src: Ipv4Addr, dst: Ipv4Addr, h: &TcpHeader, data: &[u
 
 /// What a node's IP layer passes up to the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Delivered {
+pub(in crate::kit) enum Delivered {
     /// An ICMP echo reply (checksum good), reassembled if it came in fragments.
     EchoReply {
         src: Ipv4Addr,
@@ -193,7 +203,7 @@ struct Fragments {
 }
 
 /// One node: a started dcbndk adapter and the host stack above it.
-pub(super) struct Node {
+pub(in crate::kit) struct Node {
     /// `NODE1`, ...
     pub name: String,
     /// The adapter (the driver under test).
@@ -216,7 +226,7 @@ pub(super) struct Node {
 impl Node {
     /// Node `n` (1-based) on `wire`: an adapter with the INF defaults, `SimLinkSpeed` =
     /// `gbps` and `changes`, started; TCP/IP bound to it (packet filter, address 10.0.0.n).
-    pub(super) fn start(
+    pub(in crate::kit) fn start(
         wire: u32,
         n: u8,
         gbps: u32,
@@ -269,7 +279,7 @@ impl Node {
     }
 
     /// The header of an unfragmented datagram from this node to `dst`.
-    pub(super) fn header_to(&self, dst: Ipv4Addr, proto: u8) -> IpHeader {
+    pub(in crate::kit) fn header_to(&self, dst: Ipv4Addr, proto: u8) -> IpHeader {
         IpHeader {
             src: self.ip,
             dst,
@@ -288,18 +298,18 @@ impl Node {
     }
 
     /// The MAC address of `ip` in the ARP cache.
-    pub(super) fn cached(&self, ip: Ipv4Addr) -> Option<[u8; 6]> {
+    pub(in crate::kit) fn cached(&self, ip: Ipv4Addr) -> Option<[u8; 6]> {
         self.arp.borrow().get(&ip).copied()
     }
 
     /// Sends `frames` through the adapter (waiting for their completions); the statuses.
-    pub(super) fn send(&self, frames: &[Vec<u8>]) -> Vec<i32> {
+    pub(in crate::kit) fn send(&self, frames: &[Vec<u8>]) -> Vec<i32> {
         self.adapter.send(frames, &[]).statuses
     }
 
     /// The frames of one IPv4 datagram to `dst` (at `mac`): one frame, or fragments of at most
     /// the interface MTU when DF is clear. `Err` when DF is set and the datagram is too big.
-    pub(super) fn datagram_frames(
+    pub(in crate::kit) fn datagram_frames(
         &self,
         dst: Ipv4Addr,
         mac: [u8; 6],
@@ -341,7 +351,7 @@ impl Node {
     /// What TCP/IP does with the frames the adapter indicated since the last look: answers ARP
     /// requests and echo requests to its address, learns from ARP, reassembles, and returns what
     /// goes up.
-    pub(super) fn poll(&self) -> Vec<Delivered> {
+    pub(in crate::kit) fn poll(&self) -> Vec<Delivered> {
         let mut up = Vec::new();
         let mut replies = Vec::new();
         for f in self.adapter.received() {
@@ -367,7 +377,7 @@ impl Node {
     }
 
     /// An ARP request for `target` from this node (broadcast).
-    pub(super) fn arp_request(&self, target: Ipv4Addr) -> Vec<u8> {
+    pub(in crate::kit) fn arp_request(&self, target: Ipv4Addr) -> Vec<u8> {
         let mut a = vec![0, 1, 8, 0, 6, 4, 0, 1];
         a.extend_from_slice(&self.mac);
         a.extend_from_slice(&self.ip.octets());
@@ -534,7 +544,7 @@ impl Node {
 
 /// Nodes 1..=`count` on `wire` at `gbps`, node `n` with `changes(n)` in its registry; on a
 /// failure the nodes already started are halted.
-pub(super) fn start_nodes(
+pub(in crate::kit) fn start_nodes(
     wire: u32,
     count: u8,
     gbps: u32,
@@ -557,7 +567,7 @@ pub(super) fn start_nodes(
 
 /// How one ping ended (`IcmpSendEcho2Ex`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ping {
+pub(in crate::kit) enum Ping {
     /// A reply with the data sent, after this round trip in whole milliseconds of the wire's
     /// clock (`ICMP_ECHO_REPLY.RoundTripTime` has millisecond resolution).
     Reply(u64),
@@ -571,12 +581,12 @@ pub(super) enum Ping {
 }
 
 /// How long `IcmpSendEcho2Ex` waits in Test-NetStack's Start-Ping (its `Timeout` argument), ms.
-pub(super) const PING_TIMEOUT_MS: u64 = 30;
+pub(in crate::kit) const PING_TIMEOUT_MS: u64 = 30;
 
 /// The nodes on one wire with a manual clock (`sim::clock`), polled by one thread: time moves
 /// one millisecond whenever every node has handled what arrived and the caller still waits, so
 /// round trips and throughputs are in the link's own time, independent of this machine's load.
-pub(super) struct Net {
+pub(in crate::kit) struct Net {
     /// The wire.
     pub wire: u32,
     /// The nodes, NODE1 first.
@@ -584,14 +594,14 @@ pub(super) struct Net {
     /// Every corrupt datagram any node saw (a failure of the path, reported by the stage).
     pub corrupt: RefCell<Vec<String>>,
     seq: Cell<u16>,
-    /// The wire's capture under `hlk --pcap` (`super::capture`).
+    /// The wire's capture under `hlk --pcap` (`crate::kit::capture`).
     capture: Option<Capture>,
 }
 
 impl Net {
     /// `count` nodes on a fresh manual-clock wire at `gbps`, node `n` with `changes(n)` in its
     /// registry.
-    pub(super) fn start(
+    pub(in crate::kit) fn start(
         count: u8,
         gbps: u32,
         changes: impl Fn(u8) -> Vec<(&'static str, &'static str)>,
@@ -610,26 +620,26 @@ impl Net {
 
     /// Halts every node (checking the verifier over each adapter's life), then stops the
     /// capture (the adapters' last frames are in it).
-    pub(super) fn finish(mut self) -> Result<(), String> {
+    pub(in crate::kit) fn finish(mut self) -> Result<(), String> {
         let capture = self.capture.take();
         let results: Vec<_> = self.nodes.into_iter().map(|n| finish(n.adapter)).collect();
-        let stopped = super::capture::stop(capture);
+        let stopped = crate::kit::capture::stop(capture);
         results.into_iter().collect::<Result<(), String>>()?;
         stopped
     }
 
     /// The wire's time, ms.
-    pub(super) fn now_ms(&self) -> u64 {
+    pub(in crate::kit) fn now_ms(&self) -> u64 {
         now_ms(self.wire)
     }
 
     /// Moves the wire's clock one millisecond (the link drains, timers run).
-    pub(super) fn tick(&self) {
+    pub(in crate::kit) fn tick(&self) {
         advance(self.wire, 1);
     }
 
     /// Lets every node's TCP/IP handle what arrived, once; what went up, per node.
-    pub(super) fn pump(&self) -> Vec<Vec<Delivered>> {
+    pub(in crate::kit) fn pump(&self) -> Vec<Vec<Delivered>> {
         let mut all: Vec<Vec<Delivered>> = self.nodes.iter().map(Node::poll).collect();
         for up in &mut all {
             up.retain(|d| {
@@ -645,7 +655,12 @@ impl Net {
     }
 
     /// Node `from` resolves `ip` (ARP, waiting up to `timeout_ms`).
-    pub(super) fn resolve(&self, from: usize, ip: Ipv4Addr, timeout_ms: u64) -> Option<[u8; 6]> {
+    pub(in crate::kit) fn resolve(
+        &self,
+        from: usize,
+        ip: Ipv4Addr,
+        timeout_ms: u64,
+    ) -> Option<[u8; 6]> {
         let node = &self.nodes[from];
         if let Some(mac) = node.cached(ip) {
             return Some(mac);
@@ -669,7 +684,7 @@ impl Net {
 
     /// Node `from` pings `to` with `size` bytes of data, DF set, as `IcmpSendEcho2Ex` does in
     /// Start-Ping (a reply must carry the data sent).
-    pub(super) fn ping(&self, from: usize, to: Ipv4Addr, size: usize) -> Ping {
+    pub(in crate::kit) fn ping(&self, from: usize, to: Ipv4Addr, size: usize) -> Ping {
         let node = &self.nodes[from];
         let Some(mac) = self.resolve(from, to, PING_TIMEOUT_MS) else {
             return Ping::Timeout;

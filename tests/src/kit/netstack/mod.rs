@@ -4,8 +4,8 @@
 //! `icmp.psm1`, `tcp.psm1`, `ndk.psm1`; ../shared/spec/validate-dcb-checks.md §3) between
 //! simulated hosts: three nodes, each a dcbndk adapter at 10 Gb/s (`SimLinkSpeed` 10, the
 //! lowest Validate-DCB's M3 accepts) with the INF defaults, joined by one virtual wire (a hub),
-//! each with the host stack of `super::netstack_host` above it (ARP, IPv4, ICMP echo, TCP
-//! segments) and, for the RDMA stages, the simulated NDK consumer (`super::netstack_ndk`). The
+//! each with the host stack of `crate::kit::netstack::host` above it (ARP, IPv4, ICMP echo, TCP
+//! segments) and, for the RDMA stages, the simulated NDK consumer (`crate::kit::netstack::ndk`). The
 //! nodes share one subnet (10.0.0.0/24) and VLAN 0, so they form one testable network and every
 //! ordered pair of them is a path, as `Get-RunspaceGroups` pairs them.
 //!
@@ -42,7 +42,7 @@
 //!   receiver's `LinkSpeed` (from `OID_GEN_LINK_SPEED`, whole Gb/s as Test-NetStack parses
 //!   it). Throughput is in the link's virtual time (a manual clock): the simulated link is
 //!   what carries the bytes at its configured speed, not this machine's CPU.
-//! - **Stages 3-6, RDMA**: see `super::netstack_ndk`.
+//! - **Stages 3-6, RDMA**: see `crate::kit::netstack::ndk`.
 //!
 //! Where the simulation is not Test-NetStack:
 //! - The prerequisites (WinRM, OS build, the module on every node), the connectivity map's
@@ -50,19 +50,23 @@
 //!   (VMSwitch stress: Hyper-V, event log, virtual disks) have no counterpart here; stage 7 is
 //!   left out.
 //! - Every stage runs even after an earlier one failed, as with `-ContinueOnFailure`.
-//! - TCP (`super::netstack_tcp`): no handshake (the MSS is what the SYNs' options would give:
+//! - TCP (`crate::kit::netstack::tcp`): no handshake (the MSS is what the SYNs' options would give:
 //!   the smaller NlMtu less 40), no congestion control and no retransmission: the link holds
 //!   what it cannot send yet (PFC or not, nothing is dropped between two simulated adapters),
 //!   so a lost or reordered segment fails the stage instead of being repaired.
 //! - IP: no routing, options or IPv6 (Test-NetStack maps IPv4 addresses only).
 
-use super::netstack_host::{Net, Ping};
-use super::{Case, CaseResult, Group, note};
+pub(crate) mod host;
+mod ndk;
+mod tcp;
+
+use crate::kit::netstack::host::{Net, Ping};
+use crate::kit::{Case, CaseResult, Group, note};
 
 /// Nodes per bench.
-pub(super) const NODES: u8 = 3;
+pub(in crate::kit) const NODES: u8 = 3;
 /// Their link speed, Gb/s.
-pub(super) const GBPS: u32 = 10;
+pub(in crate::kit) const GBPS: u32 = 10;
 
 /// The group.
 #[must_use]
@@ -93,12 +97,12 @@ fn cases() -> Vec<Case> {
             || tcp(&no_changes),
         ),
     ];
-    cases.extend(super::netstack_ndk::cases());
+    cases.extend(ndk::cases());
     cases
 }
 
 /// No registry change on any node.
-pub(super) fn no_changes(_: u8) -> Vec<(&'static str, &'static str)> {
+pub(in crate::kit) fn no_changes(_: u8) -> Vec<(&'static str, &'static str)> {
     Vec::new()
 }
 
@@ -108,7 +112,7 @@ fn all_jumbo(_: u8) -> Vec<(&'static str, &'static str)> {
 }
 
 /// The registry changes of node `n`.
-pub(super) type Changes = dyn Fn(u8) -> Vec<(&'static str, &'static str)>;
+pub(in crate::kit) type Changes = dyn Fn(u8) -> Vec<(&'static str, &'static str)>;
 
 /// Runs `body` on a fresh bench of [`NODES`] and always halts them.
 fn on_net(changes: &Changes, body: impl FnOnce(&Net) -> CaseResult) -> CaseResult {
@@ -121,7 +125,7 @@ fn on_net(changes: &Changes, body: impl FnOnce(&Net) -> CaseResult) -> CaseResul
 }
 
 /// Every ordered pair (source, target) of `n` nodes, by source.
-pub(super) fn paths(n: usize) -> Vec<(usize, usize)> {
+pub(in crate::kit) fn paths(n: usize) -> Vec<(usize, usize)> {
     (0..n)
         .flat_map(|s| (0..n).filter(move |&t| t != s).map(move |t| (s, t)))
         .collect()
@@ -223,10 +227,10 @@ fn jitter(rtts: &[u64]) -> f64 {
 }
 
 /// What a test does to a bench before a stage runs (the stages of the group do nothing).
-pub(super) type Prepare = dyn Fn(&Net);
+pub(in crate::kit) type Prepare = dyn Fn(&Net);
 
 /// Stage 1 on a bench whose nodes have `changes`, after `prepare`.
-pub(super) fn connectivity(changes: &Changes, prepare: &Prepare) -> CaseResult {
+pub(in crate::kit) fn connectivity(changes: &Changes, prepare: &Prepare) -> CaseResult {
     on_net(changes, |net| {
         prepare(net);
         let mut failures = Vec::new();
@@ -269,7 +273,7 @@ pub(super) fn connectivity(changes: &Changes, prepare: &Prepare) -> CaseResult {
 
 /// The MTU stage on a bench whose nodes have `changes`, after `prepare` (which may set a node's
 /// IP interface MTU by hand, as `Set-NetIPInterface -NlMtuBytes` does).
-pub(super) fn mtu(changes: &Changes, prepare: &Prepare) -> CaseResult {
+pub(in crate::kit) fn mtu(changes: &Changes, prepare: &Prepare) -> CaseResult {
     on_net(changes, |net| {
         let mut failures = Vec::new();
         for node in &net.nodes {
@@ -322,7 +326,7 @@ const TCP_TPUT: f64 = 85.0;
 
 /// The adapter's `LinkSpeed` as Test-NetStack parses `"N Gbps"`: whole Gb/s, from
 /// `OID_GEN_LINK_SPEED` (units of 100 bit/s).
-pub(super) fn link_gbps(a: &crate::sim::Adapter) -> Result<u64, String> {
+pub(in crate::kit) fn link_gbps(a: &crate::sim::Adapter) -> Result<u64, String> {
     let r = a.query(ndis_sys::ntddndis::OID_GEN_LINK_SPEED, 4);
     let units = r
         .data()
@@ -334,7 +338,7 @@ pub(super) fn link_gbps(a: &crate::sim::Adapter) -> Result<u64, String> {
 }
 
 /// Stage 2 on a bench whose nodes have `changes` (their link speeds among them).
-pub(super) fn tcp(changes: &Changes) -> CaseResult {
+pub(in crate::kit) fn tcp(changes: &Changes) -> CaseResult {
     on_net(changes, |net| {
         let mut failures = Vec::new();
         let mut figures = Vec::new();
@@ -370,7 +374,7 @@ pub(super) fn tcp(changes: &Changes) -> CaseResult {
 }
 
 /// A stage's verdict: the failures (each path that failed), or a pass noting the figures.
-pub(super) fn verdict(failures: Vec<String>, figures: Vec<String>) -> CaseResult {
+pub(in crate::kit) fn verdict(failures: Vec<String>, figures: Vec<String>) -> CaseResult {
     if failures.is_empty() {
         note(figures.join("; "));
         Ok(None)
@@ -385,8 +389,8 @@ pub(super) fn verdict(failures: Vec<String>, figures: Vec<String>) -> CaseResult
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
     use super::*;
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn test_netstack_group_passes() {

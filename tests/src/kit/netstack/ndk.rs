@@ -1,4 +1,4 @@
-//! The RDMA stages of the kit group "TestNetStack" (`super::test_netstack`): stages 3-6 of
+//! The RDMA stages of the kit group "TestNetStack" (`crate::kit::netstack`): stages 3-6 of
 //! Test-NetStack (../shared/spec/validate-dcb-checks.md §3; `Test-NetStack.psm1` @d047a50,
 //! `helpers/ndk.psm1`), with the simulated NDK consumer (`sim::ndk_connect`, the one NdkPing
 //! uses) in the place of NdkPerfCmd and its kernel driver NDKPerf.sys: one consumer per
@@ -7,7 +7,7 @@
 //! TCP/IP, every packet a RoCEv2 frame on the wire. Several instances on one node are several
 //! NDK adapters open on one miniport adapter, each with a connection manager holding the
 //! adapter's addresses: a connection message reaches the one whose listener or connection it
-//! names (`Cm::owns`, `perform::rdma::arrived`; before that fix, the N:1, 1:N and N:N stages
+//! names (`Cm::owns`, `execute::rdma::arrived`; before that fix, the N:1, 1:N and N:N stages
 //! found every message going to the first one open).
 //!
 //! Only interfaces whose `Get-NetAdapterRdma` is Enabled take part (the NDK attributes'
@@ -49,21 +49,21 @@ use dcbndk_core::ndk::counters::Counter;
 use ndis_sys::ndkpi::{NdkOperationTypeReceive, NdkOperationTypeSend, NdkOperationTypeWrite};
 use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
 
-use super::capture::{self, Capture};
-use super::ndk_ping::{close_connection, connect_at, side_with};
-use super::netstack_host::{Node, start_nodes};
-use super::test_netstack::{Changes, GBPS, NODES, link_gbps, no_changes, paths, verdict};
-use super::{Case, CaseResult, ensure, expect_eq, finish};
+use crate::kit::capture::{self, Capture};
+use crate::kit::ndk::ping::{close_connection, connect_at, side_with};
+use crate::kit::netstack::host::{Node, start_nodes};
+use crate::kit::netstack::{Changes, GBPS, NODES, link_gbps, no_changes, paths, verdict};
+use crate::kit::{Case, CaseResult, ensure, expect_eq, finish};
 use crate::sim::ndk_connect::{Request, callback_wait};
 use crate::sim::{Adapter, Registry};
 
 /// Ping-pongs per path in stage 3 (each waits for two providers' timers, ~3 ms).
-pub(super) const RPING: usize = 10;
+pub(in crate::kit) const RPING: usize = 10;
 /// WRITEs per connection in the perf stages, of [`WRITE_BYTES`] each, at most [`DEPTH`] of a
 /// connection outstanding at once: 1 MiB per connection, 512 KiB in flight, which an
 /// unoptimized test build on a loaded machine still frames and acknowledges within the
 /// providers' 10 ms retransmission timeout.
-pub(super) const WRITES: usize = 4;
+pub(in crate::kit) const WRITES: usize = 4;
 const WRITE_BYTES: usize = 256 * 1024;
 const DEPTH: usize = 2;
 const MIB: usize = 1 << 20;
@@ -75,7 +75,7 @@ const NDK_TPUT: f64 = 90.0;
 const NTO1_TPUT: f64 = 80.0;
 
 /// The RDMA cases.
-pub(super) fn cases() -> Vec<Case> {
+pub(in crate::kit) fn cases() -> Vec<Case> {
     vec![
         Case::new(
             "Stage 3: NDK ping on every path: connect to the server's listener on port 9000, 10 SEND ping-pongs intact both ways",
@@ -137,7 +137,7 @@ fn rdma_nodes(nodes: &[Node]) -> Result<Vec<usize>, String> {
 
 /// Stage 3 on a bench whose nodes have `changes`; `listening(n)`: whether node `n` runs the
 /// NdkPerfCmd server.
-pub(super) fn rping(changes: &Changes, listening: &dyn Fn(usize) -> bool) -> CaseResult {
+pub(in crate::kit) fn rping(changes: &Changes, listening: &dyn Fn(usize) -> bool) -> CaseResult {
     on_nodes(changes, |nodes| {
         let enabled = rdma_nodes(nodes)?;
         let mut failures = Vec::new();
@@ -262,7 +262,7 @@ fn check(got: &[ndis_sys::ndkpi::NDK_RESULT_EX], want: &[(usize, i32)]) -> Resul
 
 /// Which connections a perf stage runs at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Shape {
+pub(in crate::kit) enum Shape {
     /// Stage 4: one path at a time.
     OneToOne,
     /// Stage 5: each node receives from all others at once.
@@ -309,7 +309,7 @@ fn rdma_octets(a: &Adapter) -> Result<(u64, u64), String> {
 }
 
 /// A perf stage on a bench whose nodes have `changes`.
-pub(super) fn perf(changes: &Changes, shape: Shape) -> CaseResult {
+pub(in crate::kit) fn perf(changes: &Changes, shape: Shape) -> CaseResult {
     on_nodes(changes, |nodes| {
         let enabled = rdma_nodes(nodes)?;
         let mut failures = Vec::new();
@@ -362,17 +362,18 @@ fn perf_round(
         .collect::<Result<_, _>>()
         .map_err(fail)?;
     let len = u32::try_from(WRITE_BYTES).unwrap_or(0);
-    let post =
-        |client: &super::ndk_ping::Side<'_>, server: &super::ndk_ping::Side<'_>, w: usize| {
-            let at = (w * WRITE_BYTES) as u64;
-            client.ndk.rdma(
-                &client.qp,
-                true,
-                0x1000 + w,
-                &[(client.base + at, len, client.token)],
-                (server.base + at, server.token),
-            )
-        };
+    let post = |client: &crate::kit::ndk::ping::Side<'_>,
+                server: &crate::kit::ndk::ping::Side<'_>,
+                w: usize| {
+        let at = (w * WRITE_BYTES) as u64;
+        client.ndk.rdma(
+            &client.qp,
+            true,
+            0x1000 + w,
+            &[(client.base + at, len, client.token)],
+            (server.base + at, server.token),
+        )
+    };
     let start = Instant::now();
     let mut posted = vec![0usize; pairs.len()];
     for (k, (.., client, server, _, _, _)) in pairs.iter().enumerate() {

@@ -1,14 +1,14 @@
-//! The TCP stage's traffic (kit group "TestNetStack", `super::test_netstack`): what ctsTraffic
+//! The TCP stage's traffic (kit group "TestNetStack", `crate::kit::netstack`): what ctsTraffic
 //! does in Test-NetStack's `Invoke-TCP` (32 connections of bulk data from a sender to a
-//! receiver, `-verify:connection`), over the nodes' host stacks (`super::netstack_host`), in
+//! receiver, `-verify:connection`), over the nodes' host stacks (`crate::kit::netstack::host`), in
 //! the link's virtual time. No handshake (the MSS is what the SYNs' options would give: the
 //! smaller NlMtu less 40), no congestion control and no retransmission: the link holds what it
 //! cannot send yet, so a lost or reordered segment fails the stage instead of being repaired.
 
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::expect_eq;
-use super::netstack_host::{
+use crate::kit::expect_eq;
+use crate::kit::netstack::host::{
     Delivered, ETH, IP, IPV4, Net, Node, PING_TIMEOUT_MS, PROTO_TCP, TCP, TcpHeader, ethernet,
     ipv4, tcp_segment,
 };
@@ -36,7 +36,7 @@ fn pattern(seq: u32, len: usize) -> &'static [u8] {
 
 /// What one TCP run measured.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct TcpRun {
+pub(in crate::kit) struct TcpRun {
     /// The receiver's `Bytes Received/sec` per 1 ms sample (its `OID_GEN_STATISTICS`
     /// ifHCInOctets deltas), bytes per second.
     pub rx_samples: Vec<f64>,
@@ -52,7 +52,7 @@ pub(super) struct TcpRun {
 
 /// The receive and send octet counters of `OID_GEN_STATISTICS` (`NDIS_STATISTICS_INFO`
 /// ifHCInOctets at 24, ifHCOutOctets at 56).
-pub(super) fn octets(a: &Adapter) -> Result<(u64, u64), String> {
+pub(in crate::kit) fn octets(a: &Adapter) -> Result<(u64, u64), String> {
     let r = a.query(ndis_sys::ntddndis::OID_GEN_STATISTICS, 152);
     expect_eq("OID_GEN_STATISTICS", r.status, NDIS_STATUS_SUCCESS)?;
     let at = |o: usize| {
@@ -95,7 +95,7 @@ impl Net {
     /// A segment out of order or corrupt (nothing on the path may drop or alter one: the link
     /// holds what it cannot send yet), a send completed with an error, or the adapters'
     /// counters unreadable.
-    pub(super) fn tcp_stress(
+    pub(in crate::kit) fn tcp_stress(
         &self,
         from: usize,
         to: usize,

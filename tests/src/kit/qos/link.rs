@@ -6,7 +6,7 @@
 //! pauses are measured only from what the support adapter received, as the HLK measures them on
 //! its support machine.
 //!
-//! Under `hlk --pcap` the QosEts cases capture their wire (`super::capture`). The
+//! Under `hlk --pcap` the QosEts cases capture their wire (`crate::kit::capture`). The
 //! QosPriorityFlowControl cases do not: their subject, the PFC frames, are MAC Control frames,
 //! which no receiving MAC passes up, so no capture host on the wire would show them.
 
@@ -16,9 +16,9 @@ use ndis_sys::ntddndis::NDIS_PACKET_TYPE_PROMISCUOUS;
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_QOS_PARAMETERS};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::capture::{self, Capture};
-use super::qos::Request;
-use super::{Case, CaseResult, Group, expect_eq, finish, started};
+use crate::kit::capture::{self, Capture};
+use crate::kit::qos::Request;
+use crate::kit::{Case, CaseResult, Group, expect_eq, finish, started};
 use crate::sim::adapter::Pending;
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::nbl::SendBatch;
@@ -50,7 +50,7 @@ const GBPS: u64 = 10;
 /// Bytes a frame takes on the wire: the frame, the 802.1Q tag, FCS, preamble and IFG.
 const WIRE: u64 = FRAME as u64 + 4 + 24;
 /// Tolerance of a share: the HLK's ±1 percentage point.
-pub(super) const TOLERANCE_PP: f64 = 1.0;
+pub(in crate::kit) const TOLERANCE_PP: f64 = 1.0;
 
 /// What one priority offers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -112,7 +112,7 @@ impl Bench {
     }
 
     /// A DUT and a support adapter on a fresh wire; `captured`: with a capture of the wire
-    /// when the group runs under a sink (`super::capture`).
+    /// when the group runs under a sink (`crate::kit::capture`).
     fn new(captured: bool) -> Result<Self, String> {
         let wire = fresh_manual_wire();
         let capture = if captured {
@@ -966,7 +966,7 @@ mod tests {
         .unwrap();
     }
 
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn qos_ets_and_pfc_groups_pass() {

@@ -2,6 +2,9 @@
 //! §10 list (items 1-5), against the driver in the simulated NDIS. The kit builds its own
 //! `NDIS_QOS_PARAMETERS` bytes (from spec §1.3/§1.4), independently of the driver's code.
 
+pub mod link;
+pub mod validate_dcb;
+
 use ndis_sys::ntddndis::{
     OID_QOS_CURRENT_CAPABILITIES, OID_QOS_HARDWARE_CAPABILITIES, OID_QOS_OPERATIONAL_PARAMETERS,
     OID_QOS_PARAMETERS, OID_QOS_REMOTE_PARAMETERS,
@@ -13,8 +16,8 @@ use ndis_sys::status::{
 };
 use ndis_sys::types::NDIS_STATUS;
 
-use super::switch_port::{Ets, Lldpdu, Pfc, SwitchPort};
-use super::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
+use crate::kit::dcbx::switch_port::{Ets, Lldpdu, Pfc, SwitchPort};
+use crate::kit::{Case, CaseResult, Group, ensure, expect_eq, finish, registry_with, started, sz};
 use crate::sim::{Adapter, Registry, adapter::OidResult, clock};
 
 const ETS_CONFIGURED: u32 = 0x2;
@@ -976,7 +979,7 @@ fn remote_with_qos_off() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn qos_groups_pass() {

@@ -61,7 +61,7 @@ use std::sync::OnceLock;
 
 use dcbndk_core::keywords::{KEYWORDS, KeywordType};
 
-use super::{Case, CaseResult, Group, note};
+use crate::kit::{Case, CaseResult, Group, note};
 use crate::scenario::dcb::Condition;
 use crate::scenario::{Scenario, run, shipped_dir};
 use crate::sim::{RegValue, Registry};
@@ -1054,8 +1054,8 @@ fn cases() -> Vec<Case> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
     use super::*;
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn validate_dcb_group_passes() {

@@ -1,4 +1,4 @@
-//! NdkPerf's competing-traffic cases (`super::ndk_perf`): RDMA WRITEs of the simulated NDK
+//! NdkPerf's competing-traffic cases (`crate::kit::ndk::perf`): RDMA WRITEs of the simulated NDK
 //! consumer and a flood of TCP frames from the same adapter share one 10 Gb/s link under ETS,
 //! with PFC on the RDMA priority on and off.
 //!
@@ -9,7 +9,7 @@
 //! here: a post's packets are framed by the provider's doorbell DPC as soon as the consumer's
 //! call returns, the peer's answers by its own DPC, and the link's timer (which `advance`
 //! fires) sends what the schedule let wait, refilling the RDMA queue as it goes
-//! (`perform::rdma::refill`); the transports' retransmission timeout (10 ms without progress,
+//! (`execute::rdma::refill`); the transports' retransmission timeout (10 ms without progress,
 //! `resources::provider::connect::RC_TIMEOUT_NS`) could only expire on `advance`. Even the
 //! connection needs the clock: a second frame in the same instant waits for the link's timer.
 //!
@@ -19,24 +19,24 @@
 //! TCP port 5201 (iperf3's) on priority 0 in TC 0. A keeps both classes backlogged: eight
 //! 256 KiB RDMA WRITEs in flight into B's registered region, and TCP segments to B's port 5201
 //! topped up each millisecond to three milliseconds of link time (as QosEts's sources,
-//! `super::qos_link`).
+//! `crate::kit::qos::link`).
 //!
 //! What is measured, at the receiver B: the TCP frames it indicates, each with its priority
 //! from the NBL's 802.1Q info, and the RoCEv2 frames its RDMA engine took (`RDMAInFrames`,
 //! `RDMAInOctets` of `OID_NDK_STATISTICS`), each counted in wire bytes (the 802.1Q tag, FCS,
 //! preamble and gap); the shares are of the measured window's wire time, after a warm-up, and
-//! must be within QosEts's tolerance (`super::qos_link::TOLERANCE_PP`, the HLK's 1 percentage
+//! must be within QosEts's tolerance (`crate::kit::qos::link::TOLERANCE_PP`, the HLK's 1 percentage
 //! point) with the link 99-101 % busy, as QosEts checks. The monitor (promiscuous,
-//! `*PriorityVLANTag` 0 so that tags stay in the frames, as `super::capture`'s) sees every
+//! `*PriorityVLANTag` 0 so that tags stay in the frames, as `crate::kit::capture`'s) sees every
 //! frame on the wire: each frame's tag, and each RoCEv2 packet's sender, destination QP and
 //! PSN, so a packet sent twice (a retransmission) is seen twice ([`Watch`]).
 //!
 //! PFC in this model: a RoCEv2 frame is taken by the RDMA engine at its arrival, before the
-//! packet filter (`driver/src/perform/receive.rs`, `perform::rdma::arrived`), and placed in the
+//! packet filter (`driver/src/execute/receive.rs`, `execute::rdma::arrived`), and placed in the
 //! registered memory at once; it never occupies a receive buffer, so the receive buffer's
 //! XOFF threshold is never crossed by RDMA traffic, no PFC frame is sent for priority 3, and
 //! no RoCEv2 frame is ever dropped for want of a buffer. On the sending side a QP frames a
-//! packet only while its priority's queue has room (`perform::rdma`), and a full queue holds
+//! packet only while its priority's queue has room (`execute::rdma`), and a full queue holds
 //! an NBL instead of dropping its frame (`resources::link`). So PFC on or off changes nothing
 //! here: nothing is dropped and nothing is retransmitted either way, and the PFC cases check
 //! exactly that (with PFC off they do not fake drops to show a recovery).
@@ -55,14 +55,14 @@ use ndis_sys::ntddndis::{
 use ndis_sys::ntddndis::{OID_GEN_CURRENT_PACKET_FILTER, OID_GEN_STATISTICS, OID_QOS_PARAMETERS};
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::ndk_perf_sizes::pattern;
-use super::ndk_ping::{PORT, Side, close_connection, connect_waiting, ip4, side_with};
-use super::netstack_host::{
+use crate::kit::ndk::perf::sizes::pattern;
+use crate::kit::ndk::ping::{PORT, Side, close_connection, connect_waiting, ip4, side_with};
+use crate::kit::netstack::host::{
     ETH, IPV4, IpHeader, PROTO_TCP, TcpHeader, ethernet, ipv4, tcp_segment,
 };
-use super::qos::Request;
-use super::qos_link::TOLERANCE_PP;
-use super::{CaseResult, ensure, expect_eq, finish, note, started};
+use crate::kit::qos::Request;
+use crate::kit::qos::link::TOLERANCE_PP;
+use crate::kit::{CaseResult, ensure, expect_eq, finish, note, started};
 use crate::sim::adapter::Pending;
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::nbl::SendBatch;
@@ -102,7 +102,7 @@ const MONITOR_MAC: [u8; 6] = [0x02, 0xDC, 0xB0, 0, 0, 0xFE];
 
 /// What one run measured.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Run {
+pub(in crate::kit) struct Run {
     /// PFC on priority 3.
     pub pfc: bool,
     /// The ETS bandwidth of TC 0 and TC 1, percent.
@@ -130,20 +130,20 @@ pub(super) struct Run {
 
 impl Run {
     /// TC `tc`'s share of the window's wire bytes, percent.
-    pub(super) fn share(&self, tc: usize) -> f64 {
+    pub(in crate::kit) fn share(&self, tc: usize) -> f64 {
         let total: u64 = self.window_wire.iter().sum();
         100.0 * self.window_wire[tc] as f64 / total.max(1) as f64
     }
 
     /// The link's utilisation over the window, percent.
-    pub(super) fn utilisation(&self) -> f64 {
+    pub(in crate::kit) fn utilisation(&self) -> f64 {
         let total: u64 = self.window_wire.iter().sum();
         100.0 * total as f64 / (self.window_ms * BYTES_PER_MS).max(1) as f64
     }
 
     /// Frames lost between A and B: TCP frames sent and not indicated, RoCEv2 frames on the
     /// wire to B that its RDMA engine did not take, and B's receive discards and errors.
-    pub(super) fn dropped(&self) -> u64 {
+    pub(in crate::kit) fn dropped(&self) -> u64 {
         self.tcp_sent
             .saturating_sub(self.tcp_received + self.tcp_other_priority)
             + self.watch.roce_to_b.saturating_sub(self.b_rdma_in)
@@ -152,7 +152,7 @@ impl Run {
     }
 
     /// The figures, as one line.
-    pub(super) fn figures(&self) -> String {
+    pub(in crate::kit) fn figures(&self) -> String {
         format!(
             "PFC on priority 3 {}, ETS {}/{}: over {} ms of a 10 Gb/s link, TC 0 (TCP, priority 0) {:.2} % and TC 1 (RDMA, priority 3) {:.2} % of the wire time B received, the link {:.1} % busy; {} WRITEs of 256 KiB ({} MiB) exact; {} TCP frames sent, {} received; dropped {}, retransmitted {}",
             if self.pfc { "on" } else { "off" },
@@ -174,7 +174,7 @@ impl Run {
 
 /// The ETS rule: each TC's share of the measured wire time within QosEts's tolerance of
 /// `want` (percent, TC 0 then TC 1), and the link busy (99-101 %, as QosEts).
-pub(super) fn check_shares(run: &Run, want: [f64; 2]) -> Result<(), String> {
+pub(in crate::kit) fn check_shares(run: &Run, want: [f64; 2]) -> Result<(), String> {
     for (tc, want) in want.iter().enumerate() {
         let got = run.share(tc);
         ensure((got - want).abs() <= TOLERANCE_PP, || {
@@ -196,7 +196,7 @@ pub(super) fn check_shares(run: &Run, want: [f64; 2]) -> Result<(), String> {
 /// The exactness rules: every WRITE's payload crossed the wire once, every TCP frame arrived
 /// on its priority, every RoCEv2 frame to B was taken by its RDMA engine, every frame was
 /// tagged as classified.
-pub(super) fn check_exact(run: &Run) -> Result<(), String> {
+pub(in crate::kit) fn check_exact(run: &Run) -> Result<(), String> {
     expect_eq(
         "WRITE payload bytes on the wire (first copies) = bytes written",
         run.watch.wire_payload,
@@ -221,7 +221,7 @@ pub(super) fn check_exact(run: &Run) -> Result<(), String> {
 
 /// The PFC rule of this model (module documentation): nothing dropped, nothing retransmitted,
 /// PFC on or off.
-pub(super) fn check_lossless(run: &Run) -> Result<(), String> {
+pub(in crate::kit) fn check_lossless(run: &Run) -> Result<(), String> {
     expect_eq(
         "frames dropped, RoCEv2 packets retransmitted",
         (run.dropped(), run.watch.retransmitted),
@@ -231,7 +231,7 @@ pub(super) fn check_lossless(run: &Run) -> Result<(), String> {
 
 /// What the monitor saw on the wire (module documentation).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Watch {
+pub(in crate::kit) struct Watch {
     /// (sender MAC, destination QP, PSN) of every RoCEv2 packet seen but ACKs.
     seen: HashSet<([u8; 6], u32, u32)>,
     /// Packets seen again: retransmissions.
@@ -246,7 +246,7 @@ pub(super) struct Watch {
 
 impl Watch {
     /// One frame as the monitor received it (its 802.1Q tag, if any, still in it).
-    pub(super) fn frame(&mut self, b: &[u8]) {
+    pub(in crate::kit) fn frame(&mut self, b: &[u8]) {
         let tagged = b.get(12..14) == Some(&[0x81, 0x00][..]);
         let pcp = if tagged {
             b.get(14).map(|t| t >> 5)
@@ -311,7 +311,7 @@ fn hex(mac: [u8; 6]) -> String {
 /// The operational set of both adapters (module documentation), TC 0 and TC 1 at `bw`.
 fn configure(a: &Adapter, pfc: bool, bw: [u8; 2]) -> Result<(), String> {
     let r = Request {
-        flags: super::qos::ALL_CONFIGURED,
+        flags: crate::kit::qos::ALL_CONFIGURED,
         num_tcs: 2,
         prio_tc: [0, 0, 0, 1, 0, 0, 0, 0],
         bw: [bw[0], bw[1], 0, 0, 0, 0, 0, 0],
@@ -503,7 +503,7 @@ impl Flows<'_, '_> {
 /// One run of the bench (module documentation), PFC on priority 3 or not, ETS `bw`: the
 /// connection, a warm-up, the measured window, then the sources stop and every WRITE and
 /// segment is waited for.
-pub(super) fn run(pfc: bool, bw: [u8; 2]) -> Result<Run, String> {
+pub(in crate::kit) fn run(pfc: bool, bw: [u8; 2]) -> Result<Run, String> {
     let wire = fresh_manual_wire();
     let a = adapter(wire, A_MAC)?;
     let b = adapter(wire, B_MAC)?;
@@ -620,7 +620,7 @@ fn measure(
 }
 
 /// The ETS case: shares within tolerance of 50/50, the link busy, every byte exact.
-pub(super) fn ets_case() -> CaseResult {
+pub(in crate::kit) fn ets_case() -> CaseResult {
     let run = run(true, [50, 50])?;
     note(run.figures());
     check_shares(&run, [50.0, 50.0])?;
@@ -629,7 +629,7 @@ pub(super) fn ets_case() -> CaseResult {
 }
 
 /// A PFC case, on or off: nothing dropped, nothing retransmitted, bytes exact.
-pub(super) fn pfc_case(pfc: bool) -> CaseResult {
+pub(in crate::kit) fn pfc_case(pfc: bool) -> CaseResult {
     let run = run(pfc, [50, 50])?;
     note(format!(
         "{}; in this model the RDMA engine takes RoCEv2 frames at their arrival, before any receive buffer, so none fills: nothing is dropped or resent, PFC on or off",

@@ -17,8 +17,8 @@ use std::time::Instant;
 use dcbndk_core::ndk::counters::Counter;
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::ndk_ping::{close_connection, connect, on_pair_with, side_with};
-use super::{Case, CaseResult, ensure, expect_eq, note};
+use crate::kit::ndk::ping::{close_connection, connect, on_pair_with, side_with};
+use crate::kit::{Case, CaseResult, ensure, expect_eq, note};
 use crate::sim::Adapter;
 
 const MIB: usize = 1 << 20;
@@ -197,7 +197,7 @@ fn mismatched_pair() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_case};
+    use crate::kit::{Status, run_case};
 
     /// The jumbo cases alone (NdkPerf runs them too), their figures printed.
     #[test]

@@ -6,16 +6,16 @@
 //!   of 1 MiB, each against this machine's memcpy of the same bytes measured in the same run.
 //!   The goals (2 million messages per second, half of memcpy's bandwidth) are not
 //!   met, and the figures say by how much.
-//! - `super::ndk_perf_sizes`: SEND, WRITE and READ at 64 B, 4 KiB, 64 KiB and 1 MiB, bandwidth
+//! - `crate::kit::ndk::perf::sizes`: SEND, WRITE and READ at 64 B, 4 KiB, 64 KiB and 1 MiB, bandwidth
 //!   with a window and latency p50/p99 one message at a time, one table-like note per
 //!   operation.
-//! - `super::ndk_perf_ets`: RDMA WRITEs (priority 3, TC 1) and a TCP flood (priority 0, TC 0)
+//! - `crate::kit::ndk::perf::ets`: RDMA WRITEs (priority 3, TC 1) and a TCP flood (priority 0, TC 0)
 //!   from one adapter on a 10 Gb/s link with ETS 50/50, on a manual clock: each TC's share of
 //!   the wire time at the receiver within QosEts's tolerance; PFC on priority 3 on and off:
 //!   nothing dropped, nothing retransmitted. In this model the RDMA engine takes RoCEv2 frames
 //!   at their arrival, so no receive buffer fills with them and PFC changes nothing; the cases
 //!   check that rather than fake a loss.
-//! - `super::ndk_perf_jumbo`: the 1 MiB WRITE and READ between two adapters of `*JumboPacket`
+//! - `crate::kit::ndk::perf::jumbo`: the 1 MiB WRITE and READ between two adapters of `*JumboPacket`
 //!   9014 (path MTU 4096: 256 packets, not 1024), MB/s beside 1514's; and a 9014 adapter with
 //!   a 1514 one, connected at 1024.
 //!
@@ -23,15 +23,19 @@
 //! (all but the ETS and PFC cases', which are the link's virtual time) include the simulated
 //! ndis.sys's checks and vary with this machine's load.
 
+mod ets;
+mod jumbo;
+mod sizes;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::ndk_perf_ets::{ets_case, pfc_case};
-use super::ndk_perf_sizes::{Op, by_size};
-use super::ndk_ping::{Side, close_connection, connect, on_pair, side_with};
-use super::{Case, CaseResult, Group, ensure, expect_eq, note};
+use crate::kit::ndk::perf::ets::{ets_case, pfc_case};
+use crate::kit::ndk::perf::sizes::{Op, by_size};
+use crate::kit::ndk::ping::{Side, close_connection, connect, on_pair, side_with};
+use crate::kit::{Case, CaseResult, Group, ensure, expect_eq, note};
 
 /// The group.
 #[must_use]
@@ -83,7 +87,7 @@ fn cases() -> Vec<Case> {
         ),
     ]
     .into_iter()
-    .chain(super::ndk_perf_jumbo::cases())
+    .chain(jumbo::cases())
     .collect()
 }
 
@@ -270,7 +274,7 @@ fn write_read_1mib() -> CaseResult {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Status, run_group};
+    use crate::kit::{Status, run_group};
 
     #[test]
     fn ndk_perf_group_passes() {

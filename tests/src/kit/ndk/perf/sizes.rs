@@ -1,7 +1,7 @@
-//! NdkPerf's cases by message size (`super::ndk_perf`): for SEND, RDMA WRITE and RDMA READ at
+//! NdkPerf's cases by message size (`crate::kit::ndk::perf`): for SEND, RDMA WRITE and RDMA READ at
 //! 64 B, 4 KiB, 64 KiB and 1 MiB, the bandwidth with a window of messages in flight and the
 //! latency of one message at a time, as ndkperf's bandwidth and latency tests report them,
-//! between two simulated adapters on a wall-clock wire (`super::ndk_ping::on_pair`, the
+//! between two simulated adapters on a wall-clock wire (`crate::kit::ndk::ping::on_pair`, the
 //! default 100 Gb/s link, which the simulator does not come near).
 //!
 //! Every message is checked: its completions (status, type, request context in posting order;
@@ -27,12 +27,12 @@ use ndis_sys::ndkpi::{
 };
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
-use super::ndk_ping::{Side, close_connection, connect, on_pair, side_with};
-use super::{CaseResult, ensure, expect_eq, note};
+use crate::kit::ndk::ping::{Side, close_connection, connect, on_pair, side_with};
+use crate::kit::{CaseResult, ensure, expect_eq, note};
 
 /// The operations measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Op {
+pub(in crate::kit) enum Op {
     /// SEND into a receive B posted.
     Send,
     /// RDMA WRITE into B's region.
@@ -62,7 +62,7 @@ impl Op {
 
 /// One size's run: bytes, the bandwidth window and messages, the latency samples.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Size {
+pub(in crate::kit) struct Size {
     pub bytes: usize,
     pub window: usize,
     pub messages: usize,
@@ -74,7 +74,7 @@ const SCALE: usize = if cfg!(debug_assertions) { 16 } else { 1 };
 
 /// The sizes, with windows that keep up to a few megabytes in flight (32 messages at most:
 /// half the QP's 64-deep queues).
-pub(super) const SIZES: [Size; 4] = [
+pub(in crate::kit) const SIZES: [Size; 4] = [
     Size {
         bytes: 64,
         window: 32,
@@ -111,7 +111,7 @@ const WAIT: Duration = crate::sim::ndk_connect::callback_wait();
 /// The bytes of message `n`, `len` long: a 251-periodic sequence from a point `n` picks (13 is
 /// prime to 251: 251 messages in a row start at different points), so that no message finds
 /// its bytes already in place.
-pub(super) fn pattern(n: u64, len: usize) -> &'static [u8] {
+pub(in crate::kit) fn pattern(n: u64, len: usize) -> &'static [u8] {
     static TABLE: std::sync::LazyLock<Vec<u8>> =
         std::sync::LazyLock::new(|| (0..251 + (1usize << 20)).map(|k| (k % 251) as u8).collect());
     let at = ((n * 13) % 251) as usize;
@@ -120,7 +120,7 @@ pub(super) fn pattern(n: u64, len: usize) -> &'static [u8] {
 
 /// What one size measured.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Figures {
+pub(in crate::kit) struct Figures {
     pub size: Size,
     /// MB/s (10^6 bytes) with the window.
     pub mb_s: f64,
@@ -132,7 +132,7 @@ pub(super) struct Figures {
 }
 
 /// The figures of one operation as one table-like line.
-pub(super) fn table(op: Op, rows: &[Figures]) -> String {
+pub(in crate::kit) fn table(op: Op, rows: &[Figures]) -> String {
     let cells: Vec<String> = rows
         .iter()
         .map(|f| {
@@ -165,7 +165,7 @@ fn human(bytes: usize) -> String {
 }
 
 /// The nearest-rank `q`-th percentile of sorted `v`.
-pub(super) fn percentile(v: &[Duration], q: usize) -> Duration {
+pub(in crate::kit) fn percentile(v: &[Duration], q: usize) -> Duration {
     let rank = (v.len() * q).div_ceil(100).max(1);
     v.get(rank - 1).copied().unwrap_or_default()
 }
@@ -385,7 +385,7 @@ impl Bench<'_, '_> {
 }
 
 /// Measures `op` at every size between two fresh adapters; the figures, every check passed.
-pub(super) fn measure(op: Op) -> Result<Vec<Figures>, String> {
+pub(in crate::kit) fn measure(op: Op) -> Result<Vec<Figures>, String> {
     let mut rows = Vec::new();
     on_pair(|a, b| {
         let (sa, sb) = (side_with(a, 2 * AREA)?, side_with(b, 2 * AREA)?);
@@ -419,7 +419,7 @@ pub(super) fn measure(op: Op) -> Result<Vec<Figures>, String> {
 }
 
 /// The case of one operation: every size measured and checked, the figures noted.
-pub(super) fn by_size(op: Op) -> CaseResult {
+pub(in crate::kit) fn by_size(op: Op) -> CaseResult {
     let rows = measure(op)?;
     note(table(op, &rows));
     Ok(None)
