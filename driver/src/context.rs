@@ -270,9 +270,9 @@ fn pm_capabilities() -> NDIS_PM_CAPABILITIES {
     caps
 }
 
-/// The members of the context [`init_context`] has made so far, in the order it makes them.
+/// The context's members [`init_context`] builds, in the order it builds them (the last one built, for [`drop_members`]).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Made {
+enum Member {
     Core,
     Ndk,
     DcbxTimer,
@@ -318,7 +318,7 @@ unsafe fn init_context(
     let Some(ndk) = (unsafe { NdkShell::new(handle, &config.ndk, core_ndk, routines.ndk_work) })
     else {
         // SAFETY: made up to the core above, nothing refers to it.
-        unsafe { unmake(place, Made::Core) };
+        unsafe { drop_members(place, Member::Core) };
         return false;
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
@@ -329,7 +329,7 @@ unsafe fn init_context(
     // SAFETY: the handle is the adapter's being initialized, valid until halt.
     let Some(dcbx_timer) = (unsafe { Timer::new(handle, TAG_DCBX, routines.dcbx_timer) }) else {
         // SAFETY: made up to the NDK memory above.
-        unsafe { unmake(place, Made::Ndk) };
+        unsafe { drop_members(place, Member::Ndk) };
         return false;
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
@@ -343,7 +343,7 @@ unsafe fn init_context(
     // SAFETY: as above; the receive pool is built at its place in the context.
     if !unsafe { ReceivePool::init_in(member, handle, config.max_frame()) } {
         // SAFETY: made up to the DCBX timer above (the pool left nothing to drop).
-        unsafe { unmake(place, Made::DcbxTimer) };
+        unsafe { drop_members(place, Member::DcbxTimer) };
         return false;
     }
     // SAFETY: as above.
@@ -357,7 +357,7 @@ unsafe fn init_context(
     };
     let Some(link) = link else {
         // SAFETY: made up to the receive pool above.
-        unsafe { unmake(place, Made::Receive) };
+        unsafe { drop_members(place, Member::Receive) };
         return false;
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
@@ -468,22 +468,22 @@ unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
 /// # Safety
 /// `place` holds exactly the members `init_context` made up to `last` (none of whose locks was
 /// initialized, no timer armed), and nothing refers to them.
-unsafe fn unmake(place: *mut AdapterContext, last: Made) {
-    if last >= Made::Receive {
+unsafe fn drop_members(place: *mut AdapterContext, last: Member) {
+    if last >= Member::Receive {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).receive };
         // SAFETY: made and not referred to (function contract); dropped once.
         unsafe { member.drop_in_place() };
     }
-    if last >= Made::DcbxTimer {
+    if last >= Member::DcbxTimer {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).dcbx_timer };
         // SAFETY: as above.
         unsafe { member.drop_in_place() };
     }
-    if last >= Made::Ndk {
+    if last >= Member::Ndk {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).ndk };

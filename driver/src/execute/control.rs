@@ -8,7 +8,7 @@ use super::drain::{self, Reconfigured};
 use super::post::{Wire, drop_posted, send_built};
 use super::{held, indicate, ndk, qos};
 use crate::context::AdapterContext;
-use crate::resources::link::Sent;
+use crate::resources::link::TxFrame;
 use crate::resources::log;
 use crate::resources::timer::{now_ms, now_ns};
 use crate::resources::wire;
@@ -110,7 +110,7 @@ fn transmit_lldpdu<W: Wire>(context: &AdapterContext, ttl: u16, at_dispatch: boo
 /// what it reads (a parameter set, 0.9 KiB) is off the stack by the time the caller sends,
 /// which may run a peer's whole receive path on this thread (`cargo xtask pe`'s stack check).
 #[inline(never)]
-fn build_lldpdu(context: &AdapterContext, ttl: u16) -> Option<Sent> {
+fn build_lldpdu(context: &AdapterContext, ttl: u16) -> Option<TxFrame> {
     context
         .link
         .build_in_slot(now_ns(), |out| context.control.lock().lldpdu(ttl, out))

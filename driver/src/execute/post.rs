@@ -5,7 +5,7 @@
 //! (`crate::execute::outside_delivery`).
 
 use crate::context::AdapterContext;
-use crate::resources::link::{DeliveryRight, Sent};
+use crate::resources::link::{DeliveryRight, TxFrame};
 use crate::resources::wire;
 
 /// How a frame reaches the wire from where the caller runs.
@@ -73,7 +73,7 @@ impl Wire for UnderDelivery {
 
 /// Sends a frame built in a free transmit buffer (an LLDPDU), in line with the link's frames
 /// (`LinkShell::order_sent`).
-pub fn send_built<W: Wire>(from: &AdapterContext, sent: Sent, at_dispatch: bool) {
+pub fn send_built<W: Wire>(from: &AdapterContext, sent: TxFrame, at_dispatch: bool) {
     let right = {
         let mut s = from.link.state().lock();
         from.link.order_sent(&mut s, &[sent], W::OUTSIDE_DELIVERY)

@@ -18,7 +18,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32};
 
-use dcbndk_core::ndk::counters::{CounterBlock, PerCpu};
+use dcbndk_core::ndk::counters::{CounterBlock, PerCpuCounters};
 use dcbndk_core::ndk::tables::{Connections, Endpoints, Slot, Table};
 use dcbndk_core::ndk::{NdkConfig, NdkState};
 
@@ -117,7 +117,7 @@ impl NdkShell {
             return None;
         };
         state.attach(
-            PerCpu::new(blocks),
+            PerCpuCounters::new(blocks),
             Connections(Table::new(conns, conn_live)),
             Endpoints(Table::new(eps, ep_live)),
         );

@@ -6,7 +6,7 @@
 //! driver documents and the kit checks). `ActiveConnection` is a gauge and is not kept here: it is
 //! the number of live entries of the connection table (`super::tables`), exact at every moment.
 
-use crate::percpu::{Block, PerCpu as Blocks};
+use crate::percpu::{Block, PerCpu};
 /// The cumulative counters of `NDIS_NDK_PERFORMANCE_COUNTERS` the driver counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(usize)]
@@ -109,9 +109,9 @@ impl Totals {
 }
 
 /// The per-CPU counter array of one adapter.
-pub type PerCpu<'a> = Blocks<'a, COUNTERS>;
+pub type PerCpuCounters<'a> = PerCpu<'a, COUNTERS>;
 
-impl PerCpu<'_> {
+impl PerCpuCounters<'_> {
     /// Adds `n` to `counter` on processor `cpu`.
     #[inline]
     pub fn add(&self, cpu: usize, counter: Counter, n: u64) {
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn counters_land_on_their_cpu_and_sum_up() {
         let blocks: Vec<CounterBlock> = (0..4).map(|_| CounterBlock::new()).collect();
-        let p = PerCpu::new(&blocks);
+        let p = PerCpuCounters::new(&blocks);
         p.add(0, Counter::Connect, 1);
         p.add(3, Counter::Connect, 2);
         p.add(2, Counter::RdmaInOctets, 1500);
@@ -151,7 +151,7 @@ mod tests {
         assert_eq!(t.get(Counter::RdmaInOctets), 1500);
         assert_eq!(t.get(Counter::CqError), 1);
         assert_eq!(t.get(Counter::Accept), 0);
-        assert_eq!(PerCpu::default().totals(), Totals::default());
+        assert_eq!(PerCpuCounters::default().totals(), Totals::default());
     }
 
     #[test]

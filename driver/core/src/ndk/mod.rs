@@ -15,7 +15,7 @@ pub mod tables;
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use counters::{Counter, PerCpu, Totals};
+use counters::{Counter, PerCpuCounters, Totals};
 use tables::{AddError, Connection, Connections, Endpoint, Endpoints, EntryId};
 
 /// NDKPI version implemented: 1.2 (Windows Server 2012 R2).
@@ -216,7 +216,7 @@ pub struct NdkState {
     changes: AtomicU32,
     /// State changes announced with a PnP event, counted.
     announced: AtomicU32,
-    counters: PerCpu<'static>,
+    counters: PerCpuCounters<'static>,
     connections: Connections<'static>,
     endpoints: Endpoints<'static>,
 }
@@ -233,7 +233,7 @@ impl NdkState {
             initially_enabled: network_direct,
             changes: AtomicU32::new(0),
             announced: AtomicU32::new(0),
-            counters: PerCpu::default(),
+            counters: PerCpuCounters::default(),
             connections: Connections::default(),
             endpoints: Endpoints::default(),
         }
@@ -243,7 +243,7 @@ impl NdkState {
     /// initialize and frees them at halt, after the adapter that refers to them is gone.
     pub fn attach(
         &mut self,
-        counters: PerCpu<'static>,
+        counters: PerCpuCounters<'static>,
         connections: Connections<'static>,
         endpoints: Endpoints<'static>,
     ) {
@@ -273,7 +273,7 @@ impl NdkState {
 
     /// The per-CPU counters.
     #[must_use]
-    pub const fn counters(&self) -> &PerCpu<'static> {
+    pub const fn counters(&self) -> &PerCpuCounters<'static> {
         &self.counters
     }
 
@@ -473,7 +473,7 @@ pub(crate) mod tests {
             Box::leak(Box::new([AtomicU32::new(0), AtomicU32::new(0)]));
         let mut s = NdkState::new(network_direct, technology);
         s.attach(
-            PerCpu::new(blocks),
+            PerCpuCounters::new(blocks),
             Connections(Table::new(conns, &live[0])),
             Endpoints(Table::new(eps, &live[1])),
         );

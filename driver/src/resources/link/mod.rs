@@ -68,7 +68,7 @@ pub const TAG_LINK: u32 = pool_tag(b"DcbL");
 /// A frame the link dequeued: its transmit buffer, where the frame lies in it, and when it was
 /// sent (the link's own time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Sent {
+pub struct TxFrame {
     /// The transmit buffer, the caller's until released.
     pub slot: u16,
     /// Where the frame starts in it.
@@ -90,13 +90,13 @@ pub const DELIVERY_BATCH: usize = QUEUE_FRAMES;
 /// link's lock and a walk over the wire's ports (and 8 frames per batch on the stack cost
 /// more per frame than the buffer's indirection).
 pub struct Delivery {
-    sent: [Sent; DELIVERY_BATCH],
+    sent: [TxFrame; DELIVERY_BATCH],
     len: usize,
 }
 
 impl Delivery {
     const EMPTY: Self = Self {
-        sent: [Sent {
+        sent: [TxFrame {
             slot: 0,
             start: 0,
             len: 0,
@@ -106,7 +106,7 @@ impl Delivery {
     };
 
     /// Adds `frame` behind the others; `false` when the batch is full.
-    fn push(&mut self, frame: Sent) -> bool {
+    fn push(&mut self, frame: TxFrame) -> bool {
         let Some(place) = self.sent.get_mut(self.len) else {
             return false;
         };
@@ -116,7 +116,7 @@ impl Delivery {
     }
 
     /// The frames, in the order sent.
-    pub fn frames(&self) -> &[Sent] {
+    pub fn frames(&self) -> &[TxFrame] {
         self.sent.get(..self.len).unwrap_or(&[])
     }
 }
@@ -126,7 +126,7 @@ impl Delivery {
 /// ([`LinkShell::take_delivery`]). Dropping it gives the right back.
 pub type DeliveryRight<'a> = ExclusiveGuard<'a, Delivery>;
 
-impl Sent {
+impl TxFrame {
     /// Where the frame lies in its buffer.
     pub fn range(&self) -> Range<usize> {
         let start = usize::from(self.start);
@@ -263,14 +263,14 @@ impl State {
         self.free.get(self.free_len).copied()
     }
 
-    /// Transmit buffer `slot`, dequeued at `at_ns`, as a [`Sent`].
-    pub fn sent(&self, slot: u16, at_ns: u64) -> Sent {
+    /// Transmit buffer `slot`, dequeued at `at_ns`, as a [`TxFrame`].
+    pub fn sent(&self, slot: u16, at_ns: u64) -> TxFrame {
         let (start, len) = self
             .frames
             .get(usize::from(slot))
             .copied()
             .unwrap_or((0, 0));
-        Sent {
+        TxFrame {
             slot,
             start,
             len,
@@ -639,7 +639,7 @@ impl LinkShell {
         &self,
         s: &mut State,
         right: Option<&mut DeliveryRight<'_>>,
-        frame: Sent,
+        frame: TxFrame,
     ) -> bool {
         if right.is_some_and(|r| r.push(frame)) {
             return false;
@@ -657,7 +657,7 @@ impl LinkShell {
     pub fn order_sent(
         &self,
         s: &mut State,
-        sent: &[Sent],
+        sent: &[TxFrame],
         may_deliver: bool,
     ) -> Option<DeliveryRight<'_>> {
         let mut right = self.take_delivery(s, may_deliver);
@@ -718,7 +718,7 @@ impl LinkShell {
     /// Gives the transmit buffers of `sent` back once their frames have been delivered, under
     /// one acquisition of the lock; whether NBLs are held ([`State::any_held`], read under it:
     /// the caller retries them only then).
-    pub fn release_sent(&self, sent: &[Sent]) -> bool {
+    pub fn release_sent(&self, sent: &[TxFrame]) -> bool {
         let mut s = self.state().lock();
         for frame in sent {
             s.put_slot(frame.slot);
@@ -742,7 +742,7 @@ impl LinkShell {
     /// Posts the frames of `sent` ([`LinkShell::post`] each, in order) under one acquisition of
     /// the lock: how many could not be posted (their buffers are released), and whether NBLs
     /// are held ([`State::any_held`]).
-    pub fn post_sent(&self, sent: &[Sent]) -> (usize, bool) {
+    pub fn post_sent(&self, sent: &[TxFrame]) -> (usize, bool) {
         let mut s = self.state().lock();
         let mut lost = 0usize;
         for frame in sent {
@@ -770,7 +770,7 @@ impl LinkShell {
         &self,
         at_ns: u64,
         build: impl FnOnce(&mut [u8]) -> Option<usize>,
-    ) -> Option<Sent> {
+    ) -> Option<TxFrame> {
         let slot = self.state().lock().take_slot()?;
         // SAFETY: the slot is ours while it is off the free list; nothing else refers to it.
         let built = unsafe { self.buffers.slot_mut(usize::from(slot)) }
@@ -779,7 +779,7 @@ impl LinkShell {
         match (built, s.frames.get_mut(usize::from(slot))) {
             (Some(len), Some(recorded)) => {
                 *recorded = (0, len);
-                Some(Sent {
+                Some(TxFrame {
                     slot,
                     start: 0,
                     len,
