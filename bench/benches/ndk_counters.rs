@@ -3,7 +3,7 @@
 //! - `ndk_counters/update/per_cpu_1_thread`: the driver's update path, one thread: the processor
 //!   index (`dcbndk::resources::ndk::current_processor`: `NdisCurrentGroupAndProcessor` +
 //!   `NdisProcessorNumberToIndex`, here the simulator's, `sched_getcpu`) and the `fetch_add` on
-//!   that CPU's 128-byte block (`PerCpu::add`).
+//!   that CPU's 128-byte block (`PerCpuCounters::add`).
 //! - `.../per_cpu_2_threads`: the same from 2 threads pinned to 2 different CPUs, at once; the
 //!   time is per update of one thread.
 //! - `.../floor_thread_local`: a plain update of a private thread-local `u64` through
@@ -21,7 +21,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dcbndk_core::ndk::counters::{Counter, CounterBlock, PerCpu};
+use dcbndk_core::ndk::counters::{Counter, CounterBlock, PerCpuCounters};
 use dcbndk_hlk::sim::verifier::{DISPATCH_LEVEL, with_thread_mut};
 
 /// Pins the calling thread to `cpu` (so that 2 threads really run on 2 CPUs).
@@ -80,7 +80,7 @@ fn counters(c: &mut Criterion) {
     // SAFETY: no precondition.
     let n = unsafe { dcbndk_hlk::sim::exports::NdisGroupMaxProcessorCount(0xFFFF) } as usize;
     let blocks: Vec<CounterBlock> = (0..n).map(|_| CounterBlock::new()).collect();
-    let per_cpu = PerCpu::new(&blocks);
+    let per_cpu = PerCpuCounters::new(&blocks);
     let update = |iters: u64| {
         for _ in 0..iters {
             per_cpu.add(
@@ -125,7 +125,7 @@ fn counters(c: &mut Criterion) {
         for (i, b) in blocks.iter().enumerate() {
             b.add(Counter::RdmaInOctets, i as u64);
         }
-        let p = PerCpu::new(&blocks);
+        let p = PerCpuCounters::new(&blocks);
         g.bench_function(format!("{count}_blocks"), |b| {
             b.iter(|| black_box(p).totals())
         });
