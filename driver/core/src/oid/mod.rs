@@ -11,7 +11,7 @@ pub mod ndk;
 mod qos;
 pub mod table;
 
-pub use table::{OIDS, OidEntry, SUPPORTED_OIDS, find};
+pub use table::{Buffer, OIDS, OidEntry, SUPPORTED_OIDS, find};
 // NDK: the direct OID path.
 pub use ndk::dispatch_direct;
 

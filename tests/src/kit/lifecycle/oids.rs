@@ -1,6 +1,7 @@
-//! The general OIDs, as cases of the Lifecycle group: every OID the driver lists, queried or set
-//! with a right-sized, a short and a zero-length buffer, against the kit's own table of sizes
-//! (from the DDI page of each OID), then the values and the exact failure statuses.
+//! The general OIDs, as cases of the Lifecycle group: every OID the kit expects, queried or set
+//! with a right-sized, a short and a zero-length buffer built from the OID's row in the
+//! driver's table (its size and request kinds), then the values and the exact failure
+//! statuses.
 
 use dcbndk_core::adapter::traffic::OID_DCBNDK_TRAFFIC_STATISTICS;
 use ndis_sys::ntddndis::*;
@@ -13,25 +14,7 @@ use ndis_sys::types::NDIS_STATUS;
 
 use crate::kit::{Case, CaseResult, ensure, expect_eq, finish, frame, started};
 use crate::sim::{Adapter, Registry, adapter::OidResult};
-
-/// How the kit expects one OID to be used.
-#[derive(Debug, Clone, Copy)]
-enum Use {
-    /// A query answering exactly this many bytes.
-    Query(usize),
-    /// A query of a NUL-terminated string.
-    QueryString,
-    /// A 64-bit counter: 8 bytes, or the low 32 bits in a 4-byte buffer.
-    Counter,
-    /// A set of this many bytes, with a valid value.
-    Set(usize, &'static [u8]),
-    /// Query and set of the same size, with a valid value for the set.
-    QuerySet(usize, &'static [u8]),
-    /// `OID_PNP_QUERY_POWER`: a query whose buffer carries the proposed power state.
-    QueryPower,
-    /// `OID_802_3_MULTICAST_LIST`: a list of 6-byte addresses, empty at start.
-    MulticastList,
-}
+use dcbndk_core::oid::{self, Buffer, OidEntry};
 
 const LINK_PARAMETERS_KEEP: [u8; 32] = {
     let mut b = [0u8; 32];
@@ -42,135 +25,65 @@ const LINK_PARAMETERS_KEEP: [u8; 32] = {
     b
 };
 
-/// The kit's table: every general OID a 6.x Ethernet miniport of this kind answers, and the
-/// driver's own traffic statistics OID (its size from `adapter::traffic`'s documented layout).
-const TABLE: &[(u32, &str, Use)] = &[
-    (
-        OID_DCBNDK_TRAFFIC_STATISTICS,
-        "OID_DCBNDK_TRAFFIC_STATISTICS",
-        Use::Query(552),
-    ),
-    (
-        OID_GEN_HARDWARE_STATUS,
-        "OID_GEN_HARDWARE_STATUS",
-        Use::Query(4),
-    ),
-    (
-        OID_GEN_MEDIA_SUPPORTED,
-        "OID_GEN_MEDIA_SUPPORTED",
-        Use::Query(4),
-    ),
-    (OID_GEN_MEDIA_IN_USE, "OID_GEN_MEDIA_IN_USE", Use::Query(4)),
-    (
-        OID_GEN_MAXIMUM_FRAME_SIZE,
-        "OID_GEN_MAXIMUM_FRAME_SIZE",
-        Use::Query(4),
-    ),
-    (OID_GEN_LINK_SPEED, "OID_GEN_LINK_SPEED", Use::Query(4)),
-    (
-        OID_GEN_TRANSMIT_BLOCK_SIZE,
-        "OID_GEN_TRANSMIT_BLOCK_SIZE",
-        Use::Query(4),
-    ),
-    (
-        OID_GEN_RECEIVE_BLOCK_SIZE,
-        "OID_GEN_RECEIVE_BLOCK_SIZE",
-        Use::Query(4),
-    ),
-    (OID_GEN_VENDOR_ID, "OID_GEN_VENDOR_ID", Use::Query(4)),
-    (
-        OID_GEN_VENDOR_DESCRIPTION,
-        "OID_GEN_VENDOR_DESCRIPTION",
-        Use::QueryString,
-    ),
-    (
-        OID_GEN_CURRENT_PACKET_FILTER,
-        "OID_GEN_CURRENT_PACKET_FILTER",
-        Use::QuerySet(4, &[0x0B, 0, 0, 0]),
-    ),
-    (
-        OID_GEN_CURRENT_LOOKAHEAD,
-        "OID_GEN_CURRENT_LOOKAHEAD",
-        Use::QuerySet(4, &[0x00, 0x01, 0, 0]),
-    ),
-    (
-        OID_GEN_DRIVER_VERSION,
-        "OID_GEN_DRIVER_VERSION",
-        Use::Query(2),
-    ),
-    (
-        OID_GEN_MAXIMUM_TOTAL_SIZE,
-        "OID_GEN_MAXIMUM_TOTAL_SIZE",
-        Use::Query(4),
-    ),
-    (
-        OID_GEN_MEDIA_CONNECT_STATUS,
-        "OID_GEN_MEDIA_CONNECT_STATUS",
-        Use::Query(4),
-    ),
-    (
-        OID_GEN_MAXIMUM_SEND_PACKETS,
-        "OID_GEN_MAXIMUM_SEND_PACKETS",
-        Use::Query(4),
-    ),
-    (
-        OID_GEN_VENDOR_DRIVER_VERSION,
-        "OID_GEN_VENDOR_DRIVER_VERSION",
-        Use::Query(4),
-    ),
-    (
-        OID_GEN_LINK_PARAMETERS,
-        "OID_GEN_LINK_PARAMETERS",
-        Use::Set(32, &LINK_PARAMETERS_KEEP),
-    ),
+/// What the kit sets, for an OID whose row has a set handler.
+#[derive(Debug, Clone, Copy)]
+enum Set {
+    /// Nothing: the OID is only queried.
+    No,
+    /// This valid value (a right-sized set succeeds with it).
+    With(&'static [u8]),
+    /// Only a zero-length and a short set: a right-sized one is refused for its value (the
+    /// OID's own case says why).
+    LengthsOnly,
+}
+
+/// The general OIDs the kit expects of a 6.x Ethernet miniport of this kind, and the driver's
+/// own traffic statistics OID; for the OIDs that can be set, a valid value. An OID's name, its
+/// request kinds (which handlers its row has) and its buffer's size come from the driver's OID
+/// table (`dcbndk_core::oid::OIDS`, its sizes the DDI structures' of `ndis-sys`): the cases
+/// below build the right-sized, short and zero-length requests from the row, and go through
+/// NDIS.
+const TABLE: &[(u32, Set)] = &[
+    (OID_DCBNDK_TRAFFIC_STATISTICS, Set::No),
+    (OID_GEN_HARDWARE_STATUS, Set::No),
+    (OID_GEN_MEDIA_SUPPORTED, Set::No),
+    (OID_GEN_MEDIA_IN_USE, Set::No),
+    (OID_GEN_MAXIMUM_FRAME_SIZE, Set::No),
+    (OID_GEN_LINK_SPEED, Set::No),
+    (OID_GEN_TRANSMIT_BLOCK_SIZE, Set::No),
+    (OID_GEN_RECEIVE_BLOCK_SIZE, Set::No),
+    (OID_GEN_VENDOR_ID, Set::No),
+    (OID_GEN_VENDOR_DESCRIPTION, Set::No),
+    (OID_GEN_CURRENT_PACKET_FILTER, Set::With(&[0x0B, 0, 0, 0])),
+    (OID_GEN_CURRENT_LOOKAHEAD, Set::With(&[0x00, 0x01, 0, 0])),
+    (OID_GEN_DRIVER_VERSION, Set::No),
+    (OID_GEN_MAXIMUM_TOTAL_SIZE, Set::No),
+    (OID_GEN_MEDIA_CONNECT_STATUS, Set::No),
+    (OID_GEN_MAXIMUM_SEND_PACKETS, Set::No),
+    (OID_GEN_VENDOR_DRIVER_VERSION, Set::No),
+    (OID_GEN_LINK_PARAMETERS, Set::With(&LINK_PARAMETERS_KEEP)),
     // NDIS_VLAN_ID: a ULONG, the VID in its 12 low bits (the OID's DDI page); the values and
     // refusals are group Vlan's (kit/lifecycle/vlan.rs).
-    (
-        OID_GEN_VLAN_ID,
-        "OID_GEN_VLAN_ID",
-        Use::QuerySet(4, &[101, 0, 0, 0]),
-    ),
+    (OID_GEN_VLAN_ID, Set::With(&[101, 0, 0, 0])),
     // The shortest list: AddressCount 0, NDIS_PROTOCOL_ID_TCP_IP (clear IPv4); the lists
     // themselves are the cases of kit/lifecycle/addresses.rs.
     (
         OID_GEN_NETWORK_LAYER_ADDRESSES,
-        "OID_GEN_NETWORK_LAYER_ADDRESSES",
-        Use::Set(6, &[0, 0, 0, 0, 2, 0]),
+        Set::With(&[0, 0, 0, 0, 2, 0]),
     ),
-    (
-        OID_GEN_INTERRUPT_MODERATION,
-        "OID_GEN_INTERRUPT_MODERATION",
-        Use::Query(12),
-    ),
-    (OID_GEN_XMIT_OK, "OID_GEN_XMIT_OK", Use::Counter),
-    (OID_GEN_RCV_OK, "OID_GEN_RCV_OK", Use::Counter),
-    (OID_GEN_STATISTICS, "OID_GEN_STATISTICS", Use::Query(152)),
-    (
-        OID_802_3_PERMANENT_ADDRESS,
-        "OID_802_3_PERMANENT_ADDRESS",
-        Use::Query(6),
-    ),
-    (
-        OID_802_3_CURRENT_ADDRESS,
-        "OID_802_3_CURRENT_ADDRESS",
-        Use::Query(6),
-    ),
-    (
-        OID_802_3_MULTICAST_LIST,
-        "OID_802_3_MULTICAST_LIST",
-        Use::MulticastList,
-    ),
-    (
-        OID_802_3_MAXIMUM_LIST_SIZE,
-        "OID_802_3_MAXIMUM_LIST_SIZE",
-        Use::Query(4),
-    ),
-    (OID_PNP_QUERY_POWER, "OID_PNP_QUERY_POWER", Use::QueryPower),
-    (
-        OID_PNP_SET_POWER,
-        "OID_PNP_SET_POWER",
-        Use::Set(4, &[1, 0, 0, 0]),
-    ),
+    // Not supported: the right-sized set is INVALID_DATA (the interrupt moderation case).
+    (OID_GEN_INTERRUPT_MODERATION, Set::LengthsOnly),
+    (OID_GEN_XMIT_OK, Set::No),
+    (OID_GEN_RCV_OK, Set::No),
+    (OID_GEN_STATISTICS, Set::No),
+    (OID_802_3_PERMANENT_ADDRESS, Set::No),
+    (OID_802_3_CURRENT_ADDRESS, Set::No),
+    // The list's own values are the multicast case's.
+    (OID_802_3_MULTICAST_LIST, Set::No),
+    (OID_802_3_MAXIMUM_LIST_SIZE, Set::No),
+    // The proposed state D3, which the query carries in.
+    (OID_PNP_QUERY_POWER, Set::With(&[4, 0, 0, 0])),
+    (OID_PNP_SET_POWER, Set::With(&[1, 0, 0, 0])),
 ];
 
 /// The miniport's other OIDs (QoS method; the NDK OIDs are checked by the Ndk group).
@@ -181,10 +94,12 @@ pub(in crate::kit) fn cases() -> Vec<Case> {
         "OIDs: the supported list is exactly the kit's general OID table, answered by NDIS",
         supported_list,
     )];
-    for &(oid, name, usage) in TABLE {
+    for &(oid, set) in TABLE {
+        // An OID the driver's table lacks is the supported-list case's failure.
+        let Some(row) = oid::find(oid) else { continue };
         cases.push(Case::new(
-            format!("{name}: right-sized, short and zero-length buffers"),
-            move || lengths(oid, usage),
+            format!("{}: right-sized, short and zero-length buffers", row.name),
+            move || lengths(row, set),
         ));
     }
     cases.extend([
@@ -228,10 +143,25 @@ fn n(v: usize) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
-fn lengths(oid: u32, usage: Use) -> CaseResult {
+fn lengths(row: &OidEntry, set: Set) -> CaseResult {
     let a = fresh()?;
-    match usage {
-        Use::Query(size) | Use::QuerySet(size, _) => {
+    let oid = row.oid;
+    let value = || match set {
+        Set::With(value) => Ok(value),
+        Set::No | Set::LengthsOnly => Err(format!("{}: the kit has no value to set", row.name)),
+    };
+    match row.buffer {
+        Buffer::Fixed(size) => {
+            match (row.set.is_some(), set) {
+                (true, Set::LengthsOnly) => set_lengths(&a, oid, size, None)?,
+                (true, _) => set_lengths(&a, oid, size, Some(value()?))?,
+                (false, Set::No) => {}
+                (false, _) => return Err(format!("{}: the driver has no set", row.name)),
+            }
+            if row.query.is_none() {
+                finish(a)?;
+                return Ok(None);
+            }
             check(
                 "zero-length query",
                 &a.query(oid, 0),
@@ -268,11 +198,8 @@ fn lengths(oid: u32, usage: Use) -> CaseResult {
                 0,
                 None,
             )?;
-            if let Use::QuerySet(size, valid) = usage {
-                set_lengths(&a, oid, size, valid)?;
-            }
         }
-        Use::QueryString => {
+        Buffer::AnsiString => {
             let zero = a.query(oid, 0);
             expect_eq(
                 "zero-length query: status",
@@ -300,7 +227,7 @@ fn lengths(oid: u32, usage: Use) -> CaseResult {
             )?;
             expect_eq("NUL terminator", r.data().last().copied(), Some(0))?;
         }
-        Use::Counter => {
+        Buffer::Counter => {
             check(
                 "zero-length query",
                 &a.query(oid, 0),
@@ -335,34 +262,44 @@ fn lengths(oid: u32, usage: Use) -> CaseResult {
                 None,
             )?;
         }
-        Use::Set(size, valid) => set_lengths(&a, oid, size, valid)?,
-        Use::QueryPower => {
+        Buffer::AtLeast(size) => {
+            ensure(row.query.is_none(), || {
+                format!(
+                    "{}: the kit has no length cases for a list it queries",
+                    row.name
+                )
+            })?;
+            set_lengths(&a, oid, size, Some(value()?))?;
+        }
+        Buffer::QueryInput(size) => {
+            let proposed = value()?;
             check(
                 "zero-length query",
                 &a.oid(0, oid, vec![], 0),
                 NDIS_STATUS_INVALID_LENGTH,
                 0,
                 0,
-                Some(4),
+                Some(n(size)),
             )?;
             check(
                 "short query",
-                &a.oid(0, oid, vec![4, 0, 0], 0),
+                &a.oid(0, oid, proposed[..size - 1].to_vec(), 0),
                 NDIS_STATUS_INVALID_LENGTH,
                 0,
                 0,
-                Some(4),
+                Some(n(size)),
             )?;
             check(
                 "right-sized query (D3)",
-                &a.oid(0, oid, vec![4, 0, 0, 0], 0),
+                &a.oid(0, oid, proposed.to_vec(), 0),
                 NDIS_STATUS_SUCCESS,
                 0,
                 0,
                 None,
             )?;
         }
-        Use::MulticastList => {
+
+        Buffer::List(entry) => {
             check(
                 "zero-length query of the empty list",
                 &a.query(oid, 0),
@@ -385,7 +322,7 @@ fn lengths(oid: u32, usage: Use) -> CaseResult {
                 NDIS_STATUS_INVALID_LENGTH,
                 0,
                 0,
-                Some(6),
+                Some(n(entry)),
             )?;
             check(
                 "right-sized set",
@@ -401,7 +338,7 @@ fn lengths(oid: u32, usage: Use) -> CaseResult {
                 NDIS_STATUS_BUFFER_TOO_SHORT,
                 0,
                 0,
-                Some(6),
+                Some(n(entry)),
             )?;
             check(
                 "short query",
@@ -409,7 +346,7 @@ fn lengths(oid: u32, usage: Use) -> CaseResult {
                 NDIS_STATUS_BUFFER_TOO_SHORT,
                 0,
                 0,
-                Some(6),
+                Some(n(entry)),
             )?;
             check(
                 "right-sized query",
@@ -425,7 +362,9 @@ fn lengths(oid: u32, usage: Use) -> CaseResult {
     Ok(None)
 }
 
-fn set_lengths(a: &Adapter, oid: u32, size: usize, valid: &[u8]) -> Result<(), String> {
+/// A zero-length and a short set (`INVALID_LENGTH`, `BytesNeeded` the size), then, with a
+/// `valid` value, the right-sized set that succeeds.
+fn set_lengths(a: &Adapter, oid: u32, size: usize, valid: Option<&[u8]>) -> Result<(), String> {
     check(
         "zero-length set",
         &a.set(oid, &[]),
@@ -434,14 +373,16 @@ fn set_lengths(a: &Adapter, oid: u32, size: usize, valid: &[u8]) -> Result<(), S
         0,
         Some(n(size)),
     )?;
+    let short = valid.map_or_else(|| vec![0; size - 1], |v| v[..size - 1].to_vec());
     check(
         "short set",
-        &a.set(oid, &valid[..size - 1]),
+        &a.set(oid, &short),
         NDIS_STATUS_INVALID_LENGTH,
         0,
         0,
         Some(n(size)),
     )?;
+    let Some(valid) = valid else { return Ok(()) };
     check(
         "right-sized set",
         &a.set(oid, valid),
@@ -469,7 +410,7 @@ fn supported_list() -> CaseResult {
     // The general OIDs of the kit's table, and the QoS method the Qos groups check.
     let mut table: Vec<u32> = TABLE
         .iter()
-        .map(|(oid, _, _)| *oid)
+        .map(|(oid, _)| *oid)
         .chain(NON_GENERAL.iter().copied())
         .collect();
     listed.sort_unstable();
