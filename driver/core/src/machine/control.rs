@@ -158,24 +158,21 @@ impl Control {
         now_ms: impl FnOnce() -> u64,
         fx: &mut Effects,
     ) -> Outcome {
-        let willing = self.settings.qos.willing();
-        let vlan_id = adapter.vlan_id();
         let outcome = oid::dispatch(adapter, &mut self.settings, request);
-        // OID_GEN_VLAN_ID changed the VID: the data path learns it from a classifier published
-        // again (the VID is compiled in, so that no packet looks it up).
-        if adapter.vlan_id() != vlan_id {
+        // What the handler says it changed, in the order the effects must be seen.
+        let changed = outcome.changed;
+        // The data path learns a new VID from a classifier published again (the VID is
+        // compiled in, so that no packet looks it up).
+        if changed.vlan_id {
             fx.push(Effect::PublishVlan);
         }
-        let operational = self.settings.pending.operational.is_some();
         self.list_owed(fx);
-        // The LLDPDU advertises the operational set and Willing: fast transmission
-        // again when either changed.
-        if operational || self.settings.qos.willing() != willing {
+        if changed.advertisement {
             self.agent.local_changed(now_ms());
             self.arm(fx);
         }
         // An NDK state change is announced from a work item, never inside the OID.
-        if adapter.ndk.next_event().is_some() {
+        if changed.ndk_state {
             fx.push(Effect::QueueNdkWork);
         }
         outcome

@@ -297,6 +297,38 @@ fn a_vlan_id_set_publishes_the_classifier_again_and_a_bad_one_changes_nothing() 
     assert_eq!(a.vlan_id(), 0);
 }
 
+/// `OID_NDK_SET_STATE` (spec §3.6): a set to the other state lists `QueueNdkWork` (the PnP
+/// event is raised from the work item, never inside the request); a set to the state NDK has
+/// lists nothing.
+#[test]
+fn an_ndk_state_change_queues_the_work_item_and_the_same_state_does_not() {
+    let a = adapter(1);
+    let mut c = running(&a, 0);
+    let mut set = |value: u8| {
+        let mut fx = Effects::new();
+        let mut buffer = [value];
+        let outcome = c.oid_request(
+            &a,
+            &mut Request {
+                kind: RequestKind::Set,
+                oid: ndis_sys::ntddndis::OID_NDK_SET_STATE,
+                buffer: &mut buffer,
+                input_len: 1,
+                output_len: 1,
+            },
+            || 5,
+            &mut fx,
+        );
+        assert_eq!(outcome.status, Status::Success);
+        list(&fx)
+    };
+    assert!(a.ndk.is_enabled(), "the INF enables NDK");
+    assert_eq!(set(1), vec![], "enabled already");
+    assert_eq!(set(0), vec![Effect::QueueNdkWork]);
+    assert_eq!(set(0), vec![], "disabled already");
+    assert_eq!(set(1), vec![Effect::QueueNdkWork]);
+}
+
 /// Peer `b`'s LLDPDU as its machine builds it.
 fn lldpdu_of(b: &mut Control, ttl: u16) -> Vec<u8> {
     let mut out = [0u8; 1522];

@@ -301,20 +301,21 @@ impl NdkState {
         u64::from(self.connections.live())
     }
 
-    /// `OID_NDK_SET_STATE`: makes NDK enabled or disabled. Returns [`NotAllowed`] when enabling is not
-    /// allowed (`*NetworkDirect` = 0); then nothing changes. A request for the current state
-    /// changes nothing and announces nothing; a change is counted for [`NdkState::next_event`].
+    /// `OID_NDK_SET_STATE`: makes NDK enabled or disabled; whether the state changed. Returns
+    /// [`NotAllowed`] when enabling is not allowed (`*NetworkDirect` = 0); then nothing
+    /// changes. A request for the current state changes nothing and announces nothing
+    /// (`false`); a change is counted for [`NdkState::next_event`] (`true`).
     /// Disabling drains every connection and endpoint (NDIS closes the NDK adapters before the
     /// disable event completes, spec §4.5). Regular OIDs are serialized, so no two calls overlap.
     ///
     /// # Errors
     /// [`NotAllowed`] for TRUE while `*NetworkDirect` = 0.
-    pub fn set_enabled(&self, enable: bool) -> Result<(), NotAllowed> {
+    pub fn set_enabled(&self, enable: bool) -> Result<bool, NotAllowed> {
         if enable && !self.allowed {
             return Err(NotAllowed);
         }
         if self.enabled.load(Ordering::SeqCst) == enable {
-            return Ok(());
+            return Ok(false);
         }
         self.enabled.store(enable, Ordering::SeqCst);
         if !enable {
@@ -324,7 +325,7 @@ impl NdkState {
             self.endpoints.drain();
         }
         self.changes.fetch_add(1, Ordering::SeqCst);
-        Ok(())
+        Ok(true)
     }
 
     /// The next PnP event to raise, if a state change has not been announced yet. Changes

@@ -5,7 +5,7 @@
 //! `BytesNeeded`; a set whose buffer is too small for the value gets `NDIS_STATUS_INVALID_LENGTH`
 //! with `BytesNeeded`. A set validates everything before it changes anything.
 
-use super::Outcome;
+use super::{Changed, Outcome};
 use crate::adapter::{self, Adapter, Settings, stats::DirectionSnapshot};
 use crate::ndk::addresses::SetError;
 use crate::status::Status;
@@ -136,8 +136,12 @@ pub(super) fn set_vlan_id(a: &Adapter, _: &mut Settings, input: &[u8]) -> Outcom
         Ok(v) if v & !adapter::VLAN_ID_MASK == 0 && v != adapter::VLAN_ID_RESERVED => v,
         _ => return Outcome::fail(Status::InvalidData),
     };
+    let changed = a.vlan_id() != vid;
     a.set_vlan_id(vid);
-    Outcome::read(4)
+    Outcome::read(4).changing(Changed {
+        vlan_id: changed,
+        ..Changed::NOTHING
+    })
 }
 
 /// `OID_GEN_DRIVER_VERSION`: the NDIS version as a USHORT, major in the high byte (6.30 = 0x061E).

@@ -45,7 +45,33 @@ pub struct Request<'a> {
     pub output_len: usize,
 }
 
-/// The status and byte counts of a completed request (spec §3, general OID rules).
+/// What a request changed that the adapter machine must act on beyond the answer, as the
+/// handler that made the change states it: the machine turns it into effects
+/// (`machine::Control::oid_request`) and infers nothing by comparing state before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Changed {
+    /// The adapter's VLAN ID (`OID_GEN_VLAN_ID` set to another VID): the classifier, which has
+    /// the VID compiled in, is published again.
+    pub vlan_id: bool,
+    /// NDK's state (`OID_NDK_SET_STATE` to the other state): a PnP event is owed, raised from
+    /// the work item, never inside the request (spec §3.6).
+    pub ndk_state: bool,
+    /// What the LLDPDU advertises: a new local set or another Willing (`OID_QOS_PARAMETERS`):
+    /// DCBX transmits fast again.
+    pub advertisement: bool,
+}
+
+impl Changed {
+    /// Nothing beyond the answer.
+    pub const NOTHING: Self = Self {
+        vlan_id: false,
+        ndk_state: false,
+        advertisement: false,
+    };
+}
+
+/// The status and byte counts of a completed request (spec §3, general OID rules), and what it
+/// changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
     /// The status.
@@ -56,9 +82,18 @@ pub struct Outcome {
     pub bytes_read: u32,
     /// Bytes the request needs when the buffer is too short.
     pub bytes_needed: u32,
+    /// What the request changed for the machine to act on ([`Changed::NOTHING`] for a query
+    /// and a failure).
+    pub changed: Changed,
 }
 
 impl Outcome {
+    /// The same outcome, with what its request changed.
+    #[must_use]
+    pub const fn changing(self, changed: Changed) -> Self {
+        Self { changed, ..self }
+    }
+
     /// A failure with no byte counts.
     #[must_use]
     pub const fn fail(status: Status) -> Self {
@@ -67,6 +102,7 @@ impl Outcome {
             bytes_written: 0,
             bytes_read: 0,
             bytes_needed: 0,
+            changed: Changed::NOTHING,
         }
     }
 
@@ -78,6 +114,7 @@ impl Outcome {
             bytes_written: 0,
             bytes_read: 0,
             bytes_needed: saturate(bytes_needed),
+            changed: Changed::NOTHING,
         }
     }
 
@@ -89,6 +126,7 @@ impl Outcome {
             bytes_written: saturate(n),
             bytes_read: 0,
             bytes_needed: 0,
+            changed: Changed::NOTHING,
         }
     }
 
@@ -100,6 +138,7 @@ impl Outcome {
             bytes_written: 0,
             bytes_read: saturate(n),
             bytes_needed: 0,
+            changed: Changed::NOTHING,
         }
     }
 }

@@ -14,7 +14,7 @@
 //!   get `NDIS_STATUS_BUFFER_TOO_SHORT` with that `BytesNeeded` and nothing written; `Header.Size`
 //!   is the same size saturated at 0xFFFF (a USHORT), `BytesWritten` the real size.
 
-use super::{Outcome, Request, RequestKind};
+use super::{Changed, Outcome, Request, RequestKind};
 use crate::adapter::{Adapter, Settings};
 use crate::ndk::counters::{ACTIVE_CONNECTION_INDEX, Counter, Totals};
 use crate::ndk::tables::{Connection, Endpoint, Owner, SOCKADDR_INET_SIZE, SockAddr};
@@ -84,7 +84,10 @@ pub(super) fn set_state(a: &Adapter, _: &mut Settings, input: &[u8]) -> Outcome 
         return Outcome::needs(Status::InvalidLength, 1);
     };
     match a.ndk.set_enabled(value != 0) {
-        Ok(()) => Outcome::read(1),
+        Ok(changed) => Outcome::read(1).changing(Changed {
+            ndk_state: changed,
+            ..Changed::NOTHING
+        }),
         Err(crate::ndk::NotAllowed) => Outcome::fail(Status::NotSupported),
     }
 }
@@ -376,6 +379,11 @@ mod tests {
         assert_eq!(o, Outcome::fail(Status::NotSupported));
     }
 
+    const NDK_STATE_CHANGED: Changed = Changed {
+        ndk_state: true,
+        ..Changed::NOTHING
+    };
+
     #[test]
     fn set_state_bytes_and_rules() {
         let (a, mut s) = adapter(true, 4, 8);
@@ -385,9 +393,14 @@ mod tests {
         );
         assert_eq!(
             set(&a, &mut s, ndis_sys::ntddndis::OID_NDK_SET_STATE, &[0]),
-            Outcome::read(1)
+            Outcome::read(1).changing(NDK_STATE_CHANGED)
         );
         assert!(!a.ndk.is_enabled());
+        assert_eq!(
+            set(&a, &mut s, ndis_sys::ntddndis::OID_NDK_SET_STATE, &[0]),
+            Outcome::read(1),
+            "the state it has: no change, nothing owed"
+        );
         assert_eq!(
             set(
                 &a,
@@ -395,7 +408,7 @@ mod tests {
                 ndis_sys::ntddndis::OID_NDK_SET_STATE,
                 &[1, 0, 0, 0]
             ),
-            Outcome::read(1)
+            Outcome::read(1).changing(NDK_STATE_CHANGED)
         );
         assert!(a.ndk.is_enabled());
         let (off, mut s2) = adapter(false, 4, 8);
@@ -515,7 +528,7 @@ mod tests {
         assert_eq!(ids.len(), 1024);
         assert_eq!(
             set(&a, &mut s, ndis_sys::ntddndis::OID_NDK_SET_STATE, &[0]),
-            Outcome::read(1)
+            Outcome::read(1).changing(NDK_STATE_CHANGED)
         );
         assert_eq!(
             query(&a, &mut s, ndis_sys::ntddndis::OID_NDK_CONNECTIONS, 16).0,

@@ -8,7 +8,7 @@
 //! with `NDIS_STATUS_BUFFER_TOO_SHORT` before anything changes. On any failure the buffer, the
 //! state and the indications are untouched.
 
-use super::Outcome;
+use super::{Changed, Outcome};
 use crate::adapter::{Adapter, Settings};
 use crate::qos::params::FIXED_LEN;
 use crate::qos::validate;
@@ -37,14 +37,21 @@ pub(super) fn parameters(
         return fail(Status::BufferTooShort, accepted.bytes_read);
     }
     validate::mark_enforced(buffer, accepted);
+    let willing = settings.qos.willing();
     // Merged, not replaced: a remote change decided before may still be owed (machine::Control).
     settings
         .qos
         .set_local_owing(&accepted.params, &mut settings.pending);
+    // The LLDPDU advertises the operational set and Willing: either may have changed.
+    let advertisement = settings.pending.operational.is_some() || settings.qos.willing() != willing;
     Outcome {
         status: Status::Success,
         bytes_written: u32::try_from(accepted.bytes_read).unwrap_or(u32::MAX),
         bytes_read: u32::try_from(accepted.bytes_read).unwrap_or(u32::MAX),
         bytes_needed: 0,
+        changed: Changed {
+            advertisement,
+            ..Changed::NOTHING
+        },
     }
 }
