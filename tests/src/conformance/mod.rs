@@ -6,6 +6,7 @@
 //! hash, and the two collide (rust-lang/cargo#6313).
 
 mod abi_mingw;
+mod architecture;
 pub(crate) mod dcbx_vectors;
 mod exclusive;
 mod fast_crc;
