@@ -26,3 +26,5 @@ use dcbndk as _;
 mod conformance;
 #[cfg(test)]
 mod miri;
+#[cfg(test)]
+mod shell;

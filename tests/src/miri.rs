@@ -10,8 +10,8 @@
 //! (`DCBNDK_MIRI_FULL=1 .ci/miri` runs both). Natively, `cargo test` runs them all, as the kit does.
 //!
 //! The lock-free structures also have their own tests, which Miri runs in the same command:
-//! `conformance::published` (sync::Published) here, and `percpu` in dcbndk-core; so does the
-//! shell's MDL access over the simulator's MDLs (`conformance::mdl`).
+//! `shell::published` (sync::Published) here, and `percpu` in dcbndk-core; so does the
+//! shell's MDL access over the simulator's MDLs (`shell::mdl`).
 
 use crate::kit::{self, Status};
 

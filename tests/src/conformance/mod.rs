@@ -8,22 +8,16 @@
 mod abi_mingw;
 mod architecture;
 pub(crate) mod dcbx_vectors;
-mod exclusive;
 mod fast_crc;
 mod inf;
 mod layers;
-mod link_room;
-mod mdl;
 mod powershell;
 mod powershell_meaning;
 mod powershell_views;
-mod published;
 pub(crate) mod roce_wire;
-mod smoke;
 mod symbols;
 mod verifier;
 mod vm_rdma;
-mod wire_order;
 
 /// Whether the host tool `program` runs (`program --version` succeeds). When it does not, the
 /// test that needs it prints why and skips, except under `CI=true`, where .ci/run installs
