@@ -15,6 +15,11 @@
 //! - `crc32/software/{1024,4096,9216}` and `crc32/accelerated/{1024,4096,9216}`: the core's
 //!   software CRC-32 (slicing-by-16 and braids) beside the shell's, over 1 KiB, 4 KiB and a
 //!   9 KiB jumbo frame's worth.
+//! - `roce_4k/copy_then_crc`: a 4 KiB payload copied and then its CRC-32 on the shell's CRC
+//!   (two passes, the receiver's placement and ICRC check done apart);
+//! - `roce_4k/copy_and_crc`: the same in one pass (`Fast::copy_update`, each block folded as it
+//!   is moved), and `roce_4k/copy_and_crc_software` the core's default (a copy, then the
+//!   software CRC over the copy).
 //!
 //! The 4 KiB and CRC-32 groups report bytes per second (criterion's throughput).
 
@@ -24,7 +29,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use dcbndk::resources::crc::{self as fast, Fast};
 use dcbndk_core::roce::frame::{Addressing, IpAddrs, build, parse};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, Opcode, Transport};
-use dcbndk_core::roce::icrc;
+use dcbndk_core::roce::icrc::{self, Software, Update};
 
 fn addressing() -> Addressing {
     Addressing {
@@ -132,6 +137,18 @@ fn four_k(c: &mut Criterion) {
             dst.copy_from_slice(black_box(&payload));
             black_box(&mut dst);
         });
+    });
+    g.bench_function("copy_then_crc", |b| {
+        b.iter(|| {
+            dst.copy_from_slice(black_box(&payload));
+            black_box(fast::update(u32::MAX, &dst))
+        });
+    });
+    g.bench_function("copy_and_crc", |b| {
+        b.iter(|| black_box(Fast.copy_update(u32::MAX, black_box(&payload), &mut dst)));
+    });
+    g.bench_function("copy_and_crc_software", |b| {
+        b.iter(|| black_box(Software.copy_update(u32::MAX, black_box(&payload), &mut dst)));
     });
     g.finish();
 }

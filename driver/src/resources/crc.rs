@@ -72,7 +72,8 @@ impl Update for Fast {
     fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
         #[cfg(target_arch = "x86_64")]
         if first.len().saturating_add(second.len()) >= FOLD_FROM && accelerated() {
-            // SAFETY: as in `update`: CPUID reports PCLMULQDQ and SSE4.1.
+            // SAFETY: `accelerated` said CPUID reports PCLMULQDQ and SSE4.1, the only features
+            // `fold_both` is compiled for beyond the x64 baseline.
             if let Some((register, rest)) = unsafe { x64::fold_both(register, first, second) } {
                 // Most packets end on a whole block (a 64-byte SEND does): no call for nothing.
                 return if rest.is_empty() {
@@ -84,6 +85,37 @@ impl Update for Fast {
         }
         update(update(register, first), second)
     }
+
+    #[inline(always)]
+    fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+        copy_update(register, src, dst)
+    }
+}
+
+/// Copies `src` to the start of `dst` (what fits) and returns `register` after the bytes
+/// copied, folding each 16-byte block as it moves it where the CPU has the instructions: one
+/// pass over the bytes instead of a copy and then a CRC over the copy.
+#[inline(always)]
+pub fn copy_update(register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+    let len = src.len().min(dst.len());
+    let (Some(src), Some(dst)) = (src.get(..len), dst.get_mut(..len)) else {
+        return register;
+    };
+    #[cfg(target_arch = "x86_64")]
+    if len >= FOLD_FROM && accelerated() {
+        // SAFETY: `accelerated` said CPUID reports PCLMULQDQ and SSE4.1, the only features
+        // `fold_copy` is compiled for beyond the x64 baseline.
+        let (register, done) = unsafe { x64::fold_copy(register, src, dst) };
+        return match (src.get(done..), dst.get_mut(done..)) {
+            (Some(rest), Some(out)) => {
+                out.copy_from_slice(rest);
+                Software.update(register, rest)
+            }
+            _ => register,
+        };
+    }
+    dst.copy_from_slice(src);
+    update(register, dst)
 }
 
 /// Asks the CPU (x64) or the kernel (ARM64) whether it has the CRC instructions, once, and
@@ -298,6 +330,70 @@ pub mod x64 {
             }
         };
         Some((reduce(x), rest))
+    }
+
+    /// [`fold`] of `src` while its whole blocks are copied to `dst` (as long as `src`): the
+    /// register after them and how many bytes were copied, a multiple of 16. Each block is
+    /// loaded once, stored to `dst` and folded from the register it was loaded into. With
+    /// no whole block, or a `dst` of another length, it copies nothing and returns
+    /// `register`.
+    ///
+    /// # Safety
+    /// As [`fold`].
+    #[target_feature(enable = "pclmulqdq,sse4.1")]
+    pub fn fold_copy(register: u32, src: &[u8], dst: &mut [u8]) -> (u32, usize) {
+        if src.len() != dst.len() {
+            return (register, 0);
+        }
+        let (blocks, _) = src.as_chunks::<16>();
+        let (out, _) = dst.as_chunks_mut::<16>();
+        let entering = _mm_cvtsi32_si128(register.cast_signed());
+        let k3k4 = _mm_set_epi64x(K4, K3);
+        let x = if let (Some((first, more)), Some((copied, out_more))) = (
+            blocks.split_first_chunk::<4>(),
+            out.split_first_chunk_mut::<4>(),
+        ) {
+            *copied = *first;
+            let [b0, b1, b2, b3] = first;
+            let [mut x0, mut x1, mut x2, mut x3] = [
+                _mm_xor_si128(load(b0), entering),
+                load(b1),
+                load(b2),
+                load(b3),
+            ];
+            let k1k2 = _mm_set_epi64x(K2, K1);
+            let (fours, ones) = more.as_chunks::<4>();
+            let (out_fours, out_ones) = out_more.as_chunks_mut::<4>();
+            for (group, to) in fours.iter().zip(out_fours) {
+                *to = *group;
+                let [c0, c1, c2, c3] = group;
+                x0 = fold_into(x0, load(c0), k1k2);
+                x1 = fold_into(x1, load(c1), k1k2);
+                x2 = fold_into(x2, load(c2), k1k2);
+                x3 = fold_into(x3, load(c3), k1k2);
+            }
+            let mut x = fold_into(x0, x1, k3k4);
+            x = fold_into(x, x2, k3k4);
+            x = fold_into(x, x3, k3k4);
+            for (block, to) in ones.iter().zip(out_ones) {
+                *to = *block;
+                x = fold_into(x, load(block), k3k4);
+            }
+            x
+        } else if let (Some((first, more)), Some((copied, out_more))) =
+            (blocks.split_first(), out.split_first_mut())
+        {
+            *copied = *first;
+            let mut x = _mm_xor_si128(load(first), entering);
+            for (block, to) in more.iter().zip(out_more) {
+                *to = *block;
+                x = fold_into(x, load(block), k3k4);
+            }
+            x
+        } else {
+            return (register, 0);
+        };
+        (reduce(x), blocks.len().saturating_mul(16))
     }
 
     /// Four lanes started with a message's first four blocks, folded on over `blocks` (the

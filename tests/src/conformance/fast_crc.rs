@@ -97,6 +97,59 @@ fn random_buffers_to_9_kib_agree_with_the_software_and_an_independent_crc() {
     }
 }
 
+/// The fused copy and CRC (`copy_update`, the receiver's placement of a payload) at every
+/// length to 300 from every source and destination alignment, and at random lengths to 9 KiB:
+/// the destination holds the source's bytes and nothing past them changes, the register is
+/// the software CRC's and the `crc` crate's; a destination shorter than the source takes what
+/// fits, and only that is folded.
+#[test]
+fn the_copy_and_its_crc_in_one_pass_agree_with_a_copy_then_the_software_crc() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let source = rng.bytes(9 * 1024 + 16);
+    let check = |register: u32, src: &[u8], dst_len: usize, at: usize, what: &str| {
+        let mut dst = vec![0xA5u8; dst_len + at + 16];
+        let got = Fast.copy_update(register, src, &mut dst[at..at + dst_len]);
+        let n = src.len().min(dst_len);
+        assert_eq!(got, fast::software(register, &src[..n]), "{what}: register");
+        assert_eq!(got, independent(register, &src[..n]), "{what}: crc crate");
+        assert_eq!(&dst[at..at + n], &src[..n], "{what}: copied bytes");
+        assert!(
+            dst[..at].iter().chain(&dst[at + n..]).all(|&b| b == 0xA5),
+            "{what}: a byte outside the copy changed"
+        );
+    };
+    for src_at in 0..16 {
+        for len in 0..=300 {
+            let src = &source[src_at..src_at + len];
+            let dst_at = (src_at * 7) % 16;
+            check(
+                0x1234_5678,
+                src,
+                len,
+                dst_at,
+                &format!("{len} at {src_at}/{dst_at}"),
+            );
+        }
+    }
+    for case in 0..200 {
+        let len = rng.below(9 * 1024 + 1);
+        let at = rng.below(17);
+        let dst_len = if case % 5 == 0 {
+            rng.below(len + 1)
+        } else {
+            len
+        };
+        let register = u32::try_from(rng.next() >> 32).unwrap();
+        check(
+            register,
+            &source[at..at + len],
+            dst_len,
+            rng.below(16),
+            &format!("case {case}: {len} into {dst_len}"),
+        );
+    }
+}
+
 /// `update_both`, which carries the fold's lanes from the first buffer into the second, against
 /// the software CRC of the two one after the other: first buffers of whole blocks (0 to 80
 /// bytes: the masked headers are 48 over IPv4) and not (68: over IPv6), second buffers of every

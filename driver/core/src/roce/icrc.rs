@@ -361,6 +361,22 @@ pub trait Update {
     fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
         self.update(self.update(register, first), second)
     }
+
+    /// Copies `src` to the start of `dst` and returns `register` after the bytes copied: one
+    /// pass over the payload where the receiver places it and checks its ICRC. A `dst` shorter
+    /// than `src` takes what fits, and only that is folded. The default copies, then folds the
+    /// copy; a folding CRC overrides it to fold each block as it moves it.
+    #[inline]
+    fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+        let len = src.len().min(dst.len());
+        match (src.get(..len), dst.get_mut(..len)) {
+            (Some(from), Some(to)) => {
+                to.copy_from_slice(from);
+                self.update(register, to)
+            }
+            _ => register,
+        }
+    }
 }
 
 /// The core's own CRC-32: [`Crc32::update`] (slicing-by-16 and braids, no CPU instructions).
