@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where the send path's instructions go: issue 20's send-path bench under callgrind.
+"""Where the send path's instructions go: the send-path bench under callgrind.
 
 Usage: python3 bench/where.py [--bin BENCH_BINARY] [--seconds N] [--keep OUT] [--lines PATH_PART]
 
@@ -11,8 +11,7 @@ a `u64::checked_add` in scan.rs counts for scan.rs), grouped into the path's sta
 instruction of no file of ours (glibc's memcpy, the allocator) counts under its function.
 
 Instruction counts, not times: they repeat exactly from run to run, where this VM's clock
-moves by 25 % (README "Speed of the data path"). 40 ns per packet was about 620 instructions
-on the EPYC VM of 2026-11-27.
+moves by a quarter (README "Speed of the data path"; bench/README.md has the figures).
 
 Needs valgrind, and llvm-addr2line (or binutils' addr2line) for the inline frames.
 """
