@@ -124,7 +124,7 @@ pub unsafe extern "system" fn open(
             version,
             &NdkRoutines {
                 adapter: &raw const ADAPTER_DISPATCH,
-                connector: &raw const connector::CONNECTOR_DISPATCH,
+                connector: &connector::CONNECTOR_DISPATCH,
                 timer: Some(timer::provider_timer),
                 doorbell: Some(timer::provider_dpc),
             },

@@ -1,0 +1,468 @@
+//! The views of the consumer's buffers an NDKPI call hands over, each a pointer with the length
+//! the call gives for it: socket addresses in and out (ndkpi.md §4), private data, SGE lists
+//! (§0), CQ result arrays (§3.2), a fast registration's page array and an MDL chain (§5), the
+//! adapter information buffer (§6.3). The trampoline pairs each pointer with its length
+//! (`(pointer, length)`), so that no safe caller can pair it with another.
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use dcbndk_core::ndk::provider::CallStatus;
+use dcbndk_core::ndk::provider::cm::wire::MAX_PRIVATE_DATA;
+use dcbndk_core::ndk::provider::mr::{FastRegistration, MrId};
+use dcbndk_core::ndk::provider::qp::Sge;
+use dcbndk_core::ndk::tables::SockAddr;
+
+use super::{FromAbi, InOut};
+use crate::resources::mdl::{self, MdlError};
+use crate::resources::provider::Provider;
+use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
+use ndis_sys::ndkpi::{NDK_LOGICAL_ADDRESS, NDK_SGE};
+use ndis_sys::status::{
+    NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
+};
+use ndis_sys::types::{NTSTATUS, PVOID, ULONG};
+use ndis_sys::wdm::PMDL;
+use ndis_sys::ws2ipdef::SOCKADDR;
+
+/// The largest socket address (`SOCKADDR_IN6`).
+const MAX_SOCKADDR: usize = 28;
+
+/// The most SGEs one request can carry: the profile's `MaxSge` is at most this (checked by the
+/// core against the QP's own limit; a request with more fails `STATUS_INVALID_PARAMETER`).
+pub const MAX_SGES: usize = 16;
+
+/// A socket address the consumer passes (`pAddress`, `AddressLength`).
+///
+/// Invariant: `address` is null or valid for `len` bytes of reads for the call.
+#[derive(Clone, Copy)]
+pub struct SockAddrIn<'a> {
+    address: *const SOCKADDR,
+    len: ULONG,
+    _call: PhantomData<&'a SOCKADDR>,
+}
+
+/// Invariant: as [`SockAddrIn`]'s.
+impl FromAbi<(*mut SOCKADDR, ULONG)> for SockAddrIn<'_> {
+    unsafe fn from_abi((address, len): (*mut SOCKADDR, ULONG)) -> Self {
+        SockAddrIn {
+            address,
+            len,
+            _call: PhantomData,
+        }
+    }
+}
+
+impl SockAddrIn<'_> {
+    /// The address; `None` when null, too short for its family, or of another family.
+    #[must_use]
+    pub fn read(&self) -> Option<SockAddr> {
+        if self.address.is_null() {
+            return None;
+        }
+        let len = usize::try_from(self.len).ok()?.min(MAX_SOCKADDR);
+        let mut bytes = [0u8; MAX_SOCKADDR];
+        let dst = bytes.get_mut(..len)?;
+        // SAFETY: `len` <= the given length bytes are readable at `address` (the type's
+        // invariant); `dst` is ours.
+        unsafe { core::ptr::copy_nonoverlapping(self.address.cast::<u8>(), dst.as_mut_ptr(), len) };
+        SockAddr::from_bytes(dst)
+    }
+}
+
+/// A buffer for a socket address and its length (`pAddress`, `pAddressLength`).
+///
+/// Invariant: `length` is null or valid for a read and a write; `address` is null or valid for
+/// as many bytes of writes as `*length` says on entry, for the call.
+pub struct SockAddrOut<'a> {
+    address: *mut SOCKADDR,
+    length: Option<InOut<'a, ULONG>>,
+}
+
+/// Invariant: as [`SockAddrOut`]'s.
+impl FromAbi<(*mut SOCKADDR, *mut ULONG)> for SockAddrOut<'_> {
+    unsafe fn from_abi((address, length): (*mut SOCKADDR, *mut ULONG)) -> Self {
+        SockAddrOut {
+            address,
+            // SAFETY: null or valid for a read and a write (the invariant above).
+            length: unsafe { FromAbi::from_abi(length) },
+        }
+    }
+}
+
+impl SockAddrOut<'_> {
+    /// Writes `value` and its size to `*length`: `STATUS_BUFFER_TOO_SMALL` (the size written)
+    /// when the buffer is null or shorter, `STATUS_INVALID_PARAMETER` for a null length.
+    #[must_use]
+    pub fn write(&self, value: &SockAddr) -> NTSTATUS {
+        let Some(length) = &self.length else {
+            return NDIS_STATUS_INVALID_PARAMETER;
+        };
+        let needed = value.sockaddr_len();
+        let given = length.read();
+        length.write(ULONG::try_from(needed).unwrap_or(ULONG::MAX));
+        if self.address.is_null() || usize::try_from(given).unwrap_or(0) < needed {
+            return STATUS_BUFFER_TOO_SMALL;
+        }
+        let bytes = value.to_bytes();
+        let Some(src) = bytes.get(..needed) else {
+            return NDIS_STATUS_INVALID_PARAMETER;
+        };
+        // SAFETY: `needed` <= `given` bytes are writable at `address` (the type's invariant).
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), self.address.cast::<u8>(), needed) };
+        NDIS_STATUS_SUCCESS
+    }
+}
+
+/// The private data of a connect, accept or reject (`pPrivateData`, `PrivateDataLength`).
+///
+/// Invariant: `data` is null or valid for `len` bytes of reads for the call.
+#[derive(Clone, Copy)]
+pub struct PrivateData<'a> {
+    data: PVOID,
+    len: ULONG,
+    _call: PhantomData<&'a [u8]>,
+}
+
+/// Invariant: as [`PrivateData`]'s.
+impl FromAbi<(PVOID, ULONG)> for PrivateData<'_> {
+    unsafe fn from_abi((data, len): (PVOID, ULONG)) -> Self {
+        PrivateData {
+            data,
+            len,
+            _call: PhantomData,
+        }
+    }
+}
+
+impl PrivateData<'_> {
+    /// Copies the data into `out`; `None` for more than `MAX_PRIVATE_DATA` bytes or a null
+    /// buffer with a length.
+    pub fn copy_into<'o>(&self, out: &'o mut [u8; MAX_PRIVATE_DATA]) -> Option<&'o [u8]> {
+        let len = usize::try_from(self.len).ok()?;
+        if len == 0 {
+            return Some(&[]);
+        }
+        if self.data.is_null() {
+            return None;
+        }
+        let dst = out.get_mut(..len)?;
+        // SAFETY: `len` bytes are readable at `data` (the type's invariant); `dst` is ours.
+        unsafe { core::ptr::copy_nonoverlapping(self.data.cast::<u8>(), dst.as_mut_ptr(), len) };
+        Some(&*dst)
+    }
+}
+
+/// `NdkGetConnectionData`'s private data buffer and its length (`pPrivateData`,
+/// `pPrivateDataLength`), the length read once, when the view is made.
+///
+/// Invariant: `data` is null or valid for `given` bytes of writes for the call.
+pub struct ConnectionDataOut<'a> {
+    data: PVOID,
+    given: ULONG,
+    length: InOut<'a, ULONG>,
+}
+
+/// `None` for a null length. Invariant: `length` is null or valid for a read and a write;
+/// `data` null or valid for `*length` bytes of writes, for the call.
+impl FromAbi<(PVOID, *mut ULONG)> for Option<ConnectionDataOut<'_>> {
+    unsafe fn from_abi((data, length): (PVOID, *mut ULONG)) -> Self {
+        // SAFETY: null or valid for a read and a write (the invariant above).
+        let length =
+            unsafe { <Option<InOut<'_, ULONG>> as FromAbi<*mut ULONG>>::from_abi(length) }?;
+        let given = length.read();
+        Some(ConnectionDataOut {
+            data,
+            given,
+            length,
+        })
+    }
+}
+
+impl ConnectionDataOut<'_> {
+    /// `*pPrivateDataLength` as the consumer gave it.
+    #[must_use]
+    pub const fn given(&self) -> ULONG {
+        self.given
+    }
+
+    /// Whether a buffer was given.
+    #[must_use]
+    pub fn has_buffer(&self) -> bool {
+        !self.data.is_null()
+    }
+
+    /// Copies `src` into the buffer, at most as many bytes as it holds; nothing without one.
+    pub fn write_data(&self, src: &[u8]) {
+        if self.data.is_null() {
+            return;
+        }
+        let room = usize::try_from(self.given).unwrap_or(usize::MAX);
+        let n = src.len().min(room);
+        // SAFETY: `n` <= `given` bytes are writable at `data` (the type's invariant).
+        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), self.data.cast::<u8>(), n) };
+    }
+
+    /// Writes `*pPrivateDataLength`.
+    pub fn set_length(&self, len: ULONG) {
+        self.length.write(len);
+    }
+}
+
+/// A scatter-gather list (`pSgl`, `nSge`).
+///
+/// Invariant: `sgl` is null or valid for `n` reads for the call.
+#[derive(Clone, Copy)]
+pub struct SgeList<'a> {
+    sgl: *const NDK_SGE,
+    n: ULONG,
+    _call: PhantomData<&'a NDK_SGE>,
+}
+
+/// Invariant: as [`SgeList`]'s.
+impl FromAbi<(*const NDK_SGE, ULONG)> for SgeList<'_> {
+    unsafe fn from_abi((sgl, n): (*const NDK_SGE, ULONG)) -> Self {
+        SgeList {
+            sgl,
+            n,
+            _call: PhantomData,
+        }
+    }
+}
+
+impl SgeList<'_> {
+    /// No list (a work request without SGEs).
+    #[must_use]
+    pub const fn empty() -> Self {
+        SgeList {
+            sgl: core::ptr::null(),
+            n: 0,
+            _call: PhantomData,
+        }
+    }
+
+    /// Copies the list into `out`, before the provider's lock is taken; `None` for a null list
+    /// with entries or more than [`MAX_SGES`].
+    pub fn copy_into<'o>(&self, out: &'o mut [Sge; MAX_SGES]) -> Option<&'o [Sge]> {
+        let n = usize::try_from(self.n).ok()?;
+        if n > MAX_SGES || (n > 0 && self.sgl.is_null()) {
+            return None;
+        }
+        for (i, dst) in out.iter_mut().enumerate().take(n) {
+            // `i` < `n` and the list is valid for `n` reads (the type's invariant).
+            let at = self.sgl.wrapping_add(i);
+            // SAFETY: `at` is inside the consumer's list; it may be unaligned.
+            let sge = unsafe { at.read_unaligned() };
+            // SAFETY: both members of the union are 8-byte integers or pointers.
+            let address = unsafe { sge.address.LogicalAddress };
+            *dst = Sge {
+                // The bits of the address: a kernel virtual address has the top bit set.
+                va: u64::from_ne_bytes(address.to_ne_bytes()),
+                len: sge.Length,
+                token: sge.MemoryRegionToken,
+            };
+        }
+        out.get(..n)
+    }
+}
+
+/// The consumer's array of CQ results (`pResult`, `nResults`), of `NDK_RESULT` or
+/// `NDK_RESULT_EX`.
+///
+/// Invariant: `results` is valid for `n` writes for the call.
+pub struct ResultsOut<'a, T> {
+    results: NonNull<T>,
+    n: ULONG,
+    _call: PhantomData<&'a mut T>,
+}
+
+/// `None` for a null array. Invariant: a non-null `results` is valid for `n` writes.
+impl<T> FromAbi<(*mut T, ULONG)> for Option<ResultsOut<'_, T>> {
+    unsafe fn from_abi((results, n): (*mut T, ULONG)) -> Self {
+        Some(ResultsOut {
+            results: NonNull::new(results)?,
+            n,
+            _call: PhantomData,
+        })
+    }
+}
+
+impl<T> ResultsOut<'_, T> {
+    /// The number of entries.
+    #[must_use]
+    pub const fn len(&self) -> ULONG {
+        self.n
+    }
+
+    /// Whether the array has no entries.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Writes entry `i`; nothing past the array's end.
+    pub fn set(&self, i: usize, entry: T) {
+        if i >= usize::try_from(self.n).unwrap_or(usize::MAX) {
+            return;
+        }
+        let at = self.results.as_ptr().wrapping_add(i);
+        // SAFETY: `i` < `n`: `at` is inside the consumer's array (the type's invariant); it
+        // may be unaligned.
+        unsafe { at.write_unaligned(entry) };
+    }
+}
+
+/// A fast registration's page array (`AdapterPageArray`, `AdapterPageCount`).
+///
+/// Invariant: `pages` is null or valid for `count` reads for the call (the consumer's array,
+/// nonpaged as everything an NDKPI call at DISPATCH_LEVEL hands over).
+#[derive(Clone, Copy)]
+pub struct PageArray<'a> {
+    pages: *const NDK_LOGICAL_ADDRESS,
+    count: ULONG,
+    _call: PhantomData<&'a NDK_LOGICAL_ADDRESS>,
+}
+
+/// Invariant: as [`PageArray`]'s.
+impl FromAbi<(*const NDK_LOGICAL_ADDRESS, ULONG)> for PageArray<'_> {
+    unsafe fn from_abi((pages, count): (*const NDK_LOGICAL_ADDRESS, ULONG)) -> Self {
+        PageArray {
+            pages,
+            count,
+            _call: PhantomData,
+        }
+    }
+}
+
+impl PageArray<'_> {
+    /// Stages `registration` of region `mr` on the QP in `slot` into the provider's page pool
+    /// (`Provider::stage_fast_register`); its page count must be the array's.
+    ///
+    /// # Errors
+    /// `CallStatus::InvalidParameter` for another count than the array's; the provider's.
+    pub fn stage(
+        &self,
+        provider: &mut Provider,
+        slot: usize,
+        mr: MrId,
+        registration: &FastRegistration,
+    ) -> Result<u32, CallStatus> {
+        if registration.page_count != self.count {
+            return Err(CallStatus::InvalidParameter);
+        }
+        // SAFETY: `pages` is null or valid for `count` = `page_count` reads (the type's
+        // invariant).
+        unsafe { provider.stage_fast_register(slot, mr, registration, self.pages) }
+    }
+}
+
+/// An MDL chain the consumer registers (`Mdl`).
+///
+/// Invariant: `chain` is the first of a chain of valid MDLs of locked pages, which stay so
+/// until the region is deregistered or closed, and which nothing else maps while the
+/// registration runs (the DDI's contract, ndkpi.md §5).
+#[derive(Clone, Copy)]
+pub struct MdlChain<'a> {
+    chain: PMDL,
+    _call: PhantomData<&'a ()>,
+}
+
+/// `None` for a null chain. Invariant: as [`MdlChain`]'s.
+impl FromAbi<PMDL> for Option<MdlChain<'_>> {
+    unsafe fn from_abi(chain: PMDL) -> Self {
+        if chain.is_null() {
+            return None;
+        }
+        Some(MdlChain {
+            chain,
+            _call: PhantomData,
+        })
+    }
+}
+
+impl MdlChain<'_> {
+    /// The chain's virtual address and the length it describes of the first `length` bytes
+    /// (`mdl::region`).
+    ///
+    /// # Errors
+    /// As `mdl::region`.
+    pub fn region(&self, length: usize) -> Result<(u64, usize), MdlError> {
+        // SAFETY: a chain of valid MDLs (the type's invariant).
+        unsafe { mdl::region(self.chain, length) }
+    }
+
+    /// Maps the MDLs of the first `length` bytes (`mdl::map`).
+    ///
+    /// # Errors
+    /// As `mdl::map`.
+    pub fn map(&self, length: usize) -> Result<(), MdlError> {
+        // SAFETY: valid MDLs of locked pages that nothing else maps meanwhile (the type's
+        // invariant).
+        unsafe { mdl::map(self.chain, length) }
+    }
+
+    /// The chain, for the provider to keep with the registration (it lives as long).
+    #[must_use]
+    pub const fn as_raw(&self) -> PMDL {
+        self.chain
+    }
+}
+
+/// `NdkQueryAdapterInfo`'s buffer and its size (`pInfo`, `pBufferSize`).
+///
+/// Invariant: `size` is null or valid for a read and a write; `info` is null or valid for as
+/// many bytes of writes as `*size` says on entry, for the call.
+pub struct AdapterInfoOut<'a> {
+    info: *mut NDK_ADAPTER_INFO,
+    size: Option<InOut<'a, ULONG>>,
+}
+
+/// Invariant: as [`AdapterInfoOut`]'s.
+impl FromAbi<(*mut NDK_ADAPTER_INFO, *mut ULONG)> for AdapterInfoOut<'_> {
+    unsafe fn from_abi((info, size): (*mut NDK_ADAPTER_INFO, *mut ULONG)) -> Self {
+        AdapterInfoOut {
+            info,
+            // SAFETY: null or valid for a read and a write (the invariant above).
+            size: unsafe { FromAbi::from_abi(size) },
+        }
+    }
+}
+
+impl AdapterInfoOut<'_> {
+    /// Whether `*pBufferSize` is there to read and write.
+    #[must_use]
+    pub const fn has_size(&self) -> bool {
+        self.size.is_some()
+    }
+
+    /// Writes the first `needed` bytes of `source` (at most its size), its `Version` replaced
+    /// by `version`, by the size protocol: `*pBufferSize` becomes `needed`; a null or shorter
+    /// buffer gets `STATUS_BUFFER_TOO_SMALL`; a null size `STATUS_INVALID_PARAMETER`.
+    #[must_use]
+    pub fn write(
+        &self,
+        source: &NDK_ADAPTER_INFO,
+        needed: usize,
+        version: NDK_VERSION,
+    ) -> NTSTATUS {
+        let Some(size) = &self.size else {
+            return NDIS_STATUS_INVALID_PARAMETER;
+        };
+        let needed = needed.min(size_of::<NDK_ADAPTER_INFO>());
+        let needed_ulong = ULONG::try_from(needed).unwrap_or(ULONG::MAX);
+        let given = size.read();
+        size.write(needed_ulong);
+        if self.info.is_null() || given < needed_ulong {
+            return STATUS_BUFFER_TOO_SMALL;
+        }
+        let from = core::ptr::from_ref(source).cast::<u8>();
+        // SAFETY: `from` is a whole NDK_ADAPTER_INFO and `needed` at most its size; `info` is
+        // valid for `given` >= `needed` bytes (the type's invariant) and is not `source`.
+        unsafe { core::ptr::copy_nonoverlapping(from, self.info.cast::<u8>(), needed) };
+        // `Version` is the structure's first member: the open's version, not the source's.
+        // SAFETY: inside the `needed` bytes just written; the consumer's buffer may be
+        // unaligned.
+        unsafe { self.info.cast::<NDK_VERSION>().write_unaligned(version) };
+        NDIS_STATUS_SUCCESS
+    }
+}
