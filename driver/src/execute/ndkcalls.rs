@@ -93,11 +93,14 @@ fn make_one(adapter: &NdkAdapterObject, call: Call) {
                 // SAFETY: the block of a CQ of this adapter whose slot was freed under the
                 // lock; the consumer does not use it after closing it.
                 Closed::Cq(p) => unsafe { free_object(handle, TAG_NDK_CQ, p) },
-                // SAFETY: as above, a PD block.
+                // SAFETY: the block of a PD of this adapter whose slot was freed under the
+                // lock; the consumer does not use it after closing it.
                 Closed::Pd(p) => unsafe { free_object(handle, TAG_NDK_PD, p) },
-                // SAFETY: as above, a shared endpoint's block.
+                // SAFETY: the block of a shared endpoint of this adapter whose slot was freed
+                // under the lock; the consumer does not use it after closing it.
                 Closed::SharedEndpoint(p) => unsafe { free_object(handle, TAG_NDK_ENDPOINT, p) },
-                // SAFETY: as above, an SRQ's block.
+                // SAFETY: the block of an SRQ of this adapter whose slot was freed under the
+                // lock; the consumer does not use it after closing it.
                 Closed::Srq(p) => unsafe { free_object(handle, TAG_NDK_SRQ, p) },
             }
             if let Some(completion) = close.completion {

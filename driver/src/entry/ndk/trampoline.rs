@@ -6,10 +6,15 @@
 //! function of the object's file with the views. The views state what they rely on; the
 //! trampoline's contract is that the caller keeps NDKPI's (ndkpi.md §0-§1).
 //!
-//! Also here: the miniport adapter context an NDK adapter was opened on ([`miniport`]).
+//! Also here: the miniport adapter context NDIS passes the NDK adapter's open and close
+//! ([`Miniport`]), and the one an NDK adapter was opened on ([`miniport`]).
+
+use core::marker::PhantomData;
 
 use crate::context::{AdapterContext, context};
+use crate::resources::ndk_abi::FromAbi;
 use crate::resources::ndkobject::NdkAdapterObject;
+use ndis_sys::types::NDIS_HANDLE;
 
 /// Makes the `unsafe extern "system"` trampoline of each NDKPI function listed:
 ///
@@ -51,4 +56,41 @@ pub fn miniport(owner: &NdkAdapterObject) -> &AdapterContext {
     // contract: it outlives the object, as NDIS closes every NDK adapter before it halts the
     // miniport), and `owner` is borrowed for no longer than the object lives.
     unsafe { context(owner.adapter_context) }
+}
+
+/// The `MiniportAdapterContext` NDIS passes `OpenNDKAdapterHandler` and
+/// `CloseNDKAdapterHandler`.
+///
+/// Invariant: `handle` is the context this driver's initialize gave NDIS, live for the call
+/// (NDIS halts the miniport only after it closed every NDK adapter).
+#[derive(Clone, Copy)]
+pub struct Miniport<'a> {
+    handle: NDIS_HANDLE,
+    _call: PhantomData<&'a AdapterContext>,
+}
+
+/// Invariant: as [`Miniport`]'s.
+impl FromAbi<NDIS_HANDLE> for Miniport<'_> {
+    unsafe fn from_abi(handle: NDIS_HANDLE) -> Self {
+        Miniport {
+            handle,
+            _call: PhantomData,
+        }
+    }
+}
+
+impl<'a> Miniport<'a> {
+    /// The adapter context.
+    #[must_use]
+    pub fn context(&self) -> &'a AdapterContext {
+        // SAFETY: our live context for the call (the type's invariant); only shared
+        // references are made to it.
+        unsafe { context(self.handle) }
+    }
+
+    /// The handle, as the NDK adapter object keeps it.
+    #[must_use]
+    pub const fn handle(&self) -> NDIS_HANDLE {
+        self.handle
+    }
 }

@@ -9,6 +9,7 @@ use core::ptr::NonNull;
 
 use dcbndk_core::ndk::provider::CallStatus;
 use dcbndk_core::ndk::provider::cm::wire::MAX_PRIVATE_DATA;
+use dcbndk_core::ndk::provider::mr::lam::page_address;
 use dcbndk_core::ndk::provider::mr::{FastRegistration, MrId};
 use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::tables::SockAddr;
@@ -17,7 +18,7 @@ use super::{FromAbi, InOut};
 use crate::resources::mdl::{self, MdlError};
 use crate::resources::provider::Provider;
 use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
-use ndis_sys::ndkpi::{NDK_LOGICAL_ADDRESS, NDK_SGE};
+use ndis_sys::ndkpi::{NDK_LOGICAL_ADDRESS, NDK_LOGICAL_ADDRESS_MAPPING, NDK_SGE};
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
 };
@@ -464,5 +465,116 @@ impl AdapterInfoOut<'_> {
         // unaligned.
         unsafe { self.info.cast::<NDK_VERSION>().write_unaligned(version) };
         NDIS_STATUS_SUCCESS
+    }
+}
+
+/// `NdkBuildLAM`'s buffer and its size (`pNdkLAM`, `pLAMSize`), the size read once, when the
+/// view is made.
+///
+/// Invariant: `lam` is null or valid for `given` bytes of writes for the call; `size` valid
+/// for a write.
+pub struct LamOut<'a> {
+    lam: *mut NDK_LOGICAL_ADDRESS_MAPPING,
+    given: ULONG,
+    size: InOut<'a, ULONG>,
+}
+
+/// `None` for a null size. Invariant: `size` is null or valid for a read and a write; `lam`
+/// null or valid for `*size` bytes of writes, for the call.
+impl FromAbi<(*mut NDK_LOGICAL_ADDRESS_MAPPING, *mut ULONG)> for Option<LamOut<'_>> {
+    unsafe fn from_abi((lam, size): (*mut NDK_LOGICAL_ADDRESS_MAPPING, *mut ULONG)) -> Self {
+        // SAFETY: null or valid for a read and a write (the invariant above).
+        let size = unsafe { <Option<InOut<'_, ULONG>> as FromAbi<*mut ULONG>>::from_abi(size) }?;
+        let given = size.read();
+        Some(LamOut { lam, given, size })
+    }
+}
+
+impl LamOut<'_> {
+    /// Whether the buffer holds `needed` bytes (a null buffer holds none).
+    #[must_use]
+    pub fn holds(&self, needed: ULONG) -> bool {
+        !self.lam.is_null() && self.given >= needed
+    }
+
+    /// Writes `*pLAMSize`.
+    pub fn set_size(&self, size: ULONG) {
+        self.size.write(size);
+    }
+
+    /// Writes the LAM: `AdapterContext` (page 0's address, which `NdkReleaseLAM` reads back),
+    /// `AdapterPageCount` and the page addresses; nothing when the buffer does not hold
+    /// `FIELD_OFFSET(AdapterPageArray)` and `pages` addresses. Unaligned writes: only the size
+    /// of the consumer's buffer is promised.
+    pub fn write(&self, pages: u32, first: u64) {
+        let array_at = core::mem::offset_of!(NDK_LOGICAL_ADDRESS_MAPPING, AdapterPageArray);
+        let needed = usize::try_from(pages)
+            .ok()
+            .and_then(|p| p.checked_mul(size_of::<NDK_LOGICAL_ADDRESS>()))
+            .and_then(|b| b.checked_add(array_at));
+        let room = usize::try_from(self.given).unwrap_or(0);
+        if self.lam.is_null() || needed.is_none_or(|n| n > room) {
+            return;
+        }
+        let lam = self.lam;
+        let context = usize::try_from(first).unwrap_or(0);
+        // SAFETY: inside the buffer (`needed` <= `given` bytes, the type's invariant); only the
+        // member's address is taken.
+        let member = unsafe { &raw mut (*lam).AdapterContext };
+        // SAFETY: the member's 8 bytes are inside the buffer (before the page array).
+        unsafe { member.write_unaligned(core::ptr::without_provenance_mut(context)) };
+        // SAFETY: inside the buffer (as for `AdapterContext`); only the member's address is
+        // taken.
+        let member = unsafe { &raw mut (*lam).AdapterPageCount };
+        // SAFETY: the member's 4 bytes are inside the buffer (before the page array).
+        unsafe { member.write_unaligned(pages) };
+        // SAFETY: inside the buffer (at `array_at` < `needed`); only the member's address is
+        // taken.
+        let array = unsafe { &raw mut (*lam).AdapterPageArray }.cast::<NDK_LOGICAL_ADDRESS>();
+        for page in 0..pages {
+            // Page addresses have bit 63 clear: positive NDK_LOGICAL_ADDRESSes.
+            let address = page_address(first, page)
+                .and_then(|a| i64::try_from(a).ok())
+                .unwrap_or(0);
+            let Ok(i) = usize::try_from(page) else {
+                return;
+            };
+            // SAFETY: entry `i` < `pages` of the array, which the `needed` bytes hold.
+            let at = unsafe { array.add(i) };
+            // SAFETY: 8 writable bytes of the buffer (entry `i` < `pages`); perhaps unaligned.
+            unsafe { at.write_unaligned(address) };
+        }
+    }
+}
+
+/// The LAM buffer `NdkReleaseLAM` is given (`pNdkLAM`).
+///
+/// Invariant: `lam` is valid for reads of the mapping's header for the call (a buffer
+/// `NdkBuildLAM` filled).
+pub struct LamIn<'a> {
+    lam: NonNull<NDK_LOGICAL_ADDRESS_MAPPING>,
+    _call: PhantomData<&'a NDK_LOGICAL_ADDRESS_MAPPING>,
+}
+
+/// `None` for a null buffer. Invariant: as [`LamIn`]'s.
+impl FromAbi<*mut NDK_LOGICAL_ADDRESS_MAPPING> for Option<LamIn<'_>> {
+    unsafe fn from_abi(lam: *mut NDK_LOGICAL_ADDRESS_MAPPING) -> Self {
+        Some(LamIn {
+            lam: NonNull::new(lam)?,
+            _call: PhantomData,
+        })
+    }
+}
+
+impl LamIn<'_> {
+    /// The `AdapterContext` the buffer holds (what `NdkBuildLAM` wrote: page 0's address).
+    #[must_use]
+    pub fn adapter_context(&self) -> u64 {
+        let lam = self.lam.as_ptr();
+        // SAFETY: a LAM buffer (the type's invariant); only the member's address is taken.
+        let member = unsafe { &raw const (*lam).AdapterContext };
+        // SAFETY: its first 8 bytes, readable (the type's invariant); perhaps unaligned.
+        let context = unsafe { member.read_unaligned() };
+        u64::try_from(context.addr()).unwrap_or(0)
     }
 }

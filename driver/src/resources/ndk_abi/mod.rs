@@ -21,6 +21,7 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 use crate::resources::ndkobject::{NdkAdapterObject, NdkKind, NdkObject, free_object, object};
+use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_OBJECT_HEADER};
 use ndis_sys::types::NDK_OBJECT_TYPE;
 
@@ -54,6 +55,19 @@ impl FromAbi<*mut NDK_ADAPTER> for Option<&NdkAdapterObject> {
         }
         // SAFETY: non-null, so a live adapter object of this provider (the invariant above).
         Some(unsafe { crate::resources::ndkobject::adapter(raw) })
+    }
+}
+
+/// The parameters of an `OpenNDKAdapterHandler`; `None` for a null pointer.
+///
+/// Invariant: a non-null pointer is valid for reads for the call (NDIS's contract).
+impl FromAbi<*mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS> for Option<&NDIS_OPEN_NDK_ADAPTER_PARAMETERS> {
+    unsafe fn from_abi(raw: *mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS) -> Self {
+        if raw.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, so valid for reads for the call (the invariant above); only read.
+        Some(unsafe { &*raw })
     }
 }
 
