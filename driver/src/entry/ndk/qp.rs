@@ -15,7 +15,7 @@ use super::extension::query_extension;
 use super::objects::{mr_ids, pd_id};
 use super::trampoline::trampolines;
 use crate::execute::rdma;
-use crate::resources::ndk_abi::buffers::{MAX_SGES, PageArray, SgeList};
+use crate::resources::ndk_abi::buffers::{FastRegisterPages, MAX_SGES, SgeList};
 use crate::resources::ndk_abi::{AnyObject, Closing, Out};
 use crate::resources::ndkobject::{NdkAdapterObject, NdkObject};
 use crate::resources::provider::qp::QpCreate;
@@ -204,15 +204,17 @@ trampolines! {
         qp,
         context,
         ndk_mr,
-        FastRegistration {
-            page_count,
-            fbo,
-            len: u64::try_from(length).unwrap_or(u64::MAX),
-            base_va: base_va as u64,
-            flags,
-            ticket: 0,
-        },
-        (pages, page_count),
+        (
+            pages,
+            FastRegistration {
+                page_count,
+                fbo,
+                len: u64::try_from(length).unwrap_or(u64::MAX),
+                base_va: base_va as u64,
+                flags,
+                ticket: 0,
+            },
+        ),
     );
     /// `NdkInvalidate` (ndkpi.md §5).
     fn invalidate(qp: *mut NDK_QP, context: PVOID, header: *mut NDK_OBJECT_HEADER, flags: ULONG)
@@ -467,13 +469,12 @@ fn qp_fast_register(
     qp: Option<&NdkObject<NDK_QP>>,
     context: PVOID,
     mr: Option<&NdkObject<NDK_MR>>,
-    registration: FastRegistration,
-    pages: PageArray<'_>,
+    registration: FastRegisterPages<'_>,
 ) -> NTSTATUS {
     let (Some(qp), Some(mr)) = (qp, mr) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    queue_fast_register(qp, context, mr, registration, pages)
+    queue_fast_register(qp, context, mr, registration)
 }
 
 /// Stages and queues an `NdkFastRegister` under one hold of the provider's lock (see
@@ -483,20 +484,18 @@ fn queue_fast_register(
     qp: &NdkObject<NDK_QP>,
     context: PVOID,
     mr: &NdkObject<NDK_MR>,
-    mut registration: FastRegistration,
-    pages: PageArray<'_>,
+    registration: FastRegisterPages<'_>,
 ) -> NTSTATUS {
     let ids = mr_ids(mr);
     let (slot, owner) = (qp.slot(), qp.owner());
     let Some((mr, _)) = ids.filter(|_| core::ptr::eq(mr.owner(), owner)) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let flags = registration.flags;
+    let flags = registration.flags();
     let posted = {
         let mut provider = owner.provider.lock();
-        let staged = pages.stage(&mut provider, slot, mr, &registration);
-        let posted = staged.and_then(|ticket| {
-            registration.ticket = ticket;
+        let staged = registration.stage(&mut provider, slot, mr);
+        let posted = staged.and_then(|registration| {
             let op = Operation::FastRegister { mr, registration };
             provider.post(slot, context as usize, op, &[], flags)
         });

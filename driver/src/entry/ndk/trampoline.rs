@@ -1,5 +1,5 @@
 //! The NDK entry points' trampolines: the one place the NDK side of the driver trusts what NDIS
-//! or a consumer passes. [`trampolines!`] makes, for each NDKPI function, the
+//! or a consumer passes. `trampolines!` makes, for each NDKPI function, the
 //! `unsafe extern "system"` function a dispatch table holds, with the C prototype's raw
 //! arguments; it turns each into its typed view (`crate::resources::ndk_abi`: an object behind
 //! a consumer's pointer, an out-pointer, a buffer with its length) and calls the safe dispatch

@@ -313,47 +313,55 @@ impl<T> ResultsOut<'_, T> {
     }
 }
 
-/// A fast registration's page array (`AdapterPageArray`, `AdapterPageCount`).
+/// A fast registration with its page array (`AdapterPageArray`, of the registration's
+/// `AdapterPageCount` entries): the trampoline pairs them, so that the count the provider reads
+/// is the one the consumer gave with the array.
 ///
-/// Invariant: `pages` is null or valid for `count` reads for the call (the consumer's array,
-/// nonpaged as everything an NDKPI call at DISPATCH_LEVEL hands over).
-#[derive(Clone, Copy)]
-pub struct PageArray<'a> {
+/// Invariant: `pages` is null or valid for `registration.page_count` reads for the call (the
+/// consumer's array, nonpaged as everything an NDKPI call at DISPATCH_LEVEL hands over).
+pub struct FastRegisterPages<'a> {
     pages: *const NDK_LOGICAL_ADDRESS,
-    count: ULONG,
+    registration: FastRegistration,
     _call: PhantomData<&'a NDK_LOGICAL_ADDRESS>,
 }
 
-/// Invariant: as [`PageArray`]'s.
-impl FromAbi<(*const NDK_LOGICAL_ADDRESS, ULONG)> for PageArray<'_> {
-    unsafe fn from_abi((pages, count): (*const NDK_LOGICAL_ADDRESS, ULONG)) -> Self {
-        PageArray {
+/// Invariant: as [`FastRegisterPages`]'s.
+impl FromAbi<(*const NDK_LOGICAL_ADDRESS, FastRegistration)> for FastRegisterPages<'_> {
+    unsafe fn from_abi(
+        (pages, registration): (*const NDK_LOGICAL_ADDRESS, FastRegistration),
+    ) -> Self {
+        FastRegisterPages {
             pages,
-            count,
+            registration,
             _call: PhantomData,
         }
     }
 }
 
-impl PageArray<'_> {
-    /// Stages `registration` of region `mr` on the QP in `slot` into the provider's page pool
-    /// (`Provider::stage_fast_register`); its page count must be the array's.
+impl FastRegisterPages<'_> {
+    /// The request's flags.
+    #[must_use]
+    pub const fn flags(&self) -> u32 {
+        self.registration.flags
+    }
+
+    /// Stages the registration of region `mr` on the QP in `slot` into the provider's page
+    /// pool (`Provider::stage_fast_register`); the registration with its ticket.
     ///
     /// # Errors
-    /// `CallStatus::InvalidParameter` for another count than the array's; the provider's.
+    /// The provider's.
     pub fn stage(
         &self,
         provider: &mut Provider,
         slot: usize,
         mr: MrId,
-        registration: &FastRegistration,
-    ) -> Result<u32, CallStatus> {
-        if registration.page_count != self.count {
-            return Err(CallStatus::InvalidParameter);
-        }
-        // SAFETY: `pages` is null or valid for `count` = `page_count` reads (the type's
-        // invariant).
-        unsafe { provider.stage_fast_register(slot, mr, registration, self.pages) }
+    ) -> Result<FastRegistration, CallStatus> {
+        // SAFETY: `pages` is null or valid for `page_count` reads (the type's invariant).
+        let ticket =
+            unsafe { provider.stage_fast_register(slot, mr, &self.registration, self.pages) }?;
+        let mut registration = self.registration;
+        registration.ticket = ticket;
+        Ok(registration)
     }
 }
 
