@@ -278,7 +278,7 @@ pub unsafe fn object<'a, O>(object: *mut O) -> &'a NdkObject<O> {
 /// destructor, so the memory is all there is to free. A null pointer is ignored.
 ///
 /// # Safety
-/// `object` came from [`new_object`] with `ndis_handle` and `tag`, and nothing uses it
+/// `object` came from [`NdkObject::create`] with `ndis_handle` and `tag`, and nothing uses it
 /// afterwards.
 unsafe fn free_block(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut ()) {
     if object.is_null() {
@@ -291,7 +291,7 @@ unsafe fn free_block(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut ()) {
 /// Frees an object block (<= DISPATCH_LEVEL). A null pointer is ignored.
 ///
 /// # Safety
-/// `object` came from [`new_object`] with `ndis_handle` and `tag`, and nothing uses it
+/// `object` came from [`NdkObject::create`] with `ndis_handle` and `tag`, and nothing uses it
 /// afterwards.
 pub unsafe fn free_object<O>(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut O) {
     // SAFETY: the block was released by `into_raw` in new_object with this handle and tag
