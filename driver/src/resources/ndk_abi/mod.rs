@@ -14,8 +14,11 @@
 //! - Buffers ([`buffers`]): out-pointers written once ([`Out`]) or read and written
 //!   ([`InOut`]), socket addresses in and out, private data, SGE lists, CQ result arrays, a
 //!   fast registration's page array, MDL chains, the adapter information buffer.
+//! - The consumer's callbacks ([`callbacks`]): what the provider deferred, made once its lock is
+//!   released.
 
 pub mod buffers;
+pub mod callbacks;
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
