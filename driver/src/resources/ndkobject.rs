@@ -17,6 +17,7 @@ use crate::resources::memory::{PoolBox, pool_tag};
 use crate::resources::provider::{Left, Provider};
 use crate::resources::sync::SpinLock;
 use crate::resources::timer::Timer;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use dcbndk_core::ndk::Profile;
 use ndis_sys::imports::NdisFreeMemoryWithTagPriority;
@@ -429,7 +430,7 @@ pub unsafe fn new_adapter(
     profile: &Profile,
     path_mtu: u32,
     seed: u8,
-) -> Option<*mut NDK_ADAPTER> {
+) -> Option<NewAdapter> {
     // SAFETY: the handle is valid until the object is freed, which frees the timer first.
     let mut timer = Some(unsafe { Timer::new(ndis_handle, TAG_NDK_ADAPTER, routines.timer) }?);
     let args = ObjectArgs {
@@ -454,7 +455,46 @@ pub unsafe fn new_adapter(
     // in free_adapter.
     unsafe { boxed.get().provider.initialize() };
     // The object is the block's first member (repr(C)): the same address.
-    Some(boxed.into_raw().cast::<NDK_ADAPTER>())
+    NonNull::new(boxed.into_raw()).map(|block| NewAdapter { block })
+}
+
+/// An adapter object [`new_adapter`] made, not handed to NDIS yet: it frees it, or hands it
+/// out.
+///
+/// Invariant: `block` is a live adapter object from `new_adapter`, which nothing frees but this
+/// value ([`NewAdapter::free`] consumes it; once handed out, `CloseNDKAdapterHandler` frees it).
+pub struct NewAdapter {
+    block: NonNull<NdkAdapterObject>,
+}
+
+impl NewAdapter {
+    /// The adapter object.
+    #[must_use]
+    pub fn get(&self) -> &NdkAdapterObject {
+        // SAFETY: a live adapter object (the type's invariant), freed only by consuming `self`.
+        unsafe { self.block.as_ref() }
+    }
+
+    /// The object's address, for the miniport adapter's `ndk_ports` (which the caller detaches
+    /// again before a [`NewAdapter::free`]).
+    #[must_use]
+    pub const fn as_ptr(&self) -> *mut NdkAdapterObject {
+        self.block.as_ptr()
+    }
+
+    /// Frees the object (PASSIVE_LEVEL): an open that fails after it was made.
+    pub fn free(self) {
+        let handle = self.get().ndis_handle;
+        // SAFETY: made by new_adapter with the handle it keeps; consumed here, and never handed
+        // out, so nothing uses it afterwards (the type's invariant).
+        unsafe { free_adapter(handle, self.block.as_ptr().cast()) };
+    }
+
+    /// The `NDK_ADAPTER` to hand to NDIS, whose close frees it.
+    #[must_use]
+    pub const fn into_raw(self) -> *mut NDK_ADAPTER {
+        self.block.as_ptr().cast()
+    }
 }
 
 /// The block behind an `NDK_ADAPTER` pointer the consumer passes back.

@@ -12,11 +12,9 @@ use super::{connector, cq, endpoint, lam, listener, pd, timer};
 use crate::context::AdapterContext;
 use crate::execute::rdma;
 use crate::resources::ndk::current_processor;
-use crate::resources::ndk_abi::Out;
 use crate::resources::ndk_abi::buffers::AdapterInfoOut;
-use crate::resources::ndkobject::{
-    NdkAdapterObject, NdkRoutines, adapter, free_adapter, new_adapter,
-};
+use crate::resources::ndk_abi::{ClosingAdapter, Out};
+use crate::resources::ndkobject::{NdkAdapterObject, NdkRoutines, new_adapter};
 use crate::resources::provider::QPN_BASE;
 use crate::resources::timer::now_ns;
 use core::sync::atomic::Ordering;
@@ -148,11 +146,11 @@ fn adapter_open(
             seed,
         )
     };
-    let Some(object) = made else {
+    let Some(made) = made else {
         return NDIS_STATUS_RESOURCES;
     };
     // The data path: received RoCEv2 frames reach this provider from here on.
-    let attached = shell.ndk_ports.attach(object.cast::<NdkAdapterObject>());
+    let attached = shell.ndk_ports.attach(made.as_ptr());
     let refused = match attached {
         None => Some(NDIS_STATUS_RESOURCES),
         Some(port) if !shell.core.ndk.is_enabled() => {
@@ -163,20 +161,18 @@ fn adapter_open(
         Some(_) => None,
     };
     let (Some(port), None) = (attached, refused) else {
-        // SAFETY: made just above with this handle; never attached or detached again, so
-        // nothing else reaches it.
-        unsafe { free_adapter(shell.handle, object) };
+        // Never attached, or detached again: nothing else reaches it.
+        made.free();
         return refused.unwrap_or(NDIS_STATUS_RESOURCES);
     };
-    // SAFETY: the block made above, alive until free_adapter (at CloseNDKAdapterHandler).
-    let owner = unsafe { adapter(object) };
+    let owner = made.get();
     owner.port.store(port, Ordering::SeqCst);
     {
         let mut p = owner.provider.lock();
         p.qpn_base = qpn_base(port);
         p.cm.set_ephemeral(ephemeral_share(port, crate::resources::ndkports::MAX_OPEN));
     }
-    ndk_adapter.write(object);
+    ndk_adapter.write(made.into_raw());
     NDIS_STATUS_SUCCESS
 }
 
@@ -184,19 +180,16 @@ fn adapter_open(
 /// object and what the consumer left open on it (`free_adapter` stops the provider's timer and
 /// doorbell first, so when this returns no callback on any of its objects is running or to
 /// come, as the NDKPI lifetime page requires of the adapter's close).
-fn adapter_close(miniport: Miniport<'_>, ndk_adapter: *mut NDK_ADAPTER) {
+fn adapter_close(miniport: Miniport<'_>, ndk_adapter: Option<ClosingAdapter<'_>>) {
     let shell = miniport.context();
-    if !ndk_adapter.is_null() {
-        // SAFETY: an adapter `open` returned that NDIS has not closed yet (NDIS's contract);
-        // the reference is last used before the object is freed below.
-        let owner = unsafe { adapter(ndk_adapter) };
-        // No frame reaches the provider once this returns.
-        shell.ndk_ports.detach(owner.port.load(Ordering::SeqCst));
-        unlist(shell, owner);
-    }
-    // SAFETY: the object came from `open` on this adapter, with the same miniport handle, and
-    // the consumer uses it no more (NDIS's contract).
-    unsafe { free_adapter(shell.handle, ndk_adapter) };
+    let Some(closing) = ndk_adapter else {
+        return;
+    };
+    let owner = closing.get();
+    // No frame reaches the provider once this returns.
+    shell.ndk_ports.detach(owner.port.load(Ordering::SeqCst));
+    unlist(shell, owner);
+    closing.free();
 }
 
 /// Removes what the adapter's connections and listeners listed in the adapter's NDK tables

@@ -23,7 +23,9 @@ pub mod callbacks;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use crate::resources::ndkobject::{NdkAdapterObject, NdkKind, NdkObject, free_object, object};
+use crate::resources::ndkobject::{
+    NdkAdapterObject, NdkKind, NdkObject, free_adapter, free_object, object,
+};
 use ndis_sys::miniport::NDIS_OPEN_NDK_ADAPTER_PARAMETERS;
 use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_OBJECT_HEADER};
 use ndis_sys::types::NDK_OBJECT_TYPE;
@@ -58,6 +60,44 @@ impl FromAbi<*mut NDK_ADAPTER> for Option<&NdkAdapterObject> {
         }
         // SAFETY: non-null, so a live adapter object of this provider (the invariant above).
         Some(unsafe { crate::resources::ndkobject::adapter(raw) })
+    }
+}
+
+/// The adapter object `CloseNDKAdapterHandler` is called on, which the close frees
+/// ([`ClosingAdapter::free`]).
+///
+/// Invariant: `block` is an adapter `OpenNDKAdapterHandler` returned, which NDIS closes once
+/// and uses no more after (ndkpi.md §1.3, §6.1).
+pub struct ClosingAdapter<'a> {
+    block: NonNull<NdkAdapterObject>,
+    _call: PhantomData<&'a NdkAdapterObject>,
+}
+
+/// `None` for a null pointer. Invariant: as [`ClosingAdapter`]'s.
+impl FromAbi<*mut NDK_ADAPTER> for Option<ClosingAdapter<'_>> {
+    unsafe fn from_abi(raw: *mut NDK_ADAPTER) -> Self {
+        Some(ClosingAdapter {
+            // The NDK_ADAPTER is the object's first member (repr(C)): the same address.
+            block: NonNull::new(raw.cast::<NdkAdapterObject>())?,
+            _call: PhantomData,
+        })
+    }
+}
+
+impl ClosingAdapter<'_> {
+    /// The adapter object.
+    #[must_use]
+    pub fn get(&self) -> &NdkAdapterObject {
+        // SAFETY: a live adapter object (the type's invariant), freed only by consuming `self`.
+        unsafe { self.block.as_ref() }
+    }
+
+    /// Frees the object with what the consumer left open on it (`free_adapter`).
+    pub fn free(self) {
+        let handle = self.get().ndis_handle;
+        // SAFETY: made by new_adapter with the handle it keeps; NDIS closes it once and uses it
+        // no more (the type's invariant), and the view is consumed.
+        unsafe { free_adapter(handle, self.block.as_ptr().cast()) };
     }
 }
 
