@@ -15,6 +15,7 @@ pub mod mdl;
 pub mod memory;
 pub mod nbl;
 pub mod ndk;
+pub mod ndk_abi;
 pub mod ndkobject;
 pub mod ndkports;
 pub mod provider;

@@ -68,7 +68,7 @@ impl NdkShell {
         // SAFETY: the handle is valid until halt, where the arrays are dropped.
         let counters =
             unsafe { PoolArray::new(miniport_handle, TAG_NDK_COUNTERS, cpus, CounterBlock::new)? };
-        // SAFETY: as above.
+        // SAFETY: the handle is valid until halt, where the connection table is dropped.
         let connections = unsafe {
             PoolArray::new(
                 miniport_handle,
@@ -77,7 +77,7 @@ impl NdkShell {
                 Slot::new,
             )?
         };
-        // SAFETY: as above.
+        // SAFETY: the handle is valid until halt, where the endpoint table is dropped.
         let endpoints = unsafe {
             PoolArray::new(
                 miniport_handle,
@@ -86,7 +86,7 @@ impl NdkShell {
                 Slot::new,
             )?
         };
-        // SAFETY: as above.
+        // SAFETY: the handle is valid until halt, where the live counts are dropped.
         let live =
             unsafe { PoolArray::new(miniport_handle, TAG_NDK_TABLES, 2, || AtomicU32::new(0))? };
         // SAFETY: the handle is the adapter's; PASSIVE_LEVEL; NULL on failure.
@@ -107,11 +107,14 @@ impl NdkShell {
         // SAFETY: the arrays live in pool memory that does not move
         // and is freed only when the shell is dropped, after `state` (the caller's contract).
         let blocks = unsafe { shell.counters.as_unbounded_slice() };
-        // SAFETY: as above.
+        // SAFETY: the connection table lives in pool memory that does not move and is freed
+        // only when the shell is dropped, after `state` (the caller's contract).
         let conns = unsafe { shell.connections.as_unbounded_slice() };
-        // SAFETY: as above.
+        // SAFETY: the endpoint table lives in pool memory that does not move and is freed only
+        // when the shell is dropped, after `state` (the caller's contract).
         let eps = unsafe { shell.endpoints.as_unbounded_slice() };
-        // SAFETY: as above.
+        // SAFETY: the live counts live in pool memory that does not move and is freed only
+        // when the shell is dropped, after `state` (the caller's contract).
         let live = unsafe { shell.live.as_unbounded_slice() };
         let (Some(conn_live), Some(ep_live)) = (live.first(), live.get(1)) else {
             return None;

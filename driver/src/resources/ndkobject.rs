@@ -17,13 +17,19 @@ use crate::resources::memory::{PoolBox, pool_tag};
 use crate::resources::provider::{Left, Provider};
 use crate::resources::sync::SpinLock;
 use crate::resources::timer::Timer;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use dcbndk_core::ndk::Profile;
 use ndis_sys::imports::NdisFreeMemoryWithTagPriority;
 use ndis_sys::ndkinfo::NDK_VERSION;
 use ndis_sys::ndkpi::{
-    NDK_ADAPTER, NDK_ADAPTER_DISPATCH, NDK_CONNECTOR, NDK_CONNECTOR_DISPATCH, NDK_OBJECT_HEADER,
-    NDK_OBJECT_HEADER_RESERVED_BLOCK, NdkObjectTypeAdapter, NdkObjectTypeConnector,
+    NDK_ADAPTER, NDK_ADAPTER_DISPATCH, NDK_CONNECTOR, NDK_CONNECTOR_DISPATCH, NDK_CQ,
+    NDK_CQ_DISPATCH, NDK_LISTENER, NDK_LISTENER_DISPATCH, NDK_MR, NDK_MR_DISPATCH,
+    NDK_OBJECT_HEADER, NDK_OBJECT_HEADER_RESERVED_BLOCK, NDK_PD, NDK_PD_DISPATCH, NDK_QP,
+    NDK_QP_DISPATCH, NDK_SHARED_ENDPOINT, NDK_SHARED_ENDPOINT_DISPATCH, NDK_SRQ, NDK_SRQ_DISPATCH,
+    NdkObjectTypeAdapter, NdkObjectTypeConnector, NdkObjectTypeCq, NdkObjectTypeListener,
+    NdkObjectTypeMr, NdkObjectTypePd, NdkObjectTypeQp, NdkObjectTypeSharedEndpoint,
+    NdkObjectTypeSrq,
 };
 use ndis_sys::timer::NDIS_TIMER_FUNCTION;
 use ndis_sys::types::NDK_OBJECT_TYPE;
@@ -67,7 +73,7 @@ pub struct NdkAdapterObject {
     pub provider: SpinLock<Provider>,
     /// The connectors' dispatch table: a passive connector's object is made where the CM's
     /// events are performed, which cannot name the entry point that owns the table.
-    pub connector_dispatch: *const NDK_CONNECTOR_DISPATCH,
+    pub connector_dispatch: &'static NDK_CONNECTOR_DISPATCH,
     /// The provider's timer: deferred callbacks, the transports' and the CM's timeouts
     /// (`crate::resources::provider::deferred`). Its routine gets this object as context.
     pub timer: Timer,
@@ -117,20 +123,118 @@ impl NdkAdapterObject {
     }
 }
 
+/// What distinguishes the consumer's structure of one object kind (`NDK_CQ`, `NDK_PD`, ...):
+/// its pool tag, its header's type and its dispatch table. The generic create
+/// ([`NdkObject::create`]) and the close views (`crate::resources::ndk_abi::Closing`) are
+/// driven by it.
+pub trait NdkKind: Sized + 'static {
+    /// The pool tag of the kind's blocks.
+    const TAG: ULONG;
+    /// The header's `ObjectType`.
+    const TYPE: NDK_OBJECT_TYPE;
+    /// The kind's dispatch table.
+    type Dispatch: 'static;
+    /// The consumer's structure with `header` and `dispatch`.
+    fn consumer_object(header: NDK_OBJECT_HEADER, dispatch: *const Self::Dispatch) -> Self;
+}
+
+/// Implements [`NdkKind`] for a consumer structure with `Header` and `Dispatch` members.
+macro_rules! ndk_kind {
+    ($object:ident, $dispatch:ident, $tag:ident, $ty:ident) => {
+        impl NdkKind for $object {
+            const TAG: ULONG = $tag;
+            const TYPE: NDK_OBJECT_TYPE = $ty;
+            type Dispatch = $dispatch;
+            fn consumer_object(header: NDK_OBJECT_HEADER, dispatch: *const $dispatch) -> Self {
+                Self {
+                    Header: header,
+                    Dispatch: dispatch,
+                }
+            }
+        }
+    };
+}
+
+ndk_kind!(NDK_CQ, NDK_CQ_DISPATCH, TAG_NDK_CQ, NdkObjectTypeCq);
+ndk_kind!(NDK_PD, NDK_PD_DISPATCH, TAG_NDK_PD, NdkObjectTypePd);
+ndk_kind!(NDK_MR, NDK_MR_DISPATCH, TAG_NDK_MR, NdkObjectTypeMr);
+ndk_kind!(NDK_QP, NDK_QP_DISPATCH, TAG_NDK_QP, NdkObjectTypeQp);
+ndk_kind!(NDK_SRQ, NDK_SRQ_DISPATCH, TAG_NDK_SRQ, NdkObjectTypeSrq);
+ndk_kind!(
+    NDK_CONNECTOR,
+    NDK_CONNECTOR_DISPATCH,
+    TAG_NDK_CONNECTOR,
+    NdkObjectTypeConnector
+);
+ndk_kind!(
+    NDK_LISTENER,
+    NDK_LISTENER_DISPATCH,
+    TAG_NDK_LISTENER,
+    NdkObjectTypeListener
+);
+ndk_kind!(
+    NDK_SHARED_ENDPOINT,
+    NDK_SHARED_ENDPOINT_DISPATCH,
+    TAG_NDK_ENDPOINT,
+    NdkObjectTypeSharedEndpoint
+);
+
 /// Any other NDK object: what the consumer holds (`NDK_CQ`, `NDK_PD`, ...), first, so that the
 /// pointer it passes back is the block's address; the adapter object it was created on; its
 /// slot in that adapter's provider tables.
+///
+/// Invariant: `adapter` is the adapter object the block was made on ([`NdkObject::create`]
+/// takes it by reference), which outlives the block: the consumer closes every object before
+/// the adapter (ndkpi.md §1.3), and `free_adapter` frees what it left before the adapter.
 #[repr(C)]
 pub struct NdkObject<O> {
     /// The consumer's structure.
-    pub object: O,
-    /// The NDK adapter it belongs to (outlives it: the consumer closes every object before the
-    /// adapter, ndkpi.md §1.3).
-    pub adapter: *const NdkAdapterObject,
+    object: O,
+    /// The NDK adapter it belongs to (see the invariant).
+    adapter: *const NdkAdapterObject,
     /// Its slot in the provider's table of its kind.
-    pub slot: usize,
+    slot: usize,
     /// Its parent's slot where it has one (an MR's PD).
-    pub parent: usize,
+    parent: usize,
+}
+
+impl<K: NdkKind> NdkObject<K> {
+    /// Allocates the block of an object of kind `K` on `owner` (<= DISPATCH_LEVEL), its header
+    /// of the open's version and `dispatch` set, in provider slot `slot` (`parent`: its
+    /// parent's slot, 0 for none). `None` when the pool is exhausted. The pointer is what the
+    /// consumer gets; [`free_object`] or a close view frees it.
+    pub fn create(
+        owner: &NdkAdapterObject,
+        dispatch: &'static K::Dispatch,
+        slot: usize,
+        parent: usize,
+    ) -> Option<*mut K> {
+        let block = Self {
+            object: K::consumer_object(object_header(owner.version, K::TYPE), dispatch),
+            adapter: owner,
+            slot,
+            parent,
+        };
+        // SAFETY: the miniport handle outlives the NDK adapter and its objects (new_adapter's
+        // contract).
+        unsafe { new_object(owner.ndis_handle, K::TAG, block) }
+    }
+}
+
+impl<O> NdkObject<O> {
+    /// The adapter object the block was made on.
+    #[must_use]
+    pub fn owner(&self) -> &NdkAdapterObject {
+        // SAFETY: the type's invariant: made from a reference to an adapter that outlives the
+        // block, which `self` borrows.
+        unsafe { &*self.adapter }
+    }
+
+    /// Its slot in the provider's table of its kind.
+    #[must_use]
+    pub const fn slot(&self) -> usize {
+        self.slot
+    }
 }
 
 /// The header of an object of type `kind` for an adapter opened with NDKPI `version`
@@ -149,7 +253,7 @@ pub const fn object_header(version: NDK_VERSION, kind: NDK_OBJECT_TYPE) -> NDK_O
 ///
 /// # Safety
 /// `ndis_handle` is valid until [`free_object`].
-pub unsafe fn new_object<O>(
+unsafe fn new_object<O>(
     ndis_handle: NDIS_HANDLE,
     tag: ULONG,
     value: NdkObject<O>,
@@ -163,8 +267,8 @@ pub unsafe fn new_object<O>(
 /// The block behind an object pointer the consumer passes back.
 ///
 /// # Safety
-/// `object` came from [`new_object`] with the same `O` and has not been freed; NDKPI's lifetime
-/// rules (ndkpi.md §1.2) guarantee it for every dispatch call on it.
+/// `object` came from [`NdkObject::create`] with the same `O` and has not been freed; NDKPI's
+/// lifetime rules (ndkpi.md §1.2) guarantee it for every dispatch call on it.
 pub unsafe fn object<'a, O>(object: *mut O) -> &'a NdkObject<O> {
     // SAFETY: per the contract the pointer is the first member of a live block; only shared
     // references are made to it.
@@ -175,7 +279,7 @@ pub unsafe fn object<'a, O>(object: *mut O) -> &'a NdkObject<O> {
 /// destructor, so the memory is all there is to free. A null pointer is ignored.
 ///
 /// # Safety
-/// `object` came from [`new_object`] with `ndis_handle` and `tag`, and nothing uses it
+/// `object` came from [`NdkObject::create`] with `ndis_handle` and `tag`, and nothing uses it
 /// afterwards.
 unsafe fn free_block(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut ()) {
     if object.is_null() {
@@ -188,7 +292,7 @@ unsafe fn free_block(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut ()) {
 /// Frees an object block (<= DISPATCH_LEVEL). A null pointer is ignored.
 ///
 /// # Safety
-/// `object` came from [`new_object`] with `ndis_handle` and `tag`, and nothing uses it
+/// `object` came from [`NdkObject::create`] with `ndis_handle` and `tag`, and nothing uses it
 /// afterwards.
 pub unsafe fn free_object<O>(ndis_handle: NDIS_HANDLE, tag: ULONG, object: *mut O) {
     // SAFETY: the block was released by `into_raw` in new_object with this handle and tag
@@ -202,7 +306,7 @@ struct ObjectArgs<'a> {
     adapter_context: NDIS_HANDLE,
     version: NDK_VERSION,
     dispatch: *const NDK_ADAPTER_DISPATCH,
-    connector_dispatch: *const NDK_CONNECTOR_DISPATCH,
+    connector_dispatch: &'static NDK_CONNECTOR_DISPATCH,
     doorbell: PKDEFERRED_ROUTINE,
     profile: &'a Profile,
     path_mtu: u32,
@@ -229,7 +333,8 @@ unsafe fn init_object(
     // SAFETY: `lock` is valid for writes of the lock; the provider is built at the address
     // returned, or nothing is left there (init_in frees what it allocated when it fails).
     let provider = unsafe { SpinLock::value_in(lock) };
-    // SAFETY: as above; the handle is valid (function contract).
+    // SAFETY: `provider` is the lock's value slot inside `place`, valid for writes (function
+    // contract); the handle is valid for the object's life (function contract).
     let built = unsafe {
         Provider::init_in(
             provider,
@@ -251,38 +356,46 @@ unsafe fn init_object(
     let member = unsafe { &raw mut (*place).object };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(header) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `adapter_context` is taken.
     let member = unsafe { &raw mut (*place).adapter_context };
-    // SAFETY: as above.
+    // SAFETY: `member` is the `adapter_context` inside `place`, valid for writes, written once.
     unsafe { member.write(args.adapter_context) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `version` is taken.
     let member = unsafe { &raw mut (*place).version };
-    // SAFETY: as above.
+    // SAFETY: `member` is the `version` inside `place`, valid for writes, written once.
     unsafe { member.write(args.version) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `ndis_handle` is taken.
     let member = unsafe { &raw mut (*place).ndis_handle };
-    // SAFETY: as above.
+    // SAFETY: `member` is the `ndis_handle` inside `place`, valid for writes, written once.
     unsafe { member.write(args.ndis_handle) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `connector_dispatch` is taken.
     let member = unsafe { &raw mut (*place).connector_dispatch };
-    // SAFETY: as above.
+    // SAFETY: `member` is the `connector_dispatch` inside `place`, valid for writes, written once.
     unsafe { member.write(args.connector_dispatch) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `timer` is taken.
     let member = unsafe { &raw mut (*place).timer };
-    // SAFETY: as above.
+    // SAFETY: `member` is the `timer` inside `place`, valid for writes, written once.
     unsafe { member.write(timer) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `doorbell` is taken.
     let member = unsafe { &raw mut (*place).doorbell };
     // SAFETY: inside the pool block, which stays where it is until free_adapter stops the DPC
     // and frees it; the context is the block itself.
     unsafe { Dpc::init_in(member, args.doorbell, place.cast()) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `port` is taken.
     let member = unsafe { &raw mut (*place).port };
-    // SAFETY: as above.
+    // SAFETY: `member` is the `port` inside `place`, valid for writes, written once.
     unsafe { member.write(AtomicUsize::new(usize::MAX)) };
-    // SAFETY: as above.
+    // SAFETY: `place` is valid for writes of the object (function contract); only the
+    // address of its `refill` is taken.
     let member = unsafe { &raw mut (*place).refill };
-    // SAFETY: as above.
+    // SAFETY: `member` is the `refill` inside `place`, valid for writes, written once.
     unsafe { member.write(AtomicBool::new(false)) };
     true
 }
@@ -292,7 +405,7 @@ pub struct NdkRoutines {
     /// The adapter's dispatch table.
     pub adapter: *const NDK_ADAPTER_DISPATCH,
     /// The connectors' dispatch table.
-    pub connector: *const NDK_CONNECTOR_DISPATCH,
+    pub connector: &'static NDK_CONNECTOR_DISPATCH,
     /// The provider's timer routine (`entry::ndk::timer::provider_timer`).
     pub timer: NDIS_TIMER_FUNCTION,
     /// The provider's doorbell routine (`entry::ndk::timer::provider_dpc`).
@@ -306,7 +419,9 @@ pub struct NdkRoutines {
 ///
 /// # Safety
 /// `ndis_handle` is the adapter's miniport handle, valid until [`free_adapter`] (at the latest
-/// at halt); `dispatch` lives as long as the object.
+/// at halt); `adapter_context` is the miniport adapter's context, which outlives the object
+/// (NDIS closes every NDK adapter before it halts the miniport); `dispatch` lives as long as
+/// the object.
 pub unsafe fn new_adapter(
     ndis_handle: NDIS_HANDLE,
     adapter_context: NDIS_HANDLE,
@@ -315,7 +430,7 @@ pub unsafe fn new_adapter(
     profile: &Profile,
     path_mtu: u32,
     seed: u8,
-) -> Option<*mut NDK_ADAPTER> {
+) -> Option<NewAdapter> {
     // SAFETY: the handle is valid until the object is freed, which frees the timer first.
     let mut timer = Some(unsafe { Timer::new(ndis_handle, TAG_NDK_ADAPTER, routines.timer) }?);
     let args = ObjectArgs {
@@ -340,7 +455,46 @@ pub unsafe fn new_adapter(
     // in free_adapter.
     unsafe { boxed.get().provider.initialize() };
     // The object is the block's first member (repr(C)): the same address.
-    Some(boxed.into_raw().cast::<NDK_ADAPTER>())
+    NonNull::new(boxed.into_raw()).map(|block| NewAdapter { block })
+}
+
+/// An adapter object [`new_adapter`] made, not handed to NDIS yet: it frees it, or hands it
+/// out.
+///
+/// Invariant: `block` is a live adapter object from `new_adapter`, which nothing frees but this
+/// value ([`NewAdapter::free`] consumes it; once handed out, `CloseNDKAdapterHandler` frees it).
+pub struct NewAdapter {
+    block: NonNull<NdkAdapterObject>,
+}
+
+impl NewAdapter {
+    /// The adapter object.
+    #[must_use]
+    pub fn get(&self) -> &NdkAdapterObject {
+        // SAFETY: a live adapter object (the type's invariant), freed only by consuming `self`.
+        unsafe { self.block.as_ref() }
+    }
+
+    /// The object's address, for the miniport adapter's `ndk_ports` (which the caller detaches
+    /// again before a [`NewAdapter::free`]).
+    #[must_use]
+    pub const fn as_ptr(&self) -> *mut NdkAdapterObject {
+        self.block.as_ptr()
+    }
+
+    /// Frees the object (PASSIVE_LEVEL): an open that fails after it was made.
+    pub fn free(self) {
+        let handle = self.get().ndis_handle;
+        // SAFETY: made by new_adapter with the handle it keeps; consumed here, and never handed
+        // out, so nothing uses it afterwards (the type's invariant).
+        unsafe { free_adapter(handle, self.block.as_ptr().cast()) };
+    }
+
+    /// The `NDK_ADAPTER` to hand to NDIS, whose close frees it.
+    #[must_use]
+    pub const fn into_raw(self) -> *mut NDK_ADAPTER {
+        self.block.as_ptr().cast()
+    }
 }
 
 /// The block behind an `NDK_ADAPTER` pointer the consumer passes back.
@@ -407,15 +561,5 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
 /// connector a listener's `ConnectEvent` hands over (ndkpi.md §4.2). `None` when the pool is
 /// exhausted.
 pub fn new_connector(owner: &NdkAdapterObject, slot: usize) -> Option<*mut NDK_CONNECTOR> {
-    let block = NdkObject {
-        object: NDK_CONNECTOR {
-            Header: object_header(owner.version, NdkObjectTypeConnector),
-            Dispatch: owner.connector_dispatch,
-        },
-        adapter: owner,
-        slot,
-        parent: 0,
-    };
-    // SAFETY: the miniport handle outlives the NDK adapter and its objects.
-    unsafe { new_object(owner.ndis_handle, TAG_NDK_CONNECTOR, block) }
+    NdkObject::<NDK_CONNECTOR>::create(owner, owner.connector_dispatch, slot, 0)
 }

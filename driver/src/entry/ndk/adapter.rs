@@ -7,13 +7,14 @@
 use core::mem::offset_of;
 
 use super::extension::query_extension;
+use super::trampoline::{Miniport, miniport, trampolines};
 use super::{connector, cq, endpoint, lam, listener, pd, timer};
-use crate::context::{AdapterContext, context};
+use crate::context::AdapterContext;
 use crate::execute::rdma;
 use crate::resources::ndk::current_processor;
-use crate::resources::ndkobject::{
-    NdkAdapterObject, NdkRoutines, adapter, free_adapter, new_adapter,
-};
+use crate::resources::ndk_abi::buffers::AdapterInfoOut;
+use crate::resources::ndk_abi::{ClosingAdapter, Out};
+use crate::resources::ndkobject::{NdkAdapterObject, NdkRoutines, new_adapter};
 use crate::resources::provider::QPN_BASE;
 use crate::resources::timer::now_ns;
 use core::sync::atomic::Ordering;
@@ -25,7 +26,7 @@ use ndis_sys::ndkinfo::{NDK_ADAPTER_INFO, NDK_VERSION};
 use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_ADAPTER_DISPATCH};
 use ndis_sys::status::{
     NDIS_STATUS_ADAPTER_NOT_READY, NDIS_STATUS_BAD_VERSION, NDIS_STATUS_INVALID_PARAMETER,
-    NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS, STATUS_BUFFER_TOO_SMALL,
+    NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
 };
 use ndis_sys::types::{NDIS_HANDLE, NDIS_STATUS, NTSTATUS, ULONG};
 
@@ -42,6 +43,24 @@ static ADAPTER_DISPATCH: NDK_ADAPTER_DISPATCH = NDK_ADAPTER_DISPATCH {
     NdkBuildLAM: Some(lam::build_lam),
     NdkReleaseLAM: Some(lam::release_lam),
 };
+
+trampolines! {
+    /// `OpenNDKAdapterHandler` (ndkpi.md §6.1).
+    pub fn open(
+        miniport_adapter_context: NDIS_HANDLE,
+        parameters: *mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
+        ndk_adapter: *mut *mut NDK_ADAPTER,
+    ) -> NDIS_STATUS => adapter_open(miniport_adapter_context, parameters, ndk_adapter);
+    /// `CloseNDKAdapterHandler` (ndkpi.md §1.3, §6.1).
+    pub fn close(miniport_adapter_context: NDIS_HANDLE, ndk_adapter: *mut NDK_ADAPTER)
+        => adapter_close(miniport_adapter_context, ndk_adapter);
+    /// `NdkQueryAdapterInfo` (ndkpi.md §6.3).
+    fn query_adapter_info(
+        ndk_adapter: *mut NDK_ADAPTER,
+        info: *mut NDK_ADAPTER_INFO,
+        buffer_size: *mut ULONG,
+    ) -> NTSTATUS => adapter_info(ndk_adapter, (info, buffer_size));
+}
 
 /// The QP number of the first QP of the NDK adapter in `ndk_ports` slot `port`: each open NDK
 /// adapter numbers its QPs in its own range, so a received packet's destination QP names one.
@@ -85,22 +104,16 @@ const fn refused_status(refused: Refused) -> NDIS_STATUS {
 /// and the open undoes itself and fails `ADAPTER_NOT_READY`, or the open succeeded before the
 /// disable with a whole adapter, which NDIS closes before the `NetEventNDKDisable` completes
 /// (spec §3.6). No adapter is returned that a disable already passed.
-///
-/// # Safety
-/// Called by NDIS with our live adapter context; `parameters` and `ndk_adapter` are valid or
-/// null.
-pub unsafe extern "system" fn open(
-    miniport_adapter_context: NDIS_HANDLE,
-    parameters: *mut NDIS_OPEN_NDK_ADAPTER_PARAMETERS,
-    ndk_adapter: *mut *mut NDK_ADAPTER,
+fn adapter_open(
+    miniport: Miniport<'_>,
+    parameters: Option<&NDIS_OPEN_NDK_ADAPTER_PARAMETERS>,
+    ndk_adapter: Option<Out<'_, *mut NDK_ADAPTER>>,
 ) -> NDIS_STATUS {
-    if parameters.is_null() || ndk_adapter.is_null() {
+    let (Some(parameters), Some(ndk_adapter)) = (parameters, ndk_adapter) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: non-null, and valid for reads for the call (NDIS's contract).
-    let requested = unsafe { parameters.read() }.Version;
-    // SAFETY: NDIS passes our live context.
-    let shell = unsafe { context(miniport_adapter_context) };
+    };
+    let requested = parameters.Version;
+    let shell = miniport.context();
     let asked = Version {
         major: requested.Major,
         minor: requested.Minor,
@@ -116,15 +129,15 @@ pub unsafe extern "system" fn open(
     // to work on this one (`dcbndk_core::ndk::provider::mr`, "Token encoding").
     let seed = u8::try_from(now_ns() & 0xFF).unwrap_or(0);
     // SAFETY: the miniport handle is valid until halt, and NDIS closes every NDK adapter before
-    // it halts the miniport; the table is a static.
+    // it halts the miniport, which outlives the context too; the tables are statics.
     let made = unsafe {
         new_adapter(
             shell.handle,
-            miniport_adapter_context,
+            miniport.handle(),
             version,
             &NdkRoutines {
                 adapter: &raw const ADAPTER_DISPATCH,
-                connector: &raw const connector::CONNECTOR_DISPATCH,
+                connector: &connector::CONNECTOR_DISPATCH,
                 timer: Some(timer::provider_timer),
                 doorbell: Some(timer::provider_dpc),
             },
@@ -133,33 +146,33 @@ pub unsafe extern "system" fn open(
             seed,
         )
     };
-    let Some(object) = made else {
+    let Some(made) = made else {
         return NDIS_STATUS_RESOURCES;
     };
     // The data path: received RoCEv2 frames reach this provider from here on.
-    let block = object.cast::<NdkAdapterObject>();
-    let Some(port) = shell.ndk_ports.attach(block) else {
-        // SAFETY: made just above with this handle; nothing else knows it.
-        unsafe { free_adapter(shell.handle, object) };
-        return NDIS_STATUS_RESOURCES;
+    let attached = shell.ndk_ports.attach(made.as_ptr());
+    let refused = match attached {
+        None => Some(NDIS_STATUS_RESOURCES),
+        Some(port) if !shell.core.ndk.is_enabled() => {
+            // A disable passed while the adapter was made: it must not see this open succeed.
+            shell.ndk_ports.detach(port);
+            Some(NDIS_STATUS_ADAPTER_NOT_READY)
+        }
+        Some(_) => None,
     };
-    if !shell.core.ndk.is_enabled() {
-        // A disable passed while the adapter was made: it must not see this open succeed.
-        shell.ndk_ports.detach(port);
-        // SAFETY: made just above with this handle; detached, so nothing else reaches it.
-        unsafe { free_adapter(shell.handle, object) };
-        return NDIS_STATUS_ADAPTER_NOT_READY;
-    }
-    // SAFETY: the block made above, alive until free_adapter.
-    let owner = unsafe { adapter(object) };
+    let (Some(port), None) = (attached, refused) else {
+        // Never attached, or detached again: nothing else reaches it.
+        made.free();
+        return refused.unwrap_or(NDIS_STATUS_RESOURCES);
+    };
+    let owner = made.get();
     owner.port.store(port, Ordering::SeqCst);
     {
         let mut p = owner.provider.lock();
         p.qpn_base = qpn_base(port);
         p.cm.set_ephemeral(ephemeral_share(port, crate::resources::ndkports::MAX_OPEN));
     }
-    // SAFETY: non-null and valid for writes (NDIS's contract).
-    unsafe { ndk_adapter.write(object) };
+    ndk_adapter.write(made.into_raw());
     NDIS_STATUS_SUCCESS
 }
 
@@ -167,27 +180,16 @@ pub unsafe extern "system" fn open(
 /// object and what the consumer left open on it (`free_adapter` stops the provider's timer and
 /// doorbell first, so when this returns no callback on any of its objects is running or to
 /// come, as the NDKPI lifetime page requires of the adapter's close).
-///
-/// # Safety
-/// Called by NDIS with our live adapter context and an adapter [`open`] returned for it.
-pub unsafe extern "system" fn close(
-    miniport_adapter_context: NDIS_HANDLE,
-    ndk_adapter: *mut NDK_ADAPTER,
-) {
-    // SAFETY: NDIS passes our live context.
-    let shell = unsafe { context(miniport_adapter_context) };
-    if !ndk_adapter.is_null() {
-        // SAFETY: an adapter `open` returned (NDIS's contract).
-        let port = unsafe { adapter(ndk_adapter) }.port.load(Ordering::SeqCst);
-        // No frame reaches the provider once this returns.
-        shell.ndk_ports.detach(port);
-        // SAFETY: as above.
-        let owner = unsafe { adapter(ndk_adapter) };
-        unlist(shell, owner);
-    }
-    // SAFETY: the object came from `open` on this adapter, with the same miniport handle, and
-    // the consumer uses it no more (NDIS's contract).
-    unsafe { free_adapter(shell.handle, ndk_adapter) };
+fn adapter_close(miniport: Miniport<'_>, ndk_adapter: Option<ClosingAdapter<'_>>) {
+    let shell = miniport.context();
+    let Some(closing) = ndk_adapter else {
+        return;
+    };
+    let owner = closing.get();
+    // No frame reaches the provider once this returns.
+    shell.ndk_ports.detach(owner.port.load(Ordering::SeqCst));
+    unlist(shell, owner);
+    closing.free();
 }
 
 /// Removes what the adapter's connections and listeners listed in the adapter's NDK tables
@@ -221,38 +223,10 @@ fn unlist(shell: &AdapterContext, owner: &NdkAdapterObject) {
 /// (<https://learn.microsoft.com/en-us/windows-hardware/drivers/ddi/ndkpi/nc-ndkpi-ndk_fn_query_adapter_info>):
 /// a buffer too small gets `STATUS_BUFFER_TOO_SMALL` and the required size in `*pBufferSize`
 /// (a NULL buffer is one of no bytes); on success `*pBufferSize` is the number of bytes written.
-///
-/// # Safety
-/// Called by the consumer with an adapter [`open`] returned; `info` is valid for
-/// `*buffer_size` bytes of writes or null; `buffer_size` is valid or null.
-unsafe extern "system" fn query_adapter_info(
-    ndk_adapter: *mut NDK_ADAPTER,
-    info: *mut NDK_ADAPTER_INFO,
-    buffer_size: *mut ULONG,
-) -> NTSTATUS {
-    if ndk_adapter.is_null() || buffer_size.is_null() {
+fn adapter_info(object: Option<&NdkAdapterObject>, info: AdapterInfoOut<'_>) -> NTSTATUS {
+    let Some(object) = object.filter(|_| info.has_size()) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live adapter object (caller's contract).
-    let object = unsafe { adapter(ndk_adapter) };
-    // SAFETY: the adapter context outlives its open NDK adapters (see `open`).
-    let shell = unsafe { context(object.adapter_context) };
-    let needed = info_size(object.version);
-    let needed_ulong = ULONG::try_from(needed).unwrap_or(ULONG::MAX);
-    // SAFETY: non-null and valid for reads and writes (caller's contract).
-    let given = unsafe { buffer_size.read() };
-    // SAFETY: as above.
-    unsafe { buffer_size.write(needed_ulong) };
-    if info.is_null() || given < needed_ulong {
-        return STATUS_BUFFER_TOO_SMALL;
-    }
-    let source = (&raw const shell.ndk_info).cast::<u8>();
-    // SAFETY: `source` is the context's whole NDK_ADAPTER_INFO and `needed` is at most its
-    // size; `info` is valid for `given` >= `needed` bytes (caller's contract) and is not the
-    // context's.
-    unsafe { core::ptr::copy_nonoverlapping(source, info.cast::<u8>(), needed) };
-    // `Version` is the structure's first member: the open's version, not the context's.
-    // SAFETY: inside the `needed` bytes just written; the consumer's buffer may be unaligned.
-    unsafe { info.cast::<NDK_VERSION>().write_unaligned(object.version) };
-    NDIS_STATUS_SUCCESS
+    };
+    let shell = miniport(object);
+    info.write(&shell.ndk_info, info_size(object.version), object.version)
 }

@@ -6,17 +6,16 @@
 //! once is the inline status (§4.1). Each call then sends what the CM has to send.
 
 use dcbndk_core::ndk::provider::cm::wire::MAX_PRIVATE_DATA;
-use dcbndk_core::ndk::provider::cm::{CmStatus, ConnId, Source};
+use dcbndk_core::ndk::provider::cm::{CmStatus, Source};
 
-use super::address;
 use super::doorbell::ring_doorbell;
 use super::extension::query_extension;
-use super::objects::qp_parts;
-use crate::context::context;
+use super::objects::{connector_id, endpoint_id};
+use super::trampoline::{miniport, trampolines};
 use crate::execute::rdma::Addresses;
-use crate::resources::ndkobject::{
-    NdkAdapterObject, TAG_NDK_CONNECTOR, adapter, free_object, new_connector, object,
-};
+use crate::resources::ndk_abi::buffers::{ConnectionDataOut, PrivateData, SockAddrIn, SockAddrOut};
+use crate::resources::ndk_abi::{Closing, Out};
+use crate::resources::ndkobject::{NdkAdapterObject, NdkObject, new_connector};
 use crate::resources::provider::Calls;
 use crate::resources::provider::connect::{EventCall, RequestCall};
 use crate::resources::status::cm_status;
@@ -48,22 +47,163 @@ pub static CONNECTOR_DISPATCH: NDK_CONNECTOR_DISPATCH = NDK_CONNECTOR_DISPATCH {
     NdkDisconnect: Some(disconnect),
 };
 
+trampolines! {
+    /// `NdkCreateConnector` (ndkpi.md §2.1).
+    pub fn create_connector(
+        ndk_adapter: *mut NDK_ADAPTER,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        connector: *mut *mut NDK_CONNECTOR,
+    ) -> NTSTATUS => connector_create(ndk_adapter, connector);
+    /// `NdkCloseConnector` (ndkpi.md §1.3, §4.4).
+    fn close_connector(
+        header: *mut NDK_OBJECT_HEADER,
+        _completion: NDK_FN_CLOSE_COMPLETION,
+        _context: PVOID,
+    ) -> NTSTATUS => connector_close(header);
+    /// `NdkConnect` (ndkpi.md §4.1).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_CONNECT's signature, fixed by ndkpi.h"
+    )]
+    fn connect(
+        connector: *mut NDK_CONNECTOR,
+        qp: *mut NDK_QP,
+        src: *mut SOCKADDR,
+        src_len: ULONG,
+        dst: *mut SOCKADDR,
+        dst_len: ULONG,
+        irl: ULONG,
+        orl: ULONG,
+        data: PVOID,
+        data_len: ULONG,
+        completion: NDK_FN_REQUEST_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => connector_connect(
+        connector,
+        qp,
+        (src, src_len),
+        (dst, dst_len),
+        ReadLimits { irl, orl },
+        (data, data_len),
+        RequestCall { completion, context },
+    );
+    /// `NdkConnectWithSharedEndpoint` (ndkpi.md §4.1).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_CONNECT_WITH_SHARED_ENDPOINT's signature, fixed by ndkpi.h"
+    )]
+    fn connect_with_shared_endpoint(
+        connector: *mut NDK_CONNECTOR,
+        qp: *mut NDK_QP,
+        shared: *mut NDK_SHARED_ENDPOINT,
+        dst: *mut SOCKADDR,
+        dst_len: ULONG,
+        irl: ULONG,
+        orl: ULONG,
+        data: PVOID,
+        data_len: ULONG,
+        completion: NDK_FN_REQUEST_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => connector_connect_shared(
+        connector,
+        qp,
+        shared,
+        (dst, dst_len),
+        ReadLimits { irl, orl },
+        (data, data_len),
+        RequestCall { completion, context },
+    );
+    /// `NdkCompleteConnect` (ndkpi.md §4.1 step 3).
+    fn complete_connect(
+        connector: *mut NDK_CONNECTOR,
+        disconnect_event: NDK_FN_DISCONNECT_EVENT_CALLBACK,
+        disconnect_context: PVOID,
+        completion: NDK_FN_REQUEST_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => connector_complete_connect(
+        connector,
+        EventCall { callback: disconnect_event, context: disconnect_context },
+        RequestCall { completion, context },
+    );
+    /// `NdkAccept` (ndkpi.md §4.2 step 3).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_ACCEPT's signature, fixed by ndkpi.h"
+    )]
+    fn accept(
+        connector: *mut NDK_CONNECTOR,
+        qp: *mut NDK_QP,
+        irl: ULONG,
+        orl: ULONG,
+        data: PVOID,
+        data_len: ULONG,
+        disconnect_event: NDK_FN_DISCONNECT_EVENT_CALLBACK,
+        disconnect_context: PVOID,
+        completion: NDK_FN_REQUEST_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => connector_accept(
+        connector,
+        qp,
+        ReadLimits { irl, orl },
+        (data, data_len),
+        EventCall { callback: disconnect_event, context: disconnect_context },
+        RequestCall { completion, context },
+    );
+    /// `NdkReject` (ndkpi.md §4.2).
+    fn reject(connector: *mut NDK_CONNECTOR, data: PVOID, data_len: ULONG) -> NTSTATUS
+        => connector_reject(connector, (data, data_len));
+    /// `NdkGetConnectionData` (ndkpi.md §4.3).
+    fn get_connection_data(
+        connector: *mut NDK_CONNECTOR,
+        irl: *mut ULONG,
+        orl: *mut ULONG,
+        data: PVOID,
+        data_len: *mut ULONG,
+    ) -> NTSTATUS => connector_connection_data(connector, irl, orl, (data, data_len));
+    /// `NdkGetLocalAddress` of a connector.
+    fn get_local_address(
+        connector: *mut NDK_CONNECTOR,
+        address: *mut SOCKADDR,
+        length: *mut ULONG,
+    ) -> NTSTATUS => connector_address(connector, (address, length), End::Local);
+    /// `NdkGetPeerAddress` of a connector.
+    fn get_peer_address(
+        connector: *mut NDK_CONNECTOR,
+        address: *mut SOCKADDR,
+        length: *mut ULONG,
+    ) -> NTSTATUS => connector_address(connector, (address, length), End::Peer);
+    /// `NdkDisconnect` (ndkpi.md §4.4).
+    fn disconnect(
+        connector: *mut NDK_CONNECTOR,
+        completion: NDK_FN_REQUEST_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => connector_disconnect(connector, RequestCall { completion, context });
+}
+
+/// The inbound and outbound RDMA read limits a connect or accept offers.
+#[derive(Clone, Copy)]
+struct ReadLimits {
+    irl: ULONG,
+    orl: ULONG,
+}
+
+/// Which end of a connection's address is asked for.
+#[derive(Clone, Copy)]
+enum End {
+    Local,
+    Peer,
+}
+
 /// `NdkCreateConnector` (ndkpi.md §2.1): inline `STATUS_SUCCESS` with `*ppNdkConnector`, or
 /// `STATUS_INSUFFICIENT_RESOURCES`.
-///
-/// # Safety
-/// Called by the consumer with an adapter `open` returned; `connector` valid for a write.
-pub unsafe extern "system" fn create_connector(
-    ndk_adapter: *mut NDK_ADAPTER,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    connector: *mut *mut NDK_CONNECTOR,
+fn connector_create(
+    owner: Option<&NdkAdapterObject>,
+    connector: Option<Out<'_, *mut NDK_CONNECTOR>>,
 ) -> NTSTATUS {
-    if ndk_adapter.is_null() || connector.is_null() {
+    let (Some(owner), Some(connector)) = (owner, connector) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live adapter object (caller's contract).
-    let owner = unsafe { adapter(ndk_adapter) };
+    };
     let mut p = owner.provider.lock();
     let id = match p.create_connector() {
         Ok(id) => id,
@@ -76,64 +216,23 @@ pub unsafe extern "system" fn create_connector(
     };
     p.set_connector_object(id, made);
     drop(p);
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { connector.write(made) };
+    connector.write(made);
     NDIS_STATUS_SUCCESS
-}
-
-/// The connector's id and adapter (`None`: a connector the provider no longer has).
-///
-/// # Safety
-/// `connector` is a live connector of this provider.
-unsafe fn parts<'a>(connector: *mut NDK_CONNECTOR) -> (Option<ConnId>, &'a NdkAdapterObject) {
-    // SAFETY: the caller's contract.
-    let block = unsafe { object(connector) };
-    // SAFETY: the adapter outlives its objects (ndkpi.md §1.3).
-    let owner = unsafe { &*block.adapter };
-    let id = owner.provider.lock().connector_at(block.slot);
-    (id, owner)
-}
-
-/// Copies the consumer's private data (at most `MAX_PRIVATE_DATA` bytes) into `out`.
-///
-/// # Safety
-/// `data` is valid for `len` bytes of reads when non-null.
-unsafe fn private_data(data: PVOID, len: ULONG, out: &mut [u8; MAX_PRIVATE_DATA]) -> Option<&[u8]> {
-    let len = usize::try_from(len).ok()?;
-    if len == 0 {
-        return Some(&[]);
-    }
-    if data.is_null() {
-        return None;
-    }
-    let dst = out.get_mut(..len)?;
-    // SAFETY: `len` bytes are readable at `data` (caller's contract).
-    unsafe { core::ptr::copy_nonoverlapping(data.cast::<u8>(), dst.as_mut_ptr(), len) };
-    Some(&*dst)
 }
 
 /// `NdkCloseConnector` (ndkpi.md §1.3, §4.4): an abortive end of its connection (the peer is
 /// told; the QP's requests are flushed); synchronous.
-///
-/// # Safety
-/// Called by the consumer with a live connector of this provider.
-unsafe extern "system" fn close_connector(
-    header: *mut NDK_OBJECT_HEADER,
-    _completion: NDK_FN_CLOSE_COMPLETION,
-    _context: PVOID,
-) -> NTSTATUS {
-    if header.is_null() {
+fn connector_close(connector: Option<Closing<'_, NDK_CONNECTOR>>) -> NTSTATUS {
+    let Some(connector) = connector else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let connector = header.cast::<NDK_CONNECTOR>();
-    // SAFETY: the header is the first member of an NDK_CONNECTOR of ours (caller's contract).
-    let (id, owner) = unsafe { parts(connector) };
+    };
+    let owner = connector.owner();
     let mut calls = Calls::new();
-    if let Some(id) = id {
+    if let Some(id) = connector_id(connector.block()) {
         let _ = owner.provider.lock().close_connector(id, &mut calls);
     }
-    // SAFETY: its slot is free; the consumer uses it no more.
-    unsafe { free_object(owner.ndis_handle, TAG_NDK_CONNECTOR, connector) };
+    // Its slot is free; the consumer uses it no more.
+    connector.free();
     ring_doorbell(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
@@ -147,69 +246,44 @@ fn pended(owner: &NdkAdapterObject, taken: Result<(), CmStatus>) -> NTSTATUS {
     status
 }
 
-/// `NdkConnect` (ndkpi.md §4.1): to `pDestAddress` from `pSrcAddress` (port 0: an ephemeral
-/// ND port), with the read limits and private data offered.
-///
-/// # Safety
-/// Called by the consumer with a live connector and QP of this provider and valid buffers.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_CONNECT's signature, fixed by ndkpi.h"
-)]
-unsafe extern "system" fn connect(
-    connector: *mut NDK_CONNECTOR,
-    qp: *mut NDK_QP,
-    src: *mut SOCKADDR,
-    src_len: ULONG,
-    dst: *mut SOCKADDR,
-    dst_len: ULONG,
-    irl: ULONG,
-    orl: ULONG,
-    data: PVOID,
-    data_len: ULONG,
-    completion: NDK_FN_REQUEST_COMPLETION,
-    context: PVOID,
+/// `NdkConnect` (ndkpi.md §4.1): to `pDestAddress` from `pSrcAddress` (port 0: an ephemeral ND
+/// port), with the read limits and private data offered.
+fn connector_connect(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    qp: Option<&NdkObject<NDK_QP>>,
+    src: SockAddrIn<'_>,
+    dst: SockAddrIn<'_>,
+    limits: ReadLimits,
+    data: PrivateData<'_>,
+    call: RequestCall,
 ) -> NTSTATUS {
-    if connector.is_null() || qp.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    // SAFETY: caller's contract.
-    let (qp_slot, qp_owner) = unsafe { qp_parts(qp) };
-    // SAFETY: caller's contract: the address is valid for its length.
-    let source = unsafe { address::read(src, src_len) };
-    // SAFETY: as above.
-    let dest = unsafe { address::read(dst, dst_len) };
-    let (Some(id), Some(source), Some(dest)) = (id, source, dest) else {
+    let (Some(connector), Some(qp)) = (connector, qp) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    if !core::ptr::eq(owner, qp_owner) {
+    let owner = connector.owner();
+    let id = connector_id(connector);
+    let (Some(id), Some(source), Some(dest)) = (id, src.read(), dst.read()) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    if !core::ptr::eq(owner, qp.owner()) {
         return NDIS_STATUS_INVALID_PARAMETER;
     }
     let mut bytes = [0u8; MAX_PRIVATE_DATA];
-    // SAFETY: caller's contract.
-    let Some(private) = (unsafe { private_data(data, data_len, &mut bytes) }) else {
+    let Some(private) = data.copy_into(&mut bytes) else {
         return STATUS_INVALID_BUFFER_SIZE;
     };
-    let call = RequestCall {
-        completion,
-        context,
-    };
-    // SAFETY: the miniport context outlives its open NDK adapters.
-    let shell = unsafe { context_of(owner) };
-    let addresses = Addresses::of(shell);
+    let addresses = Addresses::of(miniport(owner));
     let taken = {
         let mut p = owner.provider.lock();
         addresses.give(&mut p);
         p.connect(
             now_ns(),
             id,
-            qp_slot,
+            qp.slot(),
             Source::Address(source),
             dest,
-            irl,
-            orl,
+            limits.irl,
+            limits.orl,
             private,
             call,
         )
@@ -219,181 +293,113 @@ unsafe extern "system" fn connect(
 
 /// `NdkConnectWithSharedEndpoint` (ndkpi.md §4.1): as `NdkConnect`, from the shared endpoint's
 /// address and ND port.
-///
-/// # Safety
-/// Called by the consumer with a live connector, QP and shared endpoint of this provider and
-/// valid buffers.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_CONNECT_WITH_SHARED_ENDPOINT's signature, fixed by ndkpi.h"
-)]
-unsafe extern "system" fn connect_with_shared_endpoint(
-    connector: *mut NDK_CONNECTOR,
-    qp: *mut NDK_QP,
-    shared: *mut NDK_SHARED_ENDPOINT,
-    dst: *mut SOCKADDR,
-    dst_len: ULONG,
-    irl: ULONG,
-    orl: ULONG,
-    data: PVOID,
-    data_len: ULONG,
-    completion: NDK_FN_REQUEST_COMPLETION,
-    context: PVOID,
+fn connector_connect_shared(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    qp: Option<&NdkObject<NDK_QP>>,
+    shared: Option<&NdkObject<NDK_SHARED_ENDPOINT>>,
+    dst: SockAddrIn<'_>,
+    limits: ReadLimits,
+    data: PrivateData<'_>,
+    call: RequestCall,
 ) -> NTSTATUS {
-    if connector.is_null() || qp.is_null() || shared.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    // SAFETY: caller's contract.
-    let (qp_slot, qp_owner) = unsafe { qp_parts(qp) };
-    // SAFETY: caller's contract.
-    let (endpoint, endpoint_owner) = unsafe { super::endpoint::parts(shared) };
-    // SAFETY: caller's contract: the address is valid for its length.
-    let dest = unsafe { address::read(dst, dst_len) };
-    let (Some(id), Some(endpoint), Some(dest)) = (id, endpoint, dest) else {
+    let (Some(connector), Some(qp), Some(shared)) = (connector, qp, shared) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    if !core::ptr::eq(owner, qp_owner) || !core::ptr::eq(owner, endpoint_owner) {
+    let owner = connector.owner();
+    let id = connector_id(connector);
+    let endpoint = endpoint_id(shared);
+    let (Some(id), Some(endpoint), Some(dest)) = (id, endpoint, dst.read()) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    if !core::ptr::eq(owner, qp.owner()) || !core::ptr::eq(owner, shared.owner()) {
         return NDIS_STATUS_INVALID_PARAMETER;
     }
     let mut bytes = [0u8; MAX_PRIVATE_DATA];
-    // SAFETY: caller's contract.
-    let Some(private) = (unsafe { private_data(data, data_len, &mut bytes) }) else {
+    let Some(private) = data.copy_into(&mut bytes) else {
         return STATUS_INVALID_BUFFER_SIZE;
-    };
-    let call = RequestCall {
-        completion,
-        context,
     };
     let taken = owner.provider.lock().connect(
         now_ns(),
         id,
-        qp_slot,
+        qp.slot(),
         Source::Shared(endpoint),
         dest,
-        irl,
-        orl,
+        limits.irl,
+        limits.orl,
         private,
         call,
     );
     pended(owner, taken)
 }
 
-/// The miniport context of an NDK adapter.
-///
-/// # Safety
-/// `owner` is a live NDK adapter (its miniport context outlives it).
-unsafe fn context_of(owner: &NdkAdapterObject) -> &crate::context::AdapterContext {
-    // SAFETY: the caller's contract.
-    unsafe { context(owner.adapter_context) }
-}
-
 /// `NdkCompleteConnect` (ndkpi.md §4.1 step 3).
-///
-/// # Safety
-/// Called by the consumer with a live connector of this provider.
-unsafe extern "system" fn complete_connect(
-    connector: *mut NDK_CONNECTOR,
-    disconnect_event: NDK_FN_DISCONNECT_EVENT_CALLBACK,
-    disconnect_context: PVOID,
-    completion: NDK_FN_REQUEST_COMPLETION,
-    context: PVOID,
+fn connector_complete_connect(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    event: EventCall,
+    call: RequestCall,
 ) -> NTSTATUS {
-    if connector.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    let Some(id) = id else {
+    let Some(connector) = connector else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let event = EventCall {
-        callback: disconnect_event,
-        context: disconnect_context,
+    let Some(id) = connector_id(connector) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let call = RequestCall {
-        completion,
-        context,
-    };
+    let owner = connector.owner();
     let taken = owner.provider.lock().complete_connect(id, event, call);
     pended(owner, taken)
 }
 
 /// `NdkAccept` (ndkpi.md §4.2 step 3): completes when the peer's `NdkCompleteConnect` arrives.
-///
-/// # Safety
-/// Called by the consumer with a live connector and QP of this provider and valid buffers.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_ACCEPT's signature, fixed by ndkpi.h"
-)]
-unsafe extern "system" fn accept(
-    connector: *mut NDK_CONNECTOR,
-    qp: *mut NDK_QP,
-    irl: ULONG,
-    orl: ULONG,
-    data: PVOID,
-    data_len: ULONG,
-    disconnect_event: NDK_FN_DISCONNECT_EVENT_CALLBACK,
-    disconnect_context: PVOID,
-    completion: NDK_FN_REQUEST_COMPLETION,
-    context: PVOID,
+fn connector_accept(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    qp: Option<&NdkObject<NDK_QP>>,
+    limits: ReadLimits,
+    data: PrivateData<'_>,
+    event: EventCall,
+    call: RequestCall,
 ) -> NTSTATUS {
-    if connector.is_null() || qp.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    // SAFETY: caller's contract.
-    let (qp_slot, qp_owner) = unsafe { qp_parts(qp) };
-    let Some(id) = id else {
+    let (Some(connector), Some(qp)) = (connector, qp) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    if !core::ptr::eq(owner, qp_owner) {
+    let owner = connector.owner();
+    let Some(id) = connector_id(connector) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    if !core::ptr::eq(owner, qp.owner()) {
         return NDIS_STATUS_INVALID_PARAMETER;
     }
     let mut bytes = [0u8; MAX_PRIVATE_DATA];
-    // SAFETY: caller's contract.
-    let Some(private) = (unsafe { private_data(data, data_len, &mut bytes) }) else {
+    let Some(private) = data.copy_into(&mut bytes) else {
         return STATUS_INVALID_BUFFER_SIZE;
     };
-    let event = EventCall {
-        callback: disconnect_event,
-        context: disconnect_context,
-    };
-    let call = RequestCall {
-        completion,
-        context,
-    };
-    let taken = owner
-        .provider
-        .lock()
-        .accept(now_ns(), id, qp_slot, irl, orl, private, event, call);
+    let taken = owner.provider.lock().accept(
+        now_ns(),
+        id,
+        qp.slot(),
+        limits.irl,
+        limits.orl,
+        private,
+        event,
+        call,
+    );
     pended(owner, taken)
 }
 
 /// `NdkReject` (ndkpi.md §4.2): the peer's connect fails `STATUS_CONNECTION_REFUSED` with
 /// this private data. Synchronous.
-///
-/// # Safety
-/// Called by the consumer with a live connector of this provider and valid buffers.
-unsafe extern "system" fn reject(
-    connector: *mut NDK_CONNECTOR,
-    data: PVOID,
-    data_len: ULONG,
+fn connector_reject(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    data: PrivateData<'_>,
 ) -> NTSTATUS {
-    if connector.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    let Some(id) = id else {
+    let Some(connector) = connector else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
+    let Some(id) = connector_id(connector) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let owner = connector.owner();
     let mut bytes = [0u8; MAX_PRIVATE_DATA];
-    // SAFETY: caller's contract.
-    let Some(private) = (unsafe { private_data(data, data_len, &mut bytes) }) else {
+    let Some(private) = data.copy_into(&mut bytes) else {
         return STATUS_INVALID_BUFFER_SIZE;
     };
     let done = owner.provider.lock().reject(id, private);
@@ -410,28 +416,20 @@ unsafe extern "system" fn reject(
 /// and `STATUS_BUFFER_TOO_SMALL` when it is shorter; `*pPrivateDataLength` is the required size
 /// either way. A NULL buffer with a length is a request the page says a consumer never makes:
 /// `STATUS_INVALID_PARAMETER`, nothing written. The read limits are written on success.
-///
-/// # Safety
-/// Called by the consumer with a live connector of this provider; the outputs are valid or
-/// null, `data` valid for `*data_len` bytes.
-unsafe extern "system" fn get_connection_data(
-    connector: *mut NDK_CONNECTOR,
-    irl: *mut ULONG,
-    orl: *mut ULONG,
-    data: PVOID,
-    data_len: *mut ULONG,
+fn connector_connection_data(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    irl: Option<Out<'_, ULONG>>,
+    orl: Option<Out<'_, ULONG>>,
+    data: Option<ConnectionDataOut<'_>>,
 ) -> NTSTATUS {
-    if connector.is_null() || data_len.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    let Some(id) = id else {
+    let (Some(connector), Some(data)) = (connector, data) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: caller's contract.
-    let given = unsafe { data_len.read_unaligned() };
-    if data.is_null() && given != 0 {
+    let Some(id) = connector_id(connector) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let given = data.given();
+    if !data.has_buffer() && given != 0 {
         return NDIS_STATUS_INVALID_PARAMETER;
     }
     let mut staged = [0u8; MAX_PRIVATE_DATA];
@@ -441,116 +439,68 @@ unsafe extern "system" fn get_connection_data(
     let Some(buf) = staged.get_mut(..take) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let buf = if data.is_null() { None } else { Some(buf) };
-    let got = owner.provider.lock().connection_data(id, buf);
+    let buf = if data.has_buffer() { Some(buf) } else { None };
+    let got = connector.owner().provider.lock().connection_data(id, buf);
     let (status, rds) = match got {
         Ok(d) => {
-            if !irl.is_null() {
-                // SAFETY: non-null and valid for a write (caller's contract).
-                unsafe { irl.write_unaligned(d.irl) };
+            if let Some(irl) = irl {
+                irl.write(d.irl);
             }
-            if !orl.is_null() {
-                // SAFETY: as above.
-                unsafe { orl.write_unaligned(d.orl) };
+            if let Some(orl) = orl {
+                orl.write(d.orl);
             }
             (NDIS_STATUS_SUCCESS, d.len)
         }
         Err(CmStatus::BufferTooSmall { needed }) => (STATUS_BUFFER_TOO_SMALL, needed),
         Err(status) => return cm_status(status),
     };
-    if !data.is_null() {
-        let n = usize::try_from(rds).unwrap_or(usize::MAX).min(take);
-        if let Some(src) = staged.get(..n) {
-            // SAFETY: `n` <= `*data_len` bytes are writable at `data` (caller's contract).
-            unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), data.cast::<u8>(), n) };
-        }
+    let n = usize::try_from(rds).unwrap_or(usize::MAX).min(take);
+    if let Some(src) = staged.get(..n) {
+        data.write_data(src);
     }
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { data_len.write_unaligned(rds) };
+    data.set_length(rds);
     status
 }
 
-/// `NdkGetLocalAddress` of a connector.
-///
-/// # Safety
-/// Called by the consumer with a live connector of this provider and valid buffers.
-unsafe extern "system" fn get_local_address(
-    connector: *mut NDK_CONNECTOR,
-    address: *mut SOCKADDR,
-    length: *mut ULONG,
+/// `NdkGetLocalAddress` or `NdkGetPeerAddress` of a connector: its local (or its peer's)
+/// address into the consumer's buffer.
+fn connector_address(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    address: SockAddrOut<'_>,
+    end: End,
 ) -> NTSTATUS {
-    // SAFETY: caller's contract.
-    unsafe { write_address(connector, address, length, false) }
-}
-
-/// `NdkGetPeerAddress` of a connector.
-///
-/// # Safety
-/// Called by the consumer with a live connector of this provider and valid buffers.
-unsafe extern "system" fn get_peer_address(
-    connector: *mut NDK_CONNECTOR,
-    address: *mut SOCKADDR,
-    length: *mut ULONG,
-) -> NTSTATUS {
-    // SAFETY: caller's contract.
-    unsafe { write_address(connector, address, length, true) }
-}
-
-/// The connector's local (or, with `peer`, its peer's) address into the consumer's buffer.
-///
-/// # Safety
-/// As `get_local_address`.
-unsafe fn write_address(
-    connector: *mut NDK_CONNECTOR,
-    address: *mut SOCKADDR,
-    length: *mut ULONG,
-    peer: bool,
-) -> NTSTATUS {
-    if connector.is_null() {
+    let Some(connector) = connector else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    let Some(id) = id else {
+    };
+    let Some(id) = connector_id(connector) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
     let got = {
-        let p = owner.provider.lock();
-        if peer {
-            p.cm.peer_address(id)
-        } else {
-            p.cm.local_address(id)
+        let p = connector.owner().provider.lock();
+        match end {
+            End::Peer => p.cm.peer_address(id),
+            End::Local => p.cm.local_address(id),
         }
     };
     match got {
-        // SAFETY: caller's contract.
-        Ok(a) => unsafe { address::write(&a, address, length) },
+        Ok(a) => address.write(&a),
         Err(status) => cm_status(status),
     }
 }
 
 /// `NdkDisconnect` (ndkpi.md §4.4): completes when the peer answers; the QP's requests are
 /// flushed.
-///
-/// # Safety
-/// Called by the consumer with a live connector of this provider.
-unsafe extern "system" fn disconnect(
-    connector: *mut NDK_CONNECTOR,
-    completion: NDK_FN_REQUEST_COMPLETION,
-    context: PVOID,
+fn connector_disconnect(
+    connector: Option<&NdkObject<NDK_CONNECTOR>>,
+    call: RequestCall,
 ) -> NTSTATUS {
-    if connector.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(connector) };
-    let Some(id) = id else {
+    let Some(connector) = connector else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let call = RequestCall {
-        completion,
-        context,
+    let Some(id) = connector_id(connector) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
     };
+    let owner = connector.owner();
     let taken = owner.provider.lock().disconnect(now_ns(), id, call);
     pended(owner, taken)
 }

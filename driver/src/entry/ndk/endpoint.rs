@@ -2,23 +2,20 @@
 //! adapter's table) and the `NDK_SHARED_ENDPOINT` dispatch table. The create binds the address
 //! at once (inline); a close pends while connectors use the endpoint (§1.3).
 
-use dcbndk_core::ndk::provider::cm::BindId;
-
-use super::address;
 use super::doorbell::ring_doorbell;
 use super::extension::query_extension;
-use crate::context::context;
+use super::objects::endpoint_id;
+use super::trampoline::{miniport, trampolines};
 use crate::execute::rdma::Addresses;
-use crate::resources::ndkobject::{
-    NdkAdapterObject, NdkObject, TAG_NDK_ENDPOINT, adapter, free_object, new_object, object,
-    object_header,
-};
+use crate::resources::ndk_abi::buffers::{SockAddrIn, SockAddrOut};
+use crate::resources::ndk_abi::{Closing, Out};
+use crate::resources::ndkobject::{NdkAdapterObject, NdkObject};
 use crate::resources::provider::endpoint::EndpointClose;
 use crate::resources::provider::{Calls, CloseCall};
 use crate::resources::status::cm_status;
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_OBJECT_HEADER,
-    NDK_SHARED_ENDPOINT, NDK_SHARED_ENDPOINT_DISPATCH, NdkObjectTypeSharedEndpoint,
+    NDK_SHARED_ENDPOINT, NDK_SHARED_ENDPOINT_DISPATCH,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_PENDING, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
@@ -33,34 +30,46 @@ static ENDPOINT_DISPATCH: NDK_SHARED_ENDPOINT_DISPATCH = NDK_SHARED_ENDPOINT_DIS
     NdkGetLocalAddress: Some(get_local_address),
 };
 
+trampolines! {
+    /// `NdkCreateSharedEndpoint` (ndkpi.md §2.1, §4.1).
+    pub fn create_shared_endpoint(
+        ndk_adapter: *mut NDK_ADAPTER,
+        address: *mut SOCKADDR,
+        length: ULONG,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        endpoint: *mut *mut NDK_SHARED_ENDPOINT,
+    ) -> NTSTATUS => endpoint_create(ndk_adapter, (address, length), endpoint);
+    /// `NdkCloseSharedEndpoint` (ndkpi.md §1.3).
+    fn close_shared_endpoint(
+        header: *mut NDK_OBJECT_HEADER,
+        completion: NDK_FN_CLOSE_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => endpoint_close(header, completion, context);
+    /// `NdkGetLocalAddress` of a shared endpoint.
+    fn get_local_address(
+        endpoint: *mut NDK_SHARED_ENDPOINT,
+        address: *mut SOCKADDR,
+        length: *mut ULONG,
+    ) -> NTSTATUS => endpoint_local_address(endpoint, (address, length));
+}
+
 /// `NdkCreateSharedEndpoint` (ndkpi.md §2.1, §4.1): binds `pAddress` (port 0: an ephemeral ND
 /// port). Inline `STATUS_SUCCESS` with `*ppNdkSharedEndpoint`, or the binding's status
 /// (`STATUS_INVALID_ADDRESS`, `STATUS_SHARING_VIOLATION`, `STATUS_TOO_MANY_ADDRESSES`,
 /// `STATUS_INSUFFICIENT_RESOURCES`).
-///
-/// # Safety
-/// Called by the consumer with an adapter `open` returned; `address` valid for `length` bytes;
-/// `endpoint` valid for a write.
-pub unsafe extern "system" fn create_shared_endpoint(
-    ndk_adapter: *mut NDK_ADAPTER,
-    address: *mut SOCKADDR,
-    length: ULONG,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    endpoint: *mut *mut NDK_SHARED_ENDPOINT,
+fn endpoint_create(
+    owner: Option<&NdkAdapterObject>,
+    address: SockAddrIn<'_>,
+    endpoint: Option<Out<'_, *mut NDK_SHARED_ENDPOINT>>,
 ) -> NTSTATUS {
-    if ndk_adapter.is_null() || endpoint.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let Some(a) = (unsafe { address::read(address, length) }) else {
+    let (Some(owner), Some(endpoint)) = (owner, endpoint) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: a live adapter object (caller's contract).
-    let owner = unsafe { adapter(ndk_adapter) };
-    // SAFETY: the miniport context outlives its open NDK adapters.
-    let shell = unsafe { context(owner.adapter_context) };
-    let addresses = Addresses::of(shell);
+    let Some(a) = address.read() else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let addresses = Addresses::of(miniport(owner));
     let made = {
         let mut p = owner.provider.lock();
         addresses.give(&mut p);
@@ -68,17 +77,7 @@ pub unsafe extern "system" fn create_shared_endpoint(
             Ok(id) => id,
             Err(status) => return cm_status(status),
         };
-        let block = NdkObject {
-            object: NDK_SHARED_ENDPOINT {
-                Header: object_header(owner.version, NdkObjectTypeSharedEndpoint),
-                Dispatch: &raw const ENDPOINT_DISPATCH,
-            },
-            adapter: owner,
-            slot: id.index(),
-            parent: 0,
-        };
-        // SAFETY: the miniport handle outlives the NDK adapter and its objects.
-        match unsafe { new_object(owner.ndis_handle, TAG_NDK_ENDPOINT, block) } {
+        match NdkObject::create(owner, &ENDPOINT_DISPATCH, id.index(), 0) {
             Some(made) => {
                 p.set_endpoint_object(id, made);
                 made
@@ -92,43 +91,22 @@ pub unsafe extern "system" fn create_shared_endpoint(
     };
     // The endpoint is listed from the timer's run (`execute::rdma::apply_notes`).
     ring_doorbell(owner, &Calls::new());
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { endpoint.write(made) };
+    endpoint.write(made);
     NDIS_STATUS_SUCCESS
-}
-
-/// The endpoint's id and adapter.
-///
-/// # Safety
-/// `endpoint` is a live shared endpoint of this provider.
-pub unsafe fn parts<'a>(
-    endpoint: *mut NDK_SHARED_ENDPOINT,
-) -> (Option<BindId>, &'a NdkAdapterObject) {
-    // SAFETY: the caller's contract.
-    let block = unsafe { object(endpoint) };
-    // SAFETY: the adapter outlives its objects (ndkpi.md §1.3).
-    let owner = unsafe { &*block.adapter };
-    let id = owner.provider.lock().endpoint_at(block.slot);
-    (id, owner)
 }
 
 /// `NdkCloseSharedEndpoint` (ndkpi.md §1.3): `STATUS_SUCCESS`, or `STATUS_PENDING` while
 /// connectors use it, completed when the last of them closes.
-///
-/// # Safety
-/// Called by the consumer with a live shared endpoint of this provider.
-unsafe extern "system" fn close_shared_endpoint(
-    header: *mut NDK_OBJECT_HEADER,
+fn endpoint_close(
+    endpoint: Option<Closing<'_, NDK_SHARED_ENDPOINT>>,
     completion: NDK_FN_CLOSE_COMPLETION,
     context: PVOID,
 ) -> NTSTATUS {
-    if header.is_null() {
+    let Some(endpoint) = endpoint else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let endpoint = header.cast::<NDK_SHARED_ENDPOINT>();
-    // SAFETY: the header is the first member of an NDK_SHARED_ENDPOINT of ours.
-    let (id, owner) = unsafe { parts(endpoint) };
-    let Some(id) = id else {
+    };
+    let owner = endpoint.owner();
+    let Some(id) = endpoint_id(endpoint.block()) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
     let close = CloseCall {
@@ -140,34 +118,27 @@ unsafe extern "system" fn close_shared_endpoint(
     match outcome {
         EndpointClose::Pending => NDIS_STATUS_PENDING,
         EndpointClose::Now => {
-            // SAFETY: its slot is free; the consumer uses it no more.
-            unsafe { free_object(owner.ndis_handle, TAG_NDK_ENDPOINT, endpoint) };
+            // Its slot is free; the consumer uses it no more.
+            endpoint.free();
             NDIS_STATUS_SUCCESS
         }
     }
 }
 
 /// `NdkGetLocalAddress` of a shared endpoint.
-///
-/// # Safety
-/// Called by the consumer with a live shared endpoint of this provider and valid buffers.
-unsafe extern "system" fn get_local_address(
-    endpoint: *mut NDK_SHARED_ENDPOINT,
-    address: *mut SOCKADDR,
-    length: *mut ULONG,
+fn endpoint_local_address(
+    endpoint: Option<&NdkObject<NDK_SHARED_ENDPOINT>>,
+    address: SockAddrOut<'_>,
 ) -> NTSTATUS {
-    if endpoint.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (id, owner) = unsafe { parts(endpoint) };
-    let Some(id) = id else {
+    let Some(endpoint) = endpoint else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let bound = owner.provider.lock().cm.bind_address(id);
+    let Some(id) = endpoint_id(endpoint) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let bound = endpoint.owner().provider.lock().cm.bind_address(id);
     match bound {
-        // SAFETY: caller's contract.
-        Ok(a) => unsafe { address::write(&a, address, length) },
+        Ok(a) => address.write(&a),
         Err(status) => cm_status(status),
     }
 }

@@ -20,20 +20,42 @@
 //! MDL; unmapping it here could pull it from under another user who found it in the MDL
 //! meanwhile (see `resources::mdl`). No other state of the MDL changes.
 
-use dcbndk_core::ndk::provider::mr::{Built, Geometry, lam::page_address};
+use dcbndk_core::ndk::provider::mr::Geometry;
 
-use crate::resources::mdl::{self, MdlError};
-use crate::resources::ndkobject::{NdkAdapterObject, adapter};
+use super::trampoline::trampolines;
+use crate::resources::mdl::MdlError;
+use crate::resources::ndk_abi::Out;
+use crate::resources::ndk_abi::buffers::{LamIn, LamOut, MdlChain};
+use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::status::call_status;
-use ndis_sys::ndkpi::{
-    NDK_ADAPTER, NDK_FN_REQUEST_COMPLETION, NDK_LOGICAL_ADDRESS, NDK_LOGICAL_ADDRESS_MAPPING,
-};
+use ndis_sys::ndkpi::{NDK_ADAPTER, NDK_FN_REQUEST_COMPLETION, NDK_LOGICAL_ADDRESS_MAPPING};
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS,
     STATUS_BUFFER_TOO_SMALL,
 };
 use ndis_sys::types::{NTSTATUS, PVOID, SIZE_T, ULONG};
 use ndis_sys::wdm::PMDL;
+
+trampolines! {
+    /// `NdkBuildLAM` (ndkpi.md §2.1, §5).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_BUILD_LAM's signature, fixed by ndkpi.h"
+    )]
+    pub fn build_lam(
+        ndk_adapter: *mut NDK_ADAPTER,
+        mdl: PMDL,
+        length: SIZE_T,
+        _request_completion: NDK_FN_REQUEST_COMPLETION,
+        _request_context: PVOID,
+        lam: *mut NDK_LOGICAL_ADDRESS_MAPPING,
+        lam_size: *mut ULONG,
+        fbo: *mut ULONG,
+    ) -> NTSTATUS => lam_build(ndk_adapter, mdl, length, (lam, lam_size), fbo);
+    /// `NdkReleaseLAM` (ndkpi.md §2.1).
+    pub fn release_lam(ndk_adapter: *mut NDK_ADAPTER, lam: *mut NDK_LOGICAL_ADDRESS_MAPPING)
+        => lam_release(ndk_adapter, lam);
+}
 
 /// `NdkBuildLAM` (ndkpi.md §2.1, §5): a LAM of the first `Length` bytes of the MDL chain `Mdl`.
 /// Inline: `STATUS_SUCCESS` with `*pNdkLAM` (`AdapterContext`, `AdapterPageCount`, one page
@@ -42,32 +64,17 @@ use ndis_sys::wdm::PMDL;
 /// of 0 or above `MaxRegistrationSize`, a chain not virtually contiguous over `Length` or
 /// shorter than it); `STATUS_INSUFFICIENT_RESOURCES` (the LAM table full, an MDL that cannot be
 /// mapped).
-///
-/// # Safety
-/// Called by the consumer with a live NDK adapter of this provider; an MDL chain of locked pages
-/// that stays so until the LAM is released (the DDI's contract); `pNdkLAM` null or valid for
-/// writes of `*pLAMSize` bytes; `pLAMSize` and `pFBO` valid for a read and a write.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_BUILD_LAM's signature, fixed by ndkpi.h"
-)]
-pub unsafe extern "system" fn build_lam(
-    ndk_adapter: *mut NDK_ADAPTER,
-    mdl: PMDL,
+fn lam_build(
+    owner: Option<&NdkAdapterObject>,
+    mdl: Option<MdlChain<'_>>,
     length: SIZE_T,
-    _request_completion: NDK_FN_REQUEST_COMPLETION,
-    _request_context: PVOID,
-    lam: *mut NDK_LOGICAL_ADDRESS_MAPPING,
-    lam_size: *mut ULONG,
-    fbo: *mut ULONG,
+    lam: Option<LamOut<'_>>,
+    fbo: Option<Out<'_, ULONG>>,
 ) -> NTSTATUS {
-    if ndk_adapter.is_null() || mdl.is_null() || lam_size.is_null() || fbo.is_null() {
+    let (Some(owner), Some(mdl), Some(lam), Some(fbo)) = (owner, mdl, lam, fbo) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live adapter of this provider (caller's contract).
-    let owner = unsafe { adapter(ndk_adapter) };
-    // SAFETY: the consumer's chain of valid MDLs (caller's contract).
-    let Ok((va, len)) = (unsafe { mdl::region(mdl, length) }) else {
+    };
+    let Ok((va, len)) = mdl.region(length) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
     let len64 = u64::try_from(len).unwrap_or(u64::MAX);
@@ -75,105 +82,45 @@ pub unsafe extern "system" fn build_lam(
         Ok(g) => g,
         Err(status) => return call_status(status),
     };
-    // SAFETY: valid for a read (caller's contract).
-    let given = unsafe { lam_size.read() };
-    if lam.is_null() || given < geometry.size {
-        // SAFETY: valid for a write (caller's contract).
-        unsafe { lam_size.write(geometry.size) };
+    if !lam.holds(geometry.size) {
+        lam.set_size(geometry.size);
         return STATUS_BUFFER_TOO_SMALL;
     }
-    // SAFETY: as above; the pages are locked; nothing else maps these MDLs meanwhile (the
-    // consumer does not use the chain while NdkBuildLAM runs, NDK_FN_BUILD_LAM).
-    match unsafe { mdl::map(mdl, len) } {
+    match mdl.map(len) {
         Ok(()) => {}
         Err(MdlError::Unmapped) => return NDIS_STATUS_RESOURCES,
         Err(_) => return NDIS_STATUS_INVALID_PARAMETER,
     }
-    // SAFETY: the buffer holds `given >= geometry.size` bytes (caller's contract, checked).
-    unsafe { build(owner, mdl, &geometry, len64, lam, lam_size, fbo) }
+    build(owner, mdl, &geometry, len64, &lam, fbo)
 }
 
 /// Builds the LAM in the table and writes it out (out of line: the dispatch function stays
 /// shallow).
-///
-/// # Safety
-/// As `build_lam`, with `lam` valid for writes of `geometry.size` bytes.
 #[inline(never)]
-unsafe fn build(
+fn build(
     owner: &NdkAdapterObject,
-    mdl: PMDL,
+    mdl: MdlChain<'_>,
     geometry: &Geometry,
     len: u64,
-    lam: *mut NDK_LOGICAL_ADDRESS_MAPPING,
-    lam_size: *mut ULONG,
-    fbo: *mut ULONG,
+    lam: &LamOut<'_>,
+    fbo: Out<'_, ULONG>,
 ) -> NTSTATUS {
-    let built = match owner.provider.lock().build_lam(mdl, geometry, len) {
+    let built = match owner.provider.lock().build_lam(mdl.as_raw(), geometry, len) {
         Ok(built) => built,
         Err(status) => return call_status(status),
     };
-    // SAFETY: the function contract.
-    unsafe { write_lam(lam, geometry, &built) };
-    // SAFETY: valid for a write (caller's contract).
-    unsafe { lam_size.write(geometry.size) };
-    // SAFETY: as above.
-    unsafe { fbo.write(geometry.fbo) };
+    lam.write(geometry.pages, built.first);
+    lam.set_size(geometry.size);
+    fbo.write(geometry.fbo);
     NDIS_STATUS_SUCCESS
-}
-
-/// Writes `NDK_LOGICAL_ADDRESS_MAPPING`: `AdapterContext` (page 0's address, which
-/// `NdkReleaseLAM` reads back: the consumer must not modify it), `AdapterPageCount` and the
-/// page addresses. Unaligned writes: only the size of the consumer's buffer is promised.
-///
-/// # Safety
-/// `lam` is valid for writes of `geometry.size` bytes.
-unsafe fn write_lam(lam: *mut NDK_LOGICAL_ADDRESS_MAPPING, geometry: &Geometry, built: &Built) {
-    let context = usize::try_from(built.first).unwrap_or(0);
-    // SAFETY: inside the buffer (function contract); only the member's address is taken.
-    let member = unsafe { &raw mut (*lam).AdapterContext };
-    // SAFETY: the member's 8 bytes are inside the buffer (`geometry.size` >= 24).
-    unsafe { member.write_unaligned(core::ptr::without_provenance_mut(context)) };
-    // SAFETY: inside the buffer (function contract); only the member's address is taken.
-    let member = unsafe { &raw mut (*lam).AdapterPageCount };
-    // SAFETY: the member's 4 bytes are inside the buffer.
-    unsafe { member.write_unaligned(geometry.pages) };
-    // SAFETY: inside the buffer (function contract); only the member's address is taken.
-    let array = unsafe { &raw mut (*lam).AdapterPageArray }.cast::<NDK_LOGICAL_ADDRESS>();
-    for page in 0..geometry.pages {
-        // Page addresses have bit 63 clear: positive NDK_LOGICAL_ADDRESSes.
-        let address = page_address(built.first, page)
-            .and_then(|a| i64::try_from(a).ok())
-            .unwrap_or(0);
-        let Ok(i) = usize::try_from(page) else {
-            return;
-        };
-        // SAFETY: entry `i < AdapterPageCount` of the array, which `geometry.size` bytes hold.
-        let at = unsafe { array.add(i) };
-        // SAFETY: as above: 8 writable bytes of the buffer.
-        unsafe { at.write_unaligned(address) };
-    }
 }
 
 /// `NdkReleaseLAM` (ndkpi.md §2.1): the LAM whose `AdapterContext` the buffer holds stops
 /// resolving; its MDL chain is the consumer's again. A LAM this adapter does not have (released
 /// already, or a buffer it never wrote) changes nothing.
-///
-/// # Safety
-/// Called by the consumer with a live NDK adapter of this provider and a LAM buffer that
-/// `NdkBuildLAM` filled (valid for reads of its header).
-pub unsafe extern "system" fn release_lam(
-    ndk_adapter: *mut NDK_ADAPTER,
-    lam: *mut NDK_LOGICAL_ADDRESS_MAPPING,
-) {
-    if ndk_adapter.is_null() || lam.is_null() {
+fn lam_release(owner: Option<&NdkAdapterObject>, lam: Option<LamIn<'_>>) {
+    let (Some(owner), Some(lam)) = (owner, lam) else {
         return;
-    }
-    // SAFETY: a live adapter of this provider (caller's contract).
-    let owner = unsafe { adapter(ndk_adapter) };
-    // SAFETY: a LAM buffer (caller's contract); only the member's address is taken.
-    let member = unsafe { &raw const (*lam).AdapterContext };
-    // SAFETY: its first 8 bytes, readable (caller's contract).
-    let context = unsafe { member.read_unaligned() };
-    let context = u64::try_from(context.addr()).unwrap_or(0);
-    owner.provider.lock().release_lam(context);
+    };
+    owner.provider.lock().release_lam(lam.adapter_context());
 }

@@ -3,7 +3,6 @@
 //! item that raises the NDK PnP events.
 
 pub mod adapter;
-pub mod address;
 pub mod connector;
 pub mod cq;
 pub mod doorbell;
@@ -15,9 +14,9 @@ pub mod mr;
 pub mod objects;
 pub mod pd;
 pub mod qp;
-pub mod sgl;
 pub mod srq;
 pub mod timer;
+pub mod trampoline;
 
 use core::sync::atomic::Ordering;
 

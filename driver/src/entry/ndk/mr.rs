@@ -3,15 +3,18 @@
 //! completion callback follows, §1.2); a close deregisters first and is synchronous.
 
 use super::extension::query_extension;
-use super::objects::{mr_parts as parts, pd_parts};
+use super::objects::{mr_ids, pd_id};
+use super::trampoline::trampolines;
 use crate::execute::rdma;
-use crate::resources::mdl::{self, MdlError};
-use crate::resources::ndkobject::{NdkObject, TAG_NDK_MR, free_object, new_object, object_header};
+use crate::resources::mdl::MdlError;
+use crate::resources::ndk_abi::buffers::MdlChain;
+use crate::resources::ndk_abi::{Closing, Out};
+use crate::resources::ndkobject::NdkObject;
 use crate::resources::provider::Calls;
 use crate::resources::status::call_status;
 use ndis_sys::ndkpi::{
     NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION, NDK_MR,
-    NDK_MR_DISPATCH, NDK_OBJECT_HEADER, NDK_PD, NdkObjectTypeMr,
+    NDK_MR_DISPATCH, NDK_OBJECT_HEADER, NDK_PD,
 };
 use ndis_sys::status::{NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_RESOURCES, NDIS_STATUS_SUCCESS};
 use ndis_sys::types::{BOOLEAN, NTSTATUS, PVOID, SIZE_T, UINT32, ULONG};
@@ -28,44 +31,72 @@ static MR_DISPATCH: NDK_MR_DISPATCH = NDK_MR_DISPATCH {
     NdkGetLocalTokenFromMr: Some(local_token),
 };
 
+trampolines! {
+    /// `NdkCreateMr` (ndkpi.md §2.3, §5).
+    pub fn create_mr(
+        ndk_pd: *mut NDK_PD,
+        fast_register: BOOLEAN,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        mr: *mut *mut NDK_MR,
+    ) -> NTSTATUS => mr_create(ndk_pd, fast_register != 0, mr);
+    /// `NdkCloseMr` (ndkpi.md §5).
+    fn close_mr(
+        header: *mut NDK_OBJECT_HEADER,
+        _completion: NDK_FN_CLOSE_COMPLETION,
+        _context: PVOID,
+    ) -> NTSTATUS => mr_close(header);
+    /// `NdkRegisterMr` (ndkpi.md §5).
+    fn register_mr(
+        mr: *mut NDK_MR,
+        mdl: PMDL,
+        length: SIZE_T,
+        flags: ULONG,
+        _completion: NDK_FN_REQUEST_COMPLETION,
+        _context: PVOID,
+    ) -> NTSTATUS => mr_register(mr, mdl, length, flags);
+    /// `NdkDeregisterMr` (ndkpi.md §5).
+    fn deregister_mr(
+        mr: *mut NDK_MR,
+        _completion: NDK_FN_REQUEST_COMPLETION,
+        _context: PVOID,
+    ) -> NTSTATUS => mr_deregister(mr);
+    /// `NdkInitializeFastRegisterMr` (ndkpi.md §5).
+    fn initialize_fast_register(
+        mr: *mut NDK_MR,
+        page_count: ULONG,
+        remote_access: BOOLEAN,
+        _completion: NDK_FN_REQUEST_COMPLETION,
+        _context: PVOID,
+    ) -> NTSTATUS => mr_init_fast_register(mr, page_count, remote_access != 0);
+    /// `NdkGetLocalTokenFromMr` (ndkpi.md §5).
+    fn local_token(mr: *mut NDK_MR) -> UINT32 => mr_local_token(mr);
+    /// `NdkGetRemoteTokenFromMr` (ndkpi.md §5).
+    fn remote_token(mr: *mut NDK_MR) -> UINT32 => mr_remote_token(mr);
+}
+
 /// `NdkCreateMr` (ndkpi.md §2.3, §5): a region of `pd`, for `NdkRegisterMr` or, with
 /// `FastRegister`, for `NdkInitializeFastRegisterMr` and `NdkFastRegister`. Inline
 /// `STATUS_SUCCESS` with `*ppNdkMr`, `STATUS_INVALID_PARAMETER`, or
 /// `STATUS_INSUFFICIENT_RESOURCES` (the region table full, the pool exhausted).
-///
-/// # Safety
-/// Called by the consumer with a live PD of this provider; `mr` valid for a write.
-pub unsafe extern "system" fn create_mr(
-    ndk_pd: *mut NDK_PD,
-    fast_register: BOOLEAN,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    mr: *mut *mut NDK_MR,
+fn mr_create(
+    pd: Option<&NdkObject<NDK_PD>>,
+    fast_register: bool,
+    mr: Option<Out<'_, *mut NDK_MR>>,
 ) -> NTSTATUS {
-    if ndk_pd.is_null() || mr.is_null() {
+    let (Some(pd), Some(mr)) = (pd, mr) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live PD (caller's contract).
-    let (pd, owner) = unsafe { pd_parts(ndk_pd) };
-    let Some(pd) = pd else {
+    };
+    let owner = pd.owner();
+    let Some(pd) = pd_id(pd) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
     let mut provider = owner.provider.lock();
-    let id = match provider.create_mr(pd, fast_register != 0) {
+    let id = match provider.create_mr(pd, fast_register) {
         Ok(id) => id,
         Err(status) => return call_status(status),
     };
-    let block = NdkObject {
-        object: NDK_MR {
-            Header: object_header(owner.version, NdkObjectTypeMr),
-            Dispatch: &raw const MR_DISPATCH,
-        },
-        adapter: owner,
-        slot: id.index(),
-        parent: pd.index(),
-    };
-    // SAFETY: the miniport handle outlives the NDK adapter and its objects.
-    let Some(made) = (unsafe { new_object(owner.ndis_handle, TAG_NDK_MR, block) }) else {
+    let Some(made) = NdkObject::create(owner, &MR_DISPATCH, id.index(), pd.index()) else {
         let mut calls = Calls::new();
         provider.close_mr(pd, id, &mut calls);
         drop(provider);
@@ -74,33 +105,23 @@ pub unsafe extern "system" fn create_mr(
     };
     provider.set_mr_object(id, made);
     drop(provider);
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { mr.write(made) };
+    mr.write(made);
     NDIS_STATUS_SUCCESS
 }
 
 /// `NdkCloseMr` (ndkpi.md §5): deregisters a registered region, frees it, and completes the
 /// PD's pending close if it was the last successor. Always synchronous.
-///
-/// # Safety
-/// Called by the consumer with a live MR of this provider.
-unsafe extern "system" fn close_mr(
-    header: *mut NDK_OBJECT_HEADER,
-    _completion: NDK_FN_CLOSE_COMPLETION,
-    _context: PVOID,
-) -> NTSTATUS {
-    if header.is_null() {
+fn mr_close(mr: Option<Closing<'_, NDK_MR>>) -> NTSTATUS {
+    let Some(mr) = mr else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let mr = header.cast::<NDK_MR>();
-    // SAFETY: the header is the first member of an NDK_MR of ours (caller's contract).
-    let (ids, owner) = unsafe { parts(mr) };
+    };
+    let owner = mr.owner();
     let mut calls = Calls::new();
-    if let Some((id, pd)) = ids {
+    if let Some((id, pd)) = mr_ids(mr.block()) {
         owner.provider.lock().close_mr(pd, id, &mut calls);
     }
-    // SAFETY: its slot is free; the consumer uses it no more.
-    unsafe { free_object(owner.ndis_handle, TAG_NDK_MR, mr) };
+    // Its slot is free; the consumer uses it no more.
+    mr.free();
     rdma::queue_callbacks(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
@@ -111,64 +132,46 @@ unsafe extern "system" fn close_mr(
 /// `STATUS_INVALID_PARAMETER` (a chain not virtually contiguous over `Length` or shorter than
 /// it, rule 15; a zero or too long length; unknown flags), `STATUS_INVALID_DEVICE_STATE`
 /// (registered already), `STATUS_INSUFFICIENT_RESOURCES` (an MDL cannot be mapped).
-///
-/// # Safety
-/// Called by the consumer with a live MR of this provider and an MDL chain of locked pages that
-/// stays so until the region is deregistered or closed (the DDI's contract).
-unsafe extern "system" fn register_mr(
-    mr: *mut NDK_MR,
-    mdl: PMDL,
+fn mr_register(
+    mr: Option<&NdkObject<NDK_MR>>,
+    mdl: Option<MdlChain<'_>>,
     length: SIZE_T,
     flags: ULONG,
-    _completion: NDK_FN_REQUEST_COMPLETION,
-    _context: PVOID,
 ) -> NTSTATUS {
-    if mr.is_null() || mdl.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (ids, owner) = unsafe { parts(mr) };
-    let Some((id, _)) = ids else {
+    let (Some(mr), Some(mdl)) = (mr, mdl) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let len: usize = length;
-    // SAFETY: the consumer's chain of valid MDLs (caller's contract).
-    let region = unsafe { mdl::region(mdl, len) };
-    let (base, len) = match region {
+    let Some((id, _)) = mr_ids(mr) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let (base, len) = match mdl.region(length) {
         Ok(r) => r,
         Err(_) => return NDIS_STATUS_INVALID_PARAMETER,
     };
-    // SAFETY: as above; the pages are locked; nothing else maps these MDLs meanwhile (the
-    // consumer does not use the chain while the registration is in progress, §5).
-    match unsafe { mdl::map(mdl, len) } {
+    match mdl.map(len) {
         Ok(()) => {}
         Err(MdlError::Unmapped) => return NDIS_STATUS_RESOURCES,
         Err(_) => return NDIS_STATUS_INVALID_PARAMETER,
     }
     let len = u64::try_from(len).unwrap_or(u64::MAX);
-    let done = owner.provider.lock().register_mr(id, mdl, base, len, flags);
+    let done = mr
+        .owner()
+        .provider
+        .lock()
+        .register_mr(id, mdl.as_raw(), base, len, flags);
     done.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
 /// `NdkDeregisterMr` (ndkpi.md §5): the token stops working; the MR can be registered again.
 /// Inline `STATUS_SUCCESS`, or `STATUS_INVALID_DEVICE_STATE` for a region not registered.
-///
-/// # Safety
-/// Called by the consumer with a live MR of this provider.
-unsafe extern "system" fn deregister_mr(
-    mr: *mut NDK_MR,
-    _completion: NDK_FN_REQUEST_COMPLETION,
-    _context: PVOID,
-) -> NTSTATUS {
-    if mr.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (ids, owner) = unsafe { parts(mr) };
-    let Some((id, _)) = ids else {
+fn mr_deregister(mr: Option<&NdkObject<NDK_MR>>) -> NTSTATUS {
+    let Some(mr) = mr else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let done = owner.provider.lock().deregister_mr(id);
+    let Some((id, _)) = mr_ids(mr) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let done = mr.owner().provider.lock().deregister_mr(id);
     done.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
@@ -178,55 +181,39 @@ unsafe extern "system" fn deregister_mr(
 /// normal MR, 0 pages), `STATUS_IMPLEMENTATION_LIMIT` (more than `FRMRPageCount` or the pool
 /// holds), `STATUS_INVALID_DEVICE_STATE` (fast-registered now), `STATUS_INSUFFICIENT_RESOURCES`
 /// (the pool full for now).
-///
-/// # Safety
-/// Called by the consumer with a live MR of this provider.
-unsafe extern "system" fn initialize_fast_register(
-    mr: *mut NDK_MR,
+fn mr_init_fast_register(
+    mr: Option<&NdkObject<NDK_MR>>,
     page_count: ULONG,
-    remote_access: BOOLEAN,
-    _completion: NDK_FN_REQUEST_COMPLETION,
-    _context: PVOID,
+    remote_access: bool,
 ) -> NTSTATUS {
-    if mr.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (ids, owner) = unsafe { parts(mr) };
-    let Some((id, _)) = ids else {
+    let Some(mr) = mr else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let done = owner
+    let Some((id, _)) = mr_ids(mr) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let done = mr
+        .owner()
         .provider
         .lock()
         .mem
-        .init_fast_register(id, page_count, remote_access != 0);
+        .init_fast_register(id, page_count, remote_access);
     done.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
 
 /// `NdkGetLocalTokenFromMr` (ndkpi.md §5).
-///
-/// # Safety
-/// Called by the consumer with a live MR of this provider.
-unsafe extern "system" fn local_token(mr: *mut NDK_MR) -> UINT32 {
-    if mr.is_null() {
+fn mr_local_token(mr: Option<&NdkObject<NDK_MR>>) -> UINT32 {
+    let Some(mr) = mr else {
         return 0;
-    }
-    // SAFETY: caller's contract.
-    let (ids, owner) = unsafe { parts(mr) };
-    ids.map_or(0, |(id, _)| owner.provider.lock().mem.local_token(id))
+    };
+    mr_ids(mr).map_or(0, |(id, _)| mr.owner().provider.lock().mem.local_token(id))
 }
 
 /// `NdkGetRemoteTokenFromMr` (ndkpi.md §5): the same value (see
 /// `dcbndk_core::ndk::provider::mr`, "Token encoding").
-///
-/// # Safety
-/// Called by the consumer with a live MR of this provider.
-unsafe extern "system" fn remote_token(mr: *mut NDK_MR) -> UINT32 {
-    if mr.is_null() {
+fn mr_remote_token(mr: Option<&NdkObject<NDK_MR>>) -> UINT32 {
+    let Some(mr) = mr else {
         return 0;
-    }
-    // SAFETY: caller's contract.
-    let (ids, owner) = unsafe { parts(mr) };
-    ids.map_or(0, |(id, _)| owner.provider.lock().mem.remote_token(id))
+    };
+    mr_ids(mr).map_or(0, |(id, _)| mr.owner().provider.lock().mem.remote_token(id))
 }

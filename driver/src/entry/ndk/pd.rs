@@ -7,16 +7,16 @@
 use dcbndk_core::ndk::provider::mr::PdClose;
 
 use super::extension::query_extension;
-use super::objects::pd_parts as parts;
+use super::objects::pd_id;
+use super::trampoline::trampolines;
 use super::{mr, qp, srq};
-use crate::resources::ndkobject::{
-    NdkObject, TAG_NDK_PD, adapter, free_object, new_object, object_header,
-};
+use crate::resources::ndk_abi::{Closing, Out};
+use crate::resources::ndkobject::{NdkAdapterObject, NdkObject};
 use crate::resources::provider::CloseCall;
 use crate::resources::status::call_status;
 use ndis_sys::ndkpi::{
     NDK_ADAPTER, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_MW, NDK_OBJECT_HEADER,
-    NDK_PD, NDK_PD_DISPATCH, NdkObjectTypePd,
+    NDK_PD, NDK_PD_DISPATCH,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_PENDING,
@@ -36,65 +36,64 @@ static PD_DISPATCH: NDK_PD_DISPATCH = NDK_PD_DISPATCH {
     NdkGetPrivilegedMemoryRegionToken: Some(get_privileged_token),
 };
 
+trampolines! {
+    /// `NdkCreatePd` (ndkpi.md §2.1).
+    pub fn create_pd(
+        ndk_adapter: *mut NDK_ADAPTER,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        pd: *mut *mut NDK_PD,
+    ) -> NTSTATUS => pd_create(ndk_adapter, pd);
+    /// `NdkClosePd` (ndkpi.md §1.3).
+    fn close_pd(
+        header: *mut NDK_OBJECT_HEADER,
+        completion: NDK_FN_CLOSE_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => pd_close(header, completion, context);
+    /// `NdkCreateMw` (ndkpi.md §5).
+    fn create_mw(
+        _pd: *mut NDK_PD,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        _mw: *mut *mut NDK_MW,
+    ) -> NTSTATUS => mw_create();
+    /// `NdkGetPrivilegedMemoryRegionToken` (ndkpi.md §5).
+    fn get_privileged_token(pd: *mut NDK_PD, token: *mut UINT32) => privileged_token(pd, token);
+}
+
 /// `NdkCreatePd` (ndkpi.md §2.1): inline `STATUS_SUCCESS` with `*ppNdkPd`, or
 /// `STATUS_INSUFFICIENT_RESOURCES` when the provider's PD table is full or the pool exhausted.
-///
-/// # Safety
-/// Called by the consumer with an adapter `open` returned; `pd` valid for a write.
-pub unsafe extern "system" fn create_pd(
-    ndk_adapter: *mut NDK_ADAPTER,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    pd: *mut *mut NDK_PD,
-) -> NTSTATUS {
-    if ndk_adapter.is_null() || pd.is_null() {
+fn pd_create(owner: Option<&NdkAdapterObject>, pd: Option<Out<'_, *mut NDK_PD>>) -> NTSTATUS {
+    let (Some(owner), Some(pd)) = (owner, pd) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live adapter object (caller's contract).
-    let owner = unsafe { adapter(ndk_adapter) };
+    };
     let mut provider = owner.provider.lock();
     let id = match provider.create_pd() {
         Ok(id) => id,
         Err(status) => return call_status(status),
     };
-    let block = NdkObject {
-        object: NDK_PD {
-            Header: object_header(owner.version, NdkObjectTypePd),
-            Dispatch: &raw const PD_DISPATCH,
-        },
-        adapter: owner,
-        slot: id.index(),
-        parent: 0,
-    };
-    // SAFETY: the miniport handle outlives the NDK adapter and its objects.
-    let Some(made) = (unsafe { new_object(owner.ndis_handle, TAG_NDK_PD, block) }) else {
+    let Some(made) = NdkObject::create(owner, &PD_DISPATCH, id.index(), 0) else {
         provider.discard_pd(id);
         return NDIS_STATUS_RESOURCES;
     };
     provider.set_pd_object(id, made);
     drop(provider);
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { pd.write(made) };
+    pd.write(made);
     NDIS_STATUS_SUCCESS
 }
 
 /// `NdkClosePd` (ndkpi.md §1.3): `STATUS_SUCCESS`, or `STATUS_PENDING` while regions, SRQs or
 /// QPs of the PD are open, completed through `CloseCompletion` when the last closes.
-///
-/// # Safety
-/// Called by the consumer with a live PD of this provider.
-unsafe extern "system" fn close_pd(
-    header: *mut NDK_OBJECT_HEADER,
+fn pd_close(
+    pd: Option<Closing<'_, NDK_PD>>,
     completion: NDK_FN_CLOSE_COMPLETION,
     context: PVOID,
 ) -> NTSTATUS {
-    if header.is_null() {
+    let Some(pd) = pd else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let pd = header.cast::<NDK_PD>();
-    // SAFETY: the header is the first member of an NDK_PD of ours (caller's contract).
-    let (id, owner) = unsafe { parts(pd) };
-    let Some(id) = id else {
+    };
+    let owner = pd.owner();
+    let Some(id) = pd_id(pd.block()) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
     let close = CloseCall {
@@ -105,8 +104,8 @@ unsafe extern "system" fn close_pd(
     match outcome {
         PdClose::Pending => NDIS_STATUS_PENDING,
         PdClose::Now => {
-            // SAFETY: its slot is free; the consumer uses it no more.
-            unsafe { free_object(owner.ndis_handle, TAG_NDK_PD, pd) };
+            // Its slot is free; the consumer uses it no more.
+            pd.free();
             NDIS_STATUS_SUCCESS
         }
     }
@@ -114,30 +113,16 @@ unsafe extern "system" fn close_pd(
 
 /// `NdkCreateMw`: this adapter offers no memory windows (`MaxMwCount` 0 in its adapter
 /// information), so the call fails inline with `STATUS_NOT_SUPPORTED` (ndkpi.md §5).
-///
-/// # Safety
-/// None: no argument is dereferenced.
-unsafe extern "system" fn create_mw(
-    _pd: *mut NDK_PD,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    _mw: *mut *mut NDK_MW,
-) -> NTSTATUS {
+const fn mw_create() -> NTSTATUS {
     NDIS_STATUS_NOT_SUPPORTED
 }
 
 /// `NdkGetPrivilegedMemoryRegionToken` (ndkpi.md §5): the token that lets an SGE carry an
 /// adapter logical address, with local access only.
-///
-/// # Safety
-/// Called by the consumer with a live PD of this provider; `token` valid for a write or null.
-unsafe extern "system" fn get_privileged_token(pd: *mut NDK_PD, token: *mut UINT32) {
-    if pd.is_null() || token.is_null() {
+fn privileged_token(pd: Option<&NdkObject<NDK_PD>>, token: Option<Out<'_, UINT32>>) {
+    let (Some(pd), Some(token)) = (pd, token) else {
         return;
-    }
-    // SAFETY: caller's contract.
-    let (_, owner) = unsafe { parts(pd) };
-    let value = owner.provider.lock().mem.privileged_token();
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { token.write_unaligned(value) };
+    };
+    let value = pd.owner().provider.lock().mem.privileged_token();
+    token.write(value);
 }

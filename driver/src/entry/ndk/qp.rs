@@ -12,20 +12,19 @@ use dcbndk_core::ndk::provider::op_flags;
 use dcbndk_core::ndk::provider::qp::{Operation, QpLimits, Sge};
 
 use super::extension::query_extension;
-use super::objects::{cq_slot, mr_parts, pd_parts, srq_slot};
-use super::sgl::{MAX_SGES, sges};
+use super::objects::{mr_ids, pd_id};
+use super::trampoline::trampolines;
 use crate::execute::rdma;
-use crate::resources::ndkobject::{
-    NdkAdapterObject, NdkObject, TAG_NDK_QP, free_object, new_object, object, object_header,
-};
+use crate::resources::ndk_abi::buffers::{FastRegisterPages, MAX_SGES, SgeList};
+use crate::resources::ndk_abi::{AnyObject, Closing, Out};
+use crate::resources::ndkobject::{NdkAdapterObject, NdkObject};
 use crate::resources::provider::qp::QpCreate;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::status::call_status;
 use crate::resources::timer::now_ns;
 use ndis_sys::ndkpi::{
     NDK_CQ, NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_LOGICAL_ADDRESS, NDK_MR, NDK_MW,
-    NDK_OBJECT_HEADER, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE, NDK_SRQ, NdkObjectTypeMr,
-    NdkObjectTypeQp,
+    NDK_OBJECT_HEADER, NDK_PD, NDK_QP, NDK_QP_DISPATCH, NDK_SGE, NDK_SRQ,
 };
 use ndis_sys::status::{
     NDIS_STATUS_INVALID_PARAMETER, NDIS_STATUS_NOT_SUPPORTED, NDIS_STATUS_RESOURCES,
@@ -48,105 +47,239 @@ static QP_DISPATCH: NDK_QP_DISPATCH = NDK_QP_DISPATCH {
     NdkSendAndInvalidate: Some(send_and_invalidate),
 };
 
-/// `NdkCreateQp` (ndkpi.md §2.3): a QP on `pd` completing into `pReceiveCq` and
-/// `pInitiatorCq`, with the queue depths, SGE counts and inline size asked (each at most the
-/// adapter's limit, else `STATUS_INVALID_PARAMETER`, rule 14). Inline `STATUS_SUCCESS` with
-/// `*ppNdkQp`, or `STATUS_INSUFFICIENT_RESOURCES`.
-///
-/// # Safety
-/// Called by the consumer with a live PD and live CQs of this provider; `qp` valid for a write.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_CREATE_QP's signature, fixed by ndkpi.h"
-)]
-pub unsafe extern "system" fn create_qp(
-    ndk_pd: *mut NDK_PD,
-    receive_cq: *mut NDK_CQ,
-    initiator_cq: *mut NDK_CQ,
-    qp_context: PVOID,
-    receive_depth: ULONG,
-    initiator_depth: ULONG,
-    max_receive_sge: ULONG,
-    max_initiator_sge: ULONG,
-    inline_data_size: ULONG,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    qp: *mut *mut NDK_QP,
-) -> NTSTATUS {
-    if ndk_pd.is_null() || receive_cq.is_null() || initiator_cq.is_null() || qp.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live PD (caller's contract).
-    let (pd, owner) = unsafe { pd_parts(ndk_pd) };
-    let Some(pd) = pd else {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    };
-    // SAFETY: live CQs (caller's contract).
-    let (receive_slot, receive_owner) = unsafe { cq_slot(receive_cq) };
-    // SAFETY: as above.
-    let (initiator_slot, initiator_owner) = unsafe { cq_slot(initiator_cq) };
-    if !core::ptr::eq(receive_owner, owner) || !core::ptr::eq(initiator_owner, owner) {
-        // A CQ of another NDK adapter \[INFER: objects of one adapter only\].
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let create = QpCreate {
-        pd,
-        receive_cq: receive_slot,
-        initiator_cq: initiator_slot,
-        context: qp_context as usize,
-        limits: QpLimits {
+trampolines! {
+    /// `NdkCreateQp` (ndkpi.md §2.3).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_CREATE_QP's signature, fixed by ndkpi.h"
+    )]
+    pub fn create_qp(
+        ndk_pd: *mut NDK_PD,
+        receive_cq: *mut NDK_CQ,
+        initiator_cq: *mut NDK_CQ,
+        qp_context: PVOID,
+        receive_depth: ULONG,
+        initiator_depth: ULONG,
+        max_receive_sge: ULONG,
+        max_initiator_sge: ULONG,
+        inline_data_size: ULONG,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        qp: *mut *mut NDK_QP,
+    ) -> NTSTATUS => qp_create(
+        ndk_pd,
+        receive_cq,
+        initiator_cq,
+        qp_context,
+        QpLimits {
             receive_depth,
             initiator_depth,
             max_receive_sge,
             max_initiator_sge,
             inline_data: inline_data_size,
         },
+        qp,
+    );
+    /// `NdkCreateQpWithSrq` (ndkpi.md §2.3).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_CREATE_QP_WITH_SRQ's signature, fixed by ndkpi.h"
+    )]
+    pub fn create_qp_with_srq(
+        ndk_pd: *mut NDK_PD,
+        receive_cq: *mut NDK_CQ,
+        initiator_cq: *mut NDK_CQ,
+        srq: *mut NDK_SRQ,
+        qp_context: PVOID,
+        initiator_depth: ULONG,
+        max_initiator_sge: ULONG,
+        inline_data_size: ULONG,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        qp: *mut *mut NDK_QP,
+    ) -> NTSTATUS => qp_create_with_srq(
+        ndk_pd,
+        receive_cq,
+        initiator_cq,
+        srq,
+        qp_context,
+        // The receive depth and SGE count are the SRQ's (`Provider::create_qp`).
+        QpLimits {
+            receive_depth: 0,
+            initiator_depth,
+            max_receive_sge: 0,
+            max_initiator_sge,
+            inline_data: inline_data_size,
+        },
+        qp,
+    );
+    /// `NdkCloseQp` (ndkpi.md §1.3-§1.4).
+    fn close_qp(
+        header: *mut NDK_OBJECT_HEADER,
+        _completion: NDK_FN_CLOSE_COMPLETION,
+        _context: PVOID,
+    ) -> NTSTATUS => qp_close(header);
+    /// `NdkFlush` (ndkpi.md §1.4).
+    fn flush(qp: *mut NDK_QP) => qp_flush(qp);
+    /// `NdkSend` (ndkpi.md §2.4).
+    fn send(qp: *mut NDK_QP, context: PVOID, sgl: *const NDK_SGE, n: ULONG, flags: ULONG)
+        -> NTSTATUS => post(qp, context, Operation::Send { invalidate: None }, (sgl, n), flags);
+    /// `NdkSendAndInvalidate` (NDKPI 1.2, ndkpi.md §2.4, §5): the peer's receive invalidates
+    /// `RemoteToken`.
+    fn send_and_invalidate(
+        qp: *mut NDK_QP,
+        context: PVOID,
+        sgl: *const NDK_SGE,
+        n: ULONG,
+        flags: ULONG,
+        remote_token: UINT32,
+    ) -> NTSTATUS => post(
+        qp,
+        context,
+        Operation::Send { invalidate: Some(remote_token) },
+        (sgl, n),
+        flags,
+    );
+    /// `NdkRead` (ndkpi.md §2.4).
+    fn read(
+        qp: *mut NDK_QP,
+        context: PVOID,
+        sgl: *const NDK_SGE,
+        n: ULONG,
+        remote_address: UINT64,
+        remote_token: UINT32,
+        flags: ULONG,
+    ) -> NTSTATUS => post(
+        qp,
+        context,
+        Operation::Read { remote_va: remote_address, remote_token },
+        (sgl, n),
+        flags,
+    );
+    /// `NdkWrite` (ndkpi.md §2.4).
+    fn write(
+        qp: *mut NDK_QP,
+        context: PVOID,
+        sgl: *const NDK_SGE,
+        n: ULONG,
+        remote_address: UINT64,
+        remote_token: UINT32,
+        flags: ULONG,
+    ) -> NTSTATUS => post(
+        qp,
+        context,
+        Operation::Write { remote_va: remote_address, remote_token },
+        (sgl, n),
+        flags,
+    );
+    /// `NdkReceive` (ndkpi.md §2.4): may be posted before the QP connects.
+    fn receive(qp: *mut NDK_QP, context: PVOID, sgl: *const NDK_SGE, n: ULONG) -> NTSTATUS
+        => queue_receive(qp, context, (sgl, n));
+    /// `NdkBind` (ndkpi.md §5).
+    fn bind(
+        _qp: *mut NDK_QP,
+        _context: PVOID,
+        _mr: *mut NDK_MR,
+        _mw: *mut NDK_MW,
+        _va: PVOID,
+        _len: SIZE_T,
+        _flags: ULONG,
+    ) -> NTSTATUS => mw_bind();
+    /// `NdkFastRegister` (ndkpi.md §5).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_FAST_REGISTER's signature, fixed by ndkpi.h"
+    )]
+    fn fast_register(
+        qp: *mut NDK_QP,
+        context: PVOID,
+        ndk_mr: *mut NDK_MR,
+        page_count: ULONG,
+        pages: *const NDK_LOGICAL_ADDRESS,
+        fbo: ULONG,
+        length: SIZE_T,
+        base_va: PVOID,
+        flags: ULONG,
+    ) -> NTSTATUS => qp_fast_register(
+        qp,
+        context,
+        ndk_mr,
+        (
+            pages,
+            FastRegistration {
+                page_count,
+                fbo,
+                len: u64::try_from(length).unwrap_or(u64::MAX),
+                base_va: base_va as u64,
+                flags,
+                ticket: 0,
+            },
+        ),
+    );
+    /// `NdkInvalidate` (ndkpi.md §5).
+    fn invalidate(qp: *mut NDK_QP, context: PVOID, header: *mut NDK_OBJECT_HEADER, flags: ULONG)
+        -> NTSTATUS => qp_invalidate(qp, context, header, flags);
+}
+
+/// `NdkCreateQp` (ndkpi.md §2.3): a QP on `pd` completing into `pReceiveCq` and
+/// `pInitiatorCq`, with the queue depths, SGE counts and inline size asked (each at most the
+/// adapter's limit, else `STATUS_INVALID_PARAMETER`, rule 14). Inline `STATUS_SUCCESS` with
+/// `*ppNdkQp`, or `STATUS_INSUFFICIENT_RESOURCES`.
+fn qp_create(
+    pd: Option<&NdkObject<NDK_PD>>,
+    receive_cq: Option<&NdkObject<NDK_CQ>>,
+    initiator_cq: Option<&NdkObject<NDK_CQ>>,
+    qp_context: PVOID,
+    limits: QpLimits,
+    qp: Option<Out<'_, *mut NDK_QP>>,
+) -> NTSTATUS {
+    let (Some(pd), Some(receive_cq), Some(initiator_cq), Some(qp)) =
+        (pd, receive_cq, initiator_cq, qp)
+    else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let owner = pd.owner();
+    let Some(pd) = pd_id(pd) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    if !core::ptr::eq(receive_cq.owner(), owner) || !core::ptr::eq(initiator_cq.owner(), owner) {
+        // A CQ of another NDK adapter \[INFER: objects of one adapter only\].
+        return NDIS_STATUS_INVALID_PARAMETER;
+    }
+    let create = QpCreate {
+        pd,
+        receive_cq: receive_cq.slot(),
+        initiator_cq: initiator_cq.slot(),
+        context: qp_context as usize,
+        limits,
         srq: None,
     };
-    // SAFETY: a live adapter object; `qp` valid for a write (caller's contract).
-    unsafe { make(owner, create, qp) }
+    create_qp_object(owner, create, qp)
 }
 
 /// `NdkCreateQpWithSrq` (ndkpi.md §2.3): as `NdkCreateQp`, its receives taken from `pSrq`
 /// (an SRQ of the same PD, else `STATUS_INVALID_PARAMETER`), its receive ring sized by it.
 /// Inline `STATUS_SUCCESS` with `*ppNdkQp`, `STATUS_INVALID_PARAMETER` (an initiator depth, SGE
 /// count or inline size above the adapter's, a closed SRQ) or `STATUS_INSUFFICIENT_RESOURCES`.
-///
-/// # Safety
-/// Called by the consumer with a live PD, CQs and SRQ of this provider; `qp` valid for a write.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_CREATE_QP_WITH_SRQ's signature, fixed by ndkpi.h"
-)]
-pub unsafe extern "system" fn create_qp_with_srq(
-    ndk_pd: *mut NDK_PD,
-    receive_cq: *mut NDK_CQ,
-    initiator_cq: *mut NDK_CQ,
-    srq: *mut NDK_SRQ,
+fn qp_create_with_srq(
+    pd: Option<&NdkObject<NDK_PD>>,
+    receive_cq: Option<&NdkObject<NDK_CQ>>,
+    initiator_cq: Option<&NdkObject<NDK_CQ>>,
+    srq: Option<&NdkObject<NDK_SRQ>>,
     qp_context: PVOID,
-    initiator_depth: ULONG,
-    max_initiator_sge: ULONG,
-    inline_data_size: ULONG,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    qp: *mut *mut NDK_QP,
+    limits: QpLimits,
+    qp: Option<Out<'_, *mut NDK_QP>>,
 ) -> NTSTATUS {
-    let null = ndk_pd.is_null() || receive_cq.is_null() || initiator_cq.is_null();
-    if null || srq.is_null() || qp.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live PD (caller's contract).
-    let (pd, owner) = unsafe { pd_parts(ndk_pd) };
-    let Some(pd) = pd else {
+    let (Some(pd), Some(receive_cq), Some(initiator_cq), Some(srq), Some(qp)) =
+        (pd, receive_cq, initiator_cq, srq, qp)
+    else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: live CQs and SRQ (caller's contract).
-    let (receive_slot, receive_owner) = unsafe { cq_slot(receive_cq) };
-    // SAFETY: as above.
-    let (initiator_slot, initiator_owner) = unsafe { cq_slot(initiator_cq) };
-    // SAFETY: as above.
-    let (srq_index, srq_owner) = unsafe { srq_slot(srq) };
-    let ours = [receive_owner, initiator_owner, srq_owner]
+    let owner = pd.owner();
+    let Some(pd) = pd_id(pd) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let ours = [receive_cq.owner(), initiator_cq.owner(), srq.owner()]
         .iter()
         .all(|o| core::ptr::eq(*o, owner));
     if !ours {
@@ -155,48 +288,31 @@ pub unsafe extern "system" fn create_qp_with_srq(
     }
     let create = QpCreate {
         pd,
-        receive_cq: receive_slot,
-        initiator_cq: initiator_slot,
+        receive_cq: receive_cq.slot(),
+        initiator_cq: initiator_cq.slot(),
         context: qp_context as usize,
-        // The receive depth and SGE count are the SRQ's (`Provider::create_qp`).
-        limits: QpLimits {
-            receive_depth: 0,
-            initiator_depth,
-            max_receive_sge: 0,
-            max_initiator_sge,
-            inline_data: inline_data_size,
-        },
-        srq: Some(srq_index),
+        limits,
+        srq: Some(srq.slot()),
     };
-    // SAFETY: a live adapter object; `qp` valid for a write (caller's contract).
-    unsafe { make(owner, create, qp) }
+    create_qp_object(owner, create, qp)
 }
 
 /// Creates the QP `create` describes and its object, writing it to `qp`: the end of both
 /// creates. Out of line: its frame (the object block, the callbacks a failure owes) is not
 /// under the creates' argument checks.
-///
-/// # Safety
-/// `owner` is the live adapter object of the create's objects; `qp` valid for a write.
 #[inline(never)]
-unsafe fn make(owner: &NdkAdapterObject, create: QpCreate, qp: *mut *mut NDK_QP) -> NTSTATUS {
+fn create_qp_object(
+    owner: &NdkAdapterObject,
+    create: QpCreate,
+    qp: Out<'_, *mut NDK_QP>,
+) -> NTSTATUS {
     let pd = create.pd;
     let mut provider = owner.provider.lock();
     let slot = match provider.create_qp(create) {
         Ok(slot) => slot,
         Err(status) => return call_status(status),
     };
-    let block = NdkObject {
-        object: NDK_QP {
-            Header: object_header(owner.version, NdkObjectTypeQp),
-            Dispatch: &raw const QP_DISPATCH,
-        },
-        adapter: owner,
-        slot,
-        parent: pd.index(),
-    };
-    // SAFETY: the miniport handle outlives the NDK adapter and its objects.
-    let Some(made) = (unsafe { new_object(owner.ndis_handle, TAG_NDK_QP, block) }) else {
+    let Some(made) = NdkObject::create(owner, &QP_DISPATCH, slot, pd.index()) else {
         let mut calls = Calls::new();
         let _ = provider.close_qp(slot, &mut calls);
         drop(provider);
@@ -205,62 +321,36 @@ unsafe fn make(owner: &NdkAdapterObject, create: QpCreate, qp: *mut *mut NDK_QP)
     };
     provider.set_qp_object(slot, made);
     drop(provider);
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { qp.write(made) };
+    qp.write(made);
     NDIS_STATUS_SUCCESS
-}
-
-/// The QP's slot and adapter behind a consumer's pointer.
-///
-/// # Safety
-/// `qp` is a live QP of this provider.
-unsafe fn parts<'a>(qp: *mut NDK_QP) -> (usize, &'a NdkAdapterObject) {
-    // SAFETY: the caller's contract.
-    let block = unsafe { object(qp) };
-    // SAFETY: the adapter outlives its objects (ndkpi.md §1.3).
-    let owner = unsafe { &*block.adapter };
-    (block.slot, owner)
 }
 
 /// `NdkCloseQp` (ndkpi.md §1.3-§1.4): outstanding requests complete `STATUS_CANCELLED` on the
 /// CQs (which outlive the QP), the QP stops being a successor of its CQs and PD (completing
 /// their pending closes), and the close is synchronous.
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider.
-unsafe extern "system" fn close_qp(
-    header: *mut NDK_OBJECT_HEADER,
-    _completion: NDK_FN_CLOSE_COMPLETION,
-    _context: PVOID,
-) -> NTSTATUS {
-    if header.is_null() {
+fn qp_close(qp: Option<Closing<'_, NDK_QP>>) -> NTSTATUS {
+    let Some(qp) = qp else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let qp = header.cast::<NDK_QP>();
-    // SAFETY: the header is the first member of an NDK_QP of ours (caller's contract).
-    let (slot, owner) = unsafe { parts(qp) };
+    };
+    let owner = qp.owner();
     let mut calls = Calls::new();
-    let _ = owner.provider.lock().close_qp(slot, &mut calls);
-    // SAFETY: its slot is free; the consumer uses it no more.
-    unsafe { free_object(owner.ndis_handle, TAG_NDK_QP, qp) };
+    let _ = owner.provider.lock().close_qp(qp.slot(), &mut calls);
+    // Its slot is free; the consumer uses it no more.
+    qp.free();
     rdma::queue_callbacks(owner, &calls);
     NDIS_STATUS_SUCCESS
 }
 
 /// `NdkFlush` (ndkpi.md §1.4): every outstanding request completes `STATUS_CANCELLED`.
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider.
-unsafe extern "system" fn flush(qp: *mut NDK_QP) {
-    if qp.is_null() {
+fn qp_flush(qp: Option<&NdkObject<NDK_QP>>) {
+    let Some(qp) = qp else {
         return;
-    }
-    // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { parts(qp) };
+    };
+    let owner = qp.owner();
     let mut calls = Calls::new();
     {
         let mut p = owner.provider.lock();
-        p.flush_qp(slot, &mut calls);
+        p.flush_qp(qp.slot(), &mut calls);
         if p.notes.pending() {
             // A connected QP's flush is its connection's error: the doorbell's run counts it,
             // even with no completion to deliver.
@@ -270,50 +360,38 @@ unsafe extern "system" fn flush(qp: *mut NDK_QP) {
     rdma::queue_callbacks(owner, &calls);
 }
 
-/// Posts an initiator request; the doorbell, rung under the same acquisition of the provider's
-/// lock, sends what it makes ready.
-///
-/// # Safety
-/// `qp` is a live QP of this provider; `sgl` valid for `n` reads.
-unsafe fn post(
-    qp: *mut NDK_QP,
+/// Posts an initiator request (`NdkSend`, `NdkSendAndInvalidate`, `NdkRead`, `NdkWrite`,
+/// `NdkInvalidate`); the doorbell, rung under the same acquisition of the provider's lock,
+/// sends what it makes ready.
+fn post(
+    qp: Option<&NdkObject<NDK_QP>>,
     context: PVOID,
     operation: Operation,
-    sgl: *const NDK_SGE,
-    n: ULONG,
+    sgl: SgeList<'_>,
     flags: ULONG,
 ) -> NTSTATUS {
-    // SAFETY: the caller's contract.
-    let (status, _) = unsafe { queue(qp, context, operation, sgl, n, flags) };
-    status
+    let Some(qp) = qp else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    queue(qp, context, operation, sgl, flags)
 }
 
 /// Queues an initiator request and moves any completion it makes ready (a QP in error
-/// completes it `STATUS_CANCELLED` at once), deferring the notifications. Returns the status and
-/// the adapter, its doorbell rung. Out of line: its frame (the SGE list) is gone before the
-/// caller returns.
-///
-/// # Safety
-/// `qp` is a live QP of this provider; `sgl` valid for `n` reads.
+/// completes it `STATUS_CANCELLED` at once), deferring the notifications; the doorbell rings.
+/// Out of line: its frame (the SGE list) is gone before the caller returns.
 #[inline(never)]
-unsafe fn queue<'a>(
-    qp: *mut NDK_QP,
+fn queue(
+    qp: &NdkObject<NDK_QP>,
     context: PVOID,
     operation: Operation,
-    sgl: *const NDK_SGE,
-    n: ULONG,
+    sgl: SgeList<'_>,
     flags: ULONG,
-) -> (NTSTATUS, Option<&'a NdkAdapterObject>) {
-    if qp.is_null() {
-        return (NDIS_STATUS_INVALID_PARAMETER, None);
-    }
+) -> NTSTATUS {
     let mut staged = [Sge::EMPTY; MAX_SGES];
-    // SAFETY: caller's contract.
-    let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
-        return (NDIS_STATUS_INVALID_PARAMETER, None);
+    let Some(list) = sgl.copy_into(&mut staged) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { parts::<'a>(qp) };
+    let (slot, owner) = (qp.slot(), qp.owner());
     let posted = {
         let mut provider = owner.provider.lock();
         let posted = provider.post(slot, context as usize, operation, list, flags);
@@ -329,133 +407,23 @@ unsafe fn queue<'a>(
         ring_posted(owner, &mut provider, slot);
         posted
     };
-    let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);
-    (status, Some(owner))
+    posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS)
 }
 
-/// `NdkSend` (ndkpi.md §2.4).
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
-unsafe extern "system" fn send(
-    qp: *mut NDK_QP,
-    context: PVOID,
-    sgl: *const NDK_SGE,
-    n: ULONG,
-    flags: ULONG,
-) -> NTSTATUS {
-    // SAFETY: caller's contract.
-    unsafe {
-        post(
-            qp,
-            context,
-            Operation::Send { invalidate: None },
-            sgl,
-            n,
-            flags,
-        )
-    }
-}
-
-/// `NdkSendAndInvalidate` (NDKPI 1.2, ndkpi.md §2.4, §5): the peer's receive invalidates
-/// `RemoteToken`.
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
-unsafe extern "system" fn send_and_invalidate(
-    qp: *mut NDK_QP,
-    context: PVOID,
-    sgl: *const NDK_SGE,
-    n: ULONG,
-    flags: ULONG,
-    remote_token: UINT32,
-) -> NTSTATUS {
-    let op = Operation::Send {
-        invalidate: Some(remote_token),
-    };
-    // SAFETY: caller's contract.
-    unsafe { post(qp, context, op, sgl, n, flags) }
-}
-
-/// `NdkRead` (ndkpi.md §2.4).
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
-unsafe extern "system" fn read(
-    qp: *mut NDK_QP,
-    context: PVOID,
-    sgl: *const NDK_SGE,
-    n: ULONG,
-    remote_address: UINT64,
-    remote_token: UINT32,
-    flags: ULONG,
-) -> NTSTATUS {
-    let op = Operation::Read {
-        remote_va: remote_address,
-        remote_token,
-    };
-    // SAFETY: caller's contract.
-    unsafe { post(qp, context, op, sgl, n, flags) }
-}
-
-/// `NdkWrite` (ndkpi.md §2.4).
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
-unsafe extern "system" fn write(
-    qp: *mut NDK_QP,
-    context: PVOID,
-    sgl: *const NDK_SGE,
-    n: ULONG,
-    remote_address: UINT64,
-    remote_token: UINT32,
-    flags: ULONG,
-) -> NTSTATUS {
-    let op = Operation::Write {
-        remote_va: remote_address,
-        remote_token,
-    };
-    // SAFETY: caller's contract.
-    unsafe { post(qp, context, op, sgl, n, flags) }
-}
-
-/// `NdkReceive` (ndkpi.md §2.4): may be posted before the QP connects.
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider; `sgl` valid for `n` reads.
-unsafe extern "system" fn receive(
-    qp: *mut NDK_QP,
-    context: PVOID,
-    sgl: *const NDK_SGE,
-    n: ULONG,
-) -> NTSTATUS {
-    // SAFETY: the caller's contract.
-    unsafe { queue_receive(qp, context, sgl, n) }
-}
-
-/// Queues a receive (see [`queue`]). Nothing is sent for it: a SEND the responder refused for
-/// want of a receive is retried by its requester (RNR, ndkpi.md §7.5), so the doorbell rings
-/// only when the post left callbacks owed (a receive on a flushed QP completes at once).
-///
-/// # Safety
-/// As `receive`.
+/// `NdkReceive`: queues a receive (see [`queue`]). Nothing is sent for it: a SEND the
+/// responder refused for want of a receive is retried by its requester (RNR, ndkpi.md §7.5),
+/// so the doorbell rings only when the post left callbacks owed (a receive on a flushed QP
+/// completes at once).
 #[inline(never)]
-unsafe fn queue_receive(
-    qp: *mut NDK_QP,
-    context: PVOID,
-    sgl: *const NDK_SGE,
-    n: ULONG,
-) -> NTSTATUS {
-    if qp.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let mut staged = [Sge::EMPTY; MAX_SGES];
-    // SAFETY: caller's contract.
-    let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
+fn queue_receive(qp: Option<&NdkObject<NDK_QP>>, context: PVOID, sgl: SgeList<'_>) -> NTSTATUS {
+    let Some(qp) = qp else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { parts(qp) };
+    let mut staged = [Sge::EMPTY; MAX_SGES];
+    let Some(list) = sgl.copy_into(&mut staged) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let (slot, owner) = (qp.slot(), qp.owner());
     let mut calls = Calls::new();
     let posted = {
         let mut provider = owner.provider.lock();
@@ -484,18 +452,7 @@ fn ring_posted(owner: &NdkAdapterObject, provider: &mut Provider, slot: usize) {
 
 /// `NdkBind`: no memory windows on this adapter (`MaxMwCount` 0): `STATUS_NOT_SUPPORTED`
 /// inline, no completion (ndkpi.md §5).
-///
-/// # Safety
-/// None: no argument is dereferenced.
-unsafe extern "system" fn bind(
-    _qp: *mut NDK_QP,
-    _context: PVOID,
-    _mr: *mut NDK_MR,
-    _mw: *mut NDK_MW,
-    _va: PVOID,
-    _len: SIZE_T,
-    _flags: ULONG,
-) -> NTSTATUS {
+const fn mw_bind() -> NTSTATUS {
     NDIS_STATUS_NOT_SUPPORTED
 }
 
@@ -508,111 +465,65 @@ unsafe extern "system" fn bind(
 /// another adapter), `STATUS_ACCESS_VIOLATION` (remote flags on a region initialized without
 /// remote access, the DDI's status; another PD's region), or the posting statuses. The rest is
 /// checked when it runs (the completion's status).
-///
-/// # Safety
-/// Called by the consumer with a live QP and MR of this provider; `pages` valid for reads of
-/// `page_count` entries.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_FAST_REGISTER's signature, fixed by ndkpi.h"
-)]
-unsafe extern "system" fn fast_register(
-    qp: *mut NDK_QP,
+fn qp_fast_register(
+    qp: Option<&NdkObject<NDK_QP>>,
     context: PVOID,
-    ndk_mr: *mut NDK_MR,
-    page_count: ULONG,
-    pages: *const NDK_LOGICAL_ADDRESS,
-    fbo: ULONG,
-    length: SIZE_T,
-    base_va: PVOID,
-    flags: ULONG,
+    mr: Option<&NdkObject<NDK_MR>>,
+    registration: FastRegisterPages<'_>,
 ) -> NTSTATUS {
-    if ndk_mr.is_null() || qp.is_null() {
+    let (Some(qp), Some(mr)) = (qp, mr) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let registration = FastRegistration {
-        page_count,
-        fbo,
-        len: u64::try_from(length).unwrap_or(u64::MAX),
-        base_va: base_va as u64,
-        flags,
-        ticket: 0,
     };
-    // SAFETY: the caller's contract.
-    let (status, _) = unsafe { queue_fast_register(qp, context, ndk_mr, registration, pages) };
-    status
+    queue_fast_register(qp, context, mr, registration)
 }
 
 /// Stages and queues an `NdkFastRegister` under one hold of the provider's lock (see
 /// [`queue`]; out of line for the same reason).
-///
-/// # Safety
-/// As `fast_register`.
 #[inline(never)]
-unsafe fn queue_fast_register<'a>(
-    qp: *mut NDK_QP,
+fn queue_fast_register(
+    qp: &NdkObject<NDK_QP>,
     context: PVOID,
-    ndk_mr: *mut NDK_MR,
-    mut registration: FastRegistration,
-    pages: *const NDK_LOGICAL_ADDRESS,
-) -> (NTSTATUS, Option<&'a NdkAdapterObject>) {
-    // SAFETY: a live MR (caller's contract).
-    let (ids, mr_owner) = unsafe { mr_parts(ndk_mr) };
-    // SAFETY: a live QP (caller's contract).
-    let (slot, owner) = unsafe { parts::<'a>(qp) };
-    let Some((mr, _)) = ids.filter(|_| core::ptr::eq(mr_owner, owner)) else {
-        return (NDIS_STATUS_INVALID_PARAMETER, None);
+    mr: &NdkObject<NDK_MR>,
+    registration: FastRegisterPages<'_>,
+) -> NTSTATUS {
+    let ids = mr_ids(mr);
+    let (slot, owner) = (qp.slot(), qp.owner());
+    let Some((mr, _)) = ids.filter(|_| core::ptr::eq(mr.owner(), owner)) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
     };
-    let flags = registration.flags;
+    let flags = registration.flags();
     let posted = {
         let mut provider = owner.provider.lock();
-        // SAFETY: the consumer's array of `page_count` entries (caller's contract).
-        let staged = unsafe { provider.stage_fast_register(slot, mr, &registration, pages) };
-        let posted = staged.and_then(|ticket| {
-            registration.ticket = ticket;
+        let staged = registration.stage(&mut provider, slot, mr);
+        let posted = staged.and_then(|registration| {
             let op = Operation::FastRegister { mr, registration };
             provider.post(slot, context as usize, op, &[], flags)
         });
         ring_posted(owner, &mut provider, slot);
         posted
     };
-    let status = posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS);
-    (status, Some(owner))
+    posted.map_or_else(call_status, |_| NDIS_STATUS_SUCCESS)
 }
 
 /// `NdkInvalidate` (ndkpi.md §5): a work request that ends a fast registration. Only regions
 /// exist (no memory windows), so any other object type is `STATUS_INVALID_PARAMETER`.
-///
-/// # Safety
-/// Called by the consumer with a live QP of this provider and the header of a live MR or MW.
-unsafe extern "system" fn invalidate(
-    qp: *mut NDK_QP,
+fn qp_invalidate(
+    qp: Option<&NdkObject<NDK_QP>>,
     context: PVOID,
-    header: *mut NDK_OBJECT_HEADER,
+    object: Option<AnyObject<'_>>,
     flags: ULONG,
 ) -> NTSTATUS {
-    if header.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live object header (caller's contract).
-    let kind = unsafe { (*header).ObjectType };
-    if kind != NdkObjectTypeMr {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: an MR's header is the first member of its NDK_MR.
-    let (ids, _) = unsafe { mr_parts(header.cast::<NDK_MR>()) };
-    let Some((mr, _)) = ids else {
+    let Some(mr) = object.and_then(|o| o.downcast::<NDK_MR>()) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: caller's contract; no SGE list.
-    unsafe {
-        post(
-            qp,
-            context,
-            Operation::Invalidate { mr },
-            core::ptr::null(),
-            0,
-            flags,
-        )
-    }
+    let Some((mr, _)) = mr_ids(mr) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    post(
+        qp,
+        context,
+        Operation::Invalidate { mr },
+        SgeList::empty(),
+        flags,
+    )
 }

@@ -9,17 +9,19 @@ use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::provider::srq::{SrqClose, SrqLimits};
 
 use super::extension::query_extension;
-use super::objects::{pd_parts, srq_slot};
-use super::sgl::{MAX_SGES, sges};
+use super::objects::pd_id;
+use super::trampoline::trampolines;
 use crate::execute::rdma;
-use crate::resources::ndkobject::{NdkObject, TAG_NDK_SRQ, free_object, new_object, object_header};
+use crate::resources::ndk_abi::buffers::{MAX_SGES, SgeList};
+use crate::resources::ndk_abi::{Closing, Out};
+use crate::resources::ndkobject::NdkObject;
 use crate::resources::provider::srq::SrqCreate;
 use crate::resources::provider::{Calls, CloseCall};
 use crate::resources::status::call_status;
 use ndis_sys::ndkpi::{
     NDK_FN_CLOSE_COMPLETION, NDK_FN_CREATE_COMPLETION, NDK_FN_REQUEST_COMPLETION,
     NDK_FN_SRQ_NOTIFICATION_CALLBACK, NDK_OBJECT_HEADER, NDK_PD, NDK_SGE, NDK_SRQ,
-    NDK_SRQ_DISPATCH, NdkObjectTypeSrq,
+    NDK_SRQ_DISPATCH,
 };
 use ndis_sys::ntdef::GROUP_AFFINITY;
 use ndis_sys::status::{
@@ -35,6 +37,50 @@ static SRQ_DISPATCH: NDK_SRQ_DISPATCH = NDK_SRQ_DISPATCH {
     NdkSrqReceive: Some(srq_receive),
 };
 
+trampolines! {
+    /// `NdkCreateSrq` (ndkpi.md §2.3, `NDK_FN_CREATE_SRQ`).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "NDK_FN_CREATE_SRQ's signature, fixed by ndkpi.h"
+    )]
+    pub fn create_srq(
+        ndk_pd: *mut NDK_PD,
+        depth: ULONG,
+        max_sge: ULONG,
+        threshold: ULONG,
+        notification: NDK_FN_SRQ_NOTIFICATION_CALLBACK,
+        notification_context: PVOID,
+        _affinity: *mut GROUP_AFFINITY,
+        _create_completion: NDK_FN_CREATE_COMPLETION,
+        _request_context: PVOID,
+        srq: *mut *mut NDK_SRQ,
+    ) -> NTSTATUS => srq_create(
+        ndk_pd,
+        SrqLimits { depth, max_sge },
+        threshold,
+        notification,
+        notification_context,
+        srq,
+    );
+    /// `NdkCloseSrq` (ndkpi.md §1.3).
+    fn close_srq(
+        header: *mut NDK_OBJECT_HEADER,
+        completion: NDK_FN_CLOSE_COMPLETION,
+        context: PVOID,
+    ) -> NTSTATUS => srq_close(header, completion, context);
+    /// `NdkModifySrq` (`NDK_FN_MODIFY_SRQ`).
+    fn modify_srq(
+        srq: *mut NDK_SRQ,
+        depth: ULONG,
+        threshold: ULONG,
+        _completion: NDK_FN_REQUEST_COMPLETION,
+        _context: PVOID,
+    ) -> NTSTATUS => srq_modify(srq, depth, threshold);
+    /// `NdkSrqReceive` (`NDK_FN_SRQ_RECEIVE`).
+    fn srq_receive(srq: *mut NDK_SRQ, context: PVOID, sgl: *const NDK_SGE, n: ULONG) -> NTSTATUS
+        => srq_post_receive(srq, context, (sgl, n));
+}
+
 /// `NdkCreateSrq` (ndkpi.md §2.3, `NDK_FN_CREATE_SRQ`): an SRQ on `pd` of `SrqDepth` receives
 /// of up to `MaxReceiveRequestSge` SGEs, whose limit event goes to
 /// `SrqNotification(SrqNotificationContext, ...)` once fewer than `NotifyThreshold` receives
@@ -42,36 +88,24 @@ static SRQ_DISPATCH: NDK_SRQ_DISPATCH = NDK_SRQ_DISPATCH {
 /// run from its timer, "honour if possible"). Completes inline: `STATUS_SUCCESS` with
 /// `*ppNdkSrq`, or `STATUS_INVALID_PARAMETER` (a depth of 0 or above `MaxSrqDepth`, too many
 /// SGEs, a null argument), `STATUS_INSUFFICIENT_RESOURCES`.
-///
-/// # Safety
-/// Called by the consumer with a live PD of this provider; `srq` valid for a write.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "NDK_FN_CREATE_SRQ's signature, fixed by ndkpi.h"
-)]
-pub unsafe extern "system" fn create_srq(
-    ndk_pd: *mut NDK_PD,
-    depth: ULONG,
-    max_sge: ULONG,
+fn srq_create(
+    pd: Option<&NdkObject<NDK_PD>>,
+    limits: SrqLimits,
     threshold: ULONG,
     notification: NDK_FN_SRQ_NOTIFICATION_CALLBACK,
     notification_context: PVOID,
-    _affinity: *mut GROUP_AFFINITY,
-    _create_completion: NDK_FN_CREATE_COMPLETION,
-    _request_context: PVOID,
-    srq: *mut *mut NDK_SRQ,
+    srq: Option<Out<'_, *mut NDK_SRQ>>,
 ) -> NTSTATUS {
-    if ndk_pd.is_null() || srq.is_null() {
+    let (Some(pd), Some(srq)) = (pd, srq) else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: a live PD (caller's contract).
-    let (pd, owner) = unsafe { pd_parts(ndk_pd) };
-    let Some(pd) = pd else {
+    };
+    let owner = pd.owner();
+    let Some(pd) = pd_id(pd) else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
     let create = SrqCreate {
         pd,
-        limits: SrqLimits { depth, max_sge },
+        limits,
         threshold,
         callback: notification,
         context: notification_context,
@@ -81,24 +115,13 @@ pub unsafe extern "system" fn create_srq(
         Ok(slot) => slot,
         Err(status) => return call_status(status),
     };
-    let block = NdkObject {
-        object: NDK_SRQ {
-            Header: object_header(owner.version, NdkObjectTypeSrq),
-            Dispatch: &raw const SRQ_DISPATCH,
-        },
-        adapter: owner,
-        slot,
-        parent: pd.index(),
-    };
-    // SAFETY: the miniport handle outlives the NDK adapter and its objects.
-    let Some(made) = (unsafe { new_object(owner.ndis_handle, TAG_NDK_SRQ, block) }) else {
+    let Some(made) = NdkObject::create(owner, &SRQ_DISPATCH, slot, pd.index()) else {
         provider.discard_srq(slot);
         return NDIS_STATUS_RESOURCES;
     };
     provider.set_srq_object(slot, made);
     drop(provider);
-    // SAFETY: non-null and valid for a write (caller's contract).
-    unsafe { srq.write(made) };
+    srq.write(made);
     NDIS_STATUS_SUCCESS
 }
 
@@ -107,31 +130,29 @@ pub unsafe extern "system" fn create_srq(
 /// CQ could take them is closed, `dcbndk_core::ndk::provider::srq`); otherwise
 /// `STATUS_PENDING`, completed through `CloseCompletion` when the last of them is gone. No
 /// notification follows either.
-///
-/// # Safety
-/// Called by the consumer with a live SRQ of this provider.
-unsafe extern "system" fn close_srq(
-    header: *mut NDK_OBJECT_HEADER,
+fn srq_close(
+    srq: Option<Closing<'_, NDK_SRQ>>,
     completion: NDK_FN_CLOSE_COMPLETION,
     context: PVOID,
 ) -> NTSTATUS {
-    if header.is_null() {
+    let Some(srq) = srq else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let srq = header.cast::<NDK_SRQ>();
-    // SAFETY: the header is the first member of an NDK_SRQ of ours (caller's contract).
-    let (slot, owner) = unsafe { srq_slot(srq) };
+    };
+    let owner = srq.owner();
     let close = CloseCall {
         completion,
         context,
     };
     let mut calls = Calls::new();
-    let outcome = owner.provider.lock().close_srq(slot, close, &mut calls);
+    let outcome = owner
+        .provider
+        .lock()
+        .close_srq(srq.slot(), close, &mut calls);
     match outcome {
         SrqClose::Pending => NDIS_STATUS_PENDING,
         SrqClose::Now => {
-            // SAFETY: its slot is free; the consumer uses it no more.
-            unsafe { free_object(owner.ndis_handle, TAG_NDK_SRQ, srq) };
+            // Its slot is free; the consumer uses it no more.
+            srq.free();
             // A PD closed before the SRQ completes its close now (from the timer).
             rdma::queue_callbacks(owner, &calls);
             NDIS_STATUS_SUCCESS
@@ -145,26 +166,16 @@ unsafe extern "system" fn close_srq(
 /// otherwise armed, the notification owed at once when fewer receives are posted already).
 /// Completes inline, never `STATUS_PENDING`; `STATUS_INSUFFICIENT_RESOURCES` when the larger
 /// ring cannot be allocated. A failure changes nothing.
-///
-/// # Safety
-/// Called by the consumer with a live SRQ of this provider.
-unsafe extern "system" fn modify_srq(
-    srq: *mut NDK_SRQ,
-    depth: ULONG,
-    threshold: ULONG,
-    _completion: NDK_FN_REQUEST_COMPLETION,
-    _context: PVOID,
-) -> NTSTATUS {
-    if srq.is_null() {
+fn srq_modify(srq: Option<&NdkObject<NDK_SRQ>>, depth: ULONG, threshold: ULONG) -> NTSTATUS {
+    let Some(srq) = srq else {
         return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { srq_slot(srq) };
+    };
+    let owner = srq.owner();
     let mut calls = Calls::new();
     let modified = owner
         .provider
         .lock()
-        .modify_srq(slot, depth, threshold, &mut calls);
+        .modify_srq(srq.slot(), depth, threshold, &mut calls);
     rdma::queue_callbacks(owner, &calls);
     modified.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }
@@ -174,28 +185,22 @@ unsafe extern "system" fn modify_srq(
 /// `STATUS_INVALID_PARAMETER` for more SGEs than the SRQ's `MaxReceiveRequestSge` or more bytes
 /// than `MaxTransferLength`, `STATUS_INSUFFICIENT_RESOURCES` when `SrqDepth` receives are
 /// posted. Nothing is sent for it: a SEND that found no receive is retried by its sender (RNR).
-///
-/// # Safety
-/// Called by the consumer with a live SRQ of this provider; `sgl` valid for `n` reads.
-unsafe extern "system" fn srq_receive(
-    srq: *mut NDK_SRQ,
+fn srq_post_receive(
+    srq: Option<&NdkObject<NDK_SRQ>>,
     context: PVOID,
-    sgl: *const NDK_SGE,
-    n: ULONG,
+    sgl: SgeList<'_>,
 ) -> NTSTATUS {
-    if srq.is_null() {
-        return NDIS_STATUS_INVALID_PARAMETER;
-    }
-    let mut staged = [Sge::EMPTY; MAX_SGES];
-    // SAFETY: caller's contract.
-    let Some(list) = (unsafe { sges(sgl, n, &mut staged) }) else {
+    let Some(srq) = srq else {
         return NDIS_STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: caller's contract.
-    let (slot, owner) = unsafe { srq_slot(srq) };
-    let posted = owner
+    let mut staged = [Sge::EMPTY; MAX_SGES];
+    let Some(list) = sgl.copy_into(&mut staged) else {
+        return NDIS_STATUS_INVALID_PARAMETER;
+    };
+    let posted = srq
+        .owner()
         .provider
         .lock()
-        .srq_receive(slot, context as usize, list);
+        .srq_receive(srq.slot(), context as usize, list);
     posted.map_or_else(call_status, |()| NDIS_STATUS_SUCCESS)
 }

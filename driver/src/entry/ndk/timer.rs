@@ -6,7 +6,7 @@
 //! Both run at DISPATCH_LEVEL, outside any delivery on the wire, so their callbacks may post
 //! sends (which ring the doorbell again: the DPC runs once more after this run, no recursion).
 
-use crate::context::context;
+use super::trampoline::miniport;
 use crate::execute::drain::drain;
 use crate::execute::ndkcalls;
 use crate::execute::outside_delivery::OutsideDelivery;
@@ -77,8 +77,7 @@ pub unsafe extern "system" fn provider_dpc(
 /// three). A callback deferred after that look rang the doorbell (`rdma::schedule`), so another
 /// run makes it.
 fn service(owner: &NdkAdapterObject, by: By) {
-    // SAFETY: the miniport context outlives its open NDK adapters.
-    let shell = unsafe { context(owner.adapter_context) };
+    let shell = miniport(owner);
     if run(owner, by) {
         ndkcalls::make_deferred(owner);
         send(owner);
@@ -90,8 +89,7 @@ fn service(owner: &NdkAdapterObject, by: By) {
 /// is gone before the callbacks and the drain. Returns whether callbacks wait.
 #[inline(never)]
 fn run(owner: &NdkAdapterObject, by: By) -> bool {
-    // SAFETY: the miniport context outlives its open NDK adapters.
-    let shell = unsafe { context(owner.adapter_context) };
+    let shell = miniport(owner);
     let now = now_ns();
     let mut p = owner.provider.lock();
     match by {
@@ -111,8 +109,7 @@ fn run(owner: &NdkAdapterObject, by: By) -> bool {
 /// Out of line, as `run`.
 #[inline(never)]
 fn send(owner: &NdkAdapterObject) {
-    // SAFETY: the miniport context outlives its open NDK adapters.
-    let shell = unsafe { context(owner.adapter_context) };
+    let shell = miniport(owner);
     let addresses = Addresses::of(shell);
     let now = now_ns();
     let mut p = owner.provider.lock();
