@@ -7,7 +7,7 @@
 //! style and script only, so a browser refuses, and reports, any request that a later change
 //! might add. It reads without JavaScript (every group open); the small inline script only
 //! filters the cases and opens or closes the groups. Every text from outside (names, reasons,
-//! notes, views) is escaped. [`write`] writes a temporary file beside the target and renames it
+//! notes, views) is escaped. [`write()`] writes a temporary file beside the target and renames it
 //! over the target, so that a reader never sees half a page.
 
 use std::fmt::Write as _;
@@ -428,11 +428,16 @@ fn table(members: &[&Series]) -> String {
         return String::new();
     };
     let mut h = String::from("<table class=\"figure-data\"><caption>data</caption><thead><tr>");
+    let y = if first.kind == SeriesKind::Timeline {
+        "state"
+    } else {
+        first.y.as_str()
+    };
     let _ = write!(
         h,
         "<th scope=\"col\">series</th><th scope=\"col\">{}</th><th scope=\"col\">{}</th></tr></thead><tbody>",
         esc(&first.x),
-        esc(&first.y)
+        esc(y)
     );
     for s in members {
         for (i, p) in s.points.iter().enumerate() {
@@ -580,6 +585,7 @@ fn lines(root: &Area<'_>, members: &[&Series]) -> Result<(), String> {
     let fy = move |v: f64| if log_y { v.log10() } else { v };
     let (x0, x1) = range(xs().map(fx), false);
     let (y0, y1) = range(ys().map(fy), !log_y);
+    let y1 = headroom(y0, y1, members.len());
     let mut chart = ChartBuilder::on(root)
         .margin(12)
         .x_label_area_size(44)
@@ -650,7 +656,15 @@ fn lines(root: &Area<'_>, members: &[&Series]) -> Result<(), String> {
             }
         }
     }
-    legend(&mut chart, SeriesLabelPosition::LowerRight)
+    legend(&mut chart)
+}
+
+/// The top of a y range `y0..y1` with room above the data for a legend of `entries` lines, so
+/// that it covers none of it.
+fn headroom(y0: f64, y1: f64, entries: usize) -> f64 {
+    let plot_px = f64::from(SIZE.1) - 70.0;
+    let fraction = ((18.0 * entries as f64 + 16.0) / plot_px).min(0.6);
+    y0 + (y1 - y0) / (1.0 - fraction)
 }
 
 /// The marker of series `i`: a shape of its own, so that lines stay apart without colour.
@@ -665,7 +679,6 @@ fn marker<DB: DrawingBackend>(i: usize, c: RGBColor) -> DynElement<'static, DB, 
 
 fn legend<'a, X, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
-    position: SeriesLabelPosition,
 ) -> Result<(), String>
 where
     X: Ranged,
@@ -673,7 +686,7 @@ where
 {
     chart
         .configure_series_labels()
-        .position(position)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 13))
@@ -704,6 +717,7 @@ fn bars(root: &Area<'_>, members: &[&Series]) -> Result<(), String> {
         members.iter().flat_map(|s| s.points.iter().map(|p| p[1])),
         true,
     );
+    let y1 = headroom(0.0, y1, members.len());
     let x1 = categories as f64 - 0.5;
     let mut chart = ChartBuilder::on(root)
         .margin(12)
@@ -775,7 +789,7 @@ fn bars(root: &Area<'_>, members: &[&Series]) -> Result<(), String> {
             }
         }
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    legend(&mut chart)
 }
 
 /// One row per series; paused black, sending grey, idle left white.
@@ -791,7 +805,7 @@ fn timeline(root: &Area<'_>, members: &[&Series]) -> Result<(), String> {
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(90)
-        .build_cartesian_2d(x0..x1, -0.5..rows as f64 - 0.5)
+        .build_cartesian_2d(x0..x1, -0.5..headroom(-0.5, rows as f64 - 0.5, 2))
         .map_err(|e| e.to_string())?;
     let row_name = move |v: &f64| {
         let i = v.round();
@@ -838,7 +852,7 @@ fn timeline(root: &Area<'_>, members: &[&Series]) -> Result<(), String> {
         }
     }
     if shown.iter().any(|s| *s) {
-        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        legend(&mut chart)?;
     }
     Ok(())
 }

@@ -653,7 +653,7 @@ fn record_ets(
     record(Series::bars(
         SHARES,
         axes,
-        "configured (the strict TC: offered)",
+        "configured (strict TC: offered)",
         configured,
     ));
     let start = from as f64;
