@@ -265,6 +265,10 @@ impl Bench {
     /// frame's quanta ran, else sending in a millisecond the support adapter received its
     /// frames, else idle.
     fn record_timeline(&self) {
+        // A case that never ran the link (its sends only held or cancelled) has no timeline.
+        if self.trace.is_empty() {
+            return;
+        }
         let end = self.trace.len() as f64;
         for p in 0..8u8 {
             let windows: Vec<(f64, f64)> = self
