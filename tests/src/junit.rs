@@ -122,6 +122,7 @@ mod tests {
             status,
             reason: reason.into(),
             duration: 0.25,
+            series: Vec::new(),
         }
     }
 

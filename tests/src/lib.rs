@@ -4,6 +4,7 @@
 //! the HLK-style kit, and the data the ABI tests check the driver's declarations against.
 
 pub mod facts;
+pub mod html;
 pub mod inf;
 /// The live DCBX peer (lldpad in network namespaces): Linux only.
 #[cfg(not(windows))]

@@ -9,12 +9,14 @@
 //! hlk --junit report.xml   write JUnit XML here (default: target/hlk/report.xml)
 //! hlk --pcap DIR           write DIR/<group>.pcap: every frame on the wires of the groups
 //!                          that capture (Dcbx, QosEts), for Wireshark
+//! hlk --html FILE          write one self-contained HTML page of the run, with its figures
+//!                          (rewritten after every case: a run that stops leaves what ran)
 //! hlk scenario FILE        apply a scenario file, print the views and a diff against its own
 //! ```
 //! The exit status is 0 when every case passed (or was skipped; under `DCBNDK_REQUIRE_ALL=1` a
 //! skip fails), 1 when one failed (or a scenario's views differ, or its request was refused
-//! unexpectedly), 2 on a usage or I/O error (a `--pcap` directory or file that cannot be
-//! written among them) or a bad scenario file. Output has no colour: it
+//! unexpectedly), 2 on a usage or I/O error (a `--pcap` directory or file or an `--html` file
+//! that cannot be written among them) or a bad scenario file. Output has no colour: it
 //! reads the same in a terminal and a CI log.
 
 use std::io::Write as _;
@@ -22,6 +24,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, Command};
+use dcbndk_hlk::html::{self, Page, Settings, View};
 use dcbndk_hlk::kit::capture::{self, Sink};
 use dcbndk_hlk::kit::{self, CaseReport, Status, Totals};
 use dcbndk_hlk::scenario::{self, Scenario};
@@ -35,6 +38,7 @@ struct Cli {
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
     pcap: Option<PathBuf>,
+    html: Option<PathBuf>,
     scenario: Option<PathBuf>,
 }
 
@@ -81,6 +85,14 @@ fn command() -> Command {
                 .help("Capture the virtual wires: write DIR/<group>.pcap (classic pcap, Ethernet, for Wireshark or tshark) for each group that captures (Dcbx, QosEts), every frame that crossed the wires of its cases, as a monitor adapter on each wire received it; DIR is made if missing")
                 .long_help("Capture the virtual wires. For each group that captures (Dcbx, QosEts), write DIR/<group>.pcap: every frame that crossed the wires of its cases, one case after another, as a monitor adapter attached to each wire received it (another instance of the driver, *QOS 0, *NetworkDirect 0, promiscuous, its 802.1Q tags left in the frame). Classic libpcap format, LINKTYPE_ETHERNET, microsecond timestamps from the wire's virtual clock (millisecond resolution). MAC Control (PFC) frames are consumed by the receiving MAC and are not in it. DIR is made if missing. Without --pcap no monitor is attached."),
         )
+        .arg(
+            Arg::new("html")
+                .long("html")
+                .value_name("FILE")
+                .global(true)
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("Write one self-contained HTML page of the run (summary, cases, figures with their data, the scenario's views, settings); rewritten after every case, so a run that stops leaves the page of what ran"),
+        )
         .subcommand(
             Command::new("scenario")
                 .about("Apply a scenario file; print its views and a diff against the expected ones")
@@ -91,7 +103,7 @@ fn command() -> Command {
                         .help("The scenario file; format in tests/scenarios/README.md"),
                 ),
         )
-        .after_help("Exit status: 0 all passed, 1 a case failed or a scenario differs, 2 usage, I/O error (a --pcap file or directory among them) or bad scenario file. With DCBNDK_REQUIRE_ALL=1 in the environment a skipped case fails.")
+        .after_help("Exit status: 0 all passed, 1 a case failed or a scenario differs, 2 usage, I/O error (a --pcap file or directory or the --html file among them) or bad scenario file. With DCBNDK_REQUIRE_ALL=1 in the environment a skipped case fails.")
 }
 
 fn parse() -> Cli {
@@ -109,17 +121,55 @@ fn parse() -> Cli {
         json: m.get_one::<PathBuf>("json").cloned(),
         junit: m.get_one::<PathBuf>("junit").cloned(),
         pcap: m.get_one::<PathBuf>("pcap").cloned(),
+        html: m.get_one::<PathBuf>("html").cloned().or_else(|| {
+            m.subcommand_matches("scenario")
+                .and_then(|s| s.get_one::<PathBuf>("html").cloned())
+        }),
         scenario: m
             .subcommand_matches("scenario")
             .and_then(|s| s.get_one::<PathBuf>("FILE").cloned()),
     }
 }
 
-/// Prints a scenario's views; `Ok(true)` when it held.
-fn show_views(s: &Scenario) -> Result<bool, String> {
+/// Prints a scenario's views, and puts them on `page`; `Ok(true)` when it held.
+fn show_views(s: &Scenario, page: Option<&mut Page>) -> Result<bool, String> {
     println!("Scenario {}: {}", s.name, s.description);
     println!("  file: {}", s.path.display());
     let out = scenario::run(s)?;
+    if let Some(page) = page {
+        let mut views = vec![View {
+            command: format!("PS> Get-NetAdapterQos -Name {}", s.adapter_name),
+            text: if out.qos.is_empty() {
+                "(nothing: the adapter registered no QoS capability)".into()
+            } else {
+                out.qos.clone()
+            },
+        }];
+        if !out.rdma.is_empty() {
+            views.push(View {
+                command: format!(
+                    "PS> Get-NetAdapterRdma -Name {} | Format-List *",
+                    s.adapter_name
+                ),
+                text: out.rdma.clone(),
+            });
+        }
+        if !out.rdma_statistics.is_empty() {
+            views.push(View {
+                command: format!(
+                    "PS> (Get-NetAdapterStatistics -Name {}).RdmaStatistics | Format-List *",
+                    s.adapter_name
+                ),
+                text: out.rdma_statistics.clone(),
+            });
+        }
+        page.views = Some((format!("scenario {}: {}", s.name, s.description), views));
+        page.scenario_verdict = out.problems.iter().map(|p| format!("FAIL  {p}")).collect();
+        if out.passed() {
+            page.scenario_verdict
+                .push(format!("PASS  scenario {}", s.name));
+        }
+    }
     match &out.request_status {
         Some(status) => println!("  OID_QOS_PARAMETERS from the DCB component: {status}"),
         None => println!("  OID_QOS_PARAMETERS from the DCB component: not sent"),
@@ -164,7 +214,7 @@ fn show_views(s: &Scenario) -> Result<bool, String> {
     Ok(out.passed())
 }
 
-fn scenario_command(path: &std::path::Path) -> ExitCode {
+fn scenario_command(path: &std::path::Path, html_path: Option<&std::path::Path>) -> ExitCode {
     let s = match Scenario::load(path) {
         Ok(s) => s,
         Err(e) => {
@@ -172,7 +222,26 @@ fn scenario_command(path: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match show_views(&s) {
+    let mut page = html_path.map(|_| Page::new(settings()));
+    if let (Some(path), Some(page)) = (html_path, &page)
+        && let Err(e) = html::write(path, &page.render())
+    {
+        eprintln!("hlk: --html: {e}");
+        return ExitCode::from(2);
+    }
+    let held = show_views(&s, page.as_mut());
+    if let (Some(path), Some(page)) = (html_path, &mut page) {
+        if let Err(e) = &held {
+            page.scenario_verdict = vec![format!("FAIL  the scenario did not run: {e}")];
+        }
+        page.complete = true;
+        if let Err(e) = html::write(path, &page.render()) {
+            eprintln!("hlk: --html: {e}");
+            return ExitCode::from(2);
+        }
+        println!("HTML report: {}", path.display());
+    }
+    match held {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
@@ -182,10 +251,16 @@ fn scenario_command(path: &std::path::Path) -> ExitCode {
     }
 }
 
+/// This run's settings for the HTML page.
+fn settings() -> Settings {
+    let command: Vec<String> = std::env::args().collect();
+    Settings::of_this_run(command.join(" "), dcbndk_hlk::sim::host::driver::describe())
+}
+
 fn main() -> ExitCode {
     let cli = parse();
     if let Some(path) = &cli.scenario {
-        return scenario_command(path);
+        return scenario_command(path, cli.html.as_deref());
     }
     let groups = kit::groups();
     for name in &cli.group {
@@ -236,6 +311,24 @@ fn main() -> ExitCode {
         eprintln!("hlk: {e}");
         return ExitCode::from(2);
     }
+
+    // The page is written once before the first case: a path that cannot be written fails now,
+    // not after the run.
+    let mut page = cli.html.as_ref().map(|_| {
+        let mut page = Page::new(settings());
+        page.groups = selected
+            .iter()
+            .map(|g| (g.name.to_owned(), g.description.to_owned()))
+            .collect();
+        page
+    });
+    if let (Some(path), Some(page)) = (&cli.html, &page)
+        && let Err(e) = html::write(path, &page.render())
+    {
+        eprintln!("hlk: --html: {e}");
+        return ExitCode::from(2);
+    }
+    let mut html_failed = false;
 
     println!("dcbndk HLK-style kit: the driver runs in the simulated ndis.sys");
     println!(
@@ -315,6 +408,15 @@ fn main() -> ExitCode {
                     println!("  {mark}  {}\n        {}", r.name, r.reason);
                 }
                 let _ = std::io::stdout().flush();
+                // After every case: a run that stops (a case that takes the process down)
+                // leaves the page of what ran.
+                if let (Some(path), Some(page)) = (&cli.html, &mut page) {
+                    page.push(r.clone());
+                    if !html_failed && let Err(e) = html::write(path, &page.render()) {
+                        eprintln!("hlk: --html: {e}");
+                        html_failed = true;
+                    }
+                }
             })
         });
         if let Some(sink) = &sink {
@@ -433,7 +535,7 @@ fn main() -> ExitCode {
     if cli.group.is_empty() && cli.case.is_empty() {
         println!("\n{}", "-".repeat(80));
         scenario_ok = match Scenario::load(&scenario::default_scenario()) {
-            Ok(s) => show_views(&s).unwrap_or_else(|e| {
+            Ok(s) => show_views(&s, page.as_mut()).unwrap_or_else(|e| {
                 println!("FAIL  the default scenario did not run: {e}");
                 false
             }),
@@ -443,12 +545,22 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let (Some(path), Some(page)) = (&cli.html, &mut page) {
+        page.complete = true;
+        match html::write(path, &page.render()) {
+            Ok(()) => println!("\nHTML report:  {}", path.display()),
+            Err(e) => {
+                eprintln!("hlk: --html: {e}");
+                html_failed = true;
+            }
+        }
+    }
     println!(
         "\n{} passed, {} failed, {} skipped",
         total.passed, total.failed, total.skipped
     );
-    if pcap_failed {
-        eprintln!("hlk: a capture file could not be written (above)");
+    if pcap_failed || html_failed {
+        eprintln!("hlk: a capture file or the HTML page could not be written (above)");
         ExitCode::from(2)
     } else if failures.is_empty() && scenario_ok {
         ExitCode::SUCCESS

@@ -102,6 +102,101 @@ pub struct CaseReport {
     pub reason: String,
     /// How long it took, in seconds.
     pub duration: f64,
+    /// The series the case recorded ([`record`]), in the order it recorded them: the data of
+    /// the figures of `hlk --html`, and of the JSON report's `series`.
+    pub series: Vec<Series>,
+}
+
+/// How a [`Series`] is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeriesKind {
+    /// Points `[x, y]` joined by a line, each with a marker.
+    Line,
+    /// A bar at each `x` (bars of one figure's series side by side at the same `x`).
+    Bar,
+    /// A horizontal rule at each point's `y` across the figure (a configured value or a pass
+    /// rule beside what was measured); its `x` is ignored.
+    Rule,
+    /// One row of a timeline: points `[x, state]`, each state held until the next point's `x`
+    /// (the last until the figure's end); [`STATE_IDLE`], [`STATE_SENDING`] or
+    /// [`STATE_PAUSED`].
+    Timeline,
+}
+
+/// A timeline state: nothing sent.
+pub const STATE_IDLE: f64 = 0.0;
+/// A timeline state: frames sent.
+pub const STATE_SENDING: f64 = 1.0;
+/// A timeline state: paused by the peer (PFC).
+pub const STATE_PAUSED: f64 = 2.0;
+
+/// One series of values a case measured, drawn in the figure named `figure` (the series of one
+/// case with the same `figure` share it, and its axes: the first series' `x` and `y` label
+/// them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    /// The figure's title.
+    pub figure: String,
+    /// The x axis: what and its unit (`message size (bytes)`).
+    pub x: String,
+    /// The y axis: what and its unit (`bandwidth (MB/s)`).
+    pub y: String,
+    /// The series' own name (its legend).
+    pub name: String,
+    /// How it is drawn.
+    pub kind: SeriesKind,
+    /// Its points, `[x, y]`.
+    pub points: Vec<[f64; 2]>,
+    /// The names of its points, in their order (none, or one each): the x axis' tick labels
+    /// of a bar figure (`TC3`, a path `NODE1->NODE2`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+}
+
+impl Series {
+    /// A series of `kind` named `name` in the figure `figure` with axes `x` and `y`.
+    #[must_use]
+    pub fn new(
+        figure: impl Into<String>,
+        (x, y): (&str, &str),
+        name: impl Into<String>,
+        kind: SeriesKind,
+        points: Vec<[f64; 2]>,
+    ) -> Self {
+        Self {
+            figure: figure.into(),
+            x: x.into(),
+            y: y.into(),
+            name: name.into(),
+            kind,
+            points,
+            labels: Vec::new(),
+        }
+    }
+
+    /// The series with `labels` naming its points.
+    #[must_use]
+    pub fn labelled(mut self, labels: Vec<String>) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// Bars named `labels`, at x = 0, 1, ... (a figure's categories), of height `values`.
+    #[must_use]
+    pub fn bars(
+        figure: impl Into<String>,
+        axes: (&str, &str),
+        name: impl Into<String>,
+        bars: Vec<(String, f64)>,
+    ) -> Self {
+        let points = (0..bars.len())
+            .zip(&bars)
+            .map(|(i, b)| [i as f64, b.1])
+            .collect();
+        let labels = bars.into_iter().map(|b| b.0).collect();
+        Self::new(figure, axes, name, SeriesKind::Bar, points).labelled(labels)
+    }
 }
 
 thread_local! {
@@ -113,6 +208,17 @@ thread_local! {
 /// it as its reason (a case's figures, such as the injection points of `LowResources`).
 pub fn note(text: impl Into<String>) {
     NOTE.with(|n| *n.borrow_mut() = text.into());
+}
+
+thread_local! {
+    /// What the case running on this thread recorded for its report ([`record`]).
+    static SERIES: std::cell::RefCell<Vec<Series>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records `series` in the report of the case running on this thread (passing or not): the data
+/// of its figures, kept as measured rather than parsed back from its note.
+pub fn record(series: Series) {
+    SERIES.with(|s| s.borrow_mut().push(series));
 }
 
 /// The environment variable that turns a skipped case into a failed one when it is `1`
@@ -144,10 +250,12 @@ pub fn enforce(mut report: CaseReport, require_all: bool) -> CaseReport {
 #[must_use]
 pub fn run_case(group: &str, case: &Case) -> CaseReport {
     NOTE.with(|n| n.borrow_mut().clear());
+    SERIES.with(|s| s.borrow_mut().clear());
     let start = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| (case.run)()));
     let duration = start.elapsed().as_secs_f64();
     let noted = NOTE.with(|n| std::mem::take(&mut *n.borrow_mut()));
+    let series = SERIES.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let (status, reason) = match result {
         Ok(Ok(None)) => (Status::Pass, noted),
         Ok(Ok(Some(why))) => (Status::Skip, why),
@@ -167,6 +275,7 @@ pub fn run_case(group: &str, case: &Case) -> CaseReport {
         status,
         reason,
         duration,
+        series,
     }
 }
 
@@ -359,6 +468,7 @@ mod tests {
             status: Status::Pass,
             reason: "figures".into(),
             duration: 0.0,
+            series: Vec::new(),
         };
         assert_eq!(enforce(passed.clone(), true), passed);
         let failed = CaseReport {

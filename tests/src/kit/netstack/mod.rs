@@ -61,7 +61,7 @@ mod ndk;
 mod tcp;
 
 use crate::kit::netstack::host::{Net, Ping};
-use crate::kit::{Case, CaseResult, Group, note};
+use crate::kit::{Case, CaseResult, Group, Series, SeriesKind, note, record};
 
 /// Nodes per bench.
 pub(in crate::kit) const NODES: u8 = 3;
@@ -235,6 +235,7 @@ pub(in crate::kit) fn connectivity(changes: &Changes, prepare: &Prepare) -> Case
         prepare(net);
         let mut failures = Vec::new();
         let mut figures = Vec::new();
+        let mut answered = Vec::new();
         for (s, t) in paths(net.nodes.len()) {
             let (src, dst) = (&net.nodes[s], &net.nodes[t]);
             let path = format!("{} {} -> {}", src.name, src.ip, dst.ip);
@@ -252,6 +253,7 @@ pub(in crate::kit) fn connectivity(changes: &Changes, prepare: &Prepare) -> Case
             let success =
                 ((100.0 - failed as f64 / ICMP_SENT as f64 * 100.0) * 100.0).round() / 100.0;
             let (lat, jit) = (latency(&rtts), jitter(&rtts));
+            answered.push((short_path(&src.name, &dst.name), success));
             figures.push(format!(
                 "{path}: MTU {}, {ICMP_SENT} sent, {success} % answered, latency {lat:.3} ms, jitter {jit:.5}{}",
                 mss + 42,
@@ -263,12 +265,37 @@ pub(in crate::kit) fn connectivity(changes: &Changes, prepare: &Prepare) -> Case
                 ));
             }
         }
+        record_rule(
+            "answered pings per path against the pass rule",
+            "answered (%)",
+            answered,
+            ICMP_RELIABILITY,
+        );
         let corrupt = net.corrupt.borrow();
         if !corrupt.is_empty() {
             failures.push(format!("corrupt datagrams: {corrupt:?}"));
         }
         verdict(failures, figures)
     })
+}
+
+/// A path's name on a figure's axis: `NODE1->NODE2`.
+pub(in crate::kit) fn short_path(src: &str, dst: &str) -> String {
+    format!("{src}->{dst}")
+}
+
+/// Records a stage's figure: what each path (or node) measured, as bars, against the pass
+/// rule `rule` (a horizontal line).
+pub(in crate::kit) fn record_rule(figure: &str, y: &str, bars: Vec<(String, f64)>, rule: f64) {
+    let axes = ("path", y);
+    record(Series::bars(figure, axes, "measured", bars));
+    record(Series::new(
+        figure,
+        axes,
+        format!("pass rule ({rule} %)"),
+        SeriesKind::Rule,
+        vec![[0.0, rule]],
+    ));
 }
 
 /// The MTU stage on a bench whose nodes have `changes`, after `prepare` (which may set a node's
@@ -342,6 +369,7 @@ pub(in crate::kit) fn tcp(changes: &Changes) -> CaseResult {
     on_net(changes, |net| {
         let mut failures = Vec::new();
         let mut figures = Vec::new();
+        let mut rates = Vec::new();
         for (s, t) in paths(net.nodes.len()) {
             let (src, dst) = (&net.nodes[s], &net.nodes[t]);
             let path = format!("{} -> {} ({})", src.ip, dst.ip, dst.name);
@@ -352,6 +380,7 @@ pub(in crate::kit) fn tcp(changes: &Changes) -> CaseResult {
             let mean = run.rx_samples.iter().sum::<f64>() / run.rx_samples.len().max(1) as f64;
             let rx_gbps = (peak * 8.0 / 1e9 * 100.0).round() / 100.0;
             let pct = (rx_gbps / receiver_gbps as f64 * 100.0 * 100.0).round() / 100.0;
+            rates.push((short_path(&src.name, &dst.name), pct));
             figures.push(format!(
                 "{path}: RxGbps {rx_gbps} of {receiver_gbps} ({pct} %; mean {:.2}), MSS {}, {} segments, {} bytes delivered in order",
                 mean * 8.0 / 1e9,
@@ -365,6 +394,12 @@ pub(in crate::kit) fn tcp(changes: &Changes) -> CaseResult {
                 ));
             }
         }
+        record_rule(
+            "the receiver's peak rate per path against the pass rule",
+            "RxPctgOfLinkSpeed (% of the receiver's link speed)",
+            rates,
+            TCP_TPUT,
+        );
         let corrupt = net.corrupt.borrow();
         if !corrupt.is_empty() {
             failures.push(format!("corrupt datagrams: {corrupt:?}"));

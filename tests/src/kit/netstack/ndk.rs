@@ -52,7 +52,9 @@ use ndis_sys::status::{NDIS_STATUS_PENDING, NDIS_STATUS_SUCCESS};
 use crate::kit::capture::{self, Capture};
 use crate::kit::ndk::ping::{close_connection, connect_at, side_with};
 use crate::kit::netstack::host::{Node, start_nodes};
-use crate::kit::netstack::{Changes, GBPS, NODES, link_gbps, no_changes, paths, verdict};
+use crate::kit::netstack::{
+    Changes, GBPS, NODES, link_gbps, no_changes, paths, record_rule, verdict,
+};
 use crate::kit::{Case, CaseResult, ensure, expect_eq, finish};
 use crate::sim::ndk_connect::{Request, callback_wait};
 use crate::sim::{Adapter, Registry};
@@ -314,31 +316,40 @@ pub(in crate::kit) fn perf(changes: &Changes, shape: Shape) -> CaseResult {
         let enabled = rdma_nodes(nodes)?;
         let mut failures = Vec::new();
         let mut figures = Vec::new();
+        let mut rates = Vec::new();
         for round in shape.rounds(enabled.len()) {
             let round: Vec<(usize, usize)> = round
                 .iter()
                 .map(|&(c, s)| (enabled[c], enabled[s]))
                 .collect();
             match perf_round(nodes, &round, shape) {
-                Ok((figure, reported)) => {
+                Ok((figure, reported, measured)) => {
                     figures.push(figure);
                     figures.extend(reported);
+                    rates.extend(measured);
                 }
                 Err(why) => failures.push(why),
             }
         }
+        record_rule(
+            "each node's RDMA rate per round against Test-NetStack's rule (reported, not enforced)",
+            "RDMA rate (% of the smaller link speed)",
+            rates,
+            shape.tput(),
+        );
         verdict(failures, figures)
     })
 }
 
+/// What a round gives: its figure, the throughput rule's (reported) verdicts, and their rates
+/// (each node's role, % of the smaller link speed).
+type Round = (String, Vec<String>, Vec<(String, f64)>);
+
 /// One round: a server consumer (port 9000 + j) and a client consumer per connection, all
-/// connected, then every client's WRITEs posted at once. The round's figure and the throughput
-/// rule's (reported) verdicts; an error for anything enforced.
-fn perf_round(
-    nodes: &[Node],
-    round: &[(usize, usize)],
-    shape: Shape,
-) -> Result<(String, Vec<String>), String> {
+/// connected, then every client's WRITEs posted at once. The round's figure, the throughput
+/// rule's (reported) verdicts and their rates (each node's role, % of its link speed); an error
+/// for anything enforced.
+fn perf_round(nodes: &[Node], round: &[(usize, usize)], shape: Shape) -> Result<Round, String> {
     let name = round
         .iter()
         .map(|&(c, s)| format!("{}->{}", nodes[c].name, nodes[s].name))
@@ -433,6 +444,7 @@ fn perf_round(
     }
     // Per node: what its connections of the round must have moved, in and out.
     let mut reported = Vec::new();
+    let mut measured = Vec::new();
     for (i, node) in nodes.iter().enumerate() {
         let inbound = round.iter().filter(|&&(_, s)| s == i).count() as u64 * written;
         let outbound = round.iter().filter(|&&(c, _)| c == i).count() as u64 * written;
@@ -463,6 +475,8 @@ fn perf_round(
             }
             let gbps = moved as f64 * 8.0 / secs / 1e9;
             let pct = gbps / min as f64 * 100.0;
+            let short = if role == "Inbound" { "in" } else { "out" };
+            measured.push((format!("{} {short}", node.name), pct));
             reported.push(format!(
                 "{} RDMA {role} {gbps:.2} Gb/s = {pct:.1} % of {min} Gb/s: Test-NetStack's {} % rule would {} (reported, not enforced)",
                 node.name,
@@ -483,6 +497,7 @@ fn perf_round(
             secs * 1e3
         ),
         reported,
+        measured,
     ))
 }
 

@@ -18,7 +18,10 @@ use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 use crate::kit::capture::{self, Capture};
 use crate::kit::qos::Request;
-use crate::kit::{Case, CaseResult, Group, expect_eq, finish, started};
+use crate::kit::{
+    Case, CaseResult, Group, STATE_IDLE, STATE_PAUSED, STATE_SENDING, Series, SeriesKind,
+    expect_eq, finish, record, started,
+};
 use crate::sim::adapter::Pending;
 use crate::sim::clock::{advance, fresh_manual_wire};
 use crate::sim::nbl::SendBatch;
@@ -70,6 +73,14 @@ struct Bench {
     pending: Vec<Pending>,
     sent: [u64; 8],
     received: [u64; 8],
+    /// The PFC enable bits configured on the DUT.
+    pfc: u32,
+    /// The test frames the support adapter received in each millisecond of [`Bench::run`],
+    /// per priority, from the bench's start: the series of the figures.
+    trace: Vec<[u64; 8]>,
+    /// The pauses the support adapter asked for (priority, from, to; ms of the trace), each
+    /// on a priority whose PFC the DUT has enabled.
+    pauses: Vec<(u8, f64, f64)>,
 }
 
 /// Pauses and halts the DUT (checking the verifier), releasing its sends once completed.
@@ -100,7 +111,21 @@ fn on_wire(wire: u32, mac: [u8; 6], qos: bool) -> Result<Adapter, String> {
 
 impl Bench {
     /// The support adapter sends one PFC frame (`vector`, `quanta`) to the DUT.
-    fn send_pfc(&self, vector: u8, quanta: [u16; 8]) -> Result<(), String> {
+    fn send_pfc(&mut self, vector: u8, quanta: [u16; 8]) -> Result<(), String> {
+        let now = self.trace.len() as f64;
+        for p in 0..8u8 {
+            if vector & (1 << p) == 0 || self.pfc & (1 << p) == 0 {
+                continue;
+            }
+            // A new frame replaces a pause still running (quanta 0 ends it at once).
+            for pause in self.pauses.iter_mut().filter(|w| w.0 == p && w.2 > now) {
+                pause.2 = now;
+            }
+            let ms = f64::from(quanta[usize::from(p)]) * 512.0 / GBPS as f64 / 1e6;
+            if ms > 0.0 {
+                self.pauses.push((p, now, now + ms));
+            }
+        }
         let pfc = PfcFrame::new(SUPPORT_MAC, vector, quanta)
             .to_bytes()
             .to_vec();
@@ -135,12 +160,15 @@ impl Bench {
             pending: Vec::new(),
             sent: [0; 8],
             received: [0; 8],
+            pfc: 0,
+            trace: Vec::new(),
+            pauses: Vec::new(),
         })
     }
 
     /// Configures the DUT: its ETS table, PFC, and UDP port 5000 + p -> priority p.
     fn configure(
-        &self,
+        &mut self,
         num_tcs: u32,
         prio_tc: [u8; 8],
         bw: [u8; 8],
@@ -157,6 +185,7 @@ impl Bench {
             elements: (0..8u16).map(|p| (3, 5000 + p, p)).collect(),
         };
         let bytes = r.bytes();
+        self.pfc = pfc;
         let out = self.dut.method(OID_QOS_PARAMETERS, &bytes, bytes.len());
         expect_eq(
             "OID_QOS_PARAMETERS accepted",
@@ -183,6 +212,7 @@ impl Bench {
         let mut measured = [0u64; 8];
         let mut credit = [0f64; 8];
         for step in 0..ms {
+            let mut this_ms = [0u64; 8];
             for &(p, offer) in offers {
                 let i = usize::from(p);
                 let in_flight = self.sent[i].saturating_sub(self.received[i]);
@@ -221,12 +251,68 @@ impl Bench {
                 }
                 let p = f.ieee8021q & 7;
                 self.received[p] += 1;
+                this_ms[p] += 1;
                 if step >= ms - measure_ms {
                     measured[p] += 1;
                 }
             }
+            self.trace.push(this_ms);
         }
         Ok(measured)
+    }
+
+    /// Records the timeline of every priority that sent or was paused: paused while a pause
+    /// frame's quanta ran, else sending in a millisecond the support adapter received its
+    /// frames, else idle.
+    fn record_timeline(&self) {
+        // A case that never ran the link (its sends only held or cancelled) has no timeline.
+        if self.trace.is_empty() {
+            return;
+        }
+        let end = self.trace.len() as f64;
+        for p in 0..8u8 {
+            let windows: Vec<(f64, f64)> = self
+                .pauses
+                .iter()
+                .filter(|w| w.0 == p)
+                .map(|w| (w.1, w.2.min(end)))
+                .collect();
+            if windows.is_empty() && self.trace.iter().all(|ms| ms[usize::from(p)] == 0) {
+                continue;
+            }
+            let mut at: Vec<f64> = (0..self.trace.len()).map(|t| t as f64).collect();
+            at.extend(windows.iter().flat_map(|&(from, to)| [from, to]));
+            at.retain(|&t| t < end);
+            at.sort_by(f64::total_cmp);
+            at.dedup();
+            let mut points: Vec<[f64; 2]> = Vec::new();
+            for t in at {
+                let state = if windows.iter().any(|&(from, to)| from <= t && t < to) {
+                    STATE_PAUSED
+                } else if self
+                    .trace
+                    .get(t as usize)
+                    .is_some_and(|ms| ms[usize::from(p)] > 0)
+                {
+                    STATE_SENDING
+                } else {
+                    STATE_IDLE
+                };
+                if points.last().is_none_or(|last| last[1] != state) {
+                    points.push([t, state]);
+                }
+            }
+            if let Some(&[_, last]) = points.last() {
+                points.push([end, last]);
+            }
+            record(Series::new(
+                "paused and sending, per priority",
+                ("time (ms)", "priority"),
+                format!("priority {p}"),
+                SeriesKind::Timeline,
+                points,
+            ));
+        }
     }
 
     fn finish(mut self) -> Result<(), String> {
@@ -270,8 +356,13 @@ pub(crate) fn udp_frame_of(port: u16, len: usize) -> Vec<u8> {
 
 /// Runs `body` on a fresh bench and always finishes both adapters (so that a failed case does
 /// not leave adapters running into the next one).
+/// The cases' timeline is recorded ([`Bench::record_timeline`]), passing or not.
 fn with_bench(body: impl FnOnce(&mut Bench) -> CaseResult) -> CaseResult {
-    with_bench_captured(false, body)
+    with_bench_captured(false, |bench| {
+        let result = body(bench);
+        bench.record_timeline();
+        result
+    })
 }
 
 /// [`with_bench`], the wire captured under `hlk --pcap` when `captured`.
@@ -509,11 +600,14 @@ fn ets_case(c: &EtsCase, strict: bool) -> CaseResult {
         let bw_sum: u32 = active.iter().map(|&t| u32::from(bw[usize::from(t)])).sum();
         let mut report = Vec::new();
         let mut worst = 0f64;
+        let (mut measured, mut configured) = (Vec::new(), Vec::new());
         for &t in &active {
             let want = 100.0 * f64::from(bw[usize::from(t)]) / f64::from(bw_sum);
             let share = 100.0 * got[usize::from(t)] as f64 / ets_total as f64;
             worst = worst.max((share - want).abs());
             report.push(format!("TC{t} {share:.2}% (configured {want:.2}%)"));
+            measured.push((format!("TC{t}"), share));
+            configured.push((format!("TC{t}"), want));
         }
         if let Some(t) = strict_tc {
             let share = 100.0 * got[usize::from(t)] as f64 / total as f64;
@@ -521,7 +615,17 @@ fn ets_case(c: &EtsCase, strict: bool) -> CaseResult {
             report.push(format!(
                 "strict TC{t} {share:.2}% of the link (offered 30%)"
             ));
+            measured.push((format!("strict TC{t}"), share));
+            configured.push((format!("strict TC{t}"), 30.0));
         }
+        let from = bench.trace.len().saturating_sub(40);
+        record_ets(
+            &bench.trace[from..],
+            from,
+            &active,
+            strict_tc,
+            [measured, configured],
+        );
         // The link was busy all the time: every frame of the window is there.
         let capacity = 40.0 * (GBPS * 1_000_000_000 / 8) as f64 / 1000.0 / WIRE as f64;
         let utilisation = 100.0 * total as f64 / capacity;
@@ -533,6 +637,59 @@ fn ets_case(c: &EtsCase, strict: bool) -> CaseResult {
         }
         Ok(None)
     })
+}
+
+/// The series of an ETS case: each TC's share of the measured window against its configured
+/// one (`bars`: measured, configured), and each TC's share in every millisecond of `window`,
+/// which starts at millisecond `from` (an ETS TC's of the ETS traffic, the strict TC's of the
+/// link, as the case checks them).
+fn record_ets(
+    window: &[[u64; 8]],
+    from: usize,
+    active: &[u8],
+    strict_tc: Option<u8>,
+    bars: [Vec<(String, f64)>; 2],
+) {
+    const SHARES: &str = "each TC's share of the last 40 ms, measured and configured";
+    let axes = ("traffic class", "share (%)");
+    let [measured, configured] = bars;
+    record(Series::bars(SHARES, axes, "measured", measured));
+    record(Series::bars(
+        SHARES,
+        axes,
+        "configured (strict TC: offered)",
+        configured,
+    ));
+    let start = from as f64;
+    let mut tcs: Vec<(u8, bool)> = active.iter().map(|&t| (t, false)).collect();
+    tcs.extend(strict_tc.map(|t| (t, true)));
+    for (t, strict) in tcs {
+        let points = window
+            .iter()
+            .enumerate()
+            .map(|(i, ms)| {
+                let of: u64 = if strict {
+                    ms.iter().sum()
+                } else {
+                    active.iter().map(|&a| ms[usize::from(a)]).sum()
+                };
+                let share = 100.0 * ms[usize::from(t)] as f64 / of.max(1) as f64;
+                [start + i as f64, share]
+            })
+            .collect();
+        let name = if strict {
+            format!("strict TC{t}, of the link")
+        } else {
+            format!("TC{t}, of the ETS traffic")
+        };
+        record(Series::new(
+            "each TC's share in every millisecond",
+            ("time (ms)", "share (%)"),
+            name,
+            SeriesKind::Line,
+            points,
+        ));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

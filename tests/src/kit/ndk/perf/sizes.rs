@@ -28,7 +28,7 @@ use ndis_sys::ndkpi::{
 use ndis_sys::status::NDIS_STATUS_SUCCESS;
 
 use crate::kit::ndk::ping::{Side, close_connection, connect, on_pair, side_with};
-use crate::kit::{CaseResult, ensure, expect_eq, note};
+use crate::kit::{CaseResult, Series, SeriesKind, ensure, expect_eq, note, record};
 
 /// The operations measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -422,7 +422,50 @@ pub(in crate::kit) fn measure(op: Op) -> Result<Vec<Figures>, String> {
 pub(in crate::kit) fn by_size(op: Op) -> CaseResult {
     let rows = measure(op)?;
     note(table(op, &rows));
+    record_by_size(op, &rows, super::memcpy_mb_s());
     Ok(None)
+}
+
+/// The series of one operation by size: its bandwidth beside `memcpy` (MB/s, measured in the
+/// same run), and its p50 and p99 latency.
+fn record_by_size(op: Op, rows: &[Figures], memcpy: f64) {
+    let size = "message size (bytes)";
+    let bandwidth = format!("{} bandwidth by message size", op.name());
+    let axes = (size, "bandwidth (MB/s)");
+    let points = |f: &dyn Fn(&Figures) -> f64| -> Vec<[f64; 2]> {
+        rows.iter().map(|r| [r.size.bytes as f64, f(r)]).collect()
+    };
+    record(Series::new(
+        &bandwidth,
+        axes,
+        op.name(),
+        SeriesKind::Line,
+        points(&|r| r.mb_s),
+    ));
+    record(Series::new(
+        &bandwidth,
+        axes,
+        "memcpy, same run",
+        SeriesKind::Rule,
+        vec![[0.0, memcpy]],
+    ));
+    let latency = format!("{} latency by message size, one at a time", op.name());
+    let axes = (size, "latency (µs)");
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    record(Series::new(
+        &latency,
+        axes,
+        "p50",
+        SeriesKind::Line,
+        points(&|r| micros(r.p50)),
+    ));
+    record(Series::new(
+        &latency,
+        axes,
+        "p99",
+        SeriesKind::Line,
+        points(&|r| micros(r.p99)),
+    ));
 }
 
 #[cfg(test)]
