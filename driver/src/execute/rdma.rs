@@ -14,9 +14,9 @@
 //! holds a QP back, as PFC holds a NIC's queue back; nothing is dropped). The caller drains the
 //! link afterwards.
 //!
-//! Receiving: [`arrived`] parses a frame the packet filter let through; a RoCEv2 frame (UDP
-//! 4791, right ICRC) goes to the open NDK adapters' providers, the first that owns its
-//! destination QP takes it (QP 1: the connection manager, if the message is to one of its
+//! Receiving: a RoCEv2 frame (UDP 4791, right ICRC) the core's receive decision gave the RDMA
+//! engine (`dcbndk_core::datapath::receive::Verdict::Rdma`) goes to [`arrived`], and from there
+//! to the open NDK adapters' providers, the first that owns its destination QP takes it (QP 1: the connection manager, if the message is to one of its
 //! addresses). Nothing here makes a consumer callback or frames a packet: it runs inside a
 //! delivery on the wire, so the callbacks it owes and what it must send are left to the NDK
 //! adapter's timer (`crate::resources::provider::deferred`). The link's drain refills NDK's
@@ -29,7 +29,7 @@ use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
 use dcbndk_core::ndk::provider::qp::QpState;
 use dcbndk_core::ndk::tables::SockAddr;
-use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
+use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
 
 use crate::context::AdapterContext;
@@ -530,38 +530,24 @@ pub fn refill(context: &AdapterContext, sent: u32, drain_now: &mut u64, moves: &
     });
 }
 
-/// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a
-/// provider, or dropped: a bad ICRC, no such QP), `false` when it is for the protocols. `now`:
-/// the clock, as the delivery read it. `at_dispatch`: whether the delivery runs at
-/// DISPATCH_LEVEL (a drain an OID request started runs at PASSIVE_LEVEL).
-pub fn arrived(context: &AdapterContext, bytes: &[u8], at_dispatch: bool, now: u64) -> bool {
-    if context.ndk_ports.is_empty() {
-        return false;
-    }
-    let packet = match frame::parse_with(bytes, &Fast) {
-        Ok(packet) => packet,
-        // Not UDP 4791 (the layers before the port are checked first): the protocols'.
-        Err(
-            Malformed::Truncated
-            | Malformed::NotIp { .. }
-            | Malformed::IpVersion
-            | Malformed::Ipv4Options
-            | Malformed::Fragment
-            | Malformed::Ipv4Checksum
-            | Malformed::NotUdp { .. }
-            | Malformed::NotRoce { .. },
-        ) => return false,
-        // A RoCEv2 frame that does not check (lengths, ICRC, IB headers): dropped, as a NIC
-        // drops it (ndkpi.md §7.6).
-        Err(_) => return true,
-    };
+/// A RoCEv2 packet the core found checked and NDK's (`Verdict::Rdma`), of a frame of `len`
+/// bytes: counted, and taken by the provider it is for (or dropped: no such QP). `now`: the
+/// clock, as the delivery read it. `at_dispatch`: whether the delivery runs at DISPATCH_LEVEL
+/// (a drain an OID request started runs at PASSIVE_LEVEL).
+pub fn arrived(
+    context: &AdapterContext,
+    packet: &Packet<'_>,
+    len: usize,
+    at_dispatch: bool,
+    now: u64,
+) {
     if at_dispatch {
-        count_rdma(&context.core.ndk, true, bytes.len());
+        count_rdma(&context.core.ndk, true, len);
     } else {
         // Per-CPU counting wants DISPATCH_LEVEL (`current_processor`): under a spin lock, as
         // the indication's counting does.
         let _raised = context.receive.free.lock();
-        count_rdma(&context.core.ndk, true, bytes.len());
+        count_rdma(&context.core.ndk, true, len);
     }
     // A connection message is answered by the CM owning its destination address: the CMs learn
     // the adapter's current addresses first (a request may come before any local bind).
@@ -572,7 +558,7 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8], at_dispatch: bool, now: u
             if let Some(a) = &addresses {
                 a.give(&mut p);
             }
-            let Some(owes) = take(&mut p, &packet, now, owned_only) else {
+            let Some(owes) = take(&mut p, packet, now, owned_only) else {
                 return false;
             };
             if owes {
@@ -593,7 +579,6 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8], at_dispatch: bool, now: u
     if !offer(true) && addresses.is_some() {
         offer(false);
     }
-    true
 }
 
 /// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses
