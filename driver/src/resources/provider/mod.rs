@@ -274,8 +274,8 @@ impl Provider {
         if unsafe { memory::add_fast_memory(place, ndis_handle, seed) } {
             return true;
         }
-        // SAFETY: as above; every member is placed, so dropping it in place frees every table
-        // and leaves nothing at `place`.
+        // SAFETY: `place` holds the provider just placed, referred to by nothing else yet; every
+        // member is placed, so dropping it in place frees every table and leaves nothing at `place`.
         unsafe { core::ptr::drop_in_place(place) };
         false
     }
@@ -298,7 +298,8 @@ impl Provider {
         // SAFETY: `mem` is stored beside the arrays it borrows and declared before them, so it
         // is dropped first; nothing else makes a slice of them.
         let pds = unsafe { t.pd_slots.as_unbounded_mut_slice() };
-        // SAFETY: as above.
+        // SAFETY: `mem` borrows the MR slots too, stored beside them and dropped before them;
+        // nothing else makes a slice of them.
         let mrs = unsafe { t.mr_slots.as_unbounded_mut_slice() };
         let mem = MemoryTable::new(pds, mrs, seed, profile).ok()?;
         // SAFETY: `place` is valid for writes of a Provider (function contract).
@@ -340,7 +341,8 @@ impl Provider {
             conn_slots,
             bind_slots,
         };
-        // SAFETY: as above; `cm` is written.
+        // SAFETY: `place` is valid for writes of a Provider (function contract); `write_cm` wrote
+        // `cm`, and `write_rest` writes the other members.
         unsafe { write_rest(place, fields, ndis_handle, choices) };
         Some(())
     }
@@ -428,7 +430,7 @@ unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile, path
     let storage = CmStorage {
         // SAFETY: `cm` is stored beside the arrays it borrows, declared before them.
         conns: unsafe { t.conn_slots.as_unbounded_mut_slice() },
-        // SAFETY: as above.
+        // SAFETY: `cm` borrows the bind slots too, stored beside them, declared before them.
         binds: unsafe { t.bind_slots.as_unbounded_mut_slice() },
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only the

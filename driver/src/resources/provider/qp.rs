@@ -116,22 +116,25 @@ impl QpSlot {
 /// freed).
 fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option<QpArrays> {
     let tag = TAG_NDK_TABLES;
-    // SAFETY: the provider's handle is valid for its life (Provider::new), and so for each
-    // array below.
+    // SAFETY: the provider's handle is valid for its life (Provider::new), for the receive
+    // queue.
     let receive = unsafe { PoolArray::new(handle, tag, sizes.receive, || WorkRequest::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the receive SGEs.
     let receive_sges = unsafe { PoolArray::new(handle, tag, sizes.receive_sges, || Sge::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the initiator
+    // queue.
     let initiator = unsafe { PoolArray::new(handle, tag, sizes.initiator, || WorkRequest::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the initiator SGEs.
     let initiator_sges =
         unsafe { PoolArray::new(handle, tag, sizes.initiator_sges, || Sge::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the transport's
+    // flights.
     let flights = unsafe { PoolArray::new(handle, tag, sizes.initiator, || Flight::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the READ
+    // responses.
     let reads = unsafe { PoolArray::new(handle, tag, reads, || ReadResponse::EMPTY) }?;
     let inline_len = sizes.initiator.checked_mul(sizes.inline_bytes)?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the inline bytes.
     let inline = unsafe { PoolArray::new(handle, tag, inline_len, || 0u8) }?;
     Some(QpArrays {
         receive,
@@ -199,11 +202,14 @@ fn build_qp(
 unsafe fn storage(arrays: &mut QpArrays, sizes: &QpStorageSizes) -> Option<QpStorage<'static>> {
     // SAFETY: the caller's contract.
     let receive = unsafe { arrays.receive.as_unbounded_mut_slice() };
-    // SAFETY: as above.
+    // SAFETY: the caller's contract covers every array of `arrays`: the receive SGEs are
+    // sliced only for the QP stored beside them.
     let receive_sges = unsafe { arrays.receive_sges.as_unbounded_mut_slice() };
-    // SAFETY: as above.
+    // SAFETY: the caller's contract: the initiator queue is sliced only for the QP stored
+    // beside it.
     let initiator = unsafe { arrays.initiator.as_unbounded_mut_slice() };
-    // SAFETY: as above.
+    // SAFETY: the caller's contract: the initiator SGEs are sliced only for the QP stored
+    // beside them.
     let initiator_sges = unsafe { arrays.initiator_sges.as_unbounded_mut_slice() };
     Some(QpStorage {
         receive: receive.get_mut(..sizes.receive)?,
@@ -226,7 +232,8 @@ impl QpSlot {
         // SAFETY: the transport is stored beside the arrays, declared before them, and is the
         // only user of these two (a previous transport was dropped by `stop_transport`).
         let flights = unsafe { arrays.flights.as_unbounded_mut_slice() };
-        // SAFETY: as above.
+        // SAFETY: the READ responses, like the flights, are sliced only for the transport stored
+        // beside them, declared before them; the previous one was dropped by `stop_transport`.
         let all_reads = unsafe { arrays.reads.as_unbounded_mut_slice() };
         let len = reads.clamp(1, all_reads.len());
         let Some((reads, _)) = all_reads.split_at_mut_checked(len) else {
