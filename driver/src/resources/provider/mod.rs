@@ -275,7 +275,7 @@ impl Provider {
             return true;
         }
         // SAFETY: `place` holds the provider just placed, referred to by nothing else yet; every
-        // member is placed, so dropping it in place frees every table and leaves nothing at `place`.
+        // member is placed, so dropping it in place frees every table and leaves nothing there.
         unsafe { core::ptr::drop_in_place(place) };
         false
     }
