@@ -148,7 +148,7 @@ fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option
 }
 
 /// What [`build_qp`] allocates with.
-struct Made {
+struct Allocation {
     handle: NDIS_HANDLE,
     /// READs answered at once: the storage for the inbound read limit.
     reads: usize,
@@ -161,16 +161,16 @@ struct Made {
 fn build_qp(
     slot: &mut QpSlot,
     create: &QpCreate,
-    made: &Made,
+    allocation: &Allocation,
     profile: &Profile,
 ) -> Result<(), CallStatus> {
-    slot._arrays = allocate(made.handle, &made.sizes, made.reads);
+    slot._arrays = allocate(allocation.handle, &allocation.sizes, allocation.reads);
     let Some(arrays) = slot._arrays.as_mut() else {
         return Err(CallStatus::InsufficientResources);
     };
     // SAFETY: the QP is stored beside its arrays, declared before them (so it is dropped
     // first), and nothing else makes a slice of them while it lives.
-    let Some(storage) = (unsafe { storage(arrays, &made.sizes) }) else {
+    let Some(storage) = (unsafe { storage(arrays, &allocation.sizes) }) else {
         slot._arrays = None;
         return Err(CallStatus::InvalidParameter);
     };
@@ -375,7 +375,7 @@ impl Provider {
             .iter()
             .position(|s| s.qp.is_none())
             .ok_or(CallStatus::InsufficientResources)?;
-        let made = Made {
+        let allocation = Allocation {
             handle: self.ndis_handle,
             reads: usize::try_from(self.profile.max_read_limit).unwrap_or(0),
             sizes,
@@ -386,7 +386,7 @@ impl Provider {
             .as_mut_slice()
             .get_mut(index)
             .ok_or(CallStatus::InsufficientResources)?;
-        build_qp(slot, create, &made, &profile)?;
+        build_qp(slot, create, &allocation, &profile)?;
         if let Err(status) = self.mem.retain_pd(create.pd) {
             if let Some(s) = self.qps.as_mut_slice().get_mut(index) {
                 // The QP first, then the arrays it borrows.

@@ -20,7 +20,7 @@
 //! ([`Qp::take_receive`]), where it completes, in order, on the QP's receive CQ like any receive.
 //! A flush or an error cancels what the QP took and leaves the SRQ's receives to the other QPs.
 
-pub use super::request::{Operation, Outcome, Sge, WorkRequest};
+pub use super::request::{Ended, Operation, Sge, WorkRequest};
 
 use super::cq::Completion;
 use super::mr::PdId;
@@ -130,7 +130,7 @@ pub struct QpStorage<'a> {
 
 /// A request accepted by a post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Posted {
+pub struct Accepted {
     /// Its ring index: where the shell keeps its inline data, if any.
     pub slot: usize,
 }
@@ -277,7 +277,7 @@ impl<'a> Qp<'a> {
     /// `STATUS_CONNECTION_INVALID` once disconnected, `STATUS_INVALID_PARAMETER` for more SGEs
     /// than `MaxReceiveRequestSge` or more bytes than `MaxTransferLength`,
     /// `STATUS_INSUFFICIENT_RESOURCES` when the queue is full.
-    pub fn post_receive(&mut self, context: usize, sges: &[Sge]) -> Result<Posted, CallStatus> {
+    pub fn post_receive(&mut self, context: usize, sges: &[Sge]) -> Result<Accepted, CallStatus> {
         if self.srq {
             return Err(CallStatus::InvalidDeviceRequest);
         }
@@ -293,12 +293,12 @@ impl<'a> Qp<'a> {
             len,
             ..WorkRequest::EMPTY
         };
-        self.receive.push(req, sges).map(|slot| Posted { slot })
+        self.receive.push(req, sges).map(|slot| Accepted { slot })
     }
 
     /// `NdkSend`, `NdkSendAndInvalidate`, `NdkWrite`, `NdkRead`, `NdkFastRegister`,
     /// `NdkInvalidate` (§2.4). With `NDK_OP_FLAG_INLINE` (sends and writes) the SGEs are not
-    /// kept: the shell copies their bytes to its inline buffer of [`Posted::slot`] before it
+    /// kept: the shell copies their bytes to its inline buffer of [`Accepted::slot`] before it
     /// returns, and the SGE count is not limited (§2.11).
     ///
     /// # Errors
@@ -313,7 +313,7 @@ impl<'a> Qp<'a> {
         operation: Operation,
         sges: &[Sge],
         flags: u32,
-    ) -> Result<Posted, CallStatus> {
+    ) -> Result<Accepted, CallStatus> {
         let connected_or_failed = matches!(self.state, QpState::Connected | QpState::Error);
         let allowed = match operation {
             Operation::Receive => return Err(CallStatus::InvalidParameter),
@@ -348,7 +348,7 @@ impl<'a> Qp<'a> {
             len: if operation.is_local() { 0 } else { len },
             ..WorkRequest::EMPTY
         };
-        self.initiator.push(req, kept).map(|slot| Posted { slot })
+        self.initiator.push(req, kept).map(|slot| Accepted { slot })
     }
 
     /// The transport takes the next initiator request not taken yet: its ring slot (which
@@ -410,12 +410,12 @@ impl<'a> Qp<'a> {
 
     /// The transport finished the taken initiator request in ring slot `slot`. Its completion
     /// comes out of [`Qp::poll`] after those of every earlier request.
-    pub fn finish_initiator(&mut self, slot: usize, outcome: Outcome) {
+    pub fn finish_initiator(&mut self, slot: usize, outcome: Ended) {
         self.initiator.finish(slot, outcome);
     }
 
     /// The transport finished the taken receive in ring slot `slot`.
-    pub fn finish_receive(&mut self, slot: usize, outcome: Outcome) {
+    pub fn finish_receive(&mut self, slot: usize, outcome: Ended) {
         self.receive.finish(slot, outcome);
     }
 
@@ -439,7 +439,7 @@ impl<'a> Qp<'a> {
             while let Some(front) = q.peek(0) {
                 let outcome = match front.outcome {
                     Some(o) => o,
-                    None if cancel => Outcome::status(CompletionStatus::Cancelled),
+                    None if cancel => Ended::status(CompletionStatus::Cancelled),
                     None => break,
                 };
                 let req = q.pop()?;
