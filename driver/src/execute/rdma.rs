@@ -28,6 +28,7 @@ use dcbndk_core::datapath::classify::{Decision, Meta};
 use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
 use dcbndk_core::ndk::provider::qp::QpState;
+use dcbndk_core::ndk::provider::transmit::Acquisition;
 use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
@@ -66,18 +67,6 @@ impl Addresses {
         p.cm.set_addresses(self.list.get(..self.len).unwrap_or(&[]));
     }
 }
-
-/// [`send_qp`] frames and queues packets under one acquisition of the link's lock while their
-/// payloads add up to fewer than this many bytes (at most the drain's batch of 8, `execute::
-/// drain`): a window of small messages then takes the lock once per 8 packets or so, not once
-/// per packet (the message rate depends on it), while a packet of 1 KiB or more of payload keeps an
-/// acquisition of its own. Held across 8 packets of 4 KiB being copied and checksummed, the lock kept another
-/// CPU's drain spinning past the 10 ms retransmission timeout in a debug build (kit::ndk_perf_
-/// jumbo's 1 MiB WRITE; an earlier form bounded by packets alone).
-const LOCKED_BYTES: usize = 1024;
-
-/// At most this many packets under one acquisition (see [`LOCKED_BYTES`]).
-const LOCKED_PACKETS: u32 = 8;
 
 /// The QP that carries the connection manager's messages (ndkpi.md §4.3: IB CM's QP 1).
 pub const CM_QPN: u32 = 1;
@@ -296,7 +285,7 @@ fn send_qp(
     };
     // The link's lock while small packets are framed in a row, with what it has seen.
     let mut link = None;
-    let (mut held_packets, mut held_bytes) = (0u32, 0usize);
+    let mut held = Acquisition::NEW;
     loop {
         if p.tx_budget == 0 {
             // This run's share is spent: the next run (the doorbell rings again) goes on.
@@ -321,11 +310,11 @@ fn send_qp(
         // The room seen is the room the packet is queued in, under one acquisition of the
         // link's lock (a look and then the queuing under two could lose a frame to another
         // sender between them, to be resent on the timeout), kept for the next packet while
-        // the packets under it are small (LOCKED_BYTES). Lock order: the provider's, then the
-        // link's (this module's rule).
-        if held_packets >= LOCKED_PACKETS || held_bytes >= LOCKED_BYTES {
+        // the packets under it are small (`transmit::LOCKED_BYTES`). Lock order: the
+        // provider's, then the link's (this module's rule).
+        if held.is_spent() {
             link = None;
-            (held_packets, held_bytes) = (0, 0);
+            held = Acquisition::NEW;
         }
         let s = link.get_or_insert_with(|| context.link.state().lock());
         if !s.has_room(d.priority) {
@@ -350,8 +339,7 @@ fn send_qp(
         };
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
-        held_packets = held_packets.saturating_add(1);
-        held_bytes = held_bytes.saturating_add(len);
+        held.carried(len);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
             // Room is there (seen under this acquisition), so the frame is queued.
             let _ = queue(context, s, &addressing, &packet.transport, payload, &d);

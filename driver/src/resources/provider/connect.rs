@@ -27,13 +27,6 @@ use ndis_sys::ndkpi::{
 };
 use ndis_sys::types::PVOID;
 
-/// Retransmission timeout.
-pub const RC_TIMEOUT_NS: u64 = 10_000_000;
-/// Retries, and RNR retries.
-pub const RC_RETRIES: u8 = 7;
-/// Wait after an RNR NAK.
-pub const RNR_DELAY_NS: u64 = 1_000_000;
-
 /// A consumer's request completion, waiting for the CM's outcome.
 #[derive(Clone, Copy)]
 pub struct RequestCall {
@@ -420,17 +413,7 @@ impl Provider {
                 ..Connection::default()
             },
         });
-        let cfg = RcConfig {
-            pmtu: params.pmtu,
-            dest_qp: params.dest_qp,
-            send_psn: params.send_psn,
-            recv_psn: params.recv_psn,
-            timeout_ns: RC_TIMEOUT_NS,
-            retry_count: RC_RETRIES,
-            rnr_retry: RC_RETRIES,
-            rnr_delay_ns: RNR_DELAY_NS,
-            outbound_reads: params.outbound_reads,
-        };
+        let cfg = RcConfig::connected(&params);
         let reads = usize::try_from(params.inbound_reads).unwrap_or(0);
         if let Some(slot) = self.qp_slot_mut(qp) {
             slot.start_transport(cfg, reads);

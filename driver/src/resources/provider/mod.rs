@@ -101,9 +101,8 @@ pub const PROVISIONED: Provisioned = Provisioned {
     frmr_chunks: 1024,
 };
 
-/// The QP number of the first QP slot of an NDK adapter: numbers below are IBTA's special
-/// QPs (QP 1 carries this provider's connection messages, `dcbndk_core::ndk::provider::cm`).
-pub const QPN_BASE: u32 = 0x100;
+/// The QP number of the first QP slot of an NDK adapter (the core's number).
+pub use dcbndk_core::ndk::provider::qp::QPN_BASE;
 
 /// Bytes of [`Provider::scratch`] for an adapter whose path MTU is `path_mtu`: a packet's
 /// payload (at most the path MTU, 1024 at `*JumboPacket` 1514 and 4096 at 9014) or a
@@ -115,9 +114,9 @@ pub fn scratch_bytes(path_mtu: u32) -> usize {
         .max(dcbndk_core::ndk::provider::cm::wire::MAX_MSG_LEN)
 }
 
-/// Packets a run of the provider's DPC or timer frames at most ([`Provider::tx_budget`]): 64
-/// packets are 64 KiB at the 1,024-byte path MTU, 5 µs of a 100 Gb/s link (256 KiB at 4,096).
-pub const TX_BUDGET: u32 = 64;
+/// Packets a run of the provider's DPC or timer frames at most ([`Provider::tx_budget`]; the
+/// core's number).
+pub use dcbndk_core::ndk::provider::transmit::TX_BUDGET;
 
 /// The shell's side of a PD slot.
 pub struct Domain {

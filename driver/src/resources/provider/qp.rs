@@ -9,6 +9,7 @@ use dcbndk_core::ndk::provider::cm::ConnId;
 use dcbndk_core::ndk::provider::mr::PdId;
 use dcbndk_core::ndk::provider::qp::{
     Operation, Qp, QpLimits, QpState, QpStorage, QpStorageSizes, Queue, Sge, WorkRequest,
+    qpn_of_slot, slot_of_qpn,
 };
 use dcbndk_core::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadResponse};
 use dcbndk_core::ndk::provider::srq::Srq;
@@ -304,14 +305,13 @@ impl Provider {
             .as_slice()
             .get(slot)
             .is_some_and(|s| s.qp.is_some());
-        let slot = u32::try_from(slot).ok()?;
-        live.then(|| self.qpn_base.saturating_add(slot))
+        live.then(|| qpn_of_slot(self.qpn_base, slot)).flatten()
     }
 
     /// The slot of QP number `qpn`, if it is one of this provider's.
     #[must_use]
     pub fn qp_of(&self, qpn: u32) -> Option<usize> {
-        let slot = usize::try_from(qpn.checked_sub(self.qpn_base)?).ok()?;
+        let slot = slot_of_qpn(self.qpn_base, qpn)?;
         self.qps
             .as_slice()
             .get(slot)

@@ -36,6 +36,8 @@
 //!   [`tables`](super::tables) entries. Its handshake ([`cm::wire`]) is this provider's own,
 //!   modelled on IB CM's REQ/REP/RTU/REJ/DREQ/DREP, one message per SEND Only to QP 1,
 //!   with a checked encoding (fuzzed: `fuzzing::cm`).
+//! - [`transmit`]: how much the provider frames at a time (a run's budget, the packets one
+//!   acquisition of the link's lock carries).
 //! - `harness` (tests and the `fuzzing` feature only): two QPs joined in memory, with loss and
 //!   reordering, which the transport's tests and the `rc` fuzz property drive.
 //!
@@ -86,6 +88,7 @@ pub mod rc;
 pub mod request;
 mod ring;
 pub mod srq;
+pub mod transmit;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod harness;

@@ -128,6 +128,34 @@ pub struct QpStorage<'a> {
     pub initiator_sges: &'a mut [Sge],
 }
 
+/// The QP number of the first QP slot of an NDK adapter: numbers below are IBTA's special QPs
+/// (QP 1 carries this provider's connection messages, [`super::cm`]).
+pub const QPN_BASE: u32 = 0x100;
+
+/// QP numbers an NDK adapter's range spans: each open NDK adapter numbers its QPs in its own
+/// range, so a received packet's destination QP names one.
+pub const QPN_RANGE: u32 = 0x1_0000;
+
+/// The first QP number of the NDK adapter in slot `port` of the adapter's open NDK adapters.
+#[must_use]
+pub fn qpn_base(port: usize) -> u32 {
+    let port = u32::try_from(port).unwrap_or(0);
+    QPN_BASE.saturating_add(port.saturating_mul(QPN_RANGE))
+}
+
+/// The QP number of QP slot `slot` of the provider whose numbers start at `base`.
+#[must_use]
+pub fn qpn_of_slot(base: u32, slot: usize) -> Option<u32> {
+    base.checked_add(u32::try_from(slot).ok()?)
+}
+
+/// The QP slot QP number `qpn` names in the provider whose numbers start at `base`; `None`
+/// below the base (a special QP, another adapter's).
+#[must_use]
+pub fn slot_of_qpn(base: u32, qpn: u32) -> Option<usize> {
+    usize::try_from(qpn.checked_sub(base)?).ok()
+}
+
 /// A request accepted by a post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Accepted {

@@ -417,3 +417,19 @@ fn a_finish_is_recorded_once_and_only_for_taken_requests() {
         [(Queue::Initiator, 1, CompletionStatus::AccessViolation)]
     );
 }
+
+#[test]
+fn qp_numbers_start_past_the_special_qps_in_a_range_per_ndk_adapter() {
+    assert_eq!(qpn_base(0), QPN_BASE);
+    assert_eq!(qpn_base(1), QPN_BASE + QPN_RANGE);
+    assert!(qpn_base(0) > 1, "QP 1 is the connection manager's");
+    assert_eq!(qpn_of_slot(qpn_base(1), 3), Some(0x1_0103));
+    assert_eq!(slot_of_qpn(qpn_base(1), 0x1_0103), Some(3));
+    assert_eq!(slot_of_qpn(qpn_base(1), 1), None, "below the base");
+    assert_eq!(qpn_of_slot(u32::MAX, 1), None, "never wraps");
+    assert_eq!(
+        qpn_base(usize::MAX),
+        QPN_BASE,
+        "an impossible port: the first range"
+    );
+}

@@ -916,6 +916,8 @@ fn sges_ok(mem: &mut MemoryTable<'_>, pd: super::mr::PdId, sges: &[Sge], write: 
 }
 
 mod responder;
+mod timing;
+pub use timing::{RC_RETRIES, RC_TIMEOUT_NS, RNR_DELAY_NS};
 
 #[cfg(test)]
 mod duplicates;
