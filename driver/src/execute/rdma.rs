@@ -38,10 +38,10 @@ use crate::resources::crc::Fast;
 use crate::resources::link::{Queued, Read, State};
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::ndkobject::NdkAdapterObject;
-use crate::resources::provider::neighbors::Ip;
 use crate::resources::provider::notes::Note;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::timer::now_ns;
+use dcbndk_core::ndk::provider::neighbors::Ip;
 use dcbndk_core::ndk::{Activity, Applied};
 
 /// A copy of the adapter's IP addresses, for a provider's connection manager (ndkpi.md §4.1: a

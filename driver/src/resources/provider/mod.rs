@@ -36,7 +36,6 @@ pub mod data;
 pub mod deferred;
 pub mod endpoint;
 pub mod memory;
-pub mod neighbors;
 pub mod notes;
 pub mod qp;
 pub mod srq;
@@ -44,6 +43,7 @@ pub mod srq;
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::cm::{BindSlot, Cm, CmConfig, CmStorage, ConnSlot};
 use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
+use dcbndk_core::ndk::provider::neighbors::{self, NEIGHBORS};
 
 use crate::resources::memory::{PoolArray, PoolBox, pool_tag};
 use connect::{ConnectorSlot, ListenerSlot};
@@ -55,6 +55,10 @@ use ndis_sys::types::{NDIS_HANDLE, ULONG};
 use ndis_sys::wdm::PMDL;
 use qp::QpSlot;
 use srq::SrqSlot;
+
+/// The provider's neighbor table, over pool memory of [`NEIGHBORS`] entries (allocated with its
+/// other tables, so that no kernel stack frame ever holds it).
+pub type Neighbors = neighbors::Neighbors<PoolArray<neighbors::Entry>>;
 
 pub use calls::{Call, Calls, CloseCall, Closed};
 
@@ -196,8 +200,8 @@ pub struct Provider {
     pub tx_budget: u32,
     /// The NDK adapter is closing: its timer is not armed again.
     pub closing: bool,
-    /// Where RoCEv2 peers were last seen: IP address to MAC address ([`neighbors`]).
-    pub neighbors: neighbors::Neighbors,
+    /// Where RoCEv2 peers were last seen: IP address to MAC address (`neighbors::Neighbors`).
+    pub neighbors: Neighbors,
     /// The CM's next message PSN on QP 1.
     pub cm_psn: u32,
     /// What the connections tell the adapter's NDK state, not applied yet ([`notes`]).
@@ -323,7 +327,7 @@ impl Provider {
         } = t;
         let fields = Fields {
             endpoints,
-            neighbors: neighbors::Neighbors::new(neighbors),
+            neighbors: Neighbors::new(neighbors),
             notes: notes::Notes::new(notes),
             mem,
             connectors,
@@ -408,7 +412,7 @@ impl Tables {
             // SAFETY: see above.
             deferred: unsafe { PoolArray::new(h, tag, deferred::DEFERRED, || deferred::BLANK) }?,
             // SAFETY: see above.
-            neighbors: unsafe { PoolArray::new(h, tag, neighbors::NEIGHBORS, || None) }?,
+            neighbors: unsafe { PoolArray::new(h, tag, NEIGHBORS, || None) }?,
             // SAFETY: see above.
             notes: unsafe { PoolArray::new(h, tag, notes::NOTES, || None) }?,
             // SAFETY: see above.
@@ -454,7 +458,7 @@ struct Choices<'a> {
 /// The members of a provider other than its connection manager.
 struct Fields {
     endpoints: PoolArray<endpoint::EndpointSlot>,
-    neighbors: neighbors::Neighbors,
+    neighbors: Neighbors,
     notes: notes::Notes,
     mem: MemoryTable<'static>,
     connectors: PoolArray<ConnectorSlot>,
