@@ -42,6 +42,7 @@ pub mod srq;
 
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::cm::{BindSlot, Cm, CmConfig, CmStorage, ConnSlot};
+use dcbndk_core::ndk::provider::fifo::Fifo;
 use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
 use dcbndk_core::ndk::provider::neighbors::{self, NEIGHBORS};
 
@@ -170,12 +171,8 @@ pub struct Provider {
     pub psn_seed: u32,
     /// The QP number of QP slot 0 (QP 1 is the CM's).
     pub qpn_base: u32,
-    /// Callbacks waiting for the timer's routine ([`deferred`]).
-    pub deferred: PoolArray<Call>,
-    /// The oldest deferred callback's index.
-    pub deferred_head: usize,
-    /// Deferred callbacks.
-    pub deferred_len: usize,
+    /// Callbacks waiting for the timer's routine ([`deferred`]), oldest first.
+    pub deferred: Fifo<PoolArray<Call>, Call>,
     /// When the timer is armed to run (`None`: not armed).
     pub armed_at: Option<u64>,
     /// The doorbell's DPC is queued and has not begun its run (`rdma::schedule` rings only
@@ -521,7 +518,7 @@ unsafe fn write_rest(
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).deferred };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.deferred) };
+    unsafe { member.write(Fifo::new(f.deferred)) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).scratch };
@@ -769,16 +766,6 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, choices: &
     let member = unsafe { &raw mut (*place).qpn_base };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(QPN_BASE) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).deferred_head };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(0) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).deferred_len };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(0) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).armed_at };

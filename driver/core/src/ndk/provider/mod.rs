@@ -36,6 +36,7 @@
 //!   [`tables`](super::tables) entries. Its handshake ([`cm::wire`]) is this provider's own,
 //!   modelled on IB CM's REQ/REP/RTU/REJ/DREQ/DREP, one message per SEND Only to QP 1,
 //!   with a checked encoding (fuzzed: `fuzzing::cm`).
+//! - [`fifo`]: a bounded FIFO over storage it owns (the notes, the shell's deferred callbacks).
 //! - [`notes`]: what the connections and queues tell the adapter's NDK counters and tables,
 //!   queued under the provider's lock for whoever holds the adapter's state.
 //! - [`neighbors`]: the IP to MAC table the provider learns from received frames.
@@ -83,6 +84,7 @@
 
 pub mod cm;
 pub mod cq;
+pub mod fifo;
 pub mod mr;
 pub mod neighbors;
 pub mod notes;

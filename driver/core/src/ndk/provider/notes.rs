@@ -8,6 +8,7 @@
 //! activities the synthetic workload also reports ([`crate::ndk::Activity`]).
 
 use super::cm::{BindId, ConnId};
+use super::fifo::Fifo;
 use crate::ndk::tables::{Connection, Endpoint, EntryId};
 
 /// Notes kept between two applications; beyond them a note is dropped (a counter misses one
@@ -52,66 +53,35 @@ pub enum Note {
 }
 
 /// The notes not applied yet, oldest first, over storage `S` the owner allocated (its length
-/// is the capacity, [`NOTES`] in the driver; every slot `None` at the start).
+/// is the capacity, [`NOTES`] in the driver).
 #[derive(Debug)]
 pub struct Notes<S> {
-    notes: S,
-    head: usize,
-    len: usize,
+    notes: Fifo<S, Option<Note>>,
 }
 
 impl<S: AsRef<[Option<Note>]> + AsMut<[Option<Note>]>> Notes<S> {
-    /// None, over `notes` (all `None`).
+    /// None, over `notes`.
     #[must_use]
     pub const fn new(notes: S) -> Self {
         Self {
-            notes,
-            head: 0,
-            len: 0,
+            notes: Fifo::new(notes),
         }
     }
 
     /// Adds a note (dropped when full, see [`NOTES`]).
     pub fn push(&mut self, note: Note) {
-        let capacity = self.notes.as_ref().len();
-        if self.len >= capacity {
-            return;
-        }
-        let at = self
-            .head
-            .saturating_add(self.len)
-            .checked_rem(capacity)
-            .unwrap_or(0);
-        if let Some(slot) = self.notes.as_mut().get_mut(at) {
-            *slot = Some(note);
-            self.len = self.len.saturating_add(1);
-        }
+        let _ = self.notes.push(Some(note));
     }
 
     /// Whether a note waits to be applied.
     #[must_use]
     pub const fn pending(&self) -> bool {
-        self.len > 0
+        !self.notes.is_empty()
     }
 
     /// Takes the oldest.
     pub fn pop(&mut self) -> Option<Note> {
-        if self.len == 0 {
-            return None;
-        }
-        let capacity = self.notes.as_ref().len();
-        let note = self
-            .notes
-            .as_mut()
-            .get_mut(self.head)
-            .and_then(Option::take);
-        self.head = self
-            .head
-            .saturating_add(1)
-            .checked_rem(capacity)
-            .unwrap_or(0);
-        self.len = self.len.saturating_sub(1);
-        note
+        self.notes.pop().flatten()
     }
 }
 
