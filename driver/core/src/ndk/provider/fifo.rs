@@ -1,5 +1,5 @@
 //! A fixed-capacity FIFO that owns its storage (the owner allocates it: in the driver a pool
-//! array): the provider's notes and its deferred callbacks. [`super::ring::Ring`] is the same
+//! array): the provider's notes and its deferred callbacks. `ring::Ring` is the same
 //! queue over storage borrowed from its owner, for the values that name their elements by
 //! storage slot (a work request's SGEs live at its slot).
 
