@@ -14,9 +14,9 @@
 //! holds a QP back, as PFC holds a NIC's queue back; nothing is dropped). The caller drains the
 //! link afterwards.
 //!
-//! Receiving: [`arrived`] parses a frame the packet filter let through; a RoCEv2 frame (UDP
-//! 4791, right ICRC) goes to the open NDK adapters' providers, the first that owns its
-//! destination QP takes it (QP 1: the connection manager, if the message is to one of its
+//! Receiving: a RoCEv2 frame (UDP 4791, right ICRC) the core's receive decision gave the RDMA
+//! engine (`dcbndk_core::datapath::receive::Verdict::Rdma`) goes to [`arrived`], and from there
+//! to the open NDK adapters' providers, the first that owns its destination QP takes it (QP 1: the connection manager, if the message is to one of its
 //! addresses). Nothing here makes a consumer callback or frames a packet: it runs inside a
 //! delivery on the wire, so the callbacks it owes and what it must send are left to the NDK
 //! adapter's timer (`crate::resources::provider::deferred`). The link's drain refills NDK's
@@ -28,8 +28,9 @@ use dcbndk_core::datapath::classify::{Decision, Meta};
 use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
 use dcbndk_core::ndk::provider::qp::QpState;
+use dcbndk_core::ndk::provider::transmit::Acquisition;
 use dcbndk_core::ndk::tables::SockAddr;
-use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Malformed, Packet};
+use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
 
 use crate::context::AdapterContext;
@@ -37,10 +38,10 @@ use crate::resources::crc::Fast;
 use crate::resources::link::{Queued, Read, State};
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::ndkobject::NdkAdapterObject;
-use crate::resources::provider::neighbors::Ip;
 use crate::resources::provider::notes::Note;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::timer::now_ns;
+use dcbndk_core::ndk::provider::neighbors::Ip;
 use dcbndk_core::ndk::{Activity, Applied};
 
 /// A copy of the adapter's IP addresses, for a provider's connection manager (ndkpi.md §4.1: a
@@ -66,18 +67,6 @@ impl Addresses {
         p.cm.set_addresses(self.list.get(..self.len).unwrap_or(&[]));
     }
 }
-
-/// [`send_qp`] frames and queues packets under one acquisition of the link's lock while their
-/// payloads add up to fewer than this many bytes (at most the drain's batch of 8, `execute::
-/// drain`): a window of small messages then takes the lock once per 8 packets or so, not once
-/// per packet (the message rate depends on it), while a packet of 1 KiB or more of payload keeps an
-/// acquisition of its own. Held across 8 packets of 4 KiB being copied and checksummed, the lock kept another
-/// CPU's drain spinning past the 10 ms retransmission timeout in a debug build (kit::ndk_perf_
-/// jumbo's 1 MiB WRITE; an earlier form bounded by packets alone).
-const LOCKED_BYTES: usize = 1024;
-
-/// At most this many packets under one acquisition (see [`LOCKED_BYTES`]).
-const LOCKED_PACKETS: u32 = 8;
 
 /// The QP that carries the connection manager's messages (ndkpi.md §4.3: IB CM's QP 1).
 pub const CM_QPN: u32 = 1;
@@ -296,7 +285,7 @@ fn send_qp(
     };
     // The link's lock while small packets are framed in a row, with what it has seen.
     let mut link = None;
-    let (mut held_packets, mut held_bytes) = (0u32, 0usize);
+    let mut held = Acquisition::NEW;
     loop {
         if p.tx_budget == 0 {
             // This run's share is spent: the next run (the doorbell rings again) goes on.
@@ -321,11 +310,11 @@ fn send_qp(
         // The room seen is the room the packet is queued in, under one acquisition of the
         // link's lock (a look and then the queuing under two could lose a frame to another
         // sender between them, to be resent on the timeout), kept for the next packet while
-        // the packets under it are small (LOCKED_BYTES). Lock order: the provider's, then the
-        // link's (this module's rule).
-        if held_packets >= LOCKED_PACKETS || held_bytes >= LOCKED_BYTES {
+        // the packets under it are small (`transmit::LOCKED_BYTES`). Lock order: the
+        // provider's, then the link's (this module's rule).
+        if held.is_spent() {
             link = None;
-            (held_packets, held_bytes) = (0, 0);
+            held = Acquisition::NEW;
         }
         let s = link.get_or_insert_with(|| context.link.state().lock());
         if !s.has_room(d.priority) {
@@ -350,8 +339,7 @@ fn send_qp(
         };
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
-        held_packets = held_packets.saturating_add(1);
-        held_bytes = held_bytes.saturating_add(len);
+        held.carried(len);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
             // Room is there (seen under this acquisition), so the frame is queued.
             let _ = queue(context, s, &addressing, &packet.transport, payload, &d);
@@ -530,38 +518,24 @@ pub fn refill(context: &AdapterContext, sent: u32, drain_now: &mut u64, moves: &
     });
 }
 
-/// A frame the packet filter let through: `true` when it was RoCEv2 and so NDK's (taken by a
-/// provider, or dropped: a bad ICRC, no such QP), `false` when it is for the protocols. `now`:
-/// the clock, as the delivery read it. `at_dispatch`: whether the delivery runs at
-/// DISPATCH_LEVEL (a drain an OID request started runs at PASSIVE_LEVEL).
-pub fn arrived(context: &AdapterContext, bytes: &[u8], at_dispatch: bool, now: u64) -> bool {
-    if context.ndk_ports.is_empty() {
-        return false;
-    }
-    let packet = match frame::parse_with(bytes, &Fast) {
-        Ok(packet) => packet,
-        // Not UDP 4791 (the layers before the port are checked first): the protocols'.
-        Err(
-            Malformed::Truncated
-            | Malformed::NotIp { .. }
-            | Malformed::IpVersion
-            | Malformed::Ipv4Options
-            | Malformed::Fragment
-            | Malformed::Ipv4Checksum
-            | Malformed::NotUdp { .. }
-            | Malformed::NotRoce { .. },
-        ) => return false,
-        // A RoCEv2 frame that does not check (lengths, ICRC, IB headers): dropped, as a NIC
-        // drops it (ndkpi.md §7.6).
-        Err(_) => return true,
-    };
+/// A RoCEv2 packet the core found checked and NDK's (`Verdict::Rdma`), of a frame of `len`
+/// bytes: counted, and taken by the provider it is for (or dropped: no such QP). `now`: the
+/// clock, as the delivery read it. `at_dispatch`: whether the delivery runs at DISPATCH_LEVEL
+/// (a drain an OID request started runs at PASSIVE_LEVEL).
+pub fn arrived(
+    context: &AdapterContext,
+    packet: &Packet<'_>,
+    len: usize,
+    at_dispatch: bool,
+    now: u64,
+) {
     if at_dispatch {
-        count_rdma(&context.core.ndk, true, bytes.len());
+        count_rdma(&context.core.ndk, true, len);
     } else {
         // Per-CPU counting wants DISPATCH_LEVEL (`current_processor`): under a spin lock, as
         // the indication's counting does.
         let _raised = context.receive.free.lock();
-        count_rdma(&context.core.ndk, true, bytes.len());
+        count_rdma(&context.core.ndk, true, len);
     }
     // A connection message is answered by the CM owning its destination address: the CMs learn
     // the adapter's current addresses first (a request may come before any local bind).
@@ -572,7 +546,7 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8], at_dispatch: bool, now: u
             if let Some(a) = &addresses {
                 a.give(&mut p);
             }
-            let Some(owes) = take(&mut p, &packet, now, owned_only) else {
+            let Some(owes) = take(&mut p, packet, now, owned_only) else {
                 return false;
             };
             if owes {
@@ -593,7 +567,6 @@ pub fn arrived(context: &AdapterContext, bytes: &[u8], at_dispatch: bool, now: u
     if !offer(true) && addresses.is_some() {
         offer(false);
     }
-    true
 }
 
 /// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses

@@ -257,6 +257,20 @@ impl<T> PoolArray<T> {
     }
 }
 
+/// A pool array is the storage of a core value generic over it (the provider's notes and
+/// neighbors, `dcbndk_core::ndk::provider`).
+impl<T> AsRef<[T]> for PoolArray<T> {
+    fn as_ref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T> AsMut<[T]> for PoolArray<T> {
+    fn as_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
 impl<T> Drop for PoolArray<T> {
     fn drop(&mut self) {
         let elements = core::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len);

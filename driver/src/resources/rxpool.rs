@@ -80,7 +80,7 @@ impl FreeList {
 pub struct ReceivePool {
     /// The buffers, one frame each, [`buffer_bytes`] long: sized at initialize by the
     /// adapter's `*JumboPacket`. A frame longer than a buffer is a receive error
-    /// (`crate::execute::receive::arrived`), as a NIC drops a frame past its configured size.
+    /// (`dcbndk_core::datapath::receive::demux`), as a NIC drops a frame past its configured size.
     pub buffers: PoolSlab,
     pool: NDIS_HANDLE,
     /// The NBL of each buffer (its index in `MiniportReserved[0]`).

@@ -7,4 +7,5 @@
 pub mod classify;
 pub mod frame;
 pub mod link;
+pub mod receive;
 pub mod scan;

@@ -24,17 +24,6 @@ pub struct Control {
     pub agent: Agent,
 }
 
-/// What a received frame is, for the shell's receive path ([`Control::frame_received`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Received {
-    /// An LLDPDU the agent took: not indicated up.
-    Consumed,
-    /// A frame for the protocols above: the packet filter passes it.
-    Indicate,
-    /// A frame the packet filter (or the multicast list) drops.
-    Filtered,
-}
-
 impl Control {
     /// Control state of zeroes: only the starting value of state built in place, made usable by
     /// [`Control::reset`].
@@ -178,42 +167,36 @@ impl Control {
         outcome
     }
 
-    /// A frame from the wire at `now_ms`: an LLDPDU for the agent (with `*QOS` = 1, spec §4.4),
-    /// or a frame for the packet filter.
-    pub fn frame_received(
+    /// An LLDPDU from the wire at `now_ms` (`datapath::receive::Verdict::Lldpdu`: `*QOS` = 1,
+    /// spec §4.4): the agent takes it, and the peer's TLVs become the remote set in place, under
+    /// this lock.
+    pub fn lldpdu_received(
         &mut self,
         adapter: &Adapter,
         frame: &[u8],
         now_ms: u64,
         fx: &mut Effects,
-    ) -> Received {
-        if adapter.config.qos.is_enabled() {
-            match self.agent.receive(frame, now_ms) {
-                Receive::NotLldp => {}
-                Receive::Ignored | Receive::Malformed(_) => return Received::Consumed,
-                Receive::Event(event) => {
-                    // The peer's TLVs become the remote set in place, under this lock.
-                    let indications = event.apply(&mut self.settings.qos);
-                    self.owe(indications, now_ms, fx);
-                    self.arm(fx);
-                    return Received::Consumed;
-                }
-            }
+    ) {
+        if !adapter.config.qos.is_enabled() {
+            return;
         }
-        let Some(dst) = frame.get(..6).and_then(|d| <[u8; 6]>::try_from(d).ok()) else {
-            return Received::Filtered;
-        };
+        if let Receive::Event(event) = self.agent.receive(frame, now_ms) {
+            let indications = event.apply(&mut self.settings.qos);
+            self.owe(indications, now_ms, fx);
+            self.arm(fx);
+        }
+    }
+
+    /// The packet filter and the multicast list: whether a received frame to `dst` goes up.
+    #[must_use]
+    pub fn passes(&self, adapter: &Adapter, dst: [u8; 6]) -> bool {
         let s = &self.settings;
-        if filter_accepts(
+        filter_accepts(
             s.packet_filter,
             adapter.config.current_mac,
             s.multicast_list(),
             dst,
-        ) {
-            Received::Indicate
-        } else {
-            Received::Filtered
-        }
+        )
     }
 
     /// The DCBX timer fired at `now_ms`: expired peers first (so that a frame sent after them

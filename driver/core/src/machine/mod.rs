@@ -39,5 +39,5 @@ pub mod effects;
 #[cfg(test)]
 mod tests;
 
-pub use control::{Control, Received};
+pub use control::Control;
 pub use effects::{Effect, Effects, TimerId};

@@ -215,17 +215,11 @@ fn a_regular_oid_without_qos_effect_owes_nothing() {
     assert_eq!(outcome.status, Status::Success);
     assert!(fx.is_empty(), "{:?}", list(&fx));
     // The packet filter now passes directed frames to this adapter only.
-    let mut frame = [0u8; 60];
-    frame[..6].copy_from_slice(&a.config.current_mac);
-    frame[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
-    assert_eq!(c.frame_received(&a, &frame, 6, &mut fx), Received::Indicate);
-    frame[5] ^= 0x80;
-    assert_eq!(c.frame_received(&a, &frame, 6, &mut fx), Received::Filtered);
-    assert_eq!(
-        c.frame_received(&a, &frame[..5], 6, &mut fx),
-        Received::Filtered
-    );
-    assert!(fx.is_empty());
+    let mut dst = a.config.current_mac;
+    assert!(c.passes(&a, dst));
+    dst[5] ^= 0x80;
+    assert!(!c.passes(&a, dst));
+    assert!(!c.passes(&a, [0xFF; 6]), "no broadcast in the filter");
 }
 
 /// `OID_GEN_VLAN_ID` (its DDI page): a query answers the VID as a ULONG; a set that changes it
@@ -343,10 +337,7 @@ fn a_peers_lldpdu_is_consumed_and_owes_the_remote_indication_then_expires() {
     let mut cb = running(&b, 0);
     let frame = lldpdu_of(&mut cb, TTL_S);
     let mut fx = Effects::new();
-    assert_eq!(
-        ca.frame_received(&a, &frame, 10, &mut fx),
-        Received::Consumed
-    );
+    ca.lldpdu_received(&a, &frame, 10, &mut fx);
     let effects = list(&fx);
     assert!(effects.contains(&Effect::IndicateRemote), "{effects:?}");
     assert!(matches!(effects.last(), Some(Effect::ArmTimer { .. })));
@@ -358,10 +349,7 @@ fn a_peers_lldpdu_is_consumed_and_owes_the_remote_indication_then_expires() {
     );
     // Nothing more is owed for the same LLDPDU again.
     let mut fx = Effects::new();
-    assert_eq!(
-        ca.frame_received(&a, &frame, 20, &mut fx),
-        Received::Consumed
-    );
+    ca.lldpdu_received(&a, &frame, 20, &mut fx);
     assert!(!list(&fx).contains(&Effect::IndicateRemote));
 
     // The peer falls silent: its TTL expires and the remote set is withdrawn.
@@ -381,7 +369,7 @@ fn a_peers_lldpdu_is_consumed_and_owes_the_remote_indication_then_expires() {
 }
 
 #[test]
-fn with_qos_off_lldpdus_are_ordinary_frames() {
+fn with_qos_off_the_agent_takes_no_lldpdu() {
     let mut config = adapter(1).config;
     config.qos = crate::qos::keyword::QosKeyword::Disabled;
     let a = Adapter::new(config);
@@ -399,10 +387,7 @@ fn with_qos_off_lldpdus_are_ordinary_frames() {
     let b = adapter(2);
     let frame = lldpdu_of(&mut running(&b, 0), TTL_S);
     let mut fx = Effects::new();
-    assert_eq!(
-        ca.frame_received(&a, &frame, 1, &mut fx),
-        Received::Filtered
-    );
+    ca.lldpdu_received(&a, &frame, 1, &mut fx);
     assert!(fx.is_empty());
 }
 
@@ -412,7 +397,7 @@ fn what_is_owed_merges_so_no_indication_is_lost() {
     let mut ca = running(&a, 0);
     let frame = lldpdu_of(&mut running(&b, 0), TTL_S);
     // A remote change is decided on one CPU...
-    ca.frame_received(&a, &frame, 1, &mut Effects::new());
+    ca.lldpdu_received(&a, &frame, 1, &mut Effects::new());
     // ... and before its indications are made, an OID changes the operational set.
     let (_, fx) = qos_method(&mut ca, &a, 1 << 4, None, 2);
     // Both are owed: whoever takes them makes both indications.
@@ -427,7 +412,7 @@ fn the_dcbx_timer_never_overflows_its_effects() {
     let (a, b) = (adapter(1), adapter(2));
     let mut ca = running(&a, 0);
     let frame = lldpdu_of(&mut running(&b, 0), TTL_S);
-    ca.frame_received(&a, &frame, 1, &mut Effects::new());
+    ca.lldpdu_received(&a, &frame, 1, &mut Effects::new());
     for now in [0, 1, 1_000, 30_000, 121_000, u64::MAX / 2] {
         let mut fx = Effects::new();
         ca.dcbx_timer(&a, now, &mut fx);

@@ -20,19 +20,12 @@ use super::Provider;
 use super::calls::{Call, Calls};
 use super::notes::Note;
 use super::qp::Path;
-use dcbndk_core::ndk::tables::{Connection, Endpoint, EntryId};
+use dcbndk_core::ndk::tables::{Endpoint, EntryId};
 use ndis_sys::ndkpi::{
     NDK_CONNECTOR, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK,
     NDK_FN_REQUEST_COMPLETION, NDK_LISTENER,
 };
 use ndis_sys::types::PVOID;
-
-/// Retransmission timeout.
-pub const RC_TIMEOUT_NS: u64 = 10_000_000;
-/// Retries, and RNR retries.
-pub const RC_RETRIES: u8 = 7;
-/// Wait after an RNR NAK.
-pub const RNR_DELAY_NS: u64 = 1_000_000;
 
 /// A consumer's request completion, waiting for the CM's outcome.
 #[derive(Clone, Copy)]
@@ -394,43 +387,20 @@ impl Provider {
     /// A connected QP: its transport starts (§4, `rc`), its packets addressed as the
     /// connector's connection is.
     fn connect_qp(&mut self, connector: ConnId, qp: usize, params: QpParams) {
-        let (Ok(local), Ok(remote), Ok(passive)) = (
-            self.cm.local_address(connector),
-            self.cm.peer_address(connector),
-            self.cm.is_passive(connector),
-        ) else {
+        let Ok(c) = self.cm.connected(connector) else {
             return;
         };
         let path = Path {
-            local,
-            remote,
-            nd_port: if passive { local.port } else { remote.port },
+            local: c.local,
+            remote: c.remote,
+            nd_port: c.nd_port,
         };
         self.notes.push(Note::Established {
             id: connector,
-            active: !passive,
-            // [a choice: the TCP connection an iWARP adapter pairs with an ND connection
-            // (the odd entry of OID_NDK_CONNECTIONS) has the ND connection's own ports: iWARP
-            // carries an ND connection over TCP, and this provider's ND port is the port it
-            // would connect from and to; NDIS lists the pair only in iWARP mode.]
-            connection: Connection {
-                local,
-                remote,
-                tcp_ports: (local.port, remote.port),
-                ..Connection::default()
-            },
+            active: c.active,
+            connection: c.connection,
         });
-        let cfg = RcConfig {
-            pmtu: params.pmtu,
-            dest_qp: params.dest_qp,
-            send_psn: params.send_psn,
-            recv_psn: params.recv_psn,
-            timeout_ns: RC_TIMEOUT_NS,
-            retry_count: RC_RETRIES,
-            rnr_retry: RC_RETRIES,
-            rnr_delay_ns: RNR_DELAY_NS,
-            outbound_reads: params.outbound_reads,
-        };
+        let cfg = RcConfig::connected(&params);
         let reads = usize::try_from(params.inbound_reads).unwrap_or(0);
         if let Some(slot) = self.qp_slot_mut(qp) {
             slot.start_transport(cfg, reads);

@@ -63,7 +63,8 @@ fn region_move(
         // deregisters or closes the region, which happens under the provider's lock this runs
         // under (ndkpi.md §5); IRQL <= DISPATCH_LEVEL.
         Move::Out(out) => unsafe { copy_out(region.mdl, offset, out) }.is_ok(),
-        // SAFETY: as above; a region the check allowed to be written.
+        // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under the
+        // provider's lock this runs under); the core's check allowed this region to be written.
         Move::In(data) => unsafe { copy_in(region.mdl, offset, data) }.is_ok(),
     }
 }
@@ -134,8 +135,10 @@ fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
         // region uses it (NDK_FN_RELEASE_LAM; `super::memory`); mapped at the build; IRQL <=
         // DISPATCH_LEVEL. The core checked the range lies in the bytes the LAM maps.
         Move::Out(out) => unsafe { copy_out(chain, offset, out) }.is_ok(),
-        // SAFETY: as above; the core allowed the write (the privileged token's local write, or a
-        // region fast-registered with write access over pages the consumer locked for it).
+        // SAFETY: the same live LAM's chain, locked by the consumer until NdkReleaseLAM and
+        // mapped at the build, in range; the core allowed the write (the privileged token's local
+        // write, or a region fast-registered with write access over pages the consumer locked
+        // for it).
         Move::In(data) => unsafe { copy_in(chain, offset, data) }.is_ok(),
     }
 }

@@ -43,43 +43,23 @@ impl Provider {
     /// Queues one call for the timer's routine; `false` when the queue is full (dropped: see
     /// [`DEFERRED`]).
     pub fn defer_one(&mut self, call: Call) -> bool {
-        let capacity = self.deferred.as_slice().len();
-        if self.deferred_len >= capacity {
-            return false;
-        }
-        let at = self
-            .deferred_head
-            .checked_add(self.deferred_len)
-            .and_then(|i| i.checked_rem(capacity));
-        let Some(slot) = at.and_then(|i| self.deferred.as_mut_slice().get_mut(i)) else {
-            return false;
-        };
-        *slot = call;
-        self.deferred_len = self.deferred_len.saturating_add(1);
-        true
+        self.deferred.push(call)
     }
 
     /// Moves deferred callbacks, oldest first, into `out` while it has room.
     pub fn take_deferred(&mut self, out: &mut Calls) {
-        let capacity = self.deferred.as_slice().len();
-        while self.deferred_len > 0 && out.has_room(1) {
-            let Some(call) = self.deferred.as_slice().get(self.deferred_head).copied() else {
+        while out.has_room(1) {
+            let Some(call) = self.deferred.pop() else {
                 break;
             };
             out.push(call);
-            self.deferred_head = self
-                .deferred_head
-                .saturating_add(1)
-                .checked_rem(capacity)
-                .unwrap_or(0);
-            self.deferred_len = self.deferred_len.saturating_sub(1);
         }
     }
 
     /// Whether callbacks wait for the timer.
     #[must_use]
     pub const fn has_deferred(&self) -> bool {
-        self.deferred_len > 0
+        !self.deferred.is_empty()
     }
 
     /// The earliest time the timer's routine has work: a transport's or the CM's timeout.
@@ -117,18 +97,7 @@ impl Provider {
 impl Provider {
     /// Takes the oldest deferred callback.
     pub fn pop_deferred(&mut self) -> Option<Call> {
-        if self.deferred_len == 0 {
-            return None;
-        }
-        let capacity = self.deferred.as_slice().len();
-        let call = self.deferred.as_slice().get(self.deferred_head).copied();
-        self.deferred_head = self
-            .deferred_head
-            .saturating_add(1)
-            .checked_rem(capacity)
-            .unwrap_or(0);
-        self.deferred_len = self.deferred_len.saturating_sub(1);
-        call
+        self.deferred.pop()
     }
 
     /// The notification callback of the CQ in `slot` returned: what that owes is deferred.

@@ -82,20 +82,24 @@ impl FastTables {
         // SAFETY: the handle is valid for the tables' life (function contract).
         let mut lam_slots = unsafe { PoolArray::new(h, tag, n.lams, || LamSlot::FREE) }?;
         let entries = n.frmr_chunks.saturating_mul(CHUNK);
-        // SAFETY: as above.
+        // SAFETY: the handle is valid for the tables' life (function contract), for the pages.
         let mut pages = unsafe { PoolArray::new(h, tag, entries, || 0u64) }?;
-        // SAFETY: as above.
+        // SAFETY: the handle is valid for the tables' life (function contract), for the chunks'
+        // use.
         let mut used = unsafe { PoolArray::new(h, tag, n.frmr_chunks, || false) }?;
-        // SAFETY: as above.
+        // SAFETY: the handle is valid for the tables' life (function contract), for the LAMs'
+        // chains.
         let lam_chains = unsafe { PoolArray::new(h, tag, n.lams, core::ptr::null_mut) }?;
         // SAFETY: the elements never move (pool memory: the headers move into the box, not what
         // they point at); the provider stores `mem`, which borrows them, before the box, so it
         // is dropped first; nothing else makes a slice of these three arrays.
         let slots = unsafe { lam_slots.as_unbounded_mut_slice() };
         let lams = LamTable::new(slots, seed).ok()?;
-        // SAFETY: as above.
+        // SAFETY: the pages never move (pool memory); the page pool that borrows them is stored
+        // before the box, dropped first; nothing else makes a slice of them.
         let entries = unsafe { pages.as_unbounded_mut_slice() };
-        // SAFETY: as above.
+        // SAFETY: the chunk flags never move (pool memory); the page pool that borrows them is
+        // stored before the box, dropped first; nothing else makes a slice of them.
         let chunks = unsafe { used.as_unbounded_mut_slice() };
         let pool = PagePool::new(entries, chunks).ok()?;
         let arrays = FastTables {
@@ -104,7 +108,8 @@ impl FastTables {
             _used: used,
             lam_chains,
         };
-        // SAFETY: as above.
+        // SAFETY: the handle is valid for the tables' life (function contract), for the box that
+        // keeps the arrays.
         let tables = unsafe { PoolBox::new(h, tag, arrays) }?;
         Some(Fast { tables, lams, pool })
     }

@@ -36,14 +36,15 @@ pub mod data;
 pub mod deferred;
 pub mod endpoint;
 pub mod memory;
-pub mod neighbors;
 pub mod notes;
 pub mod qp;
 pub mod srq;
 
 use dcbndk_core::ndk::Profile;
 use dcbndk_core::ndk::provider::cm::{BindSlot, Cm, CmConfig, CmStorage, ConnSlot};
+use dcbndk_core::ndk::provider::fifo::Fifo;
 use dcbndk_core::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot};
+use dcbndk_core::ndk::provider::neighbors::{self, NEIGHBORS};
 
 use crate::resources::memory::{PoolArray, PoolBox, pool_tag};
 use connect::{ConnectorSlot, ListenerSlot};
@@ -55,6 +56,10 @@ use ndis_sys::types::{NDIS_HANDLE, ULONG};
 use ndis_sys::wdm::PMDL;
 use qp::QpSlot;
 use srq::SrqSlot;
+
+/// The provider's neighbor table, over pool memory of [`NEIGHBORS`] entries (allocated with its
+/// other tables, so that no kernel stack frame ever holds it).
+pub type Neighbors = neighbors::Neighbors<PoolArray<neighbors::Entry>>;
 
 pub use calls::{Call, Calls, CloseCall, Closed};
 
@@ -101,9 +106,8 @@ pub const PROVISIONED: Provisioned = Provisioned {
     frmr_chunks: 1024,
 };
 
-/// The QP number of the first QP slot of an NDK adapter: numbers below are IBTA's special
-/// QPs (QP 1 carries this provider's connection messages, `dcbndk_core::ndk::provider::cm`).
-pub const QPN_BASE: u32 = 0x100;
+/// The QP number of the first QP slot of an NDK adapter (the core's number).
+pub use dcbndk_core::ndk::provider::qp::QPN_BASE;
 
 /// Bytes of [`Provider::scratch`] for an adapter whose path MTU is `path_mtu`: a packet's
 /// payload (at most the path MTU, 1024 at `*JumboPacket` 1514 and 4096 at 9014) or a
@@ -115,9 +119,9 @@ pub fn scratch_bytes(path_mtu: u32) -> usize {
         .max(dcbndk_core::ndk::provider::cm::wire::MAX_MSG_LEN)
 }
 
-/// Packets a run of the provider's DPC or timer frames at most ([`Provider::tx_budget`]): 64
-/// packets are 64 KiB at the 1,024-byte path MTU, 5 µs of a 100 Gb/s link (256 KiB at 4,096).
-pub const TX_BUDGET: u32 = 64;
+/// Packets a run of the provider's DPC or timer frames at most ([`Provider::tx_budget`]; the
+/// core's number).
+pub use dcbndk_core::ndk::provider::transmit::TX_BUDGET;
 
 /// The shell's side of a PD slot.
 pub struct Domain {
@@ -167,12 +171,8 @@ pub struct Provider {
     pub psn_seed: u32,
     /// The QP number of QP slot 0 (QP 1 is the CM's).
     pub qpn_base: u32,
-    /// Callbacks waiting for the timer's routine ([`deferred`]).
-    pub deferred: PoolArray<Call>,
-    /// The oldest deferred callback's index.
-    pub deferred_head: usize,
-    /// Deferred callbacks.
-    pub deferred_len: usize,
+    /// Callbacks waiting for the timer's routine ([`deferred`]), oldest first.
+    pub deferred: Fifo<PoolArray<Call>, Call>,
     /// When the timer is armed to run (`None`: not armed).
     pub armed_at: Option<u64>,
     /// The doorbell's DPC is queued and has not begun its run (`rdma::schedule` rings only
@@ -197,8 +197,8 @@ pub struct Provider {
     pub tx_budget: u32,
     /// The NDK adapter is closing: its timer is not armed again.
     pub closing: bool,
-    /// Where RoCEv2 peers were last seen: IP address to MAC address ([`neighbors`]).
-    pub neighbors: neighbors::Neighbors,
+    /// Where RoCEv2 peers were last seen: IP address to MAC address (`neighbors::Neighbors`).
+    pub neighbors: Neighbors,
     /// The CM's next message PSN on QP 1.
     pub cm_psn: u32,
     /// What the connections tell the adapter's NDK state, not applied yet ([`notes`]).
@@ -274,8 +274,8 @@ impl Provider {
         if unsafe { memory::add_fast_memory(place, ndis_handle, seed) } {
             return true;
         }
-        // SAFETY: as above; every member is placed, so dropping it in place frees every table
-        // and leaves nothing at `place`.
+        // SAFETY: `place` holds the provider just placed, referred to by nothing else yet; every
+        // member is placed, so dropping it in place frees every table and leaves nothing there.
         unsafe { core::ptr::drop_in_place(place) };
         false
     }
@@ -298,7 +298,8 @@ impl Provider {
         // SAFETY: `mem` is stored beside the arrays it borrows and declared before them, so it
         // is dropped first; nothing else makes a slice of them.
         let pds = unsafe { t.pd_slots.as_unbounded_mut_slice() };
-        // SAFETY: as above.
+        // SAFETY: `mem` borrows the MR slots too, stored beside them and dropped before them;
+        // nothing else makes a slice of them.
         let mrs = unsafe { t.mr_slots.as_unbounded_mut_slice() };
         let mem = MemoryTable::new(pds, mrs, seed, profile).ok()?;
         // SAFETY: `place` is valid for writes of a Provider (function contract).
@@ -323,7 +324,7 @@ impl Provider {
         } = t;
         let fields = Fields {
             endpoints,
-            neighbors: neighbors::Neighbors::new(neighbors),
+            neighbors: Neighbors::new(neighbors),
             notes: notes::Notes::new(notes),
             mem,
             connectors,
@@ -340,7 +341,8 @@ impl Provider {
             conn_slots,
             bind_slots,
         };
-        // SAFETY: as above; `cm` is written.
+        // SAFETY: `place` is valid for writes of a Provider (function contract); `write_cm` wrote
+        // `cm`, and `write_rest` writes the other members.
         unsafe { write_rest(place, fields, ndis_handle, choices) };
         Some(())
     }
@@ -407,7 +409,7 @@ impl Tables {
             // SAFETY: see above.
             deferred: unsafe { PoolArray::new(h, tag, deferred::DEFERRED, || deferred::BLANK) }?,
             // SAFETY: see above.
-            neighbors: unsafe { PoolArray::new(h, tag, neighbors::NEIGHBORS, || None) }?,
+            neighbors: unsafe { PoolArray::new(h, tag, NEIGHBORS, || None) }?,
             // SAFETY: see above.
             notes: unsafe { PoolArray::new(h, tag, notes::NOTES, || None) }?,
             // SAFETY: see above.
@@ -428,7 +430,7 @@ unsafe fn write_cm(place: *mut Provider, t: &mut Tables, profile: &Profile, path
     let storage = CmStorage {
         // SAFETY: `cm` is stored beside the arrays it borrows, declared before them.
         conns: unsafe { t.conn_slots.as_unbounded_mut_slice() },
-        // SAFETY: as above.
+        // SAFETY: `cm` borrows the bind slots too, stored beside them, declared before them.
         binds: unsafe { t.bind_slots.as_unbounded_mut_slice() },
     };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only the
@@ -453,7 +455,7 @@ struct Choices<'a> {
 /// The members of a provider other than its connection manager.
 struct Fields {
     endpoints: PoolArray<endpoint::EndpointSlot>,
-    neighbors: neighbors::Neighbors,
+    neighbors: Neighbors,
     notes: notes::Notes,
     mem: MemoryTable<'static>,
     connectors: PoolArray<ConnectorSlot>,
@@ -516,7 +518,7 @@ unsafe fn write_rest(
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).deferred };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.deferred) };
+    unsafe { member.write(Fifo::new(f.deferred)) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).scratch };
@@ -764,16 +766,6 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, choices: &
     let member = unsafe { &raw mut (*place).qpn_base };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(QPN_BASE) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).deferred_head };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(0) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).deferred_len };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(0) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).armed_at };

@@ -9,6 +9,7 @@ use dcbndk_core::ndk::provider::cm::ConnId;
 use dcbndk_core::ndk::provider::mr::PdId;
 use dcbndk_core::ndk::provider::qp::{
     Operation, Qp, QpLimits, QpState, QpStorage, QpStorageSizes, Queue, Sge, WorkRequest,
+    qpn_of_slot, slot_of_qpn,
 };
 use dcbndk_core::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadResponse};
 use dcbndk_core::ndk::provider::srq::Srq;
@@ -116,22 +117,25 @@ impl QpSlot {
 /// freed).
 fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option<QpArrays> {
     let tag = TAG_NDK_TABLES;
-    // SAFETY: the provider's handle is valid for its life (Provider::new), and so for each
-    // array below.
+    // SAFETY: the provider's handle is valid for its life (Provider::new), for the receive
+    // queue.
     let receive = unsafe { PoolArray::new(handle, tag, sizes.receive, || WorkRequest::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the receive SGEs.
     let receive_sges = unsafe { PoolArray::new(handle, tag, sizes.receive_sges, || Sge::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the initiator
+    // queue.
     let initiator = unsafe { PoolArray::new(handle, tag, sizes.initiator, || WorkRequest::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the initiator SGEs.
     let initiator_sges =
         unsafe { PoolArray::new(handle, tag, sizes.initiator_sges, || Sge::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the transport's
+    // flights.
     let flights = unsafe { PoolArray::new(handle, tag, sizes.initiator, || Flight::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the READ
+    // responses.
     let reads = unsafe { PoolArray::new(handle, tag, reads, || ReadResponse::EMPTY) }?;
     let inline_len = sizes.initiator.checked_mul(sizes.inline_bytes)?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the inline bytes.
     let inline = unsafe { PoolArray::new(handle, tag, inline_len, || 0u8) }?;
     Some(QpArrays {
         receive,
@@ -145,7 +149,7 @@ fn allocate(handle: NDIS_HANDLE, sizes: &QpStorageSizes, reads: usize) -> Option
 }
 
 /// What [`build_qp`] allocates with.
-struct Made {
+struct Allocation {
     handle: NDIS_HANDLE,
     /// READs answered at once: the storage for the inbound read limit.
     reads: usize,
@@ -158,16 +162,16 @@ struct Made {
 fn build_qp(
     slot: &mut QpSlot,
     create: &QpCreate,
-    made: &Made,
+    allocation: &Allocation,
     profile: &Profile,
 ) -> Result<(), CallStatus> {
-    slot._arrays = allocate(made.handle, &made.sizes, made.reads);
+    slot._arrays = allocate(allocation.handle, &allocation.sizes, allocation.reads);
     let Some(arrays) = slot._arrays.as_mut() else {
         return Err(CallStatus::InsufficientResources);
     };
     // SAFETY: the QP is stored beside its arrays, declared before them (so it is dropped
     // first), and nothing else makes a slice of them while it lives.
-    let Some(storage) = (unsafe { storage(arrays, &made.sizes) }) else {
+    let Some(storage) = (unsafe { storage(arrays, &allocation.sizes) }) else {
         slot._arrays = None;
         return Err(CallStatus::InvalidParameter);
     };
@@ -199,11 +203,14 @@ fn build_qp(
 unsafe fn storage(arrays: &mut QpArrays, sizes: &QpStorageSizes) -> Option<QpStorage<'static>> {
     // SAFETY: the caller's contract.
     let receive = unsafe { arrays.receive.as_unbounded_mut_slice() };
-    // SAFETY: as above.
+    // SAFETY: the caller's contract covers every array of `arrays`: the receive SGEs are
+    // sliced only for the QP stored beside them.
     let receive_sges = unsafe { arrays.receive_sges.as_unbounded_mut_slice() };
-    // SAFETY: as above.
+    // SAFETY: the caller's contract: the initiator queue is sliced only for the QP stored
+    // beside it.
     let initiator = unsafe { arrays.initiator.as_unbounded_mut_slice() };
-    // SAFETY: as above.
+    // SAFETY: the caller's contract: the initiator SGEs are sliced only for the QP stored
+    // beside them.
     let initiator_sges = unsafe { arrays.initiator_sges.as_unbounded_mut_slice() };
     Some(QpStorage {
         receive: receive.get_mut(..sizes.receive)?,
@@ -226,7 +233,8 @@ impl QpSlot {
         // SAFETY: the transport is stored beside the arrays, declared before them, and is the
         // only user of these two (a previous transport was dropped by `stop_transport`).
         let flights = unsafe { arrays.flights.as_unbounded_mut_slice() };
-        // SAFETY: as above.
+        // SAFETY: the READ responses, like the flights, are sliced only for the transport stored
+        // beside them, declared before them; the previous one was dropped by `stop_transport`.
         let all_reads = unsafe { arrays.reads.as_unbounded_mut_slice() };
         let len = reads.clamp(1, all_reads.len());
         let Some((reads, _)) = all_reads.split_at_mut_checked(len) else {
@@ -297,14 +305,13 @@ impl Provider {
             .as_slice()
             .get(slot)
             .is_some_and(|s| s.qp.is_some());
-        let slot = u32::try_from(slot).ok()?;
-        live.then(|| self.qpn_base.saturating_add(slot))
+        live.then(|| qpn_of_slot(self.qpn_base, slot)).flatten()
     }
 
     /// The slot of QP number `qpn`, if it is one of this provider's.
     #[must_use]
     pub fn qp_of(&self, qpn: u32) -> Option<usize> {
-        let slot = usize::try_from(qpn.checked_sub(self.qpn_base)?).ok()?;
+        let slot = slot_of_qpn(self.qpn_base, qpn)?;
         self.qps
             .as_slice()
             .get(slot)
@@ -368,7 +375,7 @@ impl Provider {
             .iter()
             .position(|s| s.qp.is_none())
             .ok_or(CallStatus::InsufficientResources)?;
-        let made = Made {
+        let allocation = Allocation {
             handle: self.ndis_handle,
             reads: usize::try_from(self.profile.max_read_limit).unwrap_or(0),
             sizes,
@@ -379,7 +386,7 @@ impl Provider {
             .as_mut_slice()
             .get_mut(index)
             .ok_or(CallStatus::InsufficientResources)?;
-        build_qp(slot, create, &made, &profile)?;
+        build_qp(slot, create, &allocation, &profile)?;
         if let Err(status) = self.mem.retain_pd(create.pd) {
             if let Some(s) = self.qps.as_mut_slice().get_mut(index) {
                 // The QP first, then the arrays it borrows.

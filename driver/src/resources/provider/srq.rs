@@ -74,10 +74,10 @@ pub struct SrqCreate {
 /// Allocates a ring of `sizes`; `None` when the pool is exhausted (what was allocated is freed).
 fn allocate(handle: NDIS_HANDLE, sizes: &SrqStorageSizes) -> Option<SrqArrays> {
     let tag = TAG_NDK_TABLES;
-    // SAFETY: the provider's handle is valid for its life (Provider::init_in), and so for each
-    // array below.
+    // SAFETY: the provider's handle is valid for its life (Provider::init_in), for the receive
+    // ring.
     let receive = unsafe { PoolArray::new(handle, tag, sizes.receive, || WorkRequest::EMPTY) }?;
-    // SAFETY: as above.
+    // SAFETY: the same provider handle, valid for the provider's life, for the SGEs.
     let sges = unsafe { PoolArray::new(handle, tag, sizes.sges, || Sge::EMPTY) }?;
     Some(SrqArrays { receive, sges })
 }
@@ -90,7 +90,8 @@ fn allocate(handle: NDIS_HANDLE, sizes: &SrqStorageSizes) -> Option<SrqArrays> {
 unsafe fn storage(arrays: &mut SrqArrays, sizes: &SrqStorageSizes) -> Option<SrqStorage<'static>> {
     // SAFETY: the caller's contract.
     let receive = unsafe { arrays.receive.as_unbounded_mut_slice() };
-    // SAFETY: as above.
+    // SAFETY: the caller's contract covers the SGEs as the receives: sliced only for the SRQ
+    // stored beside them.
     let sges = unsafe { arrays.sges.as_unbounded_mut_slice() };
     // A pool array holds at least one element: the SRQ gets exactly what it asked for.
     Some(SrqStorage {

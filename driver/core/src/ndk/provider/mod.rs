@@ -36,6 +36,12 @@
 //!   [`tables`](super::tables) entries. Its handshake ([`cm::wire`]) is this provider's own,
 //!   modelled on IB CM's REQ/REP/RTU/REJ/DREQ/DREP, one message per SEND Only to QP 1,
 //!   with a checked encoding (fuzzed: `fuzzing::cm`).
+//! - [`fifo`]: a bounded FIFO over storage it owns (the notes, the shell's deferred callbacks).
+//! - [`notes`]: what the connections and queues tell the adapter's NDK counters and tables,
+//!   queued under the provider's lock for whoever holds the adapter's state.
+//! - [`neighbors`]: the IP to MAC table the provider learns from received frames.
+//! - [`transmit`]: how much the provider frames at a time (a run's budget, the packets one
+//!   acquisition of the link's lock carries).
 //! - `harness` (tests and the `fuzzing` feature only): two QPs joined in memory, with loss and
 //!   reordering, which the transport's tests and the `rc` fuzz property drive.
 //!
@@ -78,7 +84,10 @@
 
 pub mod cm;
 pub mod cq;
+pub mod fifo;
 pub mod mr;
+pub mod neighbors;
+pub mod notes;
 pub mod open;
 pub mod qp;
 mod queue;
@@ -86,6 +95,7 @@ pub mod rc;
 pub mod request;
 mod ring;
 pub mod srq;
+pub mod transmit;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod harness;

@@ -20,7 +20,7 @@
 //! ([`Qp::take_receive`]), where it completes, in order, on the QP's receive CQ like any receive.
 //! A flush or an error cancels what the QP took and leaves the SRQ's receives to the other QPs.
 
-pub use super::request::{Operation, Outcome, Sge, WorkRequest};
+pub use super::request::{Ended, Operation, Sge, WorkRequest};
 
 use super::cq::Completion;
 use super::mr::PdId;
@@ -128,9 +128,37 @@ pub struct QpStorage<'a> {
     pub initiator_sges: &'a mut [Sge],
 }
 
+/// The QP number of the first QP slot of an NDK adapter: numbers below are IBTA's special QPs
+/// (QP 1 carries this provider's connection messages, [`super::cm`]).
+pub const QPN_BASE: u32 = 0x100;
+
+/// QP numbers an NDK adapter's range spans: each open NDK adapter numbers its QPs in its own
+/// range, so a received packet's destination QP names one.
+pub const QPN_RANGE: u32 = 0x1_0000;
+
+/// The first QP number of the NDK adapter in slot `port` of the adapter's open NDK adapters.
+#[must_use]
+pub fn qpn_base(port: usize) -> u32 {
+    let port = u32::try_from(port).unwrap_or(0);
+    QPN_BASE.saturating_add(port.saturating_mul(QPN_RANGE))
+}
+
+/// The QP number of QP slot `slot` of the provider whose numbers start at `base`.
+#[must_use]
+pub fn qpn_of_slot(base: u32, slot: usize) -> Option<u32> {
+    base.checked_add(u32::try_from(slot).ok()?)
+}
+
+/// The QP slot QP number `qpn` names in the provider whose numbers start at `base`; `None`
+/// below the base (a special QP, another adapter's).
+#[must_use]
+pub fn slot_of_qpn(base: u32, qpn: u32) -> Option<usize> {
+    usize::try_from(qpn.checked_sub(base)?).ok()
+}
+
 /// A request accepted by a post.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Posted {
+pub struct Accepted {
     /// Its ring index: where the shell keeps its inline data, if any.
     pub slot: usize,
 }
@@ -277,7 +305,7 @@ impl<'a> Qp<'a> {
     /// `STATUS_CONNECTION_INVALID` once disconnected, `STATUS_INVALID_PARAMETER` for more SGEs
     /// than `MaxReceiveRequestSge` or more bytes than `MaxTransferLength`,
     /// `STATUS_INSUFFICIENT_RESOURCES` when the queue is full.
-    pub fn post_receive(&mut self, context: usize, sges: &[Sge]) -> Result<Posted, CallStatus> {
+    pub fn post_receive(&mut self, context: usize, sges: &[Sge]) -> Result<Accepted, CallStatus> {
         if self.srq {
             return Err(CallStatus::InvalidDeviceRequest);
         }
@@ -293,12 +321,12 @@ impl<'a> Qp<'a> {
             len,
             ..WorkRequest::EMPTY
         };
-        self.receive.push(req, sges).map(|slot| Posted { slot })
+        self.receive.push(req, sges).map(|slot| Accepted { slot })
     }
 
     /// `NdkSend`, `NdkSendAndInvalidate`, `NdkWrite`, `NdkRead`, `NdkFastRegister`,
     /// `NdkInvalidate` (§2.4). With `NDK_OP_FLAG_INLINE` (sends and writes) the SGEs are not
-    /// kept: the shell copies their bytes to its inline buffer of [`Posted::slot`] before it
+    /// kept: the shell copies their bytes to its inline buffer of [`Accepted::slot`] before it
     /// returns, and the SGE count is not limited (§2.11).
     ///
     /// # Errors
@@ -313,7 +341,7 @@ impl<'a> Qp<'a> {
         operation: Operation,
         sges: &[Sge],
         flags: u32,
-    ) -> Result<Posted, CallStatus> {
+    ) -> Result<Accepted, CallStatus> {
         let connected_or_failed = matches!(self.state, QpState::Connected | QpState::Error);
         let allowed = match operation {
             Operation::Receive => return Err(CallStatus::InvalidParameter),
@@ -348,7 +376,7 @@ impl<'a> Qp<'a> {
             len: if operation.is_local() { 0 } else { len },
             ..WorkRequest::EMPTY
         };
-        self.initiator.push(req, kept).map(|slot| Posted { slot })
+        self.initiator.push(req, kept).map(|slot| Accepted { slot })
     }
 
     /// The transport takes the next initiator request not taken yet: its ring slot (which
@@ -410,12 +438,12 @@ impl<'a> Qp<'a> {
 
     /// The transport finished the taken initiator request in ring slot `slot`. Its completion
     /// comes out of [`Qp::poll`] after those of every earlier request.
-    pub fn finish_initiator(&mut self, slot: usize, outcome: Outcome) {
+    pub fn finish_initiator(&mut self, slot: usize, outcome: Ended) {
         self.initiator.finish(slot, outcome);
     }
 
     /// The transport finished the taken receive in ring slot `slot`.
-    pub fn finish_receive(&mut self, slot: usize, outcome: Outcome) {
+    pub fn finish_receive(&mut self, slot: usize, outcome: Ended) {
         self.receive.finish(slot, outcome);
     }
 
@@ -439,7 +467,7 @@ impl<'a> Qp<'a> {
             while let Some(front) = q.peek(0) {
                 let outcome = match front.outcome {
                     Some(o) => o,
-                    None if cancel => Outcome::status(CompletionStatus::Cancelled),
+                    None if cancel => Ended::status(CompletionStatus::Cancelled),
                     None => break,
                 };
                 let req = q.pop()?;

@@ -3,7 +3,7 @@
 //! queue is one ([`super::srq`]).
 
 use super::CallStatus;
-use super::request::{Outcome, Sge, WorkRequest};
+use super::request::{Ended, Sge, WorkRequest};
 use super::ring::Ring;
 
 /// A bounded ring of work requests; the SGEs of the request in ring slot `i` are kept at
@@ -118,7 +118,7 @@ impl<'a> WorkQueue<'a> {
 
     /// Records the outcome of the taken request in ring slot `slot` (the first one recorded
     /// stands).
-    pub(super) fn finish(&mut self, slot: usize, outcome: Outcome) {
+    pub(super) fn finish(&mut self, slot: usize, outcome: Ended) {
         let taken = self.taken;
         if let Some(n) = self.ring.position(slot).filter(|n| *n < taken)
             && let Some(req) = self.ring.get_mut(n)

@@ -103,12 +103,12 @@ pub struct WorkRequest {
     /// Total bytes (the SGE lengths added).
     pub len: u64,
     /// The outcome, once the transport has one.
-    pub(super) outcome: Option<Outcome>,
+    pub(super) outcome: Option<Ended>,
 }
 
 /// How a request ended (before it is handed out as a completion).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
+pub struct Ended {
     /// The status.
     pub status: CompletionStatus,
     /// A receive's bytes received.
@@ -119,11 +119,11 @@ pub struct Outcome {
     pub solicited: bool,
 }
 
-impl Outcome {
+impl Ended {
     /// A plain outcome with `status`.
     #[must_use]
-    pub const fn status(status: CompletionStatus) -> Outcome {
-        Outcome {
+    pub const fn status(status: CompletionStatus) -> Ended {
+        Ended {
             status,
             bytes: 0,
             invalidated: None,

@@ -10,7 +10,7 @@
 //! call returns, the peer's answers by its own DPC, and the link's timer (which `advance`
 //! fires) sends what the schedule let wait, refilling the RDMA queue as it goes
 //! (`execute::rdma::refill`); the transports' retransmission timeout (10 ms without progress,
-//! `resources::provider::connect::RC_TIMEOUT_NS`) could only expire on `advance`. Even the
+//! `dcbndk_core::ndk::provider::rc::RC_TIMEOUT_NS`) could only expire on `advance`. Even the
 //! connection needs the clock: a second frame in the same instant waits for the link's timer.
 //!
 //! Both adapters have the same operational set, as two hosts configured alike: two traffic

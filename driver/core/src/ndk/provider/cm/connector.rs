@@ -3,10 +3,10 @@
 
 use super::wire::{Kind, RejectReason};
 use super::{
-    BindState, Cm, CmStatus, ConnId, ConnectionData, EV_CONNECT, EV_FLUSH, EV_QP, QpInfo, Request,
-    Source, State, Stateless, same_endpoint, store,
+    BindState, Cm, CmStatus, ConnId, Connected, ConnectionData, EV_CONNECT, EV_FLUSH, EV_QP,
+    QpInfo, Request, Source, State, Stateless, same_endpoint, store,
 };
-use crate::ndk::tables::SockAddr;
+use crate::ndk::tables::{Connection, SockAddr};
 
 impl Cm<'_> {
     /// `NdkCreateConnector`.
@@ -157,6 +157,29 @@ impl Cm<'_> {
     /// `STATUS_INVALID_HANDLE` for a closed connector.
     pub fn is_passive(&self, connector: ConnId) -> Result<bool, CmStatus> {
         Ok(self.conn(connector)?.passive)
+    }
+
+    /// The connection of `connector`, once it has a peer: what its QP's packets are addressed
+    /// with and how the adapter lists it ([`Connected`]).
+    ///
+    /// # Errors
+    /// `CONNECTION_INVALID` before it has a peer (or when it is gone).
+    pub fn connected(&self, connector: ConnId) -> Result<Connected, CmStatus> {
+        let local = self.local_address(connector)?;
+        let remote = self.peer_address(connector)?;
+        let passive = self.is_passive(connector)?;
+        Ok(Connected {
+            local,
+            remote,
+            active: !passive,
+            nd_port: if passive { local.port } else { remote.port },
+            connection: Connection {
+                local,
+                remote,
+                tcp_ports: (local.port, remote.port),
+                ..Connection::default()
+            },
+        })
     }
 
     /// `NdkGetLocalAddress` of a connector.

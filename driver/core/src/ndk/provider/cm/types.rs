@@ -3,7 +3,7 @@
 use super::EPHEMERAL_PORTS;
 use super::wire::MAX_PRIVATE_DATA;
 use crate::ndk::Profile;
-use crate::ndk::tables::SockAddr;
+use crate::ndk::tables::{Connection, SockAddr};
 
 /// The status of a CM call, inline or in a completion, by name; the shell maps each to its
 /// `NTSTATUS` (ndkpi.md §4.1, §4.2, §4.3).
@@ -157,6 +157,26 @@ pub struct QpInfo {
 /// The path MTU of an adapter of the default frame size (`*JumboPacket` 1514): 1024, the
 /// largest IB MTU a 1500-byte MTU carries (`roce::path_mtu_for`).
 pub const DEFAULT_PMTU: u32 = crate::roce::path_mtu_for(1514);
+
+/// A connection its QP was connected for ([`Cm::connected`](super::Cm::connected)): where its
+/// packets go, and its entry of `OID_NDK_CONNECTIONS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Connected {
+    /// This side's address and ND port.
+    pub local: SockAddr,
+    /// The peer's.
+    pub remote: SockAddr,
+    /// Whether this side connected (`NdkConnect`: the `Connect` counter), or accepted (`Accept`).
+    pub active: bool,
+    /// The ND port of the connection's traffic: the listener's (the passive side's local port,
+    /// the active side's remote one), which a NETDIRECT_PORT policy names.
+    pub nd_port: u16,
+    /// Its entry. \[A choice: the TCP connection an iWARP adapter pairs with an ND connection
+    /// (the odd entry of `OID_NDK_CONNECTIONS`) has the ND connection's own ports: iWARP
+    /// carries an ND connection over TCP, and this provider's ND port is the port it would
+    /// connect from and to; NDIS lists the pair only in iWARP mode.\]
+    pub connection: Connection,
+}
 
 /// What the RC transport of a connected QP needs from the handshake (`rc::RcConfig`'s
 /// `pmtu`, `dest_qp`, `send_psn`, `recv_psn`, `outbound_reads`).

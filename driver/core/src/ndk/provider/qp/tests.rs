@@ -252,10 +252,10 @@ fn completions_come_in_posting_order_whatever_finished_first() {
     let taken: Vec<usize> = (0..4).map(|_| q.take_initiator().unwrap().0).collect();
     assert_eq!(taken, [0, 1, 2, 3]);
     assert!(q.take_initiator().is_none());
-    q.finish_initiator(2, Outcome::status(CompletionStatus::Success));
-    q.finish_initiator(1, Outcome::status(CompletionStatus::Success));
+    q.finish_initiator(2, Ended::status(CompletionStatus::Success));
+    q.finish_initiator(1, Ended::status(CompletionStatus::Success));
     assert_eq!(q.poll(), None, "the oldest is not finished");
-    q.finish_initiator(0, Outcome::status(CompletionStatus::Success));
+    q.finish_initiator(0, Ended::status(CompletionStatus::Success));
     let done = all(&mut q);
     assert_eq!(
         done.iter().map(|d| d.1).collect::<Vec<_>>(),
@@ -263,7 +263,7 @@ fn completions_come_in_posting_order_whatever_finished_first() {
         "{done:?}"
     );
     // Slots are stable while the head moves.
-    q.finish_initiator(3, Outcome::status(CompletionStatus::Success));
+    q.finish_initiator(3, Ended::status(CompletionStatus::Success));
     assert_eq!(all(&mut q).len(), 1);
     // A ring that wrapped still hands out in order: slots 0, 1, 2, 3 hold 20..24.
     for ctx in 20..24 {
@@ -273,7 +273,7 @@ fn completions_come_in_posting_order_whatever_finished_first() {
     assert_eq!(slots, [0, 1, 2, 3]);
     assert_eq!(q.initiator_request(2).unwrap().0.context, 22);
     for slot in [3, 1, 2, 0] {
-        q.finish_initiator(slot, Outcome::status(CompletionStatus::Success));
+        q.finish_initiator(slot, Ended::status(CompletionStatus::Success));
     }
     assert_eq!(
         all(&mut q).iter().map(|d| d.1).collect::<Vec<_>>(),
@@ -294,9 +294,9 @@ fn silent_success_hides_successes_only() {
     for _ in 0..3 {
         q.take_initiator();
     }
-    q.finish_initiator(0, Outcome::status(CompletionStatus::Success));
-    q.finish_initiator(1, Outcome::status(CompletionStatus::AccessViolation));
-    q.finish_initiator(2, Outcome::status(CompletionStatus::Success));
+    q.finish_initiator(0, Ended::status(CompletionStatus::Success));
+    q.finish_initiator(1, Ended::status(CompletionStatus::AccessViolation));
+    q.finish_initiator(2, Ended::status(CompletionStatus::Success));
     assert_eq!(
         all(&mut q),
         [
@@ -328,14 +328,14 @@ fn flush_cancels_everything_outstanding_in_posting_order_per_queue() {
     let (n, _, _) = q.take_receive(None).unwrap();
     q.finish_receive(
         n,
-        Outcome {
+        Ended {
             bytes: 8,
-            ..Outcome::status(CompletionStatus::Success)
+            ..Ended::status(CompletionStatus::Success)
         },
     );
     q.take_initiator();
     q.take_initiator();
-    q.finish_initiator(0, Outcome::status(CompletionStatus::Success));
+    q.finish_initiator(0, Ended::status(CompletionStatus::Success));
     q.flush();
     assert_eq!(q.state(), QpState::Error);
     assert_eq!(q.take_initiator(), None, "nothing runs after a flush");
@@ -375,18 +375,18 @@ fn receive_completions_carry_bytes_type_and_invalidated_token() {
     assert!(q.take_receive(None).is_none(), "no receive posted");
     q.finish_receive(
         n,
-        Outcome {
+        Ended {
             bytes: 150,
             solicited: true,
-            ..Outcome::status(CompletionStatus::Success)
+            ..Ended::status(CompletionStatus::Success)
         },
     );
     q.finish_receive(
         m,
-        Outcome {
+        Ended {
             bytes: 0,
             invalidated: Some(0x1234_56A5),
-            ..Outcome::status(CompletionStatus::Success)
+            ..Ended::status(CompletionStatus::Success)
         },
     );
     let (queue, first) = q.poll().unwrap();
@@ -407,13 +407,29 @@ fn a_finish_is_recorded_once_and_only_for_taken_requests() {
     let mut q = qp(&mut s);
     q.connected();
     q.post(1, SEND, &[sge(4)], 0).unwrap();
-    q.finish_initiator(0, Outcome::status(CompletionStatus::Success));
+    q.finish_initiator(0, Ended::status(CompletionStatus::Success));
     assert_eq!(q.poll(), None, "not taken: the transport has not run it");
     q.take_initiator();
-    q.finish_initiator(0, Outcome::status(CompletionStatus::AccessViolation));
-    q.finish_initiator(0, Outcome::status(CompletionStatus::Success));
+    q.finish_initiator(0, Ended::status(CompletionStatus::AccessViolation));
+    q.finish_initiator(0, Ended::status(CompletionStatus::Success));
     assert_eq!(
         all(&mut q),
         [(Queue::Initiator, 1, CompletionStatus::AccessViolation)]
+    );
+}
+
+#[test]
+fn qp_numbers_start_past_the_special_qps_in_a_range_per_ndk_adapter() {
+    assert_eq!(qpn_base(0), QPN_BASE);
+    assert_eq!(qpn_base(1), QPN_BASE + QPN_RANGE);
+    assert!(qpn_base(0) > 1, "QP 1 is the connection manager's");
+    assert_eq!(qpn_of_slot(qpn_base(1), 3), Some(0x1_0103));
+    assert_eq!(slot_of_qpn(qpn_base(1), 0x1_0103), Some(3));
+    assert_eq!(slot_of_qpn(qpn_base(1), 1), None, "below the base");
+    assert_eq!(qpn_of_slot(u32::MAX, 1), None, "never wraps");
+    assert_eq!(
+        qpn_base(usize::MAX),
+        QPN_BASE,
+        "an impossible port: the first range"
     );
 }

@@ -34,7 +34,7 @@
 //! NAKed invalid-request), the credit count of ACKs, ICRC and framing (the encoder's job).
 
 use super::mr::{MemoryTable, MrId};
-use super::qp::{Operation, Outcome, Qp, QpState, Sge};
+use super::qp::{Ended, Operation, Qp, QpState, Sge};
 use super::ring::Ring;
 use super::srq::Srq;
 use super::{CompletionStatus, op_flags};
@@ -458,7 +458,7 @@ impl<'a> Rc<'a> {
                 Operation::Read { .. } => Kind::Read,
             };
             if !checked {
-                qp.finish_initiator(slot, Outcome::status(CompletionStatus::AccessViolation));
+                qp.finish_initiator(slot, Ended::status(CompletionStatus::AccessViolation));
                 self.fail(qp);
                 return;
             }
@@ -495,9 +495,9 @@ impl<'a> Rc<'a> {
 
     fn finish_local(&mut self, qp: &mut Qp<'_>, slot: usize, r: Result<(), CompletionStatus>) {
         match r {
-            Ok(()) => qp.finish_initiator(slot, Outcome::status(CompletionStatus::Success)),
+            Ok(()) => qp.finish_initiator(slot, Ended::status(CompletionStatus::Success)),
             Err(status) => {
-                qp.finish_initiator(slot, Outcome::status(status));
+                qp.finish_initiator(slot, Ended::status(status));
                 self.fail(qp);
             }
         }
@@ -734,7 +734,7 @@ impl<'a> Rc<'a> {
 
     fn give_up(&mut self, qp: &mut Qp<'_>, status: CompletionStatus) {
         if let Some(f) = self.flights.get(0) {
-            qp.finish_initiator(f.slot, Outcome::status(status));
+            qp.finish_initiator(f.slot, Ended::status(status));
         }
         self.fail(qp);
     }
@@ -787,7 +787,7 @@ impl<'a> Rc<'a> {
                 break;
             }
             self.pop_flight();
-            qp.finish_initiator(f.slot, Outcome::status(CompletionStatus::Success));
+            qp.finish_initiator(f.slot, Ended::status(CompletionStatus::Success));
             progress = true;
         }
         // Part of a long SEND or WRITE acknowledged is progress too (`ACK_EVERY`).
@@ -858,7 +858,7 @@ impl<'a> Rc<'a> {
                     // completed (resent after its answer was on the way): dropped, as a
                     // duplicate response is (§7.5; `rc/duplicates.rs`).
                     let f = self.flights.iter().find(|f| f.contains(p))?;
-                    qp.finish_initiator(f.slot, Outcome::status(nak_status(code)));
+                    qp.finish_initiator(f.slot, Ended::status(nak_status(code)));
                     self.fail(qp);
                 }
             }
@@ -892,7 +892,7 @@ impl<'a> Rc<'a> {
         }
         if responses >= f.npsn {
             self.pop_flight();
-            qp.finish_initiator(f.slot, Outcome::status(CompletionStatus::Success));
+            qp.finish_initiator(f.slot, Ended::status(CompletionStatus::Success));
             // The responder may have acknowledged what followed the READ already.
             self.acknowledge(now, self.acked, qp);
         }
@@ -916,6 +916,8 @@ fn sges_ok(mem: &mut MemoryTable<'_>, pd: super::mr::PdId, sges: &[Sge], write: 
 }
 
 mod responder;
+mod timing;
+pub use timing::{RC_RETRIES, RC_TIMEOUT_NS, RNR_DELAY_NS};
 
 #[cfg(test)]
 mod duplicates;

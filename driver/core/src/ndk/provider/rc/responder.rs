@@ -3,7 +3,7 @@
 
 use super::super::CompletionStatus;
 use super::super::mr::{MemoryTable, Placement, RemoteOp};
-use super::super::qp::{Outcome, Qp, QpState};
+use super::super::qp::{Ended, Qp, QpState};
 use super::super::srq::Srq;
 use super::{
     Answer, Deliver, Incoming, MASK_24, NakCode, Opcode, Rc, ReadResponse, Target, Transport, psn,
@@ -84,7 +84,7 @@ impl Rc<'_> {
                         return None;
                     };
                     if !sges_ok(mem, pd, sges, true) {
-                        qp.finish_receive(slot, Outcome::status(CompletionStatus::AccessViolation));
+                        qp.finish_receive(slot, Ended::status(CompletionStatus::AccessViolation));
                         qp.fail();
                         return self.nak(p, NakCode::RemoteOperational);
                     }
@@ -100,7 +100,7 @@ impl Rc<'_> {
                 let end = offset.saturating_add(u64::from(payload_len));
                 if end > room {
                     self.incoming = None;
-                    qp.finish_receive(slot, Outcome::status(CompletionStatus::BufferOverflow));
+                    qp.finish_receive(slot, Ended::status(CompletionStatus::BufferOverflow));
                     qp.fail();
                     return self.nak(p, NakCode::InvalidRequest);
                 }
@@ -123,16 +123,16 @@ impl Rc<'_> {
                         | Opcode::SendOnlyInvalidate
                 ) {
                     self.incoming = None;
-                    let mut outcome = Outcome {
+                    let mut outcome = Ended {
                         bytes: u32::try_from(end).unwrap_or(u32::MAX),
                         solicited: t.bth.solicited,
-                        ..Outcome::status(CompletionStatus::Success)
+                        ..Ended::status(CompletionStatus::Success)
                     };
                     if let Some(token) = t.ieth {
                         match mem.invalidate_remote(pd, token) {
                             Ok(_) => outcome.invalidated = Some(token),
                             Err(e) => {
-                                qp.finish_receive(slot, Outcome::status(e.status()));
+                                qp.finish_receive(slot, Ended::status(e.status()));
                                 qp.fail();
                                 self.nak(p, e.nak());
                                 return deliver;

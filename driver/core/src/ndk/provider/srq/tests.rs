@@ -3,7 +3,7 @@
 use super::*;
 use crate::ndk::provider::CompletionStatus;
 use crate::ndk::provider::mr::{MemoryTable, MrSlot, PdSlot, mr_flags};
-use crate::ndk::provider::qp::{Outcome, Qp, QpLimits, QpState, QpStorage, Queue};
+use crate::ndk::provider::qp::{Ended, Qp, QpLimits, QpState, QpStorage, Queue};
 use crate::ndk::provider::rc::{Flight, Rc, RcConfig, RcStorage, ReadResponse, Target};
 use crate::roce::headers::{Bth, DEFAULT_PKEY, Opcode, Transport};
 use std::vec;
@@ -240,9 +240,9 @@ fn two_qps_take_the_receives_in_posting_order_and_complete_them_on_their_own_que
     assert_eq!((a1, req.context), (1, 12));
     assert_eq!(q.len(), 1, "one left for whichever QP gets the next SEND");
     assert_eq!(a.receive_request(a1).map(|r| r.0.context), Some(12));
-    let done = |bytes| Outcome {
+    let done = |bytes| Ended {
         bytes,
-        ..Outcome::status(CompletionStatus::Success)
+        ..Ended::status(CompletionStatus::Success)
     };
     a.finish_receive(a1, done(5));
     assert_eq!(polled(&mut a), [], "the oldest of A's is not finished");
@@ -330,7 +330,7 @@ fn a_full_receive_ring_makes_the_send_wait_without_losing_the_srq_receive() {
     let (slot, _, _) = a.take_receive(Some(&mut q)).unwrap();
     assert_eq!(a.take_receive(Some(&mut q)), None, "ring of 1 full");
     assert_eq!(q.len(), 1, "the SRQ kept it");
-    a.finish_receive(slot, Outcome::status(CompletionStatus::Success));
+    a.finish_receive(slot, Ended::status(CompletionStatus::Success));
     assert_eq!(polled(&mut a).len(), 1);
     assert_eq!(a.take_receive(Some(&mut q)).map(|r| r.1.context), Some(2));
 }

@@ -212,6 +212,28 @@ fn established(net: &mut Net) -> (ConnId, ConnId) {
     (ca, cb)
 }
 
+/// A connected QP's connection: both ends' addresses, which side connected, the listener's ND
+/// port on both sides, and the table entry with the ND connection's own ports.
+#[test]
+fn a_connection_knows_its_sides_and_the_listeners_port() {
+    let mut net = Net::new();
+    let (ca, cb) = established(&mut net);
+    let a = net.a.connected(ca).unwrap();
+    let b = net.b.connected(cb).unwrap();
+    assert!(a.active && !b.active);
+    assert_eq!((a.local, a.remote), (b.remote, b.local));
+    assert_eq!(b.local, SockAddr::v4(B, PORT));
+    assert_eq!((a.nd_port, b.nd_port), (PORT, PORT));
+    assert_eq!(a.connection.tcp_ports, (a.local.port, PORT));
+    assert_eq!(
+        (a.connection.local, a.connection.remote),
+        (a.local, a.remote)
+    );
+    // A connector with no peer yet has no connection.
+    let fresh = net.a.create_connector().unwrap();
+    assert_eq!(net.a.connected(fresh), Err(CmStatus::ConnectionInvalid));
+}
+
 /// ndkpi.md §4.1, §4.2, §4.3: connect, accept, complete with private data both ways; the read
 /// limits agreed as min(own, the peer's opposite) and capped by the profile; the QP parameters
 /// of both sides mirror each other.
