@@ -17,6 +17,7 @@ pub mod nbl;
 pub mod ndk;
 pub mod ndkobject;
 pub mod ndkports;
+pub mod oid;
 pub mod provider;
 pub mod rxpool;
 pub mod status;
