@@ -115,8 +115,9 @@ pub unsafe extern "system" fn link_timer(
     if function_context.is_null() {
         return;
     }
-    // SAFETY: the adapter's context, given when the timer was armed; halt waits for this routine
-    // before freeing it, and only shared references are made to it.
+    // SAFETY: the adapter's context, given when the timer was armed (`arm_link_timer`); halt
+    // stops the timer and waits for this routine before freeing it, and only shared references
+    // are made to it.
     let context = unsafe { &*function_context.cast::<AdapterContext>() };
     if context.core.state.accepts_sends() {
         drain::<OutsideDelivery>(context, true);
