@@ -11,9 +11,11 @@
 //! no call in flight knows no indication can start; it also waits until every indicated NBL
 //! has been returned (NDIS requires both before a pause completes).
 
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::memory::{PoolSlab, pool_tag};
+use super::nbl::next_nbl;
 use super::sync::SpinLock;
 use ndis_sys::imports::{
     NdisAllocateMdl, NdisAllocateNetBufferAndNetBufferList, NdisAllocateNetBufferListPool,
@@ -139,13 +141,15 @@ impl ReceivePool {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).nbls };
-        // SAFETY: as above. Null raw pointers are all-zero bits: zeroed arrays are valid arrays
-        // of null NBL and MDL pointers ("not made yet" for `drop`).
+        // SAFETY: `member` is inside `place`, valid for writes (function contract). Null raw
+        // pointers are all-zero bits: zeroed arrays are valid arrays of null NBL and MDL
+        // pointers ("not made yet" for `drop`).
         unsafe { member.write_bytes(0, 1) };
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).mdls };
-        // SAFETY: as above.
+        // SAFETY: `member` is inside `place`, valid for writes (function contract); all-zero
+        // bits are an array of null MDL pointers.
         unsafe { member.write_bytes(0, 1) };
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
@@ -195,7 +199,8 @@ impl ReceivePool {
             }
             // SAFETY: a fresh NBL of our pool; MiniportReserved is the miniport's to use.
             unsafe { (*nbl).MiniportReserved.0[0] = index as PVOID };
-            // SAFETY: as above; the adapter handle is the source NDIS requires on indications.
+            // SAFETY: a fresh NBL of our pool, not indicated yet; its SourceHandle must be the
+            // adapter handle NDIS requires on indications.
             unsafe { (*nbl).SourceHandle = handle };
             if let Some(slot) = self.nbls.get_mut(index) {
                 *slot = nbl;
@@ -233,14 +238,61 @@ impl ReceivePool {
     }
 
     /// The buffer index of one of this pool's NBLs; `None` for an NBL that is not ours.
-    ///
-    /// # Safety
-    /// `nbl` is a valid NBL (NDIS returned it to this miniport).
-    pub unsafe fn index_of(&self, nbl: *mut NET_BUFFER_LIST) -> Option<usize> {
-        // SAFETY: only called for NBLs NDIS returned to this miniport; reading the reserved
-        // slot of a foreign NBL is harmless, and the identity check below rejects it.
+    pub fn index_of(&self, nbl: &ReturnedNbl) -> Option<usize> {
+        let nbl = nbl.0.as_ptr();
+        // SAFETY: a valid NBL NDIS returned to this miniport (ReturnedNbl's invariant); reading
+        // the reserved slot of a foreign one is harmless, and the identity check below rejects
+        // it.
         let index = unsafe { (*nbl).MiniportReserved.0[0] } as usize;
         (self.nbls.get(index) == Some(&nbl)).then_some(index)
+    }
+}
+
+/// The chain of NBLs NDIS passed one `MiniportReturnNetBufferLists` call, one NBL at a time,
+/// each NBL's `Next` read before it is yielded (the caller may reuse it at once).
+///
+/// # Invariant
+/// The pointer is NULL or the first NBL of that chain not yielded yet, each valid: NDIS returns
+/// NBLs this miniport indicated, which stay allocated until halt (a chain that is not ours is
+/// only looked at, never changed).
+pub struct ReturnedChain(*mut NET_BUFFER_LIST);
+
+impl ReturnedChain {
+    /// The chain NDIS passed `MiniportReturnNetBufferLists`.
+    ///
+    /// # Safety
+    /// `chain` is NULL or the chain NDIS passed this miniport's `MiniportReturnNetBufferLists`.
+    pub unsafe fn from_ndis(chain: *mut NET_BUFFER_LIST) -> Self {
+        Self(chain)
+    }
+}
+
+impl Iterator for ReturnedChain {
+    type Item = ReturnedNbl;
+
+    fn next(&mut self) -> Option<ReturnedNbl> {
+        let nbl = NonNull::new(self.0)?;
+        // SAFETY: an NBL of the returned chain not yielded yet, valid (the type's invariant);
+        // its Next is read before the caller may reuse it.
+        self.0 = unsafe { next_nbl(nbl.as_ptr()) };
+        Some(ReturnedNbl(nbl))
+    }
+}
+
+/// An NBL NDIS returned to `MiniportReturnNetBufferLists`, out of its chain.
+///
+/// # Invariant
+/// A valid NBL, not to be read after the caller put its buffer back on the free list (the
+/// receive path may indicate it again).
+pub struct ReturnedNbl(NonNull<NET_BUFFER_LIST>);
+
+impl ReturnedNbl {
+    /// What the indication kept in `MiniportReserved[1]` of one of this pool's NBLs
+    /// (`execute::receive`: the frame's priority and length).
+    pub fn kept(&self) -> usize {
+        // SAFETY: a valid NBL (the type's invariant), read before its buffer is free again;
+        // MiniportReserved is the miniport's.
+        unsafe { (*self.0.as_ptr()).MiniportReserved.0[1] as usize }
     }
 }
 
