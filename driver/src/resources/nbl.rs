@@ -361,7 +361,8 @@ pub unsafe fn copy_frame<'a>(
         // protocol's locked pages are mapped here, by the NBL's one owner, the miniport).
         return unsafe { mdl::copy_out(first, offset, out) }.map(|()| None);
     }
-    // SAFETY: as above.
+    // SAFETY: the NB's current MDL, valid and over mapped or locked memory (function contract),
+    // mapped here by the NBL's one owner, the miniport.
     let base = unsafe { mdl::system_address(first) }?;
     // SAFETY: `offset + out.len() <= ByteCount` (checked above): the bytes lie in what the MDL
     // maps.

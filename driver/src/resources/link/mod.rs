@@ -499,10 +499,12 @@ impl LinkShell {
         // SAFETY: the handle is valid (function contract); `init` initializes the whole value
         // and never fails.
         let state = unsafe { PoolBox::new_with(handle, TAG_LINK, init) }?;
-        // SAFETY: as above.
+        // SAFETY: the adapter's miniport handle, valid until the link (which frees the slab) is
+        // dropped at halt (function contract).
         let buffers =
             unsafe { PoolSlab::new(handle, TAG_LINK, TX_SLOTS, tx_buffer_bytes(max_frame)) }?;
-        // SAFETY: as above.
+        // SAFETY: the adapter's miniport handle, valid until the link (which frees the array) is
+        // dropped at halt (function contract); `TrafficBlock::new` makes each block whole.
         let traffic = unsafe {
             PoolArray::new(
                 handle,
@@ -522,9 +524,12 @@ impl LinkShell {
             unsafe { Exclusive::init_in(place, init) };
             true
         };
-        // SAFETY: as above; `init_delivery` initializes the whole value and never fails.
+        // SAFETY: the adapter's miniport handle, valid until the link (which frees the box) is
+        // dropped at halt (function contract); `init_delivery` initializes the whole value and
+        // never fails.
         let delivery = unsafe { PoolBox::new_with(handle, TAG_LINK, init_delivery) }?;
-        // SAFETY: as above.
+        // SAFETY: the adapter's miniport handle, valid until the link, which frees the timer
+        // object, is dropped at halt (function contract).
         let timer = unsafe { Timer::new(handle, TAG_LINK, routine) }?;
         Some(Self {
             state,
