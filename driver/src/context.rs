@@ -22,6 +22,7 @@ use crate::resources::ndkports::NdkPorts;
 use crate::resources::rxpool::ReceivePool;
 use crate::resources::sync::{Exclusive, Published, SpinLock};
 use crate::resources::timer::Timer;
+use crate::resources::wire;
 use ndis_sys::imports::NDIS_IO_WORKITEM_ROUTINE;
 use ndis_sys::ndkinfo::{
     NDK_ADAPTER_INFO, NDK_VERSION, NdkInfiniBand, NdkRoCE, NdkRoCEv2, NdkUndefined, NdkiWarp,
@@ -79,6 +80,23 @@ pub struct AdapterContext {
 }
 
 impl AdapterContext {
+    /// Puts the adapter on the virtual wire (`wire::attach`); `false` when every port is taken.
+    pub fn attach_to_wire(&self) -> bool {
+        // SAFETY: the context lives in pool memory that does not move until halt, which takes
+        // it off the wire (`DetachWire`, whose detach waits for every user) before freeing it;
+        // this is the driver's one attach, so every owner on the wire is an `AdapterContext`.
+        unsafe { wire::attach(core::ptr::from_ref(self).cast()) }
+    }
+
+    /// The adapter attached at the port `entered` is using (`wire::enter`).
+    pub fn on_wire(entered: &wire::Entered) -> &Self {
+        // SAFETY: every owner on the wire is an `AdapterContext` (`attach_to_wire`, the one
+        // attach), and `entered` counts it in use: its detach, before the context is freed,
+        // waits until `entered` is dropped, which the borrow outlives; only shared references
+        // are made to a context.
+        unsafe { &*entered.owner().cast::<Self>() }
+    }
+
     /// Arms the link's timer (`entry::send::link_timer`) to run once `after_ms` milliseconds
     /// from now (at least 1), with this context.
     pub fn arm_link_timer(&self, after_ms: u64) {

@@ -79,7 +79,7 @@ pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatc
 /// Puts the adapter on its wire; one that finds no free port runs alone, says so in the event
 /// log, and drops what it posted so far (nothing can deliver it).
 fn attach(context: &AdapterContext) {
-    if !wire::attach(core::ptr::from_ref(context).cast()) {
+    if !context.attach_to_wire() {
         drop_posted(context);
         log::warn(
             log::EVENT_KEYWORD_DEFAULTED,
