@@ -118,7 +118,7 @@ impl PerCpuCounters<'_> {
         self.add_at(cpu, counter as usize, n);
     }
 
-    /// The sum of every block (see [`Blocks::sum`]).
+    /// The sum of every block (see [`PerCpu::sum`]).
     #[must_use]
     pub fn totals(&self) -> Totals {
         Totals { counts: self.sum() }
