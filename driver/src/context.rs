@@ -22,6 +22,7 @@ use crate::resources::ndkports::NdkPorts;
 use crate::resources::rxpool::ReceivePool;
 use crate::resources::sync::{Exclusive, Published, SpinLock};
 use crate::resources::timer::Timer;
+use crate::resources::wire;
 use ndis_sys::imports::NDIS_IO_WORKITEM_ROUTINE;
 use ndis_sys::ndkinfo::{
     NDK_ADAPTER_INFO, NDK_VERSION, NdkInfiniBand, NdkRoCE, NdkRoCEv2, NdkUndefined, NdkiWarp,
@@ -79,6 +80,41 @@ pub struct AdapterContext {
 }
 
 impl AdapterContext {
+    /// Puts the adapter on the virtual wire (`wire::attach`); `false` when every port is taken.
+    pub fn attach_to_wire(&self) -> bool {
+        // SAFETY: the context lives in pool memory that does not move until halt, which takes
+        // it off the wire (`DetachWire`, whose detach waits for every user) before freeing it;
+        // this is the driver's one attach, so every owner on the wire is an `AdapterContext`.
+        unsafe { wire::attach(core::ptr::from_ref(self).cast()) }
+    }
+
+    /// The adapter attached at the port `entered` is using (`wire::enter`).
+    pub fn on_wire(entered: &wire::Entered) -> &Self {
+        // SAFETY: every owner on the wire is an `AdapterContext` (`attach_to_wire`, the one
+        // attach), and `entered` counts it in use: its detach, before the context is freed,
+        // waits until `entered` is dropped, which the borrow outlives; only shared references
+        // are made to a context.
+        unsafe { &*entered.owner().cast::<Self>() }
+    }
+
+    /// Arms the link's timer (`entry::send::link_timer`) to run once `after_ms` milliseconds
+    /// from now (at least 1), with this context.
+    pub fn arm_link_timer(&self, after_ms: u64) {
+        let me = core::ptr::from_ref(self).cast_mut().cast();
+        // SAFETY: the context outlives its link's timer: halt stops it (`StopLink`) before the
+        // context is freed, and the routine makes only shared references to it.
+        unsafe { self.link.timer.arm(after_ms, me) };
+    }
+
+    /// Arms the DCBX agent's timer (`entry::dcbx::dcbx_timer`) to run once `after_ms`
+    /// milliseconds from now (at least 1), with this context.
+    pub fn arm_dcbx_timer(&self, after_ms: u64) {
+        let me = core::ptr::from_ref(self).cast_mut().cast();
+        // SAFETY: the context outlives its DCBX timer: halt stops it (`StopTimer`) before the
+        // context is freed, and the routine makes only shared references to it.
+        unsafe { self.dcbx_timer.arm(after_ms, me) };
+    }
+
     /// The adapter's IP addresses, as TCP/IP last set them with `OID_GEN_NETWORK_LAYER_ADDRESSES`
     /// (`dcbndk_core::ndk::addresses`), copied into `out`: IPv4 first, then IPv6, ports 0;
     /// returns how many. Takes the control lock (any IRQL up to DISPATCH_LEVEL). What the NDK
@@ -144,9 +180,11 @@ pub unsafe fn create(
     // they are freed before the memory.
     unsafe { context.control.initialize() };
     context.control.lock().reset(config);
-    // SAFETY: as above.
+    // SAFETY: the receive pool's lock sits inside the same pool allocation, fixed until halt,
+    // which frees the lock (`free_locks`) before the memory.
     unsafe { context.receive.initialize() };
-    // SAFETY: as above.
+    // SAFETY: the link's locks sit in its own pool allocations, owned by the context and fixed
+    // until halt, which frees them (`free_locks`) before the memory.
     unsafe { context.link.initialize() };
     Some(boxed)
 }
@@ -340,13 +378,15 @@ unsafe fn init_context(
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.
     let member = unsafe { &raw mut (*place).receive };
-    // SAFETY: as above; the receive pool is built at its place in the context.
+    // SAFETY: `member` is the receive pool's place inside `place`, valid for writes of one pool
+    // and aligned for it (function contract); `handle` is the adapter's, valid until halt.
     if !unsafe { ReceivePool::init_in(member, handle, config.max_frame()) } {
         // SAFETY: made up to the DCBX timer above (the pool left nothing to drop).
         unsafe { drop_members(place, Member::DcbxTimer) };
         return false;
     }
-    // SAFETY: as above.
+    // SAFETY: `handle` is the miniport handle of the adapter being initialized, valid until
+    // halt, which drops the link (its pool memory and timer) before the handle goes.
     let link = unsafe {
         LinkShell::new(
             handle,
@@ -480,21 +520,46 @@ unsafe fn drop_members(place: *mut AdapterContext, last: Member) {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).dcbx_timer };
-        // SAFETY: as above.
+        // SAFETY: the DCBX timer was made (`last` is at or past it) and nothing refers to it
+        // (function contract); dropped once, here.
         unsafe { member.drop_in_place() };
     }
     if last >= Member::Ndk {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).ndk };
-        // SAFETY: as above.
+        // SAFETY: the NDK shell was made (`last` is at or past it) and nothing refers to it
+        // (function contract); dropped once, here.
         unsafe { member.drop_in_place() };
     }
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.
     let member = unsafe { &raw mut (*place).core };
-    // SAFETY: as above (`core` is always made first).
+    // SAFETY: `core` is always made first, so it is made, and nothing refers to it (function
+    // contract); dropped once, here, last.
     unsafe { member.drop_in_place() };
+}
+
+/// Takes apart the context behind `adapter_context` at halt: its locks freed, then everything
+/// it holds, and its memory.
+///
+/// # Safety
+/// `adapter_context` is the context NDIS is halting, its halt performed: NDIS has stopped
+/// every other call into the adapter and never uses the context again, the wire no longer
+/// reaches it, its timers are disarmed with their routines finished, and no path holds its
+/// locks. No reference to the context is used after this.
+pub unsafe fn destroy(adapter_context: NDIS_HANDLE) {
+    let raw = adapter_context.cast::<AdapterContext>();
+    // SAFETY: the live context (function contract); the reference is last used before the
+    // context is freed below.
+    let context = unsafe { &*raw };
+    let handle = context.handle;
+    // SAFETY: no path holds or will take its locks, and its timers are idle (function contract).
+    unsafe { free_locks(context) };
+    // SAFETY: the context came from `PoolBox::into_raw` at initialize with this handle and tag,
+    // and nothing uses it after halt (function contract).
+    let boxed = unsafe { PoolBox::from_raw(raw, handle, TAG_ADAPTER) };
+    drop(boxed);
 }
 
 /// Frees the spin locks made at initialize (halt, or a failed initialize); the timer objects go

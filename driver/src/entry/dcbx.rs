@@ -24,7 +24,9 @@ pub unsafe extern "system" fn dcbx_timer(
     if function_context.is_null() {
         return;
     }
-    // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
+    // SAFETY: the adapter's context, given when the timer was armed (`arm_dcbx_timer`); halt
+    // stops the timer and waits for this routine before freeing it, and only shared references
+    // are made to it.
     let context = unsafe { &*function_context.cast::<AdapterContext>() };
     let mut fx = Effects::new();
     context

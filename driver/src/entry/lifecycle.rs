@@ -5,10 +5,9 @@
 
 use dcbndk_core::machine::Effects;
 
-use crate::context::{AdapterContext, context, free_locks};
+use crate::context::{context, destroy};
 use crate::execute::control::apply_effects;
 use crate::execute::outside_delivery::OutsideDelivery;
-use crate::resources::memory::{PoolBox, TAG_ADAPTER};
 use crate::resources::timer::now_ms;
 use ndis_sys::miniport::{NDIS_MINIPORT_PAUSE_PARAMETERS, NDIS_MINIPORT_RESTART_PARAMETERS};
 use ndis_sys::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
@@ -25,26 +24,18 @@ pub unsafe extern "system" fn miniport_halt(
     adapter_context: NDIS_HANDLE,
     _action: NDIS_HALT_ACTION,
 ) {
-    // SAFETY: NDIS passes our live context (halt has not completed yet).
-    let context = unsafe { context(adapter_context) };
-    let mut fx = Effects::new();
-    context.control.lock().halt(&context.core, &mut fx);
-    apply_effects::<OutsideDelivery>(context, &fx, false);
-    let handle = context.handle;
-    // SAFETY: the locks were initialized at initialize and no path holds them: NDIS has stopped
-    // every other call into this adapter, the wire no longer reaches it, and the timers are
-    // disarmed with their routines finished.
-    unsafe { free_locks(context) };
-    // SAFETY: the context came from PoolBox::into_raw at initialize with this handle and tag, and
-    // NDIS never uses it after halt.
-    let boxed = unsafe {
-        PoolBox::from_raw(
-            adapter_context.cast::<AdapterContext>(),
-            handle,
-            TAG_ADAPTER,
-        )
-    };
-    drop(boxed);
+    {
+        // SAFETY: NDIS calls MiniportHaltEx with the context initialize registered, still live
+        // (it is freed below, after its last use in this block).
+        let context = unsafe { context(adapter_context) };
+        let mut fx = Effects::new();
+        context.control.lock().halt(&context.core, &mut fx);
+        apply_effects::<OutsideDelivery>(context, &fx, false);
+    }
+    // SAFETY: the halt above left the context idle: NDIS has stopped every other call into this
+    // adapter and never uses the context again, the machine's halt took it off the wire and
+    // stopped its timers (their routines finished), and no path holds its locks.
+    unsafe { destroy(adapter_context) };
 }
 
 /// `MiniportPause` (PASSIVE_LEVEL): refuses new sends, waits until no send is still inside
@@ -58,7 +49,8 @@ pub unsafe extern "system" fn miniport_pause(
     adapter_context: NDIS_HANDLE,
     _parameters: *mut NDIS_MINIPORT_PAUSE_PARAMETERS,
 ) -> NDIS_STATUS {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportPause with the context initialize registered, live until halt,
+    // which NDIS calls only after the pause completed.
     let context = unsafe { context(adapter_context) };
     let mut fx = Effects::new();
     context.control.lock().pause(&context.core, &mut fx);
@@ -75,7 +67,8 @@ pub unsafe extern "system" fn miniport_restart(
     adapter_context: NDIS_HANDLE,
     _parameters: *mut NDIS_MINIPORT_RESTART_PARAMETERS,
 ) -> NDIS_STATUS {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportRestart with the context initialize registered, live until
+    // halt, which NDIS never calls while a restart is in progress.
     let context = unsafe { context(adapter_context) };
     let mut fx = Effects::new();
     let restarted = context
@@ -99,7 +92,8 @@ pub unsafe extern "system" fn miniport_reset(
     adapter_context: NDIS_HANDLE,
     addressing_reset: *mut BOOLEAN,
 ) -> NDIS_STATUS {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportResetEx with the context initialize registered, live until
+    // halt, which NDIS never calls while a reset is in progress.
     let context = unsafe { context(adapter_context) };
     context.control.lock().reset_adapter();
     if !addressing_reset.is_null() {
@@ -118,7 +112,8 @@ pub unsafe extern "system" fn miniport_shutdown(
     adapter_context: NDIS_HANDLE,
     _action: NDIS_SHUTDOWN_ACTION,
 ) {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportShutdownEx with the context initialize registered; the adapter
+    // has not been halted (a halted adapter is not shut down).
     let context = unsafe { context(adapter_context) };
     context.core.state.mark_shut_down();
 }
@@ -131,7 +126,8 @@ pub unsafe extern "system" fn miniport_device_pnp_event_notify(
     adapter_context: NDIS_HANDLE,
     event: *mut NET_DEVICE_PNP_EVENT,
 ) {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportDevicePnPEventNotify with the context initialize registered,
+    // live until halt, which NDIS calls only after this returns.
     let context = unsafe { context(adapter_context) };
     if event.is_null() {
         return;

@@ -6,7 +6,7 @@ use core::sync::atomic::Ordering;
 use crate::context::context;
 use crate::execute::drain::send_pfc;
 use crate::execute::outside_delivery::OutsideDelivery;
-use crate::resources::nbl::next_nbl;
+use crate::resources::rxpool::ReturnedChain;
 use crate::resources::timer::now_ns;
 use ndis_sys::nbl::{NDIS_RETURN_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST};
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
@@ -21,17 +21,16 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
     chain: *mut NET_BUFFER_LIST,
     flags: ULONG,
 ) {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportReturnNetBufferLists with the context initialize registered,
+    // live until halt, which waits for every indicated NBL to come back first.
     let context = unsafe { context(adapter_context) };
     let rx = &context.receive;
-    let mut nbl = chain;
-    while !nbl.is_null() {
-        // SAFETY: an NBL of the chain NDIS returns; Next is read before the NBL is reused.
-        let next = unsafe { next_nbl(nbl) };
-        // SAFETY: an NBL NDIS returns to this miniport.
-        if let Some(index) = unsafe { rx.index_of(nbl) } {
-            // SAFETY: our NBL, back from NDIS; the slot was set at indication.
-            let kept = unsafe { (*nbl).MiniportReserved.0[1] } as usize;
+    // SAFETY: the chain NDIS passed this call.
+    let chain = unsafe { ReturnedChain::from_ndis(chain) };
+    for nbl in chain {
+        if let Some(index) = rx.index_of(&nbl) {
+            // Read before the buffer is free again.
+            let kept = nbl.kept();
             let (priority, len) = (
                 u8::try_from((kept >> 32) & 7).unwrap_or(0),
                 u32::try_from(kept & 0xFFFF_FFFF).unwrap_or(0),
@@ -48,6 +47,5 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
                 );
             }
         }
-        nbl = next;
     }
 }

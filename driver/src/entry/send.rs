@@ -21,17 +21,15 @@
 //! `MiniportPause` waits for that count to drop to zero, then completes the held NBLs with
 //! `NDIS_STATUS_PAUSED`.
 
-use core::ptr::null_mut;
-
 use dcbndk_core::status::Status;
 
 use crate::context::{AdapterContext, context};
 use crate::execute::drain::{drain, retry_soon};
-use crate::execute::held::send_chain;
+use crate::execute::held::{complete_sent, send_chain};
 use crate::execute::outside_delivery::OutsideDelivery;
-use crate::resources::nbl::{Chain, net_buffers, next_nbl, set_next, set_status};
+use crate::resources::nbl::{Chain, SentChain};
 use crate::resources::status::ndis_status;
-use ndis_sys::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST, NetBufferListCancelId};
+use ndis_sys::nbl::{NDIS_SEND_FLAGS_DISPATCH_LEVEL, NET_BUFFER_LIST};
 use ndis_sys::types::{NDIS_HANDLE, NDIS_PORT_NUMBER, PVOID, ULONG};
 
 /// `MiniportSendNetBufferLists`: sends or holds each NBL of the chain and completes the ones
@@ -45,42 +43,32 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
     _port: NDIS_PORT_NUMBER,
     send_flags: ULONG,
 ) {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportSendNetBufferLists with the context initialize registered, live
+    // until halt, which NDIS calls only once no send is in progress.
     let context = unsafe { context(adapter_context) };
     if chain.is_null() {
         return;
     }
+    // SAFETY: the chain NDIS passed this call, none of it completed yet; the only view of it.
+    let chain = unsafe { SentChain::from_ndis(chain) };
     let at_dispatch = send_flags & NDIS_SEND_FLAGS_DISPATCH_LEVEL != 0;
     if !context.core.state.enter_datapath() {
         // Not running (paused, or surprise-removed): every NBL back with NDIS_STATUS_PAUSED.
         let mut done = Chain::default();
-        let mut nbl = chain;
-        while !nbl.is_null() {
-            // SAFETY: an NBL of the chain NDIS handed over, owned by us until completed.
-            let next = unsafe { next_nbl(nbl) };
-            // SAFETY: as above.
-            for _ in unsafe { net_buffers(nbl) } {
+        for nbl in chain {
+            for _ in nbl.net_buffers() {
                 context.core.stats.send_discarded();
             }
-            // SAFETY: as above; it leaves NDIS's chain for ours with its status set.
-            unsafe { set_next(nbl, null_mut()) };
-            // SAFETY: as above.
-            unsafe { set_status(nbl, ndis_status(Status::Paused)) };
-            // SAFETY: as above.
-            unsafe { done.push(nbl) };
-            nbl = next;
+            done.push(nbl, ndis_status(Status::Paused));
         }
-        // SAFETY: NBLs NDIS handed over, each with its status, completed once.
-        unsafe { done.complete(context.handle, at_dispatch) };
+        complete_sent(context, done, at_dispatch);
         context.core.state.leave_datapath();
         return;
     }
-    // SAFETY: NDIS's chain, ours until completed.
-    let done = unsafe { send_chain(context, chain) };
+    let done = send_chain(context, chain);
     drain::<OutsideDelivery>(context, at_dispatch);
-    // SAFETY: NBLs NDIS handed over, each with its status, completed once; the held ones are not
-    // in this chain.
-    unsafe { done.complete(context.handle, at_dispatch) };
+    // The held ones are not in `done`.
+    complete_sent(context, done, at_dispatch);
     // Only now may a pause complete: every NBL of this call is back with NDIS or held.
     context.core.state.leave_datapath();
 }
@@ -92,34 +80,21 @@ pub unsafe extern "system" fn miniport_send_net_buffer_lists(
 /// # Safety
 /// Called by NDIS with our context.
 pub unsafe extern "system" fn miniport_cancel_send(adapter_context: NDIS_HANDLE, cancel_id: PVOID) {
-    // SAFETY: NDIS passes our live context.
+    // SAFETY: NDIS calls MiniportCancelSend with the context initialize registered, live until
+    // halt, which NDIS does not call while it is cancelling.
     let context = unsafe { context(adapter_context) };
     while !context.link.begin_exclusive() {
         core::hint::spin_loop();
     }
-    let slot = usize::try_from(NetBufferListCancelId).unwrap_or(usize::MAX);
-    let id_of = |nbl: usize| {
-        let nbl = nbl as *mut NET_BUFFER_LIST;
-        // SAFETY: a held NBL, owned by the miniport; only the info array's address is taken.
-        let info = unsafe { &raw const (*nbl).NetBufferListInfo };
-        // SAFETY: `info` points at the NBL's info array; `get` checks the index.
-        unsafe { (*info).get(slot).copied() }.unwrap_or(null_mut())
-    };
     let mut done = Chain::default();
     context.link.state().lock().take_held(
-        |nbl| id_of(nbl) == cancel_id,
-        |nbl| {
-            let nbl = nbl as *mut NET_BUFFER_LIST;
-            // SAFETY: a held NBL, now out of the ring; its status is the miniport's to set.
-            unsafe { set_status(nbl, ndis_status(Status::SendAborted)) };
-            // SAFETY: as above; its Next is NULL.
-            unsafe { done.push(nbl) };
-        },
+        |nbl| nbl.cancel_id() == cancel_id,
+        |nbl| done.push(nbl, ndis_status(Status::SendAborted)),
     );
     let asked = context.link.end_exclusive();
-    // SAFETY: held NBLs, each with its status, completed once. The IRQL is unknown here (up to
-    // DISPATCH_LEVEL), so the DISPATCH flag is not claimed (NDIS then looks for itself).
-    unsafe { done.complete(context.handle, false) };
+    // The IRQL is unknown here (up to DISPATCH_LEVEL), so the DISPATCH flag is not claimed (NDIS
+    // then looks for itself).
+    complete_sent(context, done, false);
     if asked && context.core.state.accepts_sends() {
         // A send held an NBL while the rings were ours and left its pass to us.
         retry_soon(context);
@@ -140,7 +115,9 @@ pub unsafe extern "system" fn link_timer(
     if function_context.is_null() {
         return;
     }
-    // SAFETY: the context passed at arming; halt waits for this routine before freeing it.
+    // SAFETY: the adapter's context, given when the timer was armed (`arm_link_timer`); halt
+    // stops the timer and waits for this routine before freeing it, and only shared references
+    // are made to it.
     let context = unsafe { &*function_context.cast::<AdapterContext>() };
     if context.core.state.accepts_sends() {
         drain::<OutsideDelivery>(context, true);

@@ -10,9 +10,8 @@ use super::{held, indicate, ndk, qos};
 use crate::context::AdapterContext;
 use crate::resources::link::TxFrame;
 use crate::resources::log;
-use crate::resources::timer::{now_ms, now_ns};
+use crate::resources::timer::{now_ms, now_ns, sleep_passive};
 use crate::resources::wire;
-use ndis_sys::imports::NdisMSleep;
 
 /// How long pause and halt sleep between looks at what they wait for.
 const POLL_MICROSECONDS: u32 = 100;
@@ -52,18 +51,18 @@ pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatc
                 drop_posted(context);
             }
             Effect::WaitForSends => {
+                // MiniportPause, at PASSIVE_LEVEL, with no lock held.
                 while context.core.state.datapath_calls_in_flight() != 0 {
-                    // SAFETY: PASSIVE_LEVEL (MiniportPause); no lock is held.
-                    unsafe { NdisMSleep(POLL_MICROSECONDS) };
+                    sleep_passive(POLL_MICROSECONDS);
                 }
             }
             Effect::StopLink => drain::stop(context),
             Effect::ResumeLink => drain::drain::<W>(context, at_dispatch),
             Effect::CompleteHeld => held::complete_held(context),
             Effect::WaitForReturns => {
+                // Pause or halt, at PASSIVE_LEVEL, with no lock held.
                 while context.receive.outstanding() != 0 {
-                    // SAFETY: PASSIVE_LEVEL (pause or halt); no lock is held.
-                    unsafe { NdisMSleep(POLL_MICROSECONDS) };
+                    sleep_passive(POLL_MICROSECONDS);
                 }
             }
             Effect::WaitForNdkWork => ndk::wait_for_work_items(context),
@@ -80,7 +79,7 @@ pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatc
 /// Puts the adapter on its wire; one that finds no free port runs alone, says so in the event
 /// log, and drops what it posted so far (nothing can deliver it).
 fn attach(context: &AdapterContext) {
-    if !wire::attach(core::ptr::from_ref(context).cast()) {
+    if !context.attach_to_wire() {
         drop_posted(context);
         log::warn(
             log::EVENT_KEYWORD_DEFAULTED,
@@ -92,10 +91,7 @@ fn attach(context: &AdapterContext) {
 
 /// Arms the DCBX timer at `at_ms` (at least 1 ms from now: `Timer::arm`).
 fn arm_dcbx(context: &AdapterContext, at_ms: u64) {
-    let me = core::ptr::from_ref(context).cast_mut().cast();
-    let after = at_ms.saturating_sub(now_ms());
-    // SAFETY: the context outlives the timer: halt stops it before freeing the context.
-    unsafe { context.dcbx_timer.arm(after, me) };
+    context.arm_dcbx_timer(at_ms.saturating_sub(now_ms()));
 }
 
 /// Builds the LLDPDU with TTL `ttl` in a free transmit buffer and sends it.

@@ -266,9 +266,7 @@ pub fn retry_soon(context: &AdapterContext) {
 
 fn arm(context: &AdapterContext, at_ns: u64) {
     let after_ms = at_ns.saturating_sub(now_ns()).div_ceil(1_000_000);
-    let me = core::ptr::from_ref(context).cast_mut().cast();
-    // SAFETY: the context outlives the timer: halt stops it before freeing the context.
-    unsafe { context.link.timer.arm(after_ms, me) };
+    context.arm_link_timer(after_ms);
 }
 
 /// Stops the timer (pause and halt, PASSIVE_LEVEL, once the adapter no longer accepts sends: a

@@ -10,18 +10,12 @@ use dcbndk_core::datapath::classify::{Compiled, Decision, Meta, TAG_ROOM};
 use dcbndk_core::datapath::frame::HEADER_BYTES;
 use dcbndk_core::status::Status;
 
-use core::ptr::null_mut;
-
 use crate::context::AdapterContext;
 use crate::resources::link::{Queued, Read, SendTally, State};
 use crate::resources::mdl::MdlError;
-use crate::resources::nbl::{
-    Chain, copy_frame, frame_length, header, meta_of, nb_length, net_buffers, next_nbl, progress,
-    set_next, set_progress, set_status,
-};
+use crate::resources::nbl::{Chain, SentChain, SentNbl, frame_length};
 use crate::resources::ndk::{count_rdma_at, current_processor};
 use crate::resources::status::ndis_status;
-use ndis_sys::nbl::NET_BUFFER_LIST;
 
 /// Counting what a pass over NBLs (a chain, a retry pass) sends, in the link state's
 /// [`SendTally`] under its lock, frame by frame in plain memory; the counters are added once per
@@ -69,9 +63,7 @@ impl SendTally {
 /// done under the lock returns at once: the reads of the NBs' MDLs (and `NdisGetDataBuffer`
 /// when no transmit buffer is free), the classifier (lock-free), counters.
 ///
-/// # Safety
-/// `chain` is a chain of valid NBLs NDIS handed to this miniport, owned by it until completed.
-pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) -> Chain {
+pub fn send_chain(context: &AdapterContext, chain: SentChain) -> Chain {
     let mut done = Chain::default();
     let mut s = context.link.state().lock();
     // Under the lock: at DISPATCH_LEVEL, on this CPU until it is released.
@@ -82,22 +74,17 @@ pub unsafe fn send_chain(context: &AdapterContext, chain: *mut NET_BUFFER_LIST) 
         classifier: &classifier,
         retry: false,
     };
-    let mut nbl = chain;
-    while !nbl.is_null() {
-        // SAFETY: `nbl` is an NBL of the chain NDIS handed over, owned by us until completed.
-        let next = unsafe { next_nbl(nbl) };
-        // SAFETY: as above; the NBL leaves NDIS's chain for ours (or the held ring).
-        unsafe { set_next(nbl, null_mut()) };
-        // SAFETY: as above; a fresh NBL starts at its first NB.
-        unsafe { set_progress(nbl, 0) };
-        // SAFETY: as above; its Next is NULL.
-        if let Some(status) = unsafe { pass.send_or_hold(&mut s, nbl) } {
-            // SAFETY: as above; the status member is the miniport's to set before completion.
-            unsafe { set_status(nbl, ndis_status(status)) };
-            // SAFETY: as above.
-            unsafe { done.push(nbl) };
+    for nbl in chain {
+        match pass.send_or_hold(&mut s, &nbl) {
+            Ok(status) => done.push(nbl, ndis_status(status)),
+            // Held: once the lock is released, a MiniportCancelSend or a retry on another CPU
+            // may take it. A full held ring completes it.
+            Err(priority) => {
+                if let Err(nbl) = s.hold(priority, nbl) {
+                    done.push(nbl, ndis_status(Status::Resources));
+                }
+            }
         }
-        nbl = next;
     }
     drop(classifier);
     s.tally.add_to(context, cpu);
@@ -116,33 +103,27 @@ struct Pass<'a> {
 
 impl Pass<'_> {
     /// Sends the NBL's frames from its saved progress on, under the link's lock `s`, counting what
-    /// it sent in `s.tally`; `Some(status)` when it is done, `None` when it is held (a lossless
-    /// queue is full, or older NBLs are held).
+    /// it sent in `s.tally`; `Ok(status)` when it is done, `Err(priority)` when it waits on that
+    /// priority (a lossless queue is full, or older NBLs are held on it): a new NBL is then to
+    /// be held, a held one stays held.
     ///
     /// Inlined into its two loops (a chain, a retry pass) in an optimized build: what it sets up
     /// for every NBL (the addresses in the classifier, the link, the counters), about fifty
     /// instructions, is then set up once per loop, not once per NBL (an NBL is usually one
     /// frame). Not in a debug build, where inlining would add its locals to the
     /// frames of the loops, one of which is on the deepest stack path (`cargo xtask pe`).
-    ///
-    /// # Safety
-    /// `nbl` is a valid NBL owned by the miniport, its Next NULL.
     #[cfg_attr(not(debug_assertions), inline(always))]
-    unsafe fn send_or_hold(&self, s: &mut State, nbl: *mut NET_BUFFER_LIST) -> Option<Status> {
+    fn send_or_hold(&self, s: &mut State, nbl: &SentNbl) -> Result<Status, u8> {
         let Self {
             context,
             classifier,
             retry,
         } = *self;
-        // SAFETY: per the function contract.
-        let meta = unsafe { meta_of(nbl) };
-        // SAFETY: as above.
-        let start = unsafe { progress(nbl) };
+        let meta = nbl.meta();
+        let start = nbl.progress();
         let mut status = Status::Success;
-        // SAFETY: as above.
-        for (index, nb) in unsafe { net_buffers(nbl) }.enumerate().skip(start) {
-            // SAFETY: `nb` is a NET_BUFFER of the NBL.
-            let length = unsafe { nb_length(nb) };
+        for (index, nb) in nbl.net_buffers().enumerate().skip(start) {
+            let length = nb.length();
             let Some(len) = frame_length(length, context.link.max_send_frame()) else {
                 context.core.stats.send_error();
                 status = Status::InvalidLength;
@@ -157,9 +138,8 @@ impl Pass<'_> {
             // chain shorter than the frame a malformed NBL (`NDIS_STATUS_INVALID_LENGTH`).
             let mut unmapped = false;
             let fill = |out: &mut [u8]| {
-                // SAFETY: as above; the NB holds `len` bytes (its DataLength), and its data
-                // stays as it is until the NBL is completed, after the last use of `source`.
-                match unsafe { copy_frame(nb, out) } {
+                // The NB holds `len` bytes (its DataLength); `source` borrows the NBL.
+                match nb.copy_frame(out) {
                     Ok(bytes) => {
                         source = bytes;
                         true
@@ -222,8 +202,7 @@ impl Pass<'_> {
                     // which only its header tells.
                     let mut storage = [0u8; HEADER_BYTES];
                     let max = context.link.max_send_frame();
-                    // SAFETY: as above; the header is last used here, while the NBL is ours.
-                    match unsafe { header(nb, length, max, &mut storage) } {
+                    match nb.header(length, max, &mut storage) {
                         Some((_, header)) => Some(classify(classifier, header, &meta).priority),
                         None => {
                             context.core.stats.send_error();
@@ -237,15 +216,11 @@ impl Pass<'_> {
                 // The NBL resumes at this NB. Written under the lock, before the NBL can be seen
                 // held: once the lock is released, a MiniportCancelSend or a retry on another CPU
                 // may take it.
-                // SAFETY: as above; the NBL is still ours (not completed).
-                unsafe { set_progress(nbl, index) };
-                if !retry && !s.hold(priority, nbl as usize) {
-                    return Some(Status::Resources);
-                }
-                return None;
+                nbl.set_progress(index);
+                return Err(priority);
             }
         }
-        Some(status)
+        Ok(status)
     }
 }
 
@@ -287,30 +262,29 @@ pub fn retry_held(context: &AdapterContext, at_dispatch: bool) {
                 retry: true,
             };
             let mut stuck = 0u8;
-            loop {
-                let first = (0..8u8)
-                    .filter(|&p| stuck & (1 << p) == 0 && s.has_room(p))
-                    .find_map(|p| s.first_held(p).map(|nbl| (p, nbl)));
-                let Some((priority, first)) = first else {
+            // The oldest NBL of the first priority with room, out of its ring while it is tried
+            // (under this one acquisition of the lock, so no one else sees it gone).
+            while let Some(priority) =
+                (0..8u8).find(|&p| stuck & (1 << p) == 0 && s.has_room(p) && s.has_held(p))
+            {
+                let Some(nbl) = s.pop_held(priority) else {
                     break;
                 };
-                let nbl = first as *mut NET_BUFFER_LIST;
-                // SAFETY: a held NBL is owned by the miniport until completed here or at pause.
-                let Some(status) = (unsafe { pass.send_or_hold(&mut s, nbl) }) else {
-                    stuck |= 1 << priority;
-                    continue;
-                };
-                let _ = s.pop_held(priority);
-                // SAFETY: as above.
-                unsafe { set_status(nbl, ndis_status(status)) };
-                // SAFETY: as above; out of the held ring, its Next is NULL.
-                unsafe { done.push(nbl) };
+                match pass.send_or_hold(&mut s, &nbl) {
+                    Ok(status) => done.push(nbl, ndis_status(status)),
+                    Err(_) => {
+                        stuck |= 1 << priority;
+                        // Back in front, where it was: its ring just lost it, so has room.
+                        if let Err(nbl) = s.unpop_held(priority, nbl) {
+                            done.push(nbl, ndis_status(Status::Resources));
+                        }
+                    }
+                }
             }
             drop(classifier);
             s.tally.add_to(context, cpu);
         }
-        // SAFETY: completed once, now that they left the held ring.
-        unsafe { done.complete(context.handle, at_dispatch) };
+        complete_sent(context, done, at_dispatch);
         if !context.link.end_retry() {
             return;
         }
@@ -325,20 +299,25 @@ pub fn complete_held(context: &AdapterContext) {
     }
     let mut done = Chain::default();
     for priority in 0..8u8 {
-        while let Some(first) = context.link.state().lock().pop_held(priority) {
-            let nbl = first as *mut NET_BUFFER_LIST;
-            // SAFETY: a held NBL, owned by the miniport, out of the ring now.
-            for _ in unsafe { net_buffers(nbl) } {
+        while let Some(nbl) = context.link.state().lock().pop_held(priority) {
+            for _ in nbl.net_buffers() {
                 context.core.stats.send_discarded();
             }
-            // SAFETY: as above.
-            unsafe { set_status(nbl, ndis_status(Status::Paused)) };
-            // SAFETY: as above; its Next is NULL.
-            unsafe { done.push(nbl) };
+            done.push(nbl, ndis_status(Status::Paused));
         }
     }
-    // SAFETY: held NBLs, each with its status, completed once.
-    unsafe { done.complete(context.handle, false) };
+    complete_sent(context, done, false);
     // Paused or halting: nothing is sent, so a pass asked for meanwhile has nothing to do.
     let _asked = context.link.end_exclusive();
+}
+
+/// Completes `done`, the NBLs of this adapter's sends, each with its status, in one
+/// `NdisMSendNetBufferListsComplete`; `at_dispatch` when the caller runs at DISPATCH_LEVEL.
+/// Every [`Chain`] the shell builds holds NBLs of the adapter whose context built it: those
+/// NDIS passed its `MiniportSendNetBufferLists`, or held in its link's rings.
+pub fn complete_sent(context: &AdapterContext, done: Chain, at_dispatch: bool) {
+    // SAFETY: `context.handle` is this adapter's miniport handle, valid until halt, which
+    // completes every NBL before it frees the context; NDIS sent every NBL of `done` to this
+    // adapter.
+    unsafe { done.complete(context.handle, at_dispatch) };
 }

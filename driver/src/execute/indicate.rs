@@ -7,6 +7,7 @@ use core::ptr::null_mut;
 use dcbndk_core::qos::params::{ELEMENT_LEN, FIXED_LEN, MAX_CLASSIFICATIONS, QosParameters};
 
 use crate::context::AdapterContext;
+use crate::resources::memory::zeroed_in_place;
 use ndis_sys::imports::NdisMIndicateStatusEx;
 use ndis_sys::ntddndis::*;
 use ndis_sys::objectheader::*;
@@ -39,11 +40,7 @@ pub fn parameters(context: &AdapterContext, code: NDIS_STATUS, params: &QosParam
 /// structure is zeroed and filled in place.
 pub fn link_state(context: &AdapterContext) {
     let mut place = MaybeUninit::<NDIS_LINK_STATE>::uninit();
-    // SAFETY: `place` is valid for writes of one NDIS_LINK_STATE and aligned for it.
-    unsafe { place.as_mut_ptr().write_bytes(0, 1) };
-    // SAFETY: every byte of `place` is zero, a valid NDIS_LINK_STATE (its fields are Zeroable);
-    // the reference points at those bytes in place, so the padding stays zero.
-    let link = unsafe { place.assume_init_mut() };
+    let link = zeroed_in_place(&mut place);
     link.Header = NDIS_OBJECT_HEADER::new(
         NDIS_OBJECT_TYPE_DEFAULT,
         NDIS_LINK_STATE_REVISION_1,

@@ -8,7 +8,8 @@ use core::sync::atomic::Ordering;
 use dcbndk_core::ndk::NdkEvent;
 
 use crate::context::AdapterContext;
-use ndis_sys::imports::{NdisMNetPnPEvent, NdisMSleep, NdisQueueIoWorkItem};
+use crate::resources::timer::sleep_passive;
+use ndis_sys::imports::{NdisMNetPnPEvent, NdisQueueIoWorkItem};
 use ndis_sys::netpnp::{
     NDIS_SIZEOF_NET_PNP_EVENT_NOTIFICATION_REVISION_1, NET_PNP_EVENT_NOTIFICATION,
     NET_PNP_EVENT_NOTIFICATION_REVISION_1, NetEventNDKDisable, NetEventNDKEnable,
@@ -62,8 +63,8 @@ pub fn raise(context: &AdapterContext, event: NdkEvent) {
 /// Halt: waits until no work item routine is queued or running (PASSIVE_LEVEL). NDIS sends no
 /// OID during halt, so none is queued after this returns.
 pub fn wait_for_work_items(context: &AdapterContext) {
+    // MiniportHaltEx, at PASSIVE_LEVEL, with no lock held.
     while context.ndk.running.load(Ordering::SeqCst) != 0 {
-        // SAFETY: PASSIVE_LEVEL (MiniportHaltEx); no lock is held.
-        unsafe { NdisMSleep(HALT_POLL_MICROSECONDS) };
+        sleep_passive(HALT_POLL_MICROSECONDS);
     }
 }

@@ -31,11 +31,10 @@ impl Wire for OutsideDelivery {
         // them (an adapter alone on its wire, as on a VM with one).
         let mut clock = None;
         for port in wire::attached() {
-            let Some(owner) = wire::enter(port, me) else {
+            let Some(entered) = wire::enter(port, me) else {
                 continue;
             };
-            // SAFETY: from `wire::enter`, left below.
-            let to = unsafe { adapter_at(owner) };
+            let to = AdapterContext::on_wire(&entered);
             if to.core.config.virtual_wire == number {
                 let clock_ns = *clock.get_or_insert_with(now_ns);
                 for frame in sent {
@@ -45,7 +44,7 @@ impl Wire for OutsideDelivery {
                     super::receive::arrived(to, bytes, at_dispatch, frame.at_ns, clock_ns);
                 }
             }
-            wire::leave(port);
+            drop(entered);
         }
         let held = from.link.release_sent(sent);
         // What other CPUs sent meanwhile was posted behind this batch (`order_frame`): the pump
@@ -60,32 +59,20 @@ impl Wire for OutsideDelivery {
     }
 }
 
-/// The adapter context a port of the wire holds.
-///
-/// # Safety
-/// `owner` came from [`wire::enter`], which counts the caller on the port until
-/// [`wire::leave`]; every owner attached is an `AdapterContext` (`execute::control` attaches
-/// them), whose detach (at halt, before the context is freed) waits for the count.
-unsafe fn adapter_at<'a>(owner: *const ()) -> &'a AdapterContext {
-    // SAFETY: per the function contract.
-    unsafe { &*owner.cast::<AdapterContext>() }
-}
-
 /// Every other adapter on `from`'s wire receives `frame`.
 fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let me = core::ptr::from_ref(from).cast::<()>();
     let number = from.core.config.virtual_wire;
     let clock_ns = now_ns();
     for port in wire::attached() {
-        let Some(owner) = wire::enter(port, me) else {
+        let Some(entered) = wire::enter(port, me) else {
             continue;
         };
-        // SAFETY: from `wire::enter`, left below.
-        let to = unsafe { adapter_at(owner) };
+        let to = AdapterContext::on_wire(&entered);
         if to.core.config.virtual_wire == number {
             super::receive::arrived(to, frame, at_dispatch, at_ns, clock_ns);
         }
-        wire::leave(port);
+        drop(entered);
     }
 }
 
@@ -107,11 +94,10 @@ fn pump(caller: &AdapterContext, at_dispatch: bool) {
         }
         let mut delivered = false;
         for port in wire::attached() {
-            let Some(owner) = wire::enter(port, core::ptr::null()) else {
+            let Some(entered) = wire::enter(port, core::ptr::null()) else {
                 continue;
             };
-            // SAFETY: from `wire::enter`, left below.
-            let from = unsafe { adapter_at(owner) };
+            let from = AdapterContext::on_wire(&entered);
             let mut right = if from.core.config.virtual_wire == number {
                 from.link.begin_delivering()
             } else {
@@ -133,7 +119,7 @@ fn pump(caller: &AdapterContext, at_dispatch: bool) {
                 // Posted after the last look, by a caller that found us delivering?
                 right = from.link.end_delivering(taken);
             }
-            wire::leave(port);
+            // `entered` is dropped here, after `right`: the port is left.
         }
         if !delivered {
             return;

@@ -10,7 +10,6 @@
 //! no call in flight knows no indication can start; it also waits until every indicated NBL
 //! has been returned (NDIS requires both before a pause completes).
 
-use core::ptr::null_mut;
 use core::sync::atomic::Ordering;
 
 use dcbndk_core::adapter::stats::Destination;
@@ -25,15 +24,9 @@ use super::drain;
 use super::post::UnderDelivery;
 use crate::context::AdapterContext;
 use crate::resources::crc::Fast;
-use crate::resources::nbl::{first_nb, set_next};
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::timer::now_ms;
-use ndis_sys::imports::NdisMIndicateReceiveNetBufferLists;
-use ndis_sys::nbl::{
-    Ieee8021QNetBufferListInfo, NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL, NET_BUFFER, NET_BUFFER_DATA,
-    NET_BUFFER_DATA_LENGTH,
-};
-use ndis_sys::types::PVOID;
+use ndis_sys::nbl::NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL;
 
 /// A frame arrived from the wire (at the sender's IRQL): the core decides what it is
 /// (`dcbndk_core::datapath::receive::demux`, whose documentation gives the order: length, RDMA,
@@ -126,22 +119,18 @@ fn indicate(
         return;
     };
     let rx = &context.receive;
-    let Some(index) = rx.free.lock().take() else {
+    let Some(mut taken) = rx.take() else {
         context.core.stats.receive_discarded();
         return;
     };
-    let Some(&nbl) = rx.nbls.get(index) else {
-        return;
-    };
-    // SAFETY: the buffer is ours while its index is off the free list (and `len` <= its size,
-    // checked by `demux`); nothing else refers to it.
-    let Some(out) = (unsafe { rx.buffers.slot_mut(index) }) else {
+    // `len` <= the buffer's size, checked by `demux`.
+    let Some(out) = taken.buffer() else {
         return;
     };
     // The receive side of tagging (spec §6.2): with tagging on, the 802.1Q tag leaves the frame
     // for the NBL's Ieee8021QNetBufferListInfo.
     let Some(len) = apply_tag(frame, how.action, out) else {
-        rx.free.lock().put(index);
+        taken.put_back();
         context.core.stats.receive_error();
         return;
     };
@@ -154,36 +143,19 @@ fn indicate(
     let xoff = match filled {
         Ok(request) => request,
         Err(_) => {
-            rx.free.lock().put(index);
+            taken.put_back();
             context.core.stats.receive_discarded();
             return;
         }
     };
-    // SAFETY: as above; the second reserved slot keeps the frame's priority and length for the
-    // return (MiniportReserved is the miniport's).
-    unsafe { (*nbl).MiniportReserved.0[1] = ((usize::from(priority) << 32) | len) as PVOID };
+    // The NBL keeps the frame's priority and length for its return.
+    taken.keep((usize::from(priority) << 32) | len);
     if let Some(request) = xoff {
         drain::send_pfc::<UnderDelivery>(context, request, at_dispatch, at_ns);
         // Arms the refresh of the XOFF.
         drain::drain::<UnderDelivery>(context, at_dispatch);
     }
-    // SAFETY: `nbl` is ours (off the free list); its first NB is the one allocated with it.
-    let nb: *mut NET_BUFFER = unsafe { first_nb(nbl) };
-    // SAFETY: as above; only the address of the NB's head (its NET_BUFFER_DATA) is taken.
-    let data = unsafe { &raw mut (*nb).head }.cast::<NET_BUFFER_DATA>();
-    // SAFETY: `data` points at the NB's NET_BUFFER_DATA; only the length changes (the MDL and
-    // offsets stay those of the allocation).
-    unsafe { (*data).length = NET_BUFFER_DATA_LENGTH { stDataLength: len } };
-    // SAFETY: as above; only the address of the NBL's info array is taken.
-    let info = unsafe { &mut (*nbl).NetBufferListInfo };
-    if let Some(slot) = usize::try_from(Ieee8021QNetBufferListInfo)
-        .ok()
-        .and_then(|i| info.get_mut(i))
-    {
-        *slot = how.ieee8021q_info as PVOID;
-    }
-    // SAFETY: as above; a single NBL, not chained.
-    unsafe { set_next(nbl, null_mut()) };
+    taken.describe(len, how.ieee8021q_info);
     rx.outstanding.fetch_add(1, Ordering::SeqCst);
     context
         .core
@@ -212,7 +184,7 @@ fn indicate(
     } else {
         0
     };
-    // SAFETY: a running adapter's handle and an NBL of ours describing `frame`; NDIS owns it
-    // until it returns it through MiniportReturnNetBufferLists.
-    unsafe { NdisMIndicateReceiveNetBufferLists(context.handle, nbl, 0, 1, flags) };
+    // SAFETY: the miniport handle of this pool's adapter, which runs (`arrived` entered the
+    // datapath); the NBL is counted in `outstanding` above.
+    unsafe { taken.indicate(context.handle, flags) };
 }

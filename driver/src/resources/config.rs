@@ -77,7 +77,8 @@ fn read_keyword(handle: NDIS_HANDLE, keyword: &Keyword) -> KeywordRead {
             if kind != NdisParameterInteger {
                 return KeywordRead::NotAnInteger;
             }
-            // SAFETY: as above; only the address of the value member is taken. Every member of
+            // SAFETY: `param` is the integer parameter NDIS returned, valid until
+            // NdisCloseConfiguration; only the address of its value member is taken. Every member of
             // the repr(C) ParameterData union starts at its offset 0, and an integer parameter
             // holds IntegerData.
             let value_at = unsafe { &raw const (*param).ParameterData }.cast::<u32>();

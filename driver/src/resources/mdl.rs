@@ -212,7 +212,8 @@ pub unsafe fn map(chain: PMDL, length: usize) -> Result<(), MdlError> {
         // SAFETY: an MDL of the chain (function contract).
         let h = unsafe { header(mdl) };
         if h.ByteCount != 0 {
-            // SAFETY: as above, at the IRQL and with the exclusivity the contract gives.
+            // SAFETY: a valid MDL of the chain over mapped or locked memory, at the IRQL and with
+            // the exclusivity the function contract gives.
             unsafe { system_address(mdl) }?;
         }
         described = described.saturating_add(u64::from(h.ByteCount));

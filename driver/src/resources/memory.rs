@@ -2,8 +2,10 @@
 //! so that a leak is visible per tag (Driver Verifier's pool tracking; the simulator's leak check
 //! at halt).
 
+use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
+use ndis_sys::abi::Zeroable;
 use ndis_sys::imports::{NdisAllocateMemoryWithTagPriority, NdisFreeMemoryWithTagPriority};
 use ndis_sys::ntdef::NormalPoolPriority;
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
@@ -395,4 +397,16 @@ impl Drop for PoolSlab {
             NdisFreeMemoryWithTagPriority(self.ndis_handle, self.base.as_ptr().cast(), self.tag)
         };
     }
+}
+
+/// Zeroes every byte of `place`, padding included, and gives the `T` there, to be filled in
+/// place: a structure NDIS copies whole (padding too, to the protocols and to user mode) must
+/// be built this way, since a Rust value that is moved does not keep its padding (a typed
+/// copy leaves it uninitialized, and so does returning a `MaybeUninit::zeroed()`).
+pub fn zeroed_in_place<T: Zeroable>(place: &mut MaybeUninit<T>) -> &mut T {
+    // SAFETY: `place` is valid for writes of one `T` and aligned for it (a `MaybeUninit<T>`).
+    unsafe { place.as_mut_ptr().write_bytes(0, 1) };
+    // SAFETY: every byte of `place` is zero, a valid `T` (`T: Zeroable`); the reference points
+    // at those bytes in place, so the padding stays zero until the borrow ends.
+    unsafe { place.assume_init_mut() }
 }

@@ -18,6 +18,7 @@ pub mod ndk;
 pub mod ndk_abi;
 pub mod ndkobject;
 pub mod ndkports;
+pub mod oid;
 pub mod provider;
 pub mod rxpool;
 pub mod status;

@@ -11,17 +11,21 @@
 //! no call in flight knows no indication can start; it also waits until every indicated NBL
 //! has been returned (NDIS requires both before a pause completes).
 
+use core::ptr::{NonNull, null_mut};
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::memory::{PoolSlab, pool_tag};
+use super::nbl::{first_nb, next_nbl, set_next};
 use super::sync::SpinLock;
 use ndis_sys::imports::{
     NdisAllocateMdl, NdisAllocateNetBufferAndNetBufferList, NdisAllocateNetBufferListPool,
     NdisFreeMdl, NdisFreeNetBufferList, NdisFreeNetBufferListPool,
+    NdisMIndicateReceiveNetBufferLists,
 };
 use ndis_sys::nbl::{
-    NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1, NET_BUFFER_LIST,
-    NET_BUFFER_LIST_POOL_PARAMETERS, NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
+    Ieee8021QNetBufferListInfo, NDIS_SIZEOF_NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1, NET_BUFFER,
+    NET_BUFFER_DATA, NET_BUFFER_DATA_LENGTH, NET_BUFFER_LIST, NET_BUFFER_LIST_POOL_PARAMETERS,
+    NET_BUFFER_LIST_POOL_PARAMETERS_REVISION_1,
 };
 use ndis_sys::objectheader::{NDIS_OBJECT_HEADER, NDIS_OBJECT_TYPE_DEFAULT};
 use ndis_sys::types::{NDIS_HANDLE, PVOID, ULONG};
@@ -139,13 +143,15 @@ impl ReceivePool {
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).nbls };
-        // SAFETY: as above. Null raw pointers are all-zero bits: zeroed arrays are valid arrays
-        // of null NBL and MDL pointers ("not made yet" for `drop`).
+        // SAFETY: `member` is inside `place`, valid for writes (function contract). Null raw
+        // pointers are all-zero bits: zeroed arrays are valid arrays of null NBL and MDL
+        // pointers ("not made yet" for `drop`).
         unsafe { member.write_bytes(0, 1) };
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
         let member = unsafe { &raw mut (*place).mdls };
-        // SAFETY: as above.
+        // SAFETY: `member` is inside `place`, valid for writes (function contract); all-zero
+        // bits are an array of null MDL pointers.
         unsafe { member.write_bytes(0, 1) };
         // SAFETY: `place` is valid for writes of the whole value (function contract); only
         // the address of a member is taken.
@@ -195,7 +201,8 @@ impl ReceivePool {
             }
             // SAFETY: a fresh NBL of our pool; MiniportReserved is the miniport's to use.
             unsafe { (*nbl).MiniportReserved.0[0] = index as PVOID };
-            // SAFETY: as above; the adapter handle is the source NDIS requires on indications.
+            // SAFETY: a fresh NBL of our pool, not indicated yet; its SourceHandle must be the
+            // adapter handle NDIS requires on indications.
             unsafe { (*nbl).SourceHandle = handle };
             if let Some(slot) = self.nbls.get_mut(index) {
                 *slot = nbl;
@@ -232,15 +239,146 @@ impl ReceivePool {
         self.outstanding.load(Ordering::SeqCst)
     }
 
+    /// A free receive buffer and its NBL, off the free list; `None` when none is free.
+    pub fn take(&self) -> Option<Taken<'_>> {
+        let index = self.free.lock().take()?;
+        let nbl = self.nbls.get(index).copied().and_then(NonNull::new)?;
+        Some(Taken {
+            pool: self,
+            index,
+            nbl,
+        })
+    }
+
     /// The buffer index of one of this pool's NBLs; `None` for an NBL that is not ours.
-    ///
-    /// # Safety
-    /// `nbl` is a valid NBL (NDIS returned it to this miniport).
-    pub unsafe fn index_of(&self, nbl: *mut NET_BUFFER_LIST) -> Option<usize> {
-        // SAFETY: only called for NBLs NDIS returned to this miniport; reading the reserved
-        // slot of a foreign NBL is harmless, and the identity check below rejects it.
+    pub fn index_of(&self, nbl: &ReturnedNbl) -> Option<usize> {
+        let nbl = nbl.0.as_ptr();
+        // SAFETY: a valid NBL NDIS returned to this miniport (ReturnedNbl's invariant); reading
+        // the reserved slot of a foreign one is harmless, and the identity check below rejects
+        // it.
         let index = unsafe { (*nbl).MiniportReserved.0[0] } as usize;
         (self.nbls.get(index) == Some(&nbl)).then_some(index)
+    }
+}
+
+/// A receive buffer and its NBL off the pool's free list ([`ReceivePool::take`]): the holder's
+/// to fill and indicate ([`Taken::indicate`]), or to give back ([`Taken::put_back`]).
+///
+/// # Invariant
+/// `index` came off `pool`'s free list for this value and is not on it; `nbl` is the pool's NBL
+/// of that buffer (made at initialize, its one NB over the whole buffer, its `SourceHandle` the
+/// adapter's miniport handle), not indicated: nothing else refers to the buffer or the NBL.
+pub struct Taken<'a> {
+    pool: &'a ReceivePool,
+    index: usize,
+    nbl: NonNull<NET_BUFFER_LIST>,
+}
+
+impl Taken<'_> {
+    /// The buffer, [`ReceivePool::buffer_bytes`] long.
+    pub fn buffer(&mut self) -> Option<&mut [u8]> {
+        // SAFETY: the buffer is this value's while its index is off the free list (the type's
+        // invariant), and the slice borrows the value mutably.
+        unsafe { self.pool.buffers.slot_mut(self.index) }
+    }
+
+    /// Puts the buffer back on the free list, not indicated.
+    pub fn put_back(self) {
+        self.pool.free.lock().put(self.index);
+    }
+
+    /// Keeps `kept` in the NBL's `MiniportReserved[1]` for its return ([`ReturnedNbl::kept`]).
+    pub fn keep(&self, kept: usize) {
+        // SAFETY: the pool's NBL, not indicated, so nothing else refers to it (the type's
+        // invariant); MiniportReserved is the miniport's.
+        unsafe { (*self.nbl.as_ptr()).MiniportReserved.0[1] = kept as PVOID };
+    }
+
+    /// Describes a frame of `len` bytes at the start of the buffer, with `ieee_8021q` (an
+    /// `NDIS_NET_BUFFER_LIST_8021Q_INFO` value, 0 for none) in the NBL's 802.1Q info, the NBL
+    /// alone (its `Next` NULL).
+    pub fn describe(&self, len: usize, ieee_8021q: usize) {
+        let nbl = self.nbl.as_ptr();
+        // SAFETY: the pool's NBL, not indicated (the type's invariant); its first NB is the one
+        // allocated with it.
+        let nb: *mut NET_BUFFER = unsafe { first_nb(nbl) };
+        // SAFETY: `nb` is the NBL's one NB, valid; only the address of its head (its
+        // NET_BUFFER_DATA) is taken.
+        let data = unsafe { &raw mut (*nb).head }.cast::<NET_BUFFER_DATA>();
+        // SAFETY: `data` points at the NB's NET_BUFFER_DATA, which nothing else refers to; only
+        // the length changes (the MDL and offsets stay those of the allocation).
+        unsafe { (*data).length = NET_BUFFER_DATA_LENGTH { stDataLength: len } };
+        // SAFETY: the pool's NBL, not indicated, so no other reference to its info array
+        // exists while this one lives.
+        let info = unsafe { &mut (*nbl).NetBufferListInfo };
+        if let Some(slot) = usize::try_from(Ieee8021QNetBufferListInfo)
+            .ok()
+            .and_then(|i| info.get_mut(i))
+        {
+            *slot = ieee_8021q as PVOID;
+        }
+        // SAFETY: the pool's NBL, not indicated; its Next is the miniport's to write.
+        unsafe { set_next(nbl, null_mut()) };
+    }
+
+    /// Indicates the NBL up (`NdisMIndicateReceiveNetBufferLists`, one NBL; `flags` as NDIS
+    /// defines them): NDIS holds it until it returns it to `MiniportReturnNetBufferLists`.
+    ///
+    /// # Safety
+    /// `handle` is the miniport handle of the adapter this pool is for, which is running; the
+    /// caller counted the NBL in `outstanding`.
+    pub unsafe fn indicate(self, handle: NDIS_HANDLE, flags: ULONG) {
+        // SAFETY: the adapter's handle (function contract); the NBL is the pool's, described,
+        // alone and not indicated (the type's invariant), and NDIS owns it until it returns it.
+        unsafe { NdisMIndicateReceiveNetBufferLists(handle, self.nbl.as_ptr(), 0, 1, flags) };
+    }
+}
+
+/// The chain of NBLs NDIS passed one `MiniportReturnNetBufferLists` call, one NBL at a time,
+/// each NBL's `Next` read before it is yielded (the caller may reuse it at once).
+///
+/// # Invariant
+/// The pointer is NULL or the first NBL of that chain not yielded yet, each valid: NDIS returns
+/// NBLs this miniport indicated, which stay allocated until halt (a chain that is not ours is
+/// only looked at, never changed).
+pub struct ReturnedChain(*mut NET_BUFFER_LIST);
+
+impl ReturnedChain {
+    /// The chain NDIS passed `MiniportReturnNetBufferLists`.
+    ///
+    /// # Safety
+    /// `chain` is NULL or the chain NDIS passed this miniport's `MiniportReturnNetBufferLists`.
+    pub unsafe fn from_ndis(chain: *mut NET_BUFFER_LIST) -> Self {
+        Self(chain)
+    }
+}
+
+impl Iterator for ReturnedChain {
+    type Item = ReturnedNbl;
+
+    fn next(&mut self) -> Option<ReturnedNbl> {
+        let nbl = NonNull::new(self.0)?;
+        // SAFETY: an NBL of the returned chain not yielded yet, valid (the type's invariant);
+        // its Next is read before the caller may reuse it.
+        self.0 = unsafe { next_nbl(nbl.as_ptr()) };
+        Some(ReturnedNbl(nbl))
+    }
+}
+
+/// An NBL NDIS returned to `MiniportReturnNetBufferLists`, out of its chain.
+///
+/// # Invariant
+/// A valid NBL, not to be read after the caller put its buffer back on the free list (the
+/// receive path may indicate it again).
+pub struct ReturnedNbl(NonNull<NET_BUFFER_LIST>);
+
+impl ReturnedNbl {
+    /// What the indication kept in `MiniportReserved[1]` of one of this pool's NBLs
+    /// (`execute::receive`: the frame's priority and length).
+    pub fn kept(&self) -> usize {
+        // SAFETY: a valid NBL (the type's invariant), read before its buffer is free again;
+        // MiniportReserved is the miniport's.
+        unsafe { (*self.0.as_ptr()).MiniportReserved.0[1] as usize }
     }
 }
 

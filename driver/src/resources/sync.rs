@@ -55,7 +55,8 @@ impl<T> SpinLock<T> {
         let member = unsafe { &raw mut (*place).lock };
         // SAFETY: `member` is inside `place`, valid for writes (function contract).
         unsafe { member.write(UnsafeCell::new(NDIS_SPIN_LOCK::zeroed())) };
-        // SAFETY: as above; only the address of a member is taken.
+        // SAFETY: `place` is valid for writes of one `Self` (function contract); only the address
+        // of its value member is taken.
         let value = unsafe { &raw mut (*place).value };
         // `UnsafeCell<T>` has the layout of `T`.
         UnsafeCell::raw_get(value)
@@ -151,7 +152,8 @@ impl<T> Exclusive<T> {
         let value = unsafe { &raw mut (*place).value };
         // `UnsafeCell<T>` has the layout of `T`.
         init(UnsafeCell::raw_get(value));
-        // SAFETY: as above; only the address of a member is taken.
+        // SAFETY: `place` is valid for writes of one `Self` (function contract); only the address
+        // of its flag is taken.
         let taken = unsafe { &raw mut (*place).taken };
         // SAFETY: `taken` is inside `place`, valid for writes (function contract).
         unsafe { taken.write(AtomicBool::new(false)) };

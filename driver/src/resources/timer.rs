@@ -80,6 +80,15 @@ fn ticks_to_ns(ticks: u64, frequency: u64) -> u64 {
 /// How long a stop sleeps between looks at the runs still to come.
 const STOP_POLL_MICROSECONDS: u32 = 50;
 
+/// Sleeps `microseconds` (`NdisMSleep`), for the waits of pause and halt. PASSIVE_LEVEL only
+/// (NDIS's rule for `NdisMSleep`), with no spin lock held: every caller is a wait of pause or
+/// halt, which NDIS calls at PASSIVE_LEVEL.
+pub fn sleep_passive(microseconds: u32) {
+    // SAFETY: NdisMSleep takes no pointer; its IRQL rule (PASSIVE_LEVEL, no spin lock held) is
+    // this function's, which its callers keep.
+    unsafe { NdisMSleep(microseconds) };
+}
+
 /// An NDIS timer object, freed when the value is dropped. Its owner drops it at PASSIVE_LEVEL
 /// (halt, or a failed initialize), once nothing arms it any more.
 pub struct Timer {
@@ -151,8 +160,7 @@ impl Timer {
             if self.runs_to_come.load(Ordering::SeqCst) <= 0 {
                 return;
             }
-            // SAFETY: PASSIVE_LEVEL (the caller's contract), no lock held.
-            unsafe { NdisMSleep(STOP_POLL_MICROSECONDS) };
+            sleep_passive(STOP_POLL_MICROSECONDS);
         }
     }
 }

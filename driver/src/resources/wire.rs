@@ -26,10 +26,11 @@
 //!
 //! This file owns only the ports: who is on the wire, and who is using whom. Moving frames is
 //! `crate::execute::outside_delivery`'s (it calls the receive path directly, so that the image's call
-//! graph sees it): it walks the ports with [`enter`] and [`leave`]. A port holds its adapter's
-//! context as an untyped pointer: the wire knows nothing of adapters.
+//! graph sees it): it walks the ports with [`enter`], each use ended by dropping its
+//! [`Entered`]. A port holds its adapter's context as an untyped pointer: the wire knows
+//! nothing of adapters.
 
-use core::ptr::null_mut;
+use core::ptr::{NonNull, null_mut};
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 
 use ndis_sys::imports::NdisMSleep;
@@ -80,7 +81,12 @@ static POSTED: AtomicUsize = AtomicUsize::new(0);
 
 /// Attaches `owner` (at the end of initialize, once it no longer moves); `false` when every
 /// port is taken.
-pub fn attach(owner: *const ()) -> bool {
+///
+/// # Safety
+/// `owner` points at a value of the one type every caller of [`enter`] reads its owners as
+/// (the driver's adapter context), which stays valid and unmoved until [`detach`]`(owner)`
+/// returns.
+pub unsafe fn attach(owner: *const ()) -> bool {
     PORTS.iter().enumerate().any(|(index, port)| {
         let taken = port
             .owner
@@ -143,12 +149,36 @@ impl Iterator for Ports {
     }
 }
 
-/// The owner attached at port `index`, counted as in use until [`leave`]`(index)`; `None` (and
-/// nothing to leave) for a free port or the port of `except`. A free port, or `except`'s own,
-/// costs one load, not two read-modify-writes (a send on an adapter alone on its wire looks at
-/// its own port); what the caller may use is only the pointer loaded after the count.
+/// The owner attached at a port, counted as in use until the value is dropped: its [`detach`]
+/// waits for that, so the owner stays valid as long as the value.
+pub struct Entered {
+    port: &'static Port,
+    owner: NonNull<()>,
+}
+
+impl Entered {
+    /// The owner, as [`attach`] was given it.
+    #[inline]
+    pub fn owner(&self) -> *const () {
+        self.owner.as_ptr().cast_const()
+    }
+}
+
+impl Drop for Entered {
+    /// Ends the use of the port that [`enter`] began: its owner's detach may return.
+    #[inline]
+    fn drop(&mut self) {
+        self.port.users.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The owner attached at port `index`, counted as in use until the [`Entered`] is dropped;
+/// `None` (and nothing counted) for a free port or the port of `except`. A free port, or
+/// `except`'s own, costs one load, not two read-modify-writes (a send on an adapter alone on
+/// its wire looks at its own port); what the caller may use is only the pointer loaded after
+/// the count.
 #[inline]
-pub fn enter(index: usize, except: *const ()) -> Option<*const ()> {
+pub fn enter(index: usize, except: *const ()) -> Option<Entered> {
     let port = PORTS.get(index)?;
     let seen = port.owner.load(Ordering::SeqCst);
     if seen.is_null() || core::ptr::eq(seen, except) {
@@ -156,18 +186,12 @@ pub fn enter(index: usize, except: *const ()) -> Option<*const ()> {
     }
     port.users.fetch_add(1, Ordering::SeqCst);
     let owner = port.owner.load(Ordering::SeqCst);
-    if owner.is_null() || core::ptr::eq(owner, except) {
-        port.users.fetch_sub(1, Ordering::SeqCst);
-        return None;
-    }
-    Some(owner.cast_const())
-}
-
-/// Ends the use of port `index` that [`enter`] began: its owner's detach may return.
-#[inline]
-pub fn leave(index: usize) {
-    if let Some(port) = PORTS.get(index) {
-        port.users.fetch_sub(1, Ordering::SeqCst);
+    match NonNull::new(owner) {
+        Some(owner) if !core::ptr::eq(owner.as_ptr(), except) => Some(Entered { port, owner }),
+        _ => {
+            port.users.fetch_sub(1, Ordering::SeqCst);
+            None
+        }
     }
 }
 

@@ -29,6 +29,7 @@ use dcbndk_core::datapath::classify::{TAG_ROOM, TagAction, tag_in_place};
 use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
 
 use super::memory::{PoolArray, PoolBox, PoolSlab, pool_tag};
+use super::nbl::SentNbl;
 use super::rxpool::{RX_BUFFERS, buffer_bytes};
 use super::sync::{Exclusive, ExclusiveGuard, SpinLock};
 use super::timer::{Timer, now_ns};
@@ -250,7 +251,7 @@ impl State {
         }
         *free_len = TX_SLOTS;
         frames.fill((0, 0));
-        held.fill(Ring::EMPTY);
+        *held = [Ring::EMPTY; 8];
         *held_mask = 0;
         *xoff_sent = false;
         *ready_ns = 0;
@@ -310,26 +311,19 @@ impl State {
         }
     }
 
-    /// Holds an NBL behind the others of `priority`; `false` when its ring is full.
-    pub fn hold(&mut self, priority: u8, nbl: usize) -> bool {
+    /// Holds an NBL behind the others of `priority`; gives it back when its ring is full.
+    pub fn hold(&mut self, priority: u8, nbl: SentNbl) -> Result<(), SentNbl> {
         let p = priority & 7;
-        let held = self
-            .held
-            .get_mut(usize::from(p))
-            .is_some_and(|r| r.push(nbl));
-        if held {
-            self.held_mask |= 1 << p;
-        }
-        held
-    }
-
-    /// The oldest NBL held on `priority`.
-    pub fn first_held(&self, priority: u8) -> Option<usize> {
-        self.held.get(usize::from(priority & 7))?.first()
+        let Some(ring) = self.held.get_mut(usize::from(p)) else {
+            return Err(nbl);
+        };
+        ring.push(nbl)?;
+        self.held_mask |= 1 << p;
+        Ok(())
     }
 
     /// Removes the oldest NBL held on `priority`.
-    pub fn pop_held(&mut self, priority: u8) -> Option<usize> {
+    pub fn pop_held(&mut self, priority: u8) -> Option<SentNbl> {
         let p = priority & 7;
         let ring = self.held.get_mut(usize::from(p))?;
         let first = ring.pop();
@@ -339,19 +333,32 @@ impl State {
         first
     }
 
+    /// Puts back `nbl`, just taken with [`State::pop_held`] under the same acquisition of the
+    /// lock, as the oldest NBL held on `priority` (a retry that could not send it all).
+    pub fn unpop_held(&mut self, priority: u8, nbl: SentNbl) -> Result<(), SentNbl> {
+        let p = priority & 7;
+        let Some(ring) = self.held.get_mut(usize::from(p)) else {
+            return Err(nbl);
+        };
+        ring.push_front(nbl)?;
+        self.held_mask |= 1 << p;
+        Ok(())
+    }
+
     /// Takes out of every ring the held NBLs `matches` says to, keeping the others in order.
     pub fn take_held(
         &mut self,
-        mut matches: impl FnMut(usize) -> bool,
-        mut taken: impl FnMut(usize),
+        mut matches: impl FnMut(&SentNbl) -> bool,
+        mut taken: impl FnMut(SentNbl),
     ) {
         let mut mask = 0u8;
         for (p, ring) in (0u8..).zip(self.held.iter_mut()) {
             let mut kept = Ring::EMPTY;
             while let Some(nbl) = ring.pop() {
-                if matches(nbl) {
+                if matches(&nbl) {
                     taken(nbl);
                 } else {
+                    // The kept ring has the room of the one it replaces.
                     let _ = kept.push(nbl);
                 }
             }
@@ -492,10 +499,12 @@ impl LinkShell {
         // SAFETY: the handle is valid (function contract); `init` initializes the whole value
         // and never fails.
         let state = unsafe { PoolBox::new_with(handle, TAG_LINK, init) }?;
-        // SAFETY: as above.
+        // SAFETY: the adapter's miniport handle, valid until the link (which frees the slab) is
+        // dropped at halt (function contract).
         let buffers =
             unsafe { PoolSlab::new(handle, TAG_LINK, TX_SLOTS, tx_buffer_bytes(max_frame)) }?;
-        // SAFETY: as above.
+        // SAFETY: the adapter's miniport handle, valid until the link (which frees the array) is
+        // dropped at halt (function contract); `TrafficBlock::new` makes each block whole.
         let traffic = unsafe {
             PoolArray::new(
                 handle,
@@ -515,9 +524,12 @@ impl LinkShell {
             unsafe { Exclusive::init_in(place, init) };
             true
         };
-        // SAFETY: as above; `init_delivery` initializes the whole value and never fails.
+        // SAFETY: the adapter's miniport handle, valid until the link (which frees the box) is
+        // dropped at halt (function contract); `init_delivery` initializes the whole value and
+        // never fails.
         let delivery = unsafe { PoolBox::new_with(handle, TAG_LINK, init_delivery) }?;
-        // SAFETY: as above.
+        // SAFETY: the adapter's miniport handle, valid until the link, which frees the timer
+        // object, is dropped at halt (function contract).
         let timer = unsafe { Timer::new(handle, TAG_LINK, routine) }?;
         Some(Self {
             state,

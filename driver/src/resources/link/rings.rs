@@ -3,6 +3,7 @@
 //! priority's queue is full.
 
 use super::{HELD_PER_PRIORITY, TX_SLOTS};
+use crate::resources::nbl::SentNbl;
 
 /// Transmit buffers whose frames are on their way to the wire, oldest first, each with the time
 /// it was sent.
@@ -54,44 +55,61 @@ impl Outbox {
     }
 }
 
-/// A ring of held NBLs.
-#[derive(Clone, Copy)]
+/// A ring of held NBLs, oldest first, each the miniport's until it leaves the ring.
 pub(super) struct Ring {
-    pub(super) nbls: [usize; HELD_PER_PRIORITY],
+    pub(super) nbls: [Option<SentNbl>; HELD_PER_PRIORITY],
     pub(super) first: usize,
     pub(super) len: usize,
 }
 
 impl Ring {
     pub(super) const EMPTY: Self = Self {
-        nbls: [0; HELD_PER_PRIORITY],
+        nbls: [const { None }; HELD_PER_PRIORITY],
         first: 0,
         len: 0,
     };
 
-    pub(super) fn push(&mut self, nbl: usize) -> bool {
+    /// Appends `nbl`; gives it back when the ring is full.
+    pub(super) fn push(&mut self, nbl: SentNbl) -> Result<(), SentNbl> {
         if self.len >= HELD_PER_PRIORITY {
-            return false;
+            return Err(nbl);
         }
         let at = self.first.saturating_add(self.len) % HELD_PER_PRIORITY;
         match self.nbls.get_mut(at) {
             Some(s) => {
-                *s = nbl;
+                *s = Some(nbl);
                 self.len = self.len.saturating_add(1);
-                true
+                Ok(())
             }
-            None => false,
+            None => Err(nbl),
         }
     }
 
-    pub(super) fn first(&self) -> Option<usize> {
-        (self.len > 0)
-            .then(|| self.nbls.get(self.first).copied())
-            .flatten()
+    /// Puts `nbl`, just popped, back in front of the others.
+    pub(super) fn push_front(&mut self, nbl: SentNbl) -> Result<(), SentNbl> {
+        if self.len >= HELD_PER_PRIORITY {
+            return Err(nbl);
+        }
+        let at = self
+            .first
+            .checked_sub(1)
+            .unwrap_or(HELD_PER_PRIORITY.saturating_sub(1));
+        match self.nbls.get_mut(at) {
+            Some(s) => {
+                *s = Some(nbl);
+                self.first = at;
+                self.len = self.len.saturating_add(1);
+                Ok(())
+            }
+            None => Err(nbl),
+        }
     }
 
-    pub(super) fn pop(&mut self) -> Option<usize> {
-        let first = self.first()?;
+    pub(super) fn pop(&mut self) -> Option<SentNbl> {
+        if self.len == 0 {
+            return None;
+        }
+        let first = self.nbls.get_mut(self.first)?.take()?;
         self.first = self.first.saturating_add(1) % HELD_PER_PRIORITY;
         self.len = self.len.saturating_sub(1);
         Some(first)
