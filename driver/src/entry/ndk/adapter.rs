@@ -15,7 +15,6 @@ use crate::resources::ndk::current_processor;
 use crate::resources::ndk_abi::buffers::AdapterInfoOut;
 use crate::resources::ndk_abi::{ClosingAdapter, Out};
 use crate::resources::ndkobject::{NdkAdapterObject, NdkRoutines, new_adapter};
-use crate::resources::provider::QPN_BASE;
 use crate::resources::timer::now_ns;
 use core::sync::atomic::Ordering;
 use dcbndk_core::ndk::Activity;
@@ -60,13 +59,6 @@ trampolines! {
         info: *mut NDK_ADAPTER_INFO,
         buffer_size: *mut ULONG,
     ) -> NTSTATUS => adapter_info(ndk_adapter, (info, buffer_size));
-}
-
-/// The QP number of the first QP of the NDK adapter in `ndk_ports` slot `port`: each open NDK
-/// adapter numbers its QPs in its own range, so a received packet's destination QP names one.
-fn qpn_base(port: usize) -> u32 {
-    let port = u32::try_from(port).unwrap_or(0);
-    QPN_BASE.saturating_add(port.saturating_mul(0x1_0000))
 }
 
 /// The size of `NDK_ADAPTER_INFO` for a version (ndkpi.md §6.2): NDKPI 1.1's structure ends
@@ -169,7 +161,7 @@ fn adapter_open(
     owner.port.store(port, Ordering::SeqCst);
     {
         let mut p = owner.provider.lock();
-        p.qpn_base = qpn_base(port);
+        p.qpn_base = dcbndk_core::ndk::provider::qp::qpn_base(port);
         p.cm.set_ephemeral(ephemeral_share(port, crate::resources::ndkports::MAX_OPEN));
     }
     ndk_adapter.write(made.into_raw());

@@ -12,8 +12,8 @@ use crate::execute::ndkcalls;
 use crate::execute::outside_delivery::OutsideDelivery;
 use crate::execute::rdma::{self, Addresses};
 use crate::resources::ndkobject::NdkAdapterObject;
-use crate::resources::provider::TX_BUDGET;
 use crate::resources::timer::now_ns;
+use dcbndk_core::ndk::provider::transmit::TX_BUDGET;
 use ndis_sys::types::PVOID;
 use ndis_sys::wdm::KDPC;
 

@@ -106,8 +106,8 @@ pub const PROVISIONED: Provisioned = Provisioned {
     frmr_chunks: 1024,
 };
 
-/// The QP number of the first QP slot of an NDK adapter (the core's number).
-pub use dcbndk_core::ndk::provider::qp::QPN_BASE;
+use dcbndk_core::ndk::provider::qp::QPN_BASE;
+use dcbndk_core::ndk::provider::transmit::TX_BUDGET;
 
 /// Bytes of [`Provider::scratch`] for an adapter whose path MTU is `path_mtu`: a packet's
 /// payload (at most the path MTU, 1024 at `*JumboPacket` 1514 and 4096 at 9014) or a
@@ -118,10 +118,6 @@ pub fn scratch_bytes(path_mtu: u32) -> usize {
         .unwrap_or(0)
         .max(dcbndk_core::ndk::provider::cm::wire::MAX_MSG_LEN)
 }
-
-/// Packets a run of the provider's DPC or timer frames at most ([`Provider::tx_budget`]; the
-/// core's number).
-pub use dcbndk_core::ndk::provider::transmit::TX_BUDGET;
 
 /// The shell's side of a PD slot.
 pub struct Domain {
