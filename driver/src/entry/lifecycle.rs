@@ -5,9 +5,11 @@
 
 use dcbndk_core::machine::Effects;
 
+use super::trampoline::{Miniport, trampolines};
 use crate::context::{context, destroy};
 use crate::execute::control::apply_effects;
 use crate::execute::outside_delivery::OutsideDelivery;
+use crate::resources::ndk_abi::Out;
 use crate::resources::timer::now_ms;
 use ndis_sys::miniport::{NDIS_MINIPORT_PAUSE_PARAMETERS, NDIS_MINIPORT_RESTART_PARAMETERS};
 use ndis_sys::netpnp::{NET_DEVICE_PNP_EVENT, NdisDevicePnPEventSurpriseRemoved};
@@ -38,38 +40,54 @@ pub unsafe extern "system" fn miniport_halt(
     unsafe { destroy(adapter_context) };
 }
 
-/// `MiniportPause` (PASSIVE_LEVEL): refuses new sends, waits until no send is still inside
-/// `MiniportSendNetBufferLists` on another CPU (each completes its NBLs without blocking, so the
-/// wait is short), stops the link, gives back held NBLs and waits for every receive NBL, then
-/// completes. A pause cannot fail.
-///
-/// # Safety
-/// Called by NDIS with our context.
-pub unsafe extern "system" fn miniport_pause(
-    adapter_context: NDIS_HANDLE,
-    _parameters: *mut NDIS_MINIPORT_PAUSE_PARAMETERS,
-) -> NDIS_STATUS {
-    // SAFETY: NDIS calls MiniportPause with the context initialize registered, live until halt,
-    // which NDIS calls only after the pause completed.
-    let context = unsafe { context(adapter_context) };
+trampolines! {
+    /// `MiniportPause` (PASSIVE_LEVEL): refuses new sends, waits until no send is still inside
+    /// `MiniportSendNetBufferLists` on another CPU (each completes its NBLs without blocking, so
+    /// the wait is short), stops the link, gives back held NBLs and waits for every receive
+    /// NBL, then completes. A pause cannot fail.
+    pub fn miniport_pause(
+        adapter_context: NDIS_HANDLE,
+        _parameters: *mut NDIS_MINIPORT_PAUSE_PARAMETERS,
+    ) -> NDIS_STATUS => pause(adapter_context);
+
+    /// `MiniportRestart` (PASSIVE_LEVEL): the adapter runs again, indicates its link state, and
+    /// starts DCBX.
+    pub fn miniport_restart(
+        adapter_context: NDIS_HANDLE,
+        _parameters: *mut NDIS_MINIPORT_RESTART_PARAMETERS,
+    ) -> NDIS_STATUS => restart(adapter_context);
+
+    /// `MiniportResetEx` (<= DISPATCH_LEVEL): nothing is queued in this adapter, so the reset
+    /// completes synchronously; the addressing (filter, multicast list) is kept, so NDIS need
+    /// not restore it (`*AddressingReset` FALSE).
+    pub fn miniport_reset(
+        adapter_context: NDIS_HANDLE,
+        addressing_reset: *mut BOOLEAN,
+    ) -> NDIS_STATUS => reset(adapter_context, addressing_reset);
+
+    /// `MiniportShutdownEx` (any IRQL up to HIGH_LEVEL on a bugcheck): only puts the adapter in
+    /// a quiet state; no NDIS call, no lock.
+    pub fn miniport_shutdown(adapter_context: NDIS_HANDLE, _action: NDIS_SHUTDOWN_ACTION)
+        => shutdown(adapter_context);
+
+    /// `MiniportDevicePnPEventNotify` (PASSIVE_LEVEL): surprise removal stops sends, OIDs and
+    /// DCBX.
+    pub fn miniport_device_pnp_event_notify(
+        adapter_context: NDIS_HANDLE,
+        event: *mut NET_DEVICE_PNP_EVENT,
+    ) => device_pnp_event(adapter_context, event);
+}
+
+fn pause(adapter: Miniport<'_>) -> NDIS_STATUS {
+    let context = adapter.context();
     let mut fx = Effects::new();
     context.control.lock().pause(&context.core, &mut fx);
     apply_effects::<OutsideDelivery>(context, &fx, false);
     NDIS_STATUS_SUCCESS
 }
 
-/// `MiniportRestart` (PASSIVE_LEVEL): the adapter runs again, indicates its link state, and
-/// starts DCBX.
-///
-/// # Safety
-/// Called by NDIS with our context.
-pub unsafe extern "system" fn miniport_restart(
-    adapter_context: NDIS_HANDLE,
-    _parameters: *mut NDIS_MINIPORT_RESTART_PARAMETERS,
-) -> NDIS_STATUS {
-    // SAFETY: NDIS calls MiniportRestart with the context initialize registered, live until
-    // halt, which NDIS never calls while a restart is in progress.
-    let context = unsafe { context(adapter_context) };
+fn restart(adapter: Miniport<'_>) -> NDIS_STATUS {
+    let context = adapter.context();
     let mut fx = Effects::new();
     let restarted = context
         .control
@@ -82,59 +100,24 @@ pub unsafe extern "system" fn miniport_restart(
     NDIS_STATUS_SUCCESS
 }
 
-/// `MiniportResetEx` (<= DISPATCH_LEVEL): nothing is queued in this adapter, so the reset
-/// completes synchronously; the addressing (filter, multicast list) is kept, so NDIS need not
-/// restore it.
-///
-/// # Safety
-/// Called by NDIS with our context and a writable `AddressingReset`.
-pub unsafe extern "system" fn miniport_reset(
-    adapter_context: NDIS_HANDLE,
-    addressing_reset: *mut BOOLEAN,
-) -> NDIS_STATUS {
-    // SAFETY: NDIS calls MiniportResetEx with the context initialize registered, live until
-    // halt, which NDIS never calls while a reset is in progress.
-    let context = unsafe { context(adapter_context) };
-    context.control.lock().reset_adapter();
-    if !addressing_reset.is_null() {
-        // SAFETY: NDIS passes a writable BOOLEAN for the duration of the call.
-        unsafe { addressing_reset.write(0) };
+fn reset(adapter: Miniport<'_>, addressing_reset: Option<Out<'_, BOOLEAN>>) -> NDIS_STATUS {
+    adapter.context().control.lock().reset_adapter();
+    if let Some(out) = addressing_reset {
+        out.write(0);
     }
     NDIS_STATUS_SUCCESS
 }
 
-/// `MiniportShutdownEx` (any IRQL up to HIGH_LEVEL on a bugcheck): only puts the adapter in a
-/// quiet state; no NDIS call, no lock.
-///
-/// # Safety
-/// Called by NDIS with our context.
-pub unsafe extern "system" fn miniport_shutdown(
-    adapter_context: NDIS_HANDLE,
-    _action: NDIS_SHUTDOWN_ACTION,
-) {
-    // SAFETY: NDIS calls MiniportShutdownEx with the context initialize registered; the adapter
-    // has not been halted (a halted adapter is not shut down).
-    let context = unsafe { context(adapter_context) };
-    context.core.state.mark_shut_down();
+fn shutdown(adapter: Miniport<'_>) {
+    adapter.context().core.state.mark_shut_down();
 }
 
-/// `MiniportDevicePnPEventNotify` (PASSIVE_LEVEL): surprise removal stops sends, OIDs and DCBX.
-///
-/// # Safety
-/// Called by NDIS with our context and a valid event.
-pub unsafe extern "system" fn miniport_device_pnp_event_notify(
-    adapter_context: NDIS_HANDLE,
-    event: *mut NET_DEVICE_PNP_EVENT,
-) {
-    // SAFETY: NDIS calls MiniportDevicePnPEventNotify with the context initialize registered,
-    // live until halt, which NDIS calls only after this returns.
-    let context = unsafe { context(adapter_context) };
-    if event.is_null() {
+fn device_pnp_event(adapter: Miniport<'_>, event: Option<&NET_DEVICE_PNP_EVENT>) {
+    let Some(event) = event else {
         return;
-    }
-    // SAFETY: NDIS passes a valid event for the duration of the call.
-    let code = unsafe { (*event).DevicePnPEvent };
-    if code == NdisDevicePnPEventSurpriseRemoved {
+    };
+    if event.DevicePnPEvent == NdisDevicePnPEventSurpriseRemoved {
+        let context = adapter.context();
         let mut fx = Effects::new();
         context
             .control

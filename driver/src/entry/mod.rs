@@ -11,3 +11,4 @@ pub mod ndk;
 pub mod oid;
 pub mod receive;
 pub mod send;
+pub mod trampoline;
