@@ -450,7 +450,8 @@ unsafe fn init_tables(place: *mut AdapterContext, config: &AdapterConfig) {
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the address of a member is taken.
     let member = unsafe { &raw mut (*place).classifier };
-    // SAFETY: as for the control state.
+    // SAFETY: the member is inside the context's memory, valid for writes and not yet
+    // initialized; `init_classifier` initializes the value.
     unsafe { Published::init_in(member, init_classifier) };
     let init_owed = |owed: *mut Indications| {
         // SAFETY: `owed` is the member's value slot, valid for writes of one `Indications`;

@@ -106,7 +106,8 @@ impl<T> Deref for SpinLockGuard<'_, T> {
 
 impl<T> DerefMut for SpinLockGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as for deref; `&mut self` makes this the only access through this guard.
+        // SAFETY: the guard exists only while the spin lock is held, so no other reference to
+        // the value exists, and `&mut self` makes this the only access through this guard.
         unsafe { &mut *self.owner.value.get() }
     }
 }
@@ -186,7 +187,8 @@ impl<T> Deref for ExclusiveGuard<'_, T> {
 
 impl<T> DerefMut for ExclusiveGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as for deref; `&mut self` makes this the only access through this guard.
+        // SAFETY: the guard exists only while the spin lock is held, so no other reference to
+        // the value exists, and `&mut self` makes this the only access through this guard.
         unsafe { &mut *self.owner.value.get() }
     }
 }
@@ -381,7 +383,7 @@ impl<T: Copy> Published<T> {
             // is the other one, with no reader (above) and no other writer; the two slots are
             // distinct, and `T` is `Copy`, so a bitwise copy is a valid value.
             unsafe { slot.get().copy_from_nonoverlapping(now.get(), 1) };
-            // SAFETY: as in `publish_with`: `next` is not current, no reader is on it and
+            // SAFETY: `next` is not current, no reader is on it and
             // writers are serialized; this is the only reference until it is made current.
             edit(unsafe { &mut *slot.get() });
             self.current.store(next, Ordering::SeqCst);

@@ -211,7 +211,9 @@ impl Provider {
         // SAFETY: the provider's handle is valid for its life (Provider::new's contract).
         let mut ring = unsafe { PoolArray::new(handle, TAG_NDK_TABLES, len, || Completion::EMPTY) }
             .ok_or(CallStatus::InsufficientResources)?;
-        // SAFETY: as in create_cq: the CQ keeps this slice while the slot keeps the array.
+        // SAFETY: the ring goes into the slot beside the CQ that takes this slice (below), where
+        // it is declared after the CQ (dropped after it), and nothing else makes a slice of it;
+        // a refused resize leaves the CQ on its old ring, and this one is freed unused.
         let storage = unsafe { ring.as_unbounded_mut_slice() };
         let cq = s.cq.as_mut().ok_or(CallStatus::InvalidParameter)?;
         match cq.resize(storage) {

@@ -376,39 +376,38 @@ impl Tables {
     pub unsafe fn allocate(h: NDIS_HANDLE, scratch: usize) -> Option<Tables> {
         let n = PROVISIONED;
         let tag = TAG_NDK_TABLES;
-        // SAFETY (each array): the handle is valid for the tables' life (function contract).
         Some(Tables {
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `pd_slots` shares.
             pd_slots: unsafe { PoolArray::new(h, tag, n.pds, || PdSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `mr_slots` shares.
             mr_slots: unsafe { PoolArray::new(h, tag, n.mrs, || MrSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `cqs` shares.
             cqs: unsafe { PoolArray::new(h, tag, n.cqs, || CqSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `qps` shares.
             qps: unsafe { PoolArray::new(h, tag, n.qps, QpSlot::free) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `srqs` shares.
             srqs: unsafe { PoolArray::new(h, tag, n.srqs, || SrqSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `domains` shares.
             domains: unsafe { PoolArray::new(h, tag, n.pds, || Domain::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `regions` shares.
             regions: unsafe { PoolArray::new(h, tag, n.mrs, || Region::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `conn_slots` shares.
             conn_slots: unsafe { PoolArray::new(h, tag, n.connectors, || ConnSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `bind_slots` shares.
             bind_slots: unsafe { PoolArray::new(h, tag, n.listeners, || BindSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `connectors` shares.
             connectors: unsafe { PoolArray::new(h, tag, n.connectors, || ConnectorSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `listeners` shares.
             listeners: unsafe { PoolArray::new(h, tag, n.listeners, || ListenerSlot::FREE) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `scratch` shares.
             scratch: unsafe { PoolArray::new(h, tag, scratch, || 0u8) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `deferred` shares.
             deferred: unsafe { PoolArray::new(h, tag, deferred::DEFERRED, || deferred::BLANK) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `neighbors` shares.
             neighbors: unsafe { PoolArray::new(h, tag, NEIGHBORS, || None) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `notes` shares.
             notes: unsafe { PoolArray::new(h, tag, notes::NOTES, || None) }?,
-            // SAFETY: see above.
+            // SAFETY: `h` is valid for the tables' life (function contract), which `endpoints` shares.
             endpoints: unsafe {
                 PoolArray::new(h, tag, n.listeners, || endpoint::EndpointSlot::FREE)
             }?,
