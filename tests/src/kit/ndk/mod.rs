@@ -1139,7 +1139,7 @@ mod tests {
         assert!(reports.len() >= 15);
     }
 
-    /// The bar: the concurrency case 100 times without a miscount.
+    /// The bar: the concurrency case 100 times without a miscount.
     #[test]
     fn concurrency_case_100_runs() {
         if let Err(e) = super::concurrency(100) {

@@ -20,7 +20,7 @@
 //! 2. [`Rule::EtherType`]: the Ethernet II type or the SNAP protocol id (spec §1.4: "account for
 //!    Ethernet II vs 802.3 framing"), after any 802.1Q tag. In practice these name non-IP
 //!    protocols (FCoE 0x8906, RoCE 0x8915), which no port rule can match; an "IPv4 → p" element
-//!    would take all IPv4 traffic, ports included, as the issue's order says.
+//!    would take all IPv4 traffic, ports included, as this order says.
 //! 3. [`Rule::Tcp`] / [`Rule::Udp`], then [`Rule::TcpOrUdp`]: destination port (spec §1.4).
 //!    A protocol-specific element beats the TCP-or-UDP element of the same port.
 //! 4. [`Rule::NetDirect`]: a NETDIRECT_PORT element.

@@ -4,8 +4,8 @@
 //! - Here: the SEND message rate with a window of requests in flight (posted one call at a time,
 //!   and posted a window at a time at DISPATCH_LEVEL), and RDMA WRITE and READ
 //!   of 1 MiB, each against this machine's memcpy of the same bytes measured in the same run.
-//!   The goals (2 million messages per second, half of memcpy's bandwidth) are not
-//!   met, and the figures say by how much.
+//!   The goals (2 million messages per second, half of memcpy's bandwidth) are not met, and
+//!   the figures say by how much.
 //! - `crate::kit::ndk::perf::sizes`: SEND, WRITE and READ at 64 B, 4 KiB, 64 KiB and 1 MiB, bandwidth
 //!   with a window and latency p50/p99 one message at a time, one table-like note per
 //!   operation.
