@@ -148,25 +148,26 @@ fn classify(
     context.classifier.read(|c| c.classify_header(bytes, &meta))
 }
 
-/// Frames `transport` + `payload` into a free transmit buffer and queues it with `d`'s priority
-/// and tag; counts it. `false` when the link had no room (nothing queued).
+/// Frames `transport` and a payload of `payload_len` bytes into a free transmit buffer with
+/// `build(out, pmtu)` (the builder of `roce::frame`, given the buffer and the adapter's path MTU)
+/// and queues it with `d`'s priority and tag; counts it. `false` when the link had no room or
+/// the build failed (nothing queued).
 fn queue(
     context: &AdapterContext,
     s: &mut State,
     addressing: &Addressing,
     transport: &Transport,
-    payload: &[u8],
+    payload_len: usize,
     d: &Decision,
+    build: impl FnOnce(&mut [u8], usize) -> bool,
 ) -> bool {
     // The builder's bound: the adapter's path MTU, which no connection's exceeds (each is the
     // min of both ends' offers), and whose frames fit the adapter's `*JumboPacket`.
     let pmtu = usize::try_from(context.core.config.path_mtu()).unwrap_or(0);
-    let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
+    let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload_len, pmtu) else {
         return false;
     };
-    let fill = |out: &mut [u8]| {
-        frame::build_with(out, addressing, transport, payload, pmtu, &Fast).is_ok()
-    };
+    let fill = |out: &mut [u8]| build(out, pmtu);
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
         return false;
     };
@@ -230,7 +231,10 @@ fn send_cm(context: &AdapterContext, p: &mut Provider) {
         };
         let mut s = context.link.state().lock();
         // A message the link has no room for is lost; the CM sends it again after its timeout.
-        let _ = queue(context, &mut s, &addressing, &transport, payload, &d);
+        let build = |out: &mut [u8], pmtu: usize| {
+            frame::build_with(out, &addressing, &transport, payload, pmtu, &Fast).is_ok()
+        };
+        let _ = queue(context, &mut s, &addressing, &transport, len, &d, build);
     }
 }
 
@@ -340,10 +344,18 @@ fn send_qp(
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
         held.carried(len);
-        if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
-            // Room is there (seen under this acquisition), so the frame is queued.
-            let _ = queue(context, s, &addressing, &packet.transport, payload, &d);
-        }
+        // The payload is gathered from the consumer's memory straight into the frame, its ICRC
+        // folded as it moves (`frame::build_gathered`). Room is there (seen under this
+        // acquisition), so the frame is queued unless the payload cannot be read: its
+        // transport then resends it on its timeout.
+        let transport = &packet.transport;
+        let build = |out: &mut [u8], pmtu: usize| {
+            let gather = |register: u32, into: &mut [u8]| {
+                p.gather_into(slot, packet.payload, register, into)
+            };
+            frame::build_gathered(out, &addressing, transport, len, pmtu, &Fast, gather).is_ok()
+        };
+        let _ = queue(context, s, &addressing, transport, len, &d, build);
     }
 }
 

@@ -5,8 +5,8 @@ use std::vec;
 use std::vec::Vec;
 
 use crate::roce::frame::{
-    Addressing, BuildError, IpAddrs, MIN_FRAME_LEN, Packet, build, build_with, frame_len, parse,
-    parse_with,
+    Addressing, BuildError, IpAddrs, MIN_FRAME_LEN, Packet, build, build_gathered, build_with,
+    frame_len, parse, parse_with,
 };
 use crate::roce::headers::{
     Aeth, BTH_LEN, Bth, MASK_24, NakCode, Opcode, Reth, Syndrome, Transport,
@@ -20,7 +20,8 @@ use crate::roce::icrc;
 ///
 /// Properties: nothing panics on any bytes; the builder fails exactly when its documented
 /// conditions say, with the right error, and otherwise writes [`frame_len`] bytes (at least the
-/// Ethernet minimum) that parse back to the same addressing, the transport as the builder
+/// Ethernet minimum), the same whether the payload is given or gathered into the frame
+/// (`build_gathered`), that parse back to the same addressing, the transport as the builder
 /// normalises it (24-bit fields, PadCnt, 5-bit syndrome values, only the opcode's extensions) and
 /// the same payload; flipping one byte of a built frame fails the parse wherever the ICRC or the
 /// IPv4 header checksum covers it, parses wherever nothing does (MAC addresses, the tag's TCI,
@@ -283,6 +284,16 @@ fn roce_case(mut u: Unstructured<'_>) -> Result<()> {
     let with = build_with(&mut same, &a, &t, &payload, pmtu, &Bitwise);
     assert_eq!(with, result, "the CRC strategy changed the build");
     assert_eq!(same, buf, "the CRC strategy changed the frame");
+    // The payload gathered straight into the frame, folded as it is copied: the same frame (the
+    // gatherer writes only on success, so a failed build is the same failure).
+    let mut gathered = vec![0x5Au8; size];
+    let gather = |register: u32, out: &mut [u8]| {
+        (out.len() == payload.len())
+            .then(|| icrc::Update::copy_update(&Bitwise, register, &payload, out))
+    };
+    let from = build_gathered(&mut gathered, &a, &t, len, pmtu, &Bitwise, gather);
+    assert_eq!(from, result, "gathering changed the build");
+    assert_eq!(gathered, buf, "gathering changed the frame");
     let expected = expected_error(&a, &t, len, pmtu);
     let n = match (result, expected) {
         (Err(got), Some(want)) => {

@@ -15,20 +15,34 @@ use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
 
 use super::{Provider, Region};
-use crate::resources::mdl::{copy_in, copy_out};
+use crate::resources::crc;
+use crate::resources::mdl::{copy_in, copy_out, copy_out_folding};
 use ndis_sys::wdm::PMDL;
 
 /// Where the bytes go or come from.
 enum Move<'a> {
     Out(&'a mut [u8]),
+    /// Out into a transmit buffer, each byte folded into the ICRC's register as it moves.
+    Gather(&'a mut [u8], &'a mut u32),
     In(&'a [u8]),
 }
 
 impl Move<'_> {
     fn len(&self) -> usize {
         match self {
-            Move::Out(b) => b.len(),
+            Move::Out(b) | Move::Gather(b, _) => b.len(),
             Move::In(b) => b.len(),
+        }
+    }
+
+    /// The bytes `from..to` of this move, the same way.
+    fn part(&mut self, from: usize, to: usize) -> Option<Move<'_>> {
+        match self {
+            Move::Out(out) => out.get_mut(from..to).map(Move::Out),
+            Move::Gather(out, register) => out
+                .get_mut(from..to)
+                .map(|part| Move::Gather(part, register)),
+            Move::In(data) => data.get(from..to).map(Move::In),
         }
     }
 }
@@ -63,6 +77,13 @@ fn region_move(
         // deregisters or closes the region, which happens under the provider's lock this runs
         // under (ndkpi.md §5); IRQL <= DISPATCH_LEVEL.
         Move::Out(out) => unsafe { copy_out(region.mdl, offset, out) }.is_ok(),
+        Move::Gather(out, register) => {
+            // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under
+            // the provider's lock this runs under); `out` is a transmit buffer of the link's
+            // pool, which no consumer's MDL describes.
+            let gathered = unsafe { copy_out_folding(region.mdl, offset, out, *register) };
+            gathered.map(|after| *register = after).is_ok()
+        }
         // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under the
         // provider's lock this runs under); the core's check allowed this region to be written.
         Move::In(data) => unsafe { copy_in(region.mdl, offset, data) }.is_ok(),
@@ -95,15 +116,9 @@ fn fast_move(
         // `match`es, not `is_some_and` with closures: each was two frames more in a debug build,
         // on the dev image's deepest stack path (a received packet placed in a region under an
         // OID request's drain, `cargo xtask pe`).
-        let moved = match &mut bytes {
-            Move::Out(out) => match out.get_mut(done..stop) {
-                Some(chunk) => lam_move(lams, segment.lam, segment.offset, Move::Out(chunk)),
-                None => false,
-            },
-            Move::In(data) => match data.get(done..stop) {
-                Some(chunk) => lam_move(lams, segment.lam, segment.offset, Move::In(chunk)),
-                None => false,
-            },
+        let moved = match bytes.part(done, stop) {
+            Some(chunk) => lam_move(lams, segment.lam, segment.offset, chunk),
+            None => false,
         };
         let Some(next) = offset.checked_add(segment.len) else {
             return false;
@@ -135,6 +150,13 @@ fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
         // region uses it (NDK_FN_RELEASE_LAM; `super::memory`); mapped at the build; IRQL <=
         // DISPATCH_LEVEL. The core checked the range lies in the bytes the LAM maps.
         Move::Out(out) => unsafe { copy_out(chain, offset, out) }.is_ok(),
+        Move::Gather(out, register) => {
+            // SAFETY: the same live LAM's chain, locked by the consumer until NdkReleaseLAM,
+            // mapped at the build, in range; `out` is a transmit buffer of the link's pool,
+            // which no consumer's MDL describes.
+            let gathered = unsafe { copy_out_folding(chain, offset, out, *register) };
+            gathered.map(|after| *register = after).is_ok()
+        }
         // SAFETY: the same live LAM's chain, locked by the consumer until NdkReleaseLAM and
         // mapped at the build, in range; the core allowed the write (the privileged token's local
         // write, or a region fast-registered with write access over pages the consumer locked
@@ -179,10 +201,7 @@ fn sge_move(
             let Some(stop) = done.checked_add(n_usize) else {
                 return false;
             };
-            let chunk = match &mut bytes {
-                Move::Out(out) => out.get_mut(done..stop).map(Move::Out),
-                Move::In(data) => data.get(done..stop).map(Move::In),
-            };
+            let chunk = bytes.part(done, stop);
             // A `match`, not `is_some_and` with a closure: a frame fewer in a debug build, on
             // the dev image's deepest path (`cargo xtask pe`).
             let moved = match (chunk, placement) {
@@ -208,16 +227,22 @@ fn sge_move(
 }
 
 impl Provider {
-    /// Gathers the `len` bytes of payload a packet of the QP in `slot` carries into the
-    /// provider's scratch buffer; `None` when they cannot be read (the packet is not sent: its
-    /// transport resends it on its timeout).
-    pub fn gather_payload(&mut self, slot: usize, payload: Payload, len: usize) -> Option<&[u8]> {
+    /// Gathers the payload a packet of the QP in `slot` carries straight into `out`, its place in
+    /// the frame being built (`roce::frame::build_gathered`), folding each byte into the ICRC's
+    /// `register` as it moves: the register after them, or `None` when they cannot be read (the
+    /// packet is not sent: its transport resends it on its timeout).
+    pub fn gather_into(
+        &mut self,
+        slot: usize,
+        payload: Payload,
+        register: u32,
+        out: &mut [u8],
+    ) -> Option<u32> {
         let Provider {
             mem,
             qps,
             regions,
             fast,
-            scratch,
             ..
         } = self;
         let chains = Chains {
@@ -228,19 +253,26 @@ impl Provider {
         let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
             return None;
         };
-        let out = scratch.as_mut_slice().get_mut(..len)?;
+        let mut register = register;
         let ok = match payload {
             Payload::None => out.is_empty(),
             Payload::Request { slot, offset, .. } => match qp.initiator_request(slot) {
-                Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, Move::Out(out)),
+                Some((_, sges)) => {
+                    let bytes = Move::Gather(out, &mut register);
+                    sge_move(mem, chains, create.pd, sges, offset, bytes)
+                }
                 None => false,
             },
-            Payload::Inline { slot, offset, .. } => q.inline_bytes(slot, offset, out),
+            Payload::Inline { slot, offset, .. } => {
+                let copied = q.inline_bytes(slot, offset, out);
+                register = crc::update(register, out);
+                copied
+            }
             Payload::Region { mr, offset, .. } => {
-                region_move(mem, chains, mr, offset, Move::Out(out))
+                region_move(mem, chains, mr, offset, Move::Gather(out, &mut register))
             }
         };
-        ok.then_some(&*out)
+        ok.then_some(register)
     }
 
     /// Places a received payload where the transport said (`Rc::handle`'s [`Deliver`]).

@@ -109,16 +109,6 @@ pub const PROVISIONED: Provisioned = Provisioned {
 use dcbndk_core::ndk::provider::qp::QPN_BASE;
 use dcbndk_core::ndk::provider::transmit::TX_BUDGET;
 
-/// Bytes of [`Provider::scratch`] for an adapter whose path MTU is `path_mtu`: a packet's
-/// payload (at most the path MTU, 1024 at `*JumboPacket` 1514 and 4096 at 9014) or a
-/// connection message (at most `cm::wire::MAX_MSG_LEN`, 266 bytes).
-#[must_use]
-pub fn scratch_bytes(path_mtu: u32) -> usize {
-    usize::try_from(path_mtu)
-        .unwrap_or(0)
-        .max(dcbndk_core::ndk::provider::cm::wire::MAX_MSG_LEN)
-}
-
 /// The shell's side of a PD slot.
 pub struct Domain {
     /// The `NDK_PD` the consumer holds (null when the slot is free).
@@ -199,8 +189,6 @@ pub struct Provider {
     pub cm_psn: u32,
     /// What the connections tell the adapter's NDK state, not applied yet ([`notes`]).
     pub notes: notes::Notes,
-    /// A packet's payload, gathered before it is framed ([`scratch_bytes`]).
-    pub scratch: PoolArray<u8>,
     /// The adapter's path MTU (`AdapterConfig::path_mtu`, from `*JumboPacket`): what this
     /// provider's connection manager offers, the bound of the frames it builds. A connection's
     /// own is the min of both ends' (`RcConfig::pmtu`, from the handshake).
@@ -251,8 +239,7 @@ impl Provider {
         seed: u8,
     ) -> bool {
         // SAFETY: the handle is valid for the provider's life (function contract).
-        let Some(tables) = (unsafe { Tables::allocate(ndis_handle, scratch_bytes(path_mtu)) })
-        else {
+        let Some(tables) = (unsafe { Tables::allocate(ndis_handle) }) else {
             return false;
         };
         let choices = Choices {
@@ -312,7 +299,6 @@ impl Provider {
             bind_slots,
             connectors,
             listeners,
-            scratch,
             deferred,
             neighbors,
             notes,
@@ -326,7 +312,6 @@ impl Provider {
             connectors,
             listeners,
             deferred,
-            scratch,
             cqs,
             qps,
             srqs,
@@ -359,7 +344,6 @@ pub struct Tables {
     bind_slots: PoolArray<BindSlot>,
     connectors: PoolArray<ConnectorSlot>,
     listeners: PoolArray<ListenerSlot>,
-    scratch: PoolArray<u8>,
     deferred: PoolArray<Call>,
     neighbors: PoolArray<neighbors::Entry>,
     notes: PoolArray<Option<notes::Note>>,
@@ -373,7 +357,7 @@ impl Tables {
     /// # Safety
     /// `h` is valid for the tables' life.
     #[inline(never)]
-    pub unsafe fn allocate(h: NDIS_HANDLE, scratch: usize) -> Option<Tables> {
+    pub unsafe fn allocate(h: NDIS_HANDLE) -> Option<Tables> {
         let n = PROVISIONED;
         let tag = TAG_NDK_TABLES;
         Some(Tables {
@@ -399,8 +383,6 @@ impl Tables {
             connectors: unsafe { PoolArray::new(h, tag, n.connectors, || ConnectorSlot::FREE) }?,
             // SAFETY: `h` is valid for the tables' life (function contract), which `listeners` shares.
             listeners: unsafe { PoolArray::new(h, tag, n.listeners, || ListenerSlot::FREE) }?,
-            // SAFETY: `h` is valid for the tables' life (function contract), which `scratch` shares.
-            scratch: unsafe { PoolArray::new(h, tag, scratch, || 0u8) }?,
             // SAFETY: `h` is valid for the tables' life (function contract), which `deferred` shares.
             deferred: unsafe { PoolArray::new(h, tag, deferred::DEFERRED, || deferred::BLANK) }?,
             // SAFETY: `h` is valid for the tables' life (function contract), which `neighbors` shares.
@@ -456,7 +438,6 @@ struct Fields {
     connectors: PoolArray<ConnectorSlot>,
     listeners: PoolArray<ListenerSlot>,
     deferred: PoolArray<Call>,
-    scratch: PoolArray<u8>,
     cqs: PoolArray<CqSlot>,
     qps: PoolArray<QpSlot>,
     srqs: PoolArray<SrqSlot>,
@@ -514,11 +495,6 @@ unsafe fn write_rest(
     let member = unsafe { &raw mut (*place).deferred };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(Fifo::new(f.deferred)) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).scratch };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(f.scratch) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).cqs };

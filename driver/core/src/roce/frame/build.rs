@@ -1,4 +1,4 @@
-//! Writing a whole frame ([`build`]).
+//! Writing a whole frame ([`build`]; [`build_gathered`] with the payload written by its source).
 
 use super::{
     Addressing, BuildError, ETH_LEN, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_VLAN, HOP_LIMIT,
@@ -182,8 +182,65 @@ pub fn build_with<C: Update + ?Sized>(
     pmtu: usize,
     crc: &C,
 ) -> Result<usize, BuildError> {
+    let source: Source<'_, NoGatherer> = Source::Bytes(payload);
+    build_from(buf, addressing, transport, payload.len(), pmtu, crc, source)
+}
+
+/// [`build_with`] of a payload of `payload_len` bytes that `gather` writes straight into the
+/// frame, folding them into the ICRC as it moves them: `gather(register, out)` fills `out` (the
+/// payload's place in `buf`) and returns the CRC-32 register after its bytes, given the register
+/// after the headers before them (`icrc::Update::copy_update` does both in one pass). One pass
+/// over the payload where [`build_with`] of a gathered copy makes three (the gathering, the
+/// builder's copy, the ICRC). The frame is the same, byte for byte.
+///
+/// # Errors
+/// As [`build`], and [`BuildError::Unreadable`] when `gather` returns `None`; after that error
+/// (only) `buf` holds part of a frame.
+pub fn build_gathered<C: Update + ?Sized, G: FnOnce(u32, &mut [u8]) -> Option<u32>>(
+    buf: &mut [u8],
+    addressing: &Addressing,
+    transport: &Transport,
+    payload_len: usize,
+    pmtu: usize,
+    crc: &C,
+    gather: G,
+) -> Result<usize, BuildError> {
+    build_from(
+        buf,
+        addressing,
+        transport,
+        payload_len,
+        pmtu,
+        crc,
+        Source::Gathered(gather),
+    )
+}
+
+/// The gatherer type of a [`Source::Bytes`], which has none.
+type NoGatherer = fn(u32, &mut [u8]) -> Option<u32>;
+
+/// Where a frame's payload comes from.
+enum Source<'p, G> {
+    /// These bytes, copied; the ICRC computed over the packet once it is written.
+    Bytes(&'p [u8]),
+    /// Written by the gatherer, which folds them into the ICRC as it writes them.
+    Gathered(G),
+}
+
+/// [`build_with`] and [`build_gathered`]. Inlined into both: no frame more on the dev image's
+/// deepest path (`cargo xtask pe`).
+#[inline(always)]
+fn build_from<C: Update + ?Sized, G: FnOnce(u32, &mut [u8]) -> Option<u32>>(
+    buf: &mut [u8],
+    addressing: &Addressing,
+    transport: &Transport,
+    payload_len: usize,
+    pmtu: usize,
+    crc: &C,
+    source: Source<'_, G>,
+) -> Result<usize, BuildError> {
     let a = addressing;
-    let layout = Layout::new(a, transport.bth.opcode, payload.len(), pmtu)?;
+    let layout = Layout::new(a, transport.bth.opcode, payload_len, pmtu)?;
     let mut ib_headers = [0u8; ib::MAX_LEN];
     let ib_len = ib::encode(transport, layout.pad, &mut ib_headers)?;
     let too_small = BuildError::BufferTooSmall {
@@ -257,15 +314,33 @@ pub fn build_with<C: Update + ?Sized>(
     // documentation). The ICRC masks the field either way.
     w.put(&[0, 0]);
     w.put(ib_headers.get(..ib_len).unwrap_or_default());
-    w.put(payload);
-    w.put([0u8; 3].get(..usize::from(layout.pad)).unwrap_or_default());
-    let icrc_at = w.at;
-    // A `match`, not `and_then` with a closure: two frames fewer between the frame's builder
-    // and the CRC in a debug build (the dev image's deepest path runs through here, `cargo
-    // xtask pe`).
-    let icrc = match w.buf.get(layout.l2..icrc_at) {
-        Some(packet) => icrc::compute_with(packet, crc).unwrap_or(0),
-        None => 0,
+    let pad = [0u8; 3];
+    let pad = pad.get(..usize::from(layout.pad)).unwrap_or_default();
+    let icrc = match source {
+        Source::Bytes(payload) => {
+            w.put(payload);
+            w.put(pad);
+            // A `match`, not `and_then` with a closure: two frames fewer between the frame's
+            // builder and the CRC in a debug build (the dev image's deepest path runs through
+            // here, `cargo xtask pe`).
+            match w.buf.get(layout.l2..w.at) {
+                Some(packet) => icrc::compute_with(packet, crc).unwrap_or(0),
+                None => 0,
+            }
+        }
+        Source::Gathered(gather) => {
+            let at = w.at;
+            let end = at.checked_add(payload_len).ok_or(too_small)?;
+            // The headers are whole: the register after them, the payload folded on from it
+            // as the gatherer writes it, then the pad.
+            let headers = w.buf.get(layout.l2..at).ok_or(too_small)?;
+            let register = icrc::register_with(headers, crc).ok_or(too_small)?;
+            let out = w.buf.get_mut(at..end).ok_or(too_small)?;
+            let register = gather(register, out).ok_or(BuildError::Unreadable)?;
+            w.at = end;
+            w.put(pad);
+            !crc.update(register, pad)
+        }
     };
     w.put(&icrc.to_le_bytes());
     if let IpAddrs::V6 { src, dst } = a.ip {

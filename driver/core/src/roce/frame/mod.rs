@@ -40,7 +40,7 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
-pub use build::{build, build_with, frame_len};
+pub use build::{build, build_gathered, build_with, frame_len};
 /// The longest transport headers a frame carries: the BTH and its extension headers.
 pub const MAX_TRANSPORT_LEN: usize = ib::MAX_LEN;
 pub use parse::{parse, parse_with};
@@ -149,6 +149,8 @@ pub enum BuildError {
     Priority(u8),
     /// The packet is too long for the IP and UDP length fields.
     TooLong,
+    /// The payload's source could not give its bytes (`build_gathered`).
+    Unreadable,
 }
 
 /// Why [`parse`] rejected a frame. Each is one reason to drop it silently (spec §7.6: a bad ICRC
