@@ -5,7 +5,9 @@
 //! Sending: each packet a provider has to send (a connection message to QP 1, a transport's
 //! request, response, ACK or NAK) is framed straight into a free transmit buffer of the link —
 //! Ethernet, IPv4 or IPv6, UDP 4791, the IB headers, the payload, ICRC (`dcbndk_core::roce`;
-//! its CRC-32 on the CPU's instructions where it has them, `crate::resources::crc::Fast`) —
+//! its CRC-32 on the CPU's instructions where it has them, `crate::resources::crc::Fast`), a
+//! QP's payload gathered from the consumer's memory into the frame in the same pass as its
+//! ICRC (`frame::build_gathered`) —
 //! then classified as every frame the adapter sends is (by the operational QoS parameters: a
 //! policy on the NetworkDirect port or on UDP 4791 gives its priority and tag,
 //! `dcbndk_core::datapath::classify`), and queued on its priority. A QP sends while its
