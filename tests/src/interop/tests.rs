@@ -399,27 +399,40 @@ fn willing_lldpad_adopts_the_sims_recommendation() {
     };
     l.lldpad.configure(&cfg).expect("configure");
     let params = sim_params();
+    // Its APP table once adopted: its own entries and the sim's (learned as "peer" entries).
+    // lldpad programs the table after ETS and PFC, in calls of their own, so the wait is for
+    // all three (a loaded machine has seen the snapshot of ETS and PFC come before the table).
+    let apps: Vec<App> = cfg
+        .apps
+        .iter()
+        .chain(&[
+            App::new(3, 1, 0x8915),
+            App::new(4, 2, 3260),
+            App::new(3, 2, 445),
+            App::new(3, 3, 4791),
+        ])
+        .copied()
+        .collect();
     let t = Instant::now();
     l.sock.send(&sim_frame(&params, false)).expect("send");
-    let sets = l
-        .lldpad
-        .wait_shim(Duration::from_secs(8), |s| {
-            last_ets(s).is_some_and(|e| e.tc_tx_bw == params.tc_bw) && last_pfc(s) == Some(0x08)
-        })
-        .expect("lldpad programs the sim's recommendation");
+    let waited = l.lldpad.wait_shim(Duration::from_secs(8), |s| {
+        last_ets(s).is_some_and(|e| e.tc_tx_bw == params.tc_bw) && last_pfc(s) == Some(0x08)
+    });
+    let sets = waited.expect("lldpad programs the sim's recommendation");
     println!("interop: adopted after {:?}", t.elapsed());
     let ets = last_ets(&sets).expect("ETS");
     assert_eq!(ets.prio_tc, params.prio_tc);
     assert_eq!(ets.tc_tx_bw, params.tc_bw);
     assert_eq!(ets.tc_tsa, params.tsa);
-    // Its APP table: its own entries and the sim's (learned as "peer" entries).
+    let sets = l
+        .lldpad
+        .wait_shim(Duration::from_secs(8), |s| {
+            let table = app_table(s);
+            apps.iter().all(|a| table.contains(a))
+        })
+        .unwrap_or(sets);
     let table = app_table(&sets);
-    for a in cfg.apps.iter().chain(&[
-        App::new(3, 1, 0x8915),
-        App::new(4, 2, 3260),
-        App::new(3, 2, 445),
-        App::new(3, 3, 4791),
-    ]) {
+    for a in &apps {
         assert!(table.contains(a), "{a:?} missing from {table:?}");
     }
     // And its own LLDPDU now advertises willing with the adopted values.
