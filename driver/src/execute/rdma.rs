@@ -353,7 +353,7 @@ fn send_qp(
         let transport = &packet.transport;
         let build = |out: &mut [u8], pmtu: usize| {
             let gather = |register: u32, into: &mut [u8]| {
-                p.gather_into(slot, packet.payload, register, into)
+                p.gather_into(slot, packet.payload, register, into, &Fast)
             };
             frame::build_gathered(out, &addressing, transport, len, pmtu, &Fast, gather).is_ok()
         };

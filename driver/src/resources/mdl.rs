@@ -36,7 +36,7 @@ use ndis_sys::wdm::{
     MmCached, NormalPagePriority,
 };
 
-use super::crc;
+use dcbndk_core::roce::icrc::{Software, Update};
 
 /// The deepest chain walked. Far more MDLs than any registration has (each MDL describes up to
 /// 4 GB); what it bounds is a malformed chain (a cycle of zero-byte MDLs) that would otherwise
@@ -230,7 +230,7 @@ enum Direction {
     /// From the chain's memory into a slice.
     Out(*mut u8),
     /// From the chain's memory into a slice that does not overlap it, each byte folded into a
-    /// CRC-32 register as it moves (`crc::copy_update`).
+    /// CRC-32 register as it moves (`Update::copy_update` of the CRC given).
     OutFolding(*mut u8),
     /// From a slice into the chain's memory.
     In(*const u8),
@@ -247,12 +247,13 @@ enum Direction {
 /// # Safety
 /// As [`system_address`] for every MDL holding bytes of the range; the buffer has `len` bytes,
 /// and for [`Direction::OutFolding`] does not overlap the chain's memory.
-unsafe fn copy(
+unsafe fn copy<C: Update + ?Sized>(
     chain: PMDL,
     offset: usize,
     len: usize,
     direction: Direction,
     mut register: u32,
+    crc: &C,
 ) -> Result<u32, MdlError> {
     if len == 0 {
         return Ok(register);
@@ -307,7 +308,7 @@ unsafe fn copy(
                     // SAFETY: `count` bytes of the caller's buffer at `dst`, which nothing else
                     // refers to while this view lives (the caller lent it exclusively).
                     let to = unsafe { core::slice::from_raw_parts_mut(dst, count) };
-                    register = crc::copy_update(register, from, to);
+                    register = crc.copy_update(register, from, to);
                 }
                 Direction::In(buffer) => {
                     // SAFETY: `done + count <= len`, the buffer's size (function contract).
@@ -373,13 +374,14 @@ pub unsafe fn copy_out(chain: PMDL, offset: usize, out: &mut [u8]) -> Result<(),
             out.len(),
             Direction::Out(out.as_mut_ptr()),
             0,
+            &Software,
         )
     }
     .map(|_| ())
 }
 
-/// [`copy_out`], each byte folded into the CRC-32 `register` as it moves (one pass over the
-/// bytes: `crc::copy_update`); the register after them.
+/// [`copy_out`], each byte folded into the CRC-32 `register` by `crc` as it moves (one pass
+/// over the bytes: `Update::copy_update`); the register after them.
 ///
 /// # Errors
 /// As [`copy_out`].
@@ -387,11 +389,12 @@ pub unsafe fn copy_out(chain: PMDL, offset: usize, out: &mut [u8]) -> Result<(),
 /// # Safety
 /// As [`copy_out`], and `out` does not overlap the chain's memory (a buffer of the driver's own
 /// pool, which no consumer's MDL describes).
-pub unsafe fn copy_out_folding(
+pub unsafe fn copy_out_folding<C: Update + ?Sized>(
     chain: PMDL,
     offset: usize,
     out: &mut [u8],
     register: u32,
+    crc: &C,
 ) -> Result<u32, MdlError> {
     let len = out.len();
     // SAFETY: per the function contract, which also says `out` does not overlap the chain's
@@ -403,6 +406,7 @@ pub unsafe fn copy_out_folding(
             len,
             Direction::OutFolding(out.as_mut_ptr()),
             register,
+            crc,
         )
     }
 }
@@ -417,5 +421,15 @@ pub unsafe fn copy_out_folding(
 /// As [`copy_out`], and the pages are writable (locked for write, or nonpaged pool).
 pub unsafe fn copy_in(chain: PMDL, offset: usize, data: &[u8]) -> Result<(), MdlError> {
     // SAFETY: per the function contract; `data` has `data.len()` readable bytes.
-    unsafe { copy(chain, offset, data.len(), Direction::In(data.as_ptr()), 0) }.map(|_| ())
+    unsafe {
+        copy(
+            chain,
+            offset,
+            data.len(),
+            Direction::In(data.as_ptr()),
+            0,
+            &Software,
+        )
+    }
+    .map(|_| ())
 }

@@ -1355,6 +1355,60 @@ fn lock_hierarchy_two_locks_taken_in_both_orders() {
     assert_thread_clean();
 }
 
+/// A thread keeps the lock-order edges it saw recorded (`NdisAcquireSpinLock`'s cache), and
+/// the cache hides nothing: two locks taken in one order many times (from the cache after the
+/// first) and then once the other way report the inversion once; a lock freed and another
+/// allocated in its place starts with no edge, and its own inversion is reported too.
+#[test]
+fn lock_order_seen_from_a_threads_cache_still_reports_an_inversion() {
+    let ((), v) = global_violations(|| {
+        let mut a = NDIS_SPIN_LOCK::zeroed();
+        let mut b = NDIS_SPIN_LOCK::zeroed();
+        // SAFETY: fresh NDIS_SPIN_LOCKs owned by this test.
+        unsafe { exports::NdisAllocateSpinLock(&raw mut a) };
+        // SAFETY: as for `a`, a fresh lock of this test's.
+        unsafe { exports::NdisAllocateSpinLock(&raw mut b) };
+        let (pa, pb) = (&raw mut a as usize, &raw mut b as usize);
+        for _ in 0..4 {
+            acquire(pa);
+            acquire(pb);
+            release(pb);
+            release(pa);
+        }
+        let quiet = Sim::get().violations.count();
+        acquire(pb);
+        acquire(pa);
+        release(pa);
+        release(pb);
+        assert_eq!(
+            Sim::get().violations.count(),
+            quiet.saturating_add(1),
+            "the inversion after cached acquisitions"
+        );
+        // SAFETY: allocated above and not held.
+        unsafe { exports::NdisFreeSpinLock(&raw mut a) };
+        // A new lock in the same NDIS_SPIN_LOCK has edges of its own: taken before `b`, then
+        // `b` before it, the second is the inversion.
+        // SAFETY: the test's NDIS_SPIN_LOCK, freed just above.
+        unsafe { exports::NdisAllocateSpinLock(&raw mut a) };
+        acquire(pa);
+        acquire(pb);
+        release(pb);
+        release(pa);
+        acquire(pb);
+        acquire(pa);
+        release(pa);
+        release(pb);
+        // SAFETY: allocated above and not held.
+        unsafe { exports::NdisFreeSpinLock(&raw mut a) };
+        // SAFETY: allocated above and not held.
+        unsafe { exports::NdisFreeSpinLock(&raw mut b) };
+    });
+    assert_rules(&v, &[Rule::LockHierarchy]);
+    assert_eq!(v.len(), 2, "{}", describe(&v));
+    assert_thread_clean();
+}
+
 #[test]
 fn unbalanced_lock_released_by_a_thread_that_does_not_hold_it() {
     let r = Rogue::new(Mode::ReleaseLockHeldByOtherThread);

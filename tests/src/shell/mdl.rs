@@ -333,8 +333,9 @@ fn a_folding_copy_is_the_copy_and_its_crc() {
                         let mut out = vec![0u8; count];
                         // SAFETY: the head of a live chain, at DISPATCH_LEVEL, one thread; `out`
                         // is this test's own vector.
-                        let got =
-                            unsafe { mdl::copy_out_folding(head, offset, &mut out, register) };
+                        let got = unsafe {
+                            mdl::copy_out_folding(head, offset, &mut out, register, &crc::Fast)
+                        };
                         let expected = crc::software(register, &bytes[offset..offset + count]);
                         assert_eq!(got, Ok(expected), "{kind:?} {split:?} {offset}+{count}");
                         assert_eq!(out, bytes[offset..offset + count], "{kind:?} {split:?}");
@@ -342,7 +343,7 @@ fn a_folding_copy_is_the_copy_and_its_crc() {
                 }
                 let mut out = vec![0u8; 2];
                 // SAFETY: the head of a live chain, at DISPATCH_LEVEL, one thread.
-                let past = unsafe { mdl::copy_out_folding(head, len - 1, &mut out, 7) };
+                let past = unsafe { mdl::copy_out_folding(head, len - 1, &mut out, 7, &crc::Fast) };
                 assert_eq!(past, Err(MdlError::OutOfRange));
                 assert_eq!(out, [0, 0], "nothing copied");
                 let id = chain.id();

@@ -233,6 +233,8 @@ pub(crate) struct Local {
     id: Cell<u32>,
     /// The spin locks this thread looked up (`sim::exports`).
     pub(crate) locks: RefCell<super::exports::LockCache>,
+    /// The lock-order edges this thread saw recorded (`sim::exports`).
+    pub(crate) order: RefCell<super::exports::OrderCache>,
     /// The adapters this thread looked up (`Sim::with_adapter`).
     pub(crate) adapters: RefCell<super::AdapterCache>,
 }
@@ -268,6 +270,7 @@ thread_local! {
             state: RefCell::new(ThreadState::IDLE),
             id: Cell::new(0),
             locks: RefCell::new(super::exports::LockCache::EMPTY),
+            order: RefCell::new(super::exports::OrderCache::EMPTY),
             adapters: RefCell::new(super::AdapterCache::EMPTY),
         }
     };

@@ -15,33 +15,34 @@ use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
 
 use super::{Provider, Region};
-use crate::resources::crc;
 use crate::resources::mdl::{copy_in, copy_out, copy_out_folding};
+use dcbndk_core::roce::icrc::{Software, Update};
 use ndis_sys::wdm::PMDL;
 
 /// Where the bytes go or come from.
-enum Move<'a> {
+enum Move<'a, C: ?Sized> {
     Out(&'a mut [u8]),
-    /// Out into a transmit buffer, each byte folded into the ICRC's register as it moves.
-    Gather(&'a mut [u8], &'a mut u32),
+    /// Out into a transmit buffer, each byte folded into the ICRC's register as it moves, by
+    /// the CRC given.
+    Gather(&'a mut [u8], &'a mut u32, &'a C),
     In(&'a [u8]),
 }
 
-impl Move<'_> {
+impl<C: Update + ?Sized> Move<'_, C> {
     fn len(&self) -> usize {
         match self {
-            Move::Out(b) | Move::Gather(b, _) => b.len(),
+            Move::Out(b) | Move::Gather(b, _, _) => b.len(),
             Move::In(b) => b.len(),
         }
     }
 
     /// The bytes `from..to` of this move, the same way.
-    fn part(&mut self, from: usize, to: usize) -> Option<Move<'_>> {
+    fn part(&mut self, from: usize, to: usize) -> Option<Move<'_, C>> {
         match self {
             Move::Out(out) => out.get_mut(from..to).map(Move::Out),
-            Move::Gather(out, register) => out
+            Move::Gather(out, register, crc) => out
                 .get_mut(from..to)
-                .map(|part| Move::Gather(part, register)),
+                .map(|part| Move::Gather(part, register, *crc)),
             Move::In(data) => data.get(from..to).map(Move::In),
         }
     }
@@ -56,12 +57,12 @@ struct Chains<'a> {
 
 /// Copies between a region's bytes `offset..` and `bytes`: through its MDL chain, or for a
 /// fast-registered region through the LAMs of its pages.
-fn region_move(
+fn region_move<C: Update + ?Sized>(
     mem: &MemoryTable<'_>,
     chains: Chains<'_>,
     mr: MrId,
     offset: u64,
-    bytes: Move<'_>,
+    bytes: Move<'_, C>,
 ) -> bool {
     let Some(region) = chains.regions.get(mr.index()) else {
         return false;
@@ -77,11 +78,11 @@ fn region_move(
         // deregisters or closes the region, which happens under the provider's lock this runs
         // under (ndkpi.md §5); IRQL <= DISPATCH_LEVEL.
         Move::Out(out) => unsafe { copy_out(region.mdl, offset, out) }.is_ok(),
-        Move::Gather(out, register) => {
+        Move::Gather(out, register, crc) => {
             // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under
             // the provider's lock this runs under); `out` is a transmit buffer of the link's
             // pool, which no consumer's MDL describes.
-            let gathered = unsafe { copy_out_folding(region.mdl, offset, out, *register) };
+            let gathered = unsafe { copy_out_folding(region.mdl, offset, out, *register, crc) };
             gathered.map(|after| *register = after).is_ok()
         }
         // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under the
@@ -92,12 +93,12 @@ fn region_move(
 
 /// Copies between the fast-registered region `mr`'s bytes `offset..` and `bytes`, one page's
 /// run at a time, each through the chain of the LAM holding that page.
-fn fast_move(
+fn fast_move<C: Update + ?Sized>(
     mem: &MemoryTable<'_>,
     lams: &[PMDL],
     mr: MrId,
     mut offset: u64,
-    mut bytes: Move<'_>,
+    mut bytes: Move<'_, C>,
 ) -> bool {
     let total = bytes.len();
     let mut done = 0usize;
@@ -133,7 +134,12 @@ fn fast_move(
 }
 
 /// Copies between LAM `lam`'s bytes `offset..` (from the first byte its chain maps) and `bytes`.
-fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
+fn lam_move<C: Update + ?Sized>(
+    lams: &[PMDL],
+    lam: LamId,
+    offset: u64,
+    bytes: Move<'_, C>,
+) -> bool {
     let Some(&chain) = lams.get(lam.index()) else {
         return false;
     };
@@ -150,11 +156,11 @@ fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
         // region uses it (NDK_FN_RELEASE_LAM; `super::memory`); mapped at the build; IRQL <=
         // DISPATCH_LEVEL. The core checked the range lies in the bytes the LAM maps.
         Move::Out(out) => unsafe { copy_out(chain, offset, out) }.is_ok(),
-        Move::Gather(out, register) => {
+        Move::Gather(out, register, crc) => {
             // SAFETY: the same live LAM's chain, locked by the consumer until NdkReleaseLAM,
             // mapped at the build, in range; `out` is a transmit buffer of the link's pool,
             // which no consumer's MDL describes.
-            let gathered = unsafe { copy_out_folding(chain, offset, out, *register) };
+            let gathered = unsafe { copy_out_folding(chain, offset, out, *register, crc) };
             gathered.map(|after| *register = after).is_ok()
         }
         // SAFETY: the same live LAM's chain, locked by the consumer until NdkReleaseLAM and
@@ -167,13 +173,13 @@ fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
 
 /// Moves message bytes `offset..offset + bytes.len()` of the SGE list `sges` of a request on a
 /// QP of `pd`.
-fn sge_move(
+fn sge_move<C: Update + ?Sized>(
     mem: &mut MemoryTable<'_>,
     chains: Chains<'_>,
     pd: PdId,
     sges: &[Sge],
     offset: u64,
-    mut bytes: Move<'_>,
+    mut bytes: Move<'_, C>,
 ) -> bool {
     let write = matches!(bytes, Move::In(_));
     let total = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
@@ -229,14 +235,15 @@ fn sge_move(
 impl Provider {
     /// Gathers the payload a packet of the QP in `slot` carries straight into `out`, its place in
     /// the frame being built (`roce::frame::build_gathered`), folding each byte into the ICRC's
-    /// `register` as it moves: the register after them, or `None` when they cannot be read (the
+    /// `register` by `crc` as it moves: the register after them, or `None` when they cannot be read (the
     /// packet is not sent: its transport resends it on its timeout).
-    pub fn gather_into(
+    pub fn gather_into<C: Update + ?Sized>(
         &mut self,
         slot: usize,
         payload: Payload,
         register: u32,
         out: &mut [u8],
+        crc: &C,
     ) -> Option<u32> {
         let Provider {
             mem,
@@ -258,19 +265,23 @@ impl Provider {
             Payload::None => out.is_empty(),
             Payload::Request { slot, offset, .. } => match qp.initiator_request(slot) {
                 Some((_, sges)) => {
-                    let bytes = Move::Gather(out, &mut register);
+                    let bytes = Move::Gather(out, &mut register, crc);
                     sge_move(mem, chains, create.pd, sges, offset, bytes)
                 }
                 None => false,
             },
             Payload::Inline { slot, offset, .. } => {
                 let copied = q.inline_bytes(slot, offset, out);
-                register = crc::update(register, out);
+                register = crc.update(register, out);
                 copied
             }
-            Payload::Region { mr, offset, .. } => {
-                region_move(mem, chains, mr, offset, Move::Gather(out, &mut register))
-            }
+            Payload::Region { mr, offset, .. } => region_move(
+                mem,
+                chains,
+                mr,
+                offset,
+                Move::Gather(out, &mut register, crc),
+            ),
         };
         ok.then_some(register)
     }
@@ -301,11 +312,18 @@ impl Provider {
             Target::Receive { slot, offset } => (qp.receive_request(slot), offset),
             Target::ReadSink { slot, offset } => (qp.initiator_request(slot), offset),
             Target::Region { mr, offset } => {
-                return region_move(mem, chains, mr, offset, Move::In(data));
+                return region_move(mem, chains, mr, offset, Move::<Software>::In(data));
             }
         };
         match request {
-            Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, Move::In(data)),
+            Some((_, sges)) => sge_move(
+                mem,
+                chains,
+                create.pd,
+                sges,
+                offset,
+                Move::<Software>::In(data),
+            ),
             None => false,
         }
     }
@@ -340,6 +358,6 @@ impl Provider {
         else {
             return false;
         };
-        sge_move(mem, chains, create.pd, sges, 0, Move::Out(out))
+        sge_move(mem, chains, create.pd, sges, 0, Move::<Software>::Out(out))
     }
 }
