@@ -21,10 +21,10 @@
 //!   is moved), and `roce_4k/copy_and_crc_software` the core's default (a copy, then the
 //!   software CRC over the copy).
 //!
-//! - `roce_4k_frame/gather_then_build`: a 4 KiB SEND framed from a payload first gathered into
-//!   a scratch buffer (three passes: the gathering, the builder's copy, the ICRC), and
-//!   `roce_4k_frame/build_gathered` from the payload gathered straight into the frame, its ICRC
-//!   folded as it is copied (`frame::build_gathered`, one pass), as the NDK provider frames it.
+//! - `roce_frame/gather_then_build/{64,4096}`: a SEND framed from a payload first gathered into
+//!   a scratch buffer (the gathering, the builder's copy, the ICRC), and
+//!   `roce_frame/build_gathered/{64,4096}` from the payload gathered straight into the frame
+//!   (`frame::build_gathered`, as the NDK provider frames it: 4 KiB folded as it is copied).
 //!
 //! The 4 KiB and CRC-32 groups report bytes per second (criterion's throughput).
 
@@ -158,33 +158,43 @@ fn four_k(c: &mut Criterion) {
     g.finish();
 }
 
-/// A 4 KiB SEND framed as the provider framed it before and as it frames it now: the payload
-/// gathered into a scratch buffer and then built (a copy, the builder's copy, the ICRC over the
-/// packet), against gathered straight into the frame with its ICRC folded as it is copied
-/// (`frame::build_gathered`). The gathering is a plain copy of a slice here (the provider's
-/// comes through an MDL chain, which costs the same either way).
-fn framing_4k(c: &mut Criterion) {
+/// A SEND of 64 bytes and of 4 KiB framed as the provider framed it before and as it frames it
+/// now: the payload gathered into a scratch buffer and then built (a copy, the builder's copy,
+/// the ICRC over the packet), against gathered straight into the frame
+/// (`frame::build_gathered`: copied, then the ICRC over the packet, below
+/// `FOLD_IN_GATHER_FROM`; from there its ICRC folded as it is copied). The gathering is a copy
+/// of a slice here (the provider's comes through an MDL chain, which costs the same either way).
+fn framing_gathered(c: &mut Criterion) {
     let a = addressing();
     let t = send_only();
     let payload: Vec<u8> = (0..4096u32).map(|i| (i * 31) as u8).collect();
     let mut scratch = vec![0u8; 4096];
     let mut buf = vec![0u8; 4096 + 128];
-    let mut g = c.benchmark_group("roce_4k_frame");
-    g.throughput(Throughput::Bytes(4096));
-    g.bench_function("gather_then_build", |b| {
-        b.iter(|| {
-            scratch.copy_from_slice(black_box(&payload));
-            black_box(build_with(&mut buf, &a, &t, &scratch, 4096, &Fast))
+    let mut g = c.benchmark_group("roce_frame");
+    for len in [64usize, 4096] {
+        g.throughput(Throughput::Bytes(len as u64));
+        let source = &payload[..len];
+        g.bench_function(BenchmarkId::new("gather_then_build", len), |b| {
+            b.iter(|| {
+                let copy = &mut scratch[..len];
+                copy.copy_from_slice(black_box(source));
+                black_box(build_with(&mut buf, &a, &t, copy, 4096, &Fast))
+            });
         });
-    });
-    g.bench_function("build_gathered", |b| {
-        b.iter(|| {
-            let source = black_box(&payload);
-            let gather =
-                |register: u32, out: &mut [u8]| Some(Fast.copy_update(register, source, out));
-            black_box(build_gathered(&mut buf, &a, &t, 4096, 4096, &Fast, gather))
+        g.bench_function(BenchmarkId::new("build_gathered", len), |b| {
+            b.iter(|| {
+                black_box(build_gathered(
+                    &mut buf,
+                    &a,
+                    &t,
+                    len,
+                    4096,
+                    &Fast,
+                    black_box(source),
+                ))
+            });
         });
-    });
+    }
     g.finish();
 }
 
@@ -216,5 +226,5 @@ fn crc32(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, framing, four_k, framing_4k, crc32);
+criterion_group!(benches, framing, four_k, framing_gathered, crc32);
 criterion_main!(benches);

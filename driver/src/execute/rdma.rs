@@ -346,16 +346,14 @@ fn send_qp(
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
         held.carried(len);
-        // The payload is gathered from the consumer's memory straight into the frame, its ICRC
-        // folded as it moves (`frame::build_gathered`). Room is there (seen under this
+        // The payload is gathered from the consumer's memory straight into the frame, a long
+        // one's ICRC folded as it moves (`frame::build_gathered`). Room is there (seen under this
         // acquisition), so the frame is queued unless the payload cannot be read: its
         // transport then resends it on its timeout.
         let transport = &packet.transport;
         let build = |out: &mut [u8], pmtu: usize| {
-            let gather = |register: u32, into: &mut [u8]| {
-                p.gather_into(slot, packet.payload, register, into, &Fast)
-            };
-            frame::build_gathered(out, &addressing, transport, len, pmtu, &Fast, gather).is_ok()
+            let gathering = p.gathering(slot, packet.payload);
+            frame::build_gathered(out, &addressing, transport, len, pmtu, &Fast, gathering).is_ok()
         };
         let _ = queue(context, s, &addressing, transport, len, &d, build);
     }

@@ -13,6 +13,7 @@
 use dcbndk_core::ndk::provider::mr::{LamId, MemoryTable, MrId, PdId, Placement};
 use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
+use dcbndk_core::roce::frame::Gather;
 
 use super::{Provider, Region};
 use crate::resources::mdl::{copy_in, copy_out, copy_out_folding};
@@ -233,18 +234,24 @@ fn sge_move<C: Update + ?Sized>(
 }
 
 impl Provider {
-    /// Gathers the payload a packet of the QP in `slot` carries straight into `out`, its place in
-    /// the frame being built (`roce::frame::build_gathered`), folding each byte into the ICRC's
-    /// `register` by `crc` as it moves: the register after them, or `None` when they cannot be read (the
-    /// packet is not sent: its transport resends it on its timeout).
-    pub fn gather_into<C: Update + ?Sized>(
+    /// The payload a packet of the QP in `slot` carries, to be gathered from the consumer's
+    /// memory straight into the frame being built (`roce::frame::build_gathered`).
+    pub fn gathering(&mut self, slot: usize, payload: Payload) -> Gathering<'_> {
+        Gathering {
+            provider: self,
+            slot,
+            payload,
+        }
+    }
+
+    /// Moves the payload of a packet of the QP in `slot` out as `bytes` says; `false` when its
+    /// bytes cannot be read (the packet is not sent: its transport resends it on its timeout).
+    fn gather<C: Update + ?Sized>(
         &mut self,
         slot: usize,
         payload: Payload,
-        register: u32,
-        out: &mut [u8],
-        crc: &C,
-    ) -> Option<u32> {
+        bytes: Move<'_, C>,
+    ) -> bool {
         let Provider {
             mem,
             qps,
@@ -256,34 +263,30 @@ impl Provider {
             regions: regions.as_slice(),
             lams: fast.as_ref().map_or(&[], |f| f.get().lam_chains.as_slice()),
         };
-        let q = qps.as_slice().get(slot)?;
-        let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
-            return None;
+        let Some(q) = qps.as_slice().get(slot) else {
+            return false;
         };
-        let mut register = register;
-        let ok = match payload {
-            Payload::None => out.is_empty(),
+        let (Some(qp), Some(create)) = (q.qp.as_ref(), q.create) else {
+            return false;
+        };
+        match payload {
+            Payload::None => bytes.len() == 0,
             Payload::Request { slot, offset, .. } => match qp.initiator_request(slot) {
-                Some((_, sges)) => {
-                    let bytes = Move::Gather(out, &mut register, crc);
-                    sge_move(mem, chains, create.pd, sges, offset, bytes)
-                }
+                Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, bytes),
                 None => false,
             },
-            Payload::Inline { slot, offset, .. } => {
-                let copied = q.inline_bytes(slot, offset, out);
-                register = crc.update(register, out);
-                copied
-            }
-            Payload::Region { mr, offset, .. } => region_move(
-                mem,
-                chains,
-                mr,
-                offset,
-                Move::Gather(out, &mut register, crc),
-            ),
-        };
-        ok.then_some(register)
+            // Copied into the QP's inline buffer when posted: from there, plainly.
+            Payload::Inline { slot, offset, .. } => match bytes {
+                Move::Out(out) => q.inline_bytes(slot, offset, out),
+                Move::Gather(out, register, crc) => {
+                    let copied = q.inline_bytes(slot, offset, out);
+                    *register = crc.update(*register, out);
+                    copied
+                }
+                Move::In(_) => false,
+            },
+            Payload::Region { mr, offset, .. } => region_move(mem, chains, mr, offset, bytes),
+        }
     }
 
     /// Places a received payload where the transport said (`Rc::handle`'s [`Deliver`]).
@@ -359,5 +362,42 @@ impl Provider {
             return false;
         };
         sge_move(mem, chains, create.pd, sges, 0, Move::<Software>::Out(out))
+    }
+}
+
+/// A packet's payload, gathered from the consumer's memory into its frame: copied
+/// ([`Gather::copy`]) or folded into the ICRC as it is copied ([`Gather::copy_folding`]),
+/// through the MDL chains of the regions and LAMs its SGEs name ([`Provider::gathering`]).
+pub struct Gathering<'p> {
+    provider: &'p mut Provider,
+    slot: usize,
+    payload: Payload,
+}
+
+impl Gather for Gathering<'_> {
+    fn copy(self, out: &mut [u8]) -> bool {
+        let Gathering {
+            provider,
+            slot,
+            payload,
+        } = self;
+        provider.gather(slot, payload, Move::<Software>::Out(out))
+    }
+
+    fn copy_folding<C: Update + ?Sized>(
+        self,
+        register: u32,
+        out: &mut [u8],
+        crc: &C,
+    ) -> Option<u32> {
+        let Gathering {
+            provider,
+            slot,
+            payload,
+        } = self;
+        let mut register = register;
+        provider
+            .gather(slot, payload, Move::Gather(out, &mut register, crc))
+            .then_some(register)
     }
 }

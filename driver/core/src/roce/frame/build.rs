@@ -186,17 +186,62 @@ pub fn build_with<C: Update + ?Sized>(
     build_from(buf, addressing, transport, payload.len(), pmtu, crc, source)
 }
 
+/// A payload that [`build_gathered`] has its source write straight into the frame: the shell's
+/// gathering from a consumer's memory (through MDL chains), with no copy of its own between.
+pub trait Gather {
+    /// Copies the payload into `out` (exactly its place in the frame); `false` when its bytes
+    /// cannot be read.
+    fn copy(self, out: &mut [u8]) -> bool;
+
+    /// [`Gather::copy`] with each byte folded into the CRC-32 `register` by `crc` as it moves
+    /// (`Update::copy_update`): the register after the payload, or `None` when its bytes cannot
+    /// be read.
+    fn copy_folding<C: Update + ?Sized>(
+        self,
+        register: u32,
+        out: &mut [u8],
+        crc: &C,
+    ) -> Option<u32>;
+}
+
+/// A byte slice gathers itself: a payload already in memory the frame can copy from (the
+/// tests', the benches'). Its length must be the payload's.
+impl Gather for &[u8] {
+    fn copy(self, out: &mut [u8]) -> bool {
+        if out.len() != self.len() {
+            return false;
+        }
+        out.copy_from_slice(self);
+        true
+    }
+
+    fn copy_folding<C: Update + ?Sized>(
+        self,
+        register: u32,
+        out: &mut [u8],
+        crc: &C,
+    ) -> Option<u32> {
+        (out.len() == self.len()).then(|| crc.copy_update(register, self, out))
+    }
+}
+
+/// From this many payload bytes on, [`build_gathered`] has the gatherer fold the ICRC as it
+/// copies ([`Gather::copy_folding`]): one pass over the payload. Below, the gatherer copies and
+/// the packet's ICRC is folded after, headers and payload in one run of lanes with one
+/// reduction, as [`build_with`] does: with the fold in the copy the headers and the payload
+/// are reduced apart, and for a short payload that second reduction costs more than the pass
+/// over bytes in the cache it saves (kit group NdkPerf's 64-byte message rate).
+pub const FOLD_IN_GATHER_FROM: usize = 512;
+
 /// [`build_with`] of a payload of `payload_len` bytes that `gather` writes straight into the
-/// frame, folding them into the ICRC as it moves them: `gather(register, out)` fills `out` (the
-/// payload's place in `buf`) and returns the CRC-32 register after its bytes, given the register
-/// after the headers before them (`icrc::Update::copy_update` does both in one pass). One pass
-/// over the payload where [`build_with`] of a gathered copy makes three (the gathering, the
-/// builder's copy, the ICRC). The frame is the same, byte for byte.
+/// frame: from [`FOLD_IN_GATHER_FROM`] bytes on folding them into the ICRC as it moves them,
+/// given the register after the headers before them; below, copying them for the builder to
+/// fold. The frame is the same, byte for byte.
 ///
 /// # Errors
-/// As [`build`], and [`BuildError::Unreadable`] when `gather` returns `None`; after that error
-/// (only) `buf` holds part of a frame.
-pub fn build_gathered<C: Update + ?Sized, G: FnOnce(u32, &mut [u8]) -> Option<u32>>(
+/// As [`build`], and [`BuildError::Unreadable`] when the gatherer cannot read the payload;
+/// after that error (only) `buf` holds part of a frame.
+pub fn build_gathered<C: Update + ?Sized, G: Gather>(
     buf: &mut [u8],
     addressing: &Addressing,
     transport: &Transport,
@@ -216,21 +261,31 @@ pub fn build_gathered<C: Update + ?Sized, G: FnOnce(u32, &mut [u8]) -> Option<u3
     )
 }
 
-/// The gatherer type of a [`Source::Bytes`], which has none.
-type NoGatherer = fn(u32, &mut [u8]) -> Option<u32>;
+/// The gatherer of a [`Source::Bytes`], which has none.
+enum NoGatherer {}
+
+impl Gather for NoGatherer {
+    fn copy(self, _: &mut [u8]) -> bool {
+        match self {}
+    }
+
+    fn copy_folding<C: Update + ?Sized>(self, _: u32, _: &mut [u8], _: &C) -> Option<u32> {
+        match self {}
+    }
+}
 
 /// Where a frame's payload comes from.
 enum Source<'p, G> {
     /// These bytes, copied; the ICRC computed over the packet once it is written.
     Bytes(&'p [u8]),
-    /// Written by the gatherer, which folds them into the ICRC as it writes them.
+    /// Written by the gatherer (`Gather`).
     Gathered(G),
 }
 
 /// [`build_with`] and [`build_gathered`]. Inlined into both: no frame more on the dev image's
 /// deepest path (`cargo xtask pe`).
 #[inline(always)]
-fn build_from<C: Update + ?Sized, G: FnOnce(u32, &mut [u8]) -> Option<u32>>(
+fn build_from<C: Update + ?Sized, G: Gather>(
     buf: &mut [u8],
     addressing: &Addressing,
     transport: &Transport,
@@ -328,6 +383,20 @@ fn build_from<C: Update + ?Sized, G: FnOnce(u32, &mut [u8]) -> Option<u32>>(
                 None => 0,
             }
         }
+        Source::Gathered(gather) if payload_len < FOLD_IN_GATHER_FROM => {
+            let at = w.at;
+            let end = at.checked_add(payload_len).ok_or(too_small)?;
+            let out = w.buf.get_mut(at..end).ok_or(too_small)?;
+            if !gather.copy(out) {
+                return Err(BuildError::Unreadable);
+            }
+            w.at = end;
+            w.put(pad);
+            match w.buf.get(layout.l2..w.at) {
+                Some(packet) => icrc::compute_with(packet, crc).unwrap_or(0),
+                None => 0,
+            }
+        }
         Source::Gathered(gather) => {
             let at = w.at;
             let end = at.checked_add(payload_len).ok_or(too_small)?;
@@ -336,7 +405,9 @@ fn build_from<C: Update + ?Sized, G: FnOnce(u32, &mut [u8]) -> Option<u32>>(
             let headers = w.buf.get(layout.l2..at).ok_or(too_small)?;
             let register = icrc::register_with(headers, crc).ok_or(too_small)?;
             let out = w.buf.get_mut(at..end).ok_or(too_small)?;
-            let register = gather(register, out).ok_or(BuildError::Unreadable)?;
+            let register = gather
+                .copy_folding(register, out, crc)
+                .ok_or(BuildError::Unreadable)?;
             w.at = end;
             w.put(pad);
             !crc.update(register, pad)

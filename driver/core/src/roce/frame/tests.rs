@@ -1,6 +1,7 @@
 use super::*;
 use crate::roce::headers::{Aeth, Bth, NakCode, Opcode, Reth, Syndrome};
 use crate::roce::icrc::{self, Update};
+use std::vec;
 use std::vec::Vec;
 
 fn addressing(v6: bool, priority: Option<u8>) -> Addressing {
@@ -565,19 +566,6 @@ fn the_udp_checksum_is_zero_over_ipv4_and_verifies_over_ipv6() {
     }
 }
 
-/// A gatherer that copies `payload` with `crc`'s copy and CRC, as the shell's does from a
-/// region.
-struct Gatherer<'a, C> {
-    payload: &'a [u8],
-    crc: &'a C,
-}
-
-impl<C: Update> Gatherer<'_, C> {
-    fn gather(&self, register: u32, out: &mut [u8]) -> Option<u32> {
-        (out.len() == self.payload.len()).then(|| self.crc.copy_update(register, self.payload, out))
-    }
-}
-
 /// A CRC whose `copy_update` copies and folds separately, so that a test sees the builder fold
 /// exactly the bytes it was given, whatever the default does.
 struct Split;
@@ -593,28 +581,42 @@ impl Update for Split {
     }
 }
 
+/// Gathered into the frame, copied (short payloads) or folded as it is copied (from
+/// `FOLD_IN_GATHER_FROM` bytes), the frame is the one `build_with` writes of the same payload.
 #[test]
 fn a_gathered_frame_is_the_built_frame_byte_for_byte() {
     let data: Vec<u8> = (0..4096u32).map(|i| (i * 37 + 11) as u8).collect();
     let mut checked = 0;
+    let lens = [
+        0,
+        1,
+        3,
+        4,
+        15,
+        16,
+        17,
+        63,
+        64,
+        65,
+        FOLD_IN_GATHER_FROM - 1,
+        FOLD_IN_GATHER_FROM,
+        1000,
+        1024,
+        4095,
+        4096,
+    ];
     for op in Opcode::ALL.into_iter().filter(|op| op.has_payload()) {
         for v6 in [false, true] {
             for priority in [None, Some(3)] {
-                for len in [0, 1, 3, 4, 15, 16, 17, 63, 64, 65, 1000, 1024, 4095, 4096] {
+                for len in lens {
                     let a = addressing(v6, priority);
                     let t = transport(op, len);
                     let payload = &data[..len];
                     let mut built = [0u8; 4200];
                     let n = build_with(&mut built, &a, &t, payload, 4096, &icrc::Software).unwrap();
                     let mut gathered = [0xA5u8; 4200];
-                    let g = Gatherer {
-                        payload,
-                        crc: &Split,
-                    };
-                    let m = build_gathered(&mut gathered, &a, &t, len, 4096, &Split, |r, out| {
-                        g.gather(r, out)
-                    })
-                    .unwrap();
+                    let m =
+                        build_gathered(&mut gathered, &a, &t, len, 4096, &Split, payload).unwrap();
                     assert_eq!(m, n, "{op:?} v6={v6} {len}");
                     assert_eq!(gathered[..m], built[..n], "{op:?} v6={v6} {len}");
                     let p = parse(&gathered[..m]).unwrap();
@@ -630,25 +632,30 @@ fn a_gathered_frame_is_the_built_frame_byte_for_byte() {
 #[test]
 fn a_gatherer_that_cannot_read_fails_the_build() {
     let a = addressing(false, None);
-    let t = transport(Opcode::WriteOnly, 100);
-    let mut buf = [0u8; 512];
-    assert_eq!(
-        build_gathered(&mut buf, &a, &t, 100, 1024, &icrc::Software, |_, _| None),
-        Err(BuildError::Unreadable)
-    );
+    let mut buf = [0u8; 2048];
+    // Both ways of gathering: a short payload copied, a long one folded as it is copied; a
+    // slice of the wrong length cannot give the payload.
+    for len in [100, FOLD_IN_GATHER_FROM, 1000] {
+        let t = transport(Opcode::WriteOnly, len);
+        let shorter = vec![7u8; len - 1];
+        assert_eq!(
+            build_gathered(&mut buf, &a, &t, len, 1024, &icrc::Software, &shorter[..]),
+            Err(BuildError::Unreadable),
+            "{len}"
+        );
+    }
     // The checks before the first byte still come first.
+    let t = transport(Opcode::WriteOnly, 100);
+    let payload = [9u8; 100];
     let mut small = [0u8; 16];
     assert!(matches!(
-        build_gathered(&mut small, &a, &t, 100, 1024, &icrc::Software, |r, _| Some(
-            r
-        )),
+        build_gathered(&mut small, &a, &t, 100, 1024, &icrc::Software, &payload[..]),
         Err(BuildError::BufferTooSmall { .. })
     ));
     assert_eq!(small, [0u8; 16]);
+    let long = vec![9u8; 2000];
     assert_eq!(
-        build_gathered(&mut buf, &a, &t, 2000, 1024, &icrc::Software, |r, _| Some(
-            r
-        )),
+        build_gathered(&mut buf, &a, &t, 2000, 1024, &icrc::Software, &long[..]),
         Err(BuildError::PayloadTooLong {
             len: 2000,
             pmtu: 1024
