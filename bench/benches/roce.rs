@@ -24,7 +24,7 @@
 //! - `roce_frame/gather_then_build/{64,4096}`: a SEND framed from a payload first gathered into
 //!   a scratch buffer (the gathering, the builder's copy, the ICRC), and
 //!   `roce_frame/build_gathered/{64,4096}` from the payload gathered straight into the frame
-//!   (`frame::build_gathered`, as the NDK provider frames it: 4 KiB folded as it is copied).
+//!   (`frame::build_gathered`, as the NDK provider frames it).
 //!
 //! The 4 KiB and CRC-32 groups report bytes per second (criterion's throughput).
 
@@ -160,10 +160,9 @@ fn four_k(c: &mut Criterion) {
 
 /// A SEND of 64 bytes and of 4 KiB framed as the provider framed it before and as it frames it
 /// now: the payload gathered into a scratch buffer and then built (a copy, the builder's copy,
-/// the ICRC over the packet), against gathered straight into the frame
-/// (`frame::build_gathered`: copied, then the ICRC over the packet, below
-/// `FOLD_IN_GATHER_FROM`; from there its ICRC folded as it is copied). The gathering is a copy
-/// of a slice here (the provider's comes through an MDL chain, which costs the same either way).
+/// the ICRC over the packet), against gathered straight into the frame and then the ICRC
+/// (`frame::build_gathered`). The gathering is a copy of a slice here (the provider's comes
+/// through an MDL chain, which costs the same either way).
 fn framing_gathered(c: &mut Criterion) {
     let a = addressing();
     let t = send_only();

@@ -6,8 +6,8 @@
 //! request, response, ACK or NAK) is framed straight into a free transmit buffer of the link —
 //! Ethernet, IPv4 or IPv6, UDP 4791, the IB headers, the payload, ICRC (`dcbndk_core::roce`;
 //! its CRC-32 on the CPU's instructions where it has them, `crate::resources::crc::Fast`), a
-//! QP's payload gathered from the consumer's memory into the frame in the same pass as its
-//! ICRC (`frame::build_gathered`) —
+//! QP's payload gathered from the consumer's memory straight into the frame, with no buffer
+//! between (`frame::build_gathered`) —
 //! then classified as every frame the adapter sends is (by the operational QoS parameters: a
 //! policy on the NetworkDirect port or on UDP 4791 gives its priority and tag,
 //! `dcbndk_core::datapath::classify`), and queued on its priority. A QP sends while its
@@ -40,6 +40,7 @@ use crate::resources::crc::Fast;
 use crate::resources::link::{Queued, Read, State};
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::ndkobject::NdkAdapterObject;
+use crate::resources::provider::data::Gathering;
 use crate::resources::provider::notes::Note;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::timer::now_ns;
@@ -150,29 +151,73 @@ fn classify(
     context.classifier.read(|c| c.classify_header(bytes, &meta))
 }
 
-/// Frames `transport` and a payload of `payload_len` bytes into a free transmit buffer with
-/// `build(out, pmtu)` (the builder of `roce::frame`, given the buffer and the adapter's path MTU)
-/// and queues it with `d`'s priority and tag; counts it. `false` when the link had no room or
-/// the build failed (nothing queued).
+/// Frames `transport` + `payload` into a free transmit buffer and queues it with `d`'s priority
+/// and tag; counts it. `false` when the link had no room (nothing queued).
 fn queue(
     context: &AdapterContext,
     s: &mut State,
     addressing: &Addressing,
     transport: &Transport,
-    payload_len: usize,
+    payload: &[u8],
     d: &Decision,
-    build: impl FnOnce(&mut [u8], usize) -> bool,
 ) -> bool {
     // The builder's bound: the adapter's path MTU, which no connection's exceeds (each is the
     // min of both ends' offers), and whose frames fit the adapter's `*JumboPacket`.
     let pmtu = usize::try_from(context.core.config.path_mtu()).unwrap_or(0);
-    let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload_len, pmtu) else {
+    let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
         return false;
     };
-    let fill = |out: &mut [u8]| build(out, pmtu);
+    let fill = |out: &mut [u8]| {
+        frame::build_with(out, addressing, transport, payload, pmtu, &Fast).is_ok()
+    };
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
         return false;
     };
+    queue_read(context, s, slot, len, d)
+}
+
+/// [`queue`] of a QP's packet whose `payload_len` bytes of payload `gathering` copies from the
+/// consumer's memory straight into the frame (`frame::build_gathered`).
+fn queue_gathered(
+    context: &AdapterContext,
+    s: &mut State,
+    addressing: &Addressing,
+    transport: &Transport,
+    payload_len: usize,
+    gathering: Gathering<'_>,
+    d: &Decision,
+) -> bool {
+    let pmtu = usize::try_from(context.core.config.path_mtu()).unwrap_or(0);
+    let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload_len, pmtu) else {
+        return false;
+    };
+    let fill = |out: &mut [u8]| {
+        frame::build_gathered(
+            out,
+            addressing,
+            transport,
+            payload_len,
+            pmtu,
+            &Fast,
+            gathering,
+        )
+        .is_ok()
+    };
+    let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
+        return false;
+    };
+    queue_read(context, s, slot, len, d)
+}
+
+/// Queues the frame of `len` bytes built in buffer `slot` with `d`'s priority and tag, and
+/// counts it; `false` when the link had no room.
+fn queue_read(
+    context: &AdapterContext,
+    s: &mut State,
+    slot: u16,
+    len: usize,
+    d: &Decision,
+) -> bool {
     match context.link.queue_read(s, slot, len, d.priority, d.tag) {
         Queued::Yes(on_wire) => {
             count_rdma(&context.core.ndk, false, on_wire);
@@ -233,10 +278,7 @@ fn send_cm(context: &AdapterContext, p: &mut Provider) {
         };
         let mut s = context.link.state().lock();
         // A message the link has no room for is lost; the CM sends it again after its timeout.
-        let build = |out: &mut [u8], pmtu: usize| {
-            frame::build_with(out, &addressing, &transport, payload, pmtu, &Fast).is_ok()
-        };
-        let _ = queue(context, &mut s, &addressing, &transport, len, &d, build);
+        let _ = queue(context, &mut s, &addressing, &transport, payload, &d);
     }
 }
 
@@ -346,16 +388,13 @@ fn send_qp(
         p.tx_budget = p.tx_budget.saturating_sub(1);
         let len = packet_len(&packet);
         held.carried(len);
-        // The payload is gathered from the consumer's memory straight into the frame, a long
-        // one's ICRC folded as it moves (`frame::build_gathered`). Room is there (seen under this
+        // The payload is gathered from the consumer's memory straight into the frame
+        // (`frame::build_gathered`). Room is there (seen under this
         // acquisition), so the frame is queued unless the payload cannot be read: its
         // transport then resends it on its timeout.
         let transport = &packet.transport;
-        let build = |out: &mut [u8], pmtu: usize| {
-            let gathering = p.gathering(slot, packet.payload);
-            frame::build_gathered(out, &addressing, transport, len, pmtu, &Fast, gathering).is_ok()
-        };
-        let _ = queue(context, s, &addressing, transport, len, &d, build);
+        let gathering = p.gathering(slot, packet.payload);
+        let _ = queue_gathered(context, s, &addressing, transport, len, gathering, &d);
     }
 }
 

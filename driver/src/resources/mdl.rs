@@ -36,8 +36,6 @@ use ndis_sys::wdm::{
     MmCached, NormalPagePriority,
 };
 
-use dcbndk_core::roce::icrc::{Software, Update};
-
 /// The deepest chain walked. Far more MDLs than any registration has (each MDL describes up to
 /// 4 GB); what it bounds is a malformed chain (a cycle of zero-byte MDLs) that would otherwise
 /// never end.
@@ -229,9 +227,6 @@ pub unsafe fn map(chain: PMDL, length: usize) -> Result<(), MdlError> {
 enum Direction {
     /// From the chain's memory into a slice.
     Out(*mut u8),
-    /// From the chain's memory into a slice that does not overlap it, each byte folded into a
-    /// CRC-32 register as it moves (`Update::copy_update` of the CRC given).
-    OutFolding(*mut u8),
     /// From a slice into the chain's memory.
     In(*const u8),
 }
@@ -241,22 +236,16 @@ enum Direction {
 /// through each MDL's system address. Nothing is copied unless the whole range lies in the
 /// chain; an MDL that cannot be mapped stops the copy part-way.
 ///
-/// `register`: the CRC-32 register [`Direction::OutFolding`] folds the bytes into; returned
-/// after them (unchanged by the other directions).
-///
 /// # Safety
-/// As [`system_address`] for every MDL holding bytes of the range; the buffer has `len` bytes,
-/// and for [`Direction::OutFolding`] does not overlap the chain's memory.
-unsafe fn copy<C: Update + ?Sized>(
+/// As [`system_address`] for every MDL holding bytes of the range; the buffer has `len` bytes.
+unsafe fn copy(
     chain: PMDL,
     offset: usize,
     len: usize,
     direction: Direction,
-    mut register: u32,
-    crc: &C,
-) -> Result<u32, MdlError> {
+) -> Result<(), MdlError> {
     if len == 0 {
-        return Ok(register);
+        return Ok(());
     }
     let start = u64::try_from(offset).map_err(|_| MdlError::OutOfRange)?;
     let end = u64::try_from(len)
@@ -298,18 +287,6 @@ unsafe fn copy<C: Update + ?Sized>(
                     // writable at `dst`; `copy` allows the two to overlap.
                     unsafe { core::ptr::copy(memory, dst, count) };
                 }
-                Direction::OutFolding(buffer) => {
-                    // SAFETY: `done + count <= len`, the buffer's size (function contract).
-                    let dst = unsafe { buffer.add(done) };
-                    // SAFETY: `count` bytes the MDL maps, readable at `memory` and not written
-                    // while this shared view lives (the buffer does not overlap them: function
-                    // contract).
-                    let from = unsafe { core::slice::from_raw_parts(memory, count) };
-                    // SAFETY: `count` bytes of the caller's buffer at `dst`, which nothing else
-                    // refers to while this view lives (the caller lent it exclusively).
-                    let to = unsafe { core::slice::from_raw_parts_mut(dst, count) };
-                    register = crc.copy_update(register, from, to);
-                }
                 Direction::In(buffer) => {
                     // SAFETY: `done + count <= len`, the buffer's size (function contract).
                     let src = unsafe { buffer.add(done) };
@@ -327,7 +304,7 @@ unsafe fn copy<C: Update + ?Sized>(
         // before the range does.
         return Err(MdlError::OutOfRange);
     }
-    Ok(register)
+    Ok(())
 }
 
 /// How many bytes the chain describes, counted until at least `wanted` (an early stop) or the
@@ -367,48 +344,7 @@ unsafe fn described_at_least(chain: PMDL, wanted: u64) -> Result<u64, MdlError> 
 /// MDLs meanwhile.
 pub unsafe fn copy_out(chain: PMDL, offset: usize, out: &mut [u8]) -> Result<(), MdlError> {
     // SAFETY: per the function contract; `out` has `out.len()` writable bytes.
-    unsafe {
-        copy(
-            chain,
-            offset,
-            out.len(),
-            Direction::Out(out.as_mut_ptr()),
-            0,
-            &Software,
-        )
-    }
-    .map(|_| ())
-}
-
-/// [`copy_out`], each byte folded into the CRC-32 `register` by `crc` as it moves (one pass
-/// over the bytes: `Update::copy_update`); the register after them.
-///
-/// # Errors
-/// As [`copy_out`].
-///
-/// # Safety
-/// As [`copy_out`], and `out` does not overlap the chain's memory (a buffer of the driver's own
-/// pool, which no consumer's MDL describes).
-pub unsafe fn copy_out_folding<C: Update + ?Sized>(
-    chain: PMDL,
-    offset: usize,
-    out: &mut [u8],
-    register: u32,
-    crc: &C,
-) -> Result<u32, MdlError> {
-    let len = out.len();
-    // SAFETY: per the function contract, which also says `out` does not overlap the chain's
-    // memory; `out` has `len` writable bytes.
-    unsafe {
-        copy(
-            chain,
-            offset,
-            len,
-            Direction::OutFolding(out.as_mut_ptr()),
-            register,
-            crc,
-        )
-    }
+    unsafe { copy(chain, offset, out.len(), Direction::Out(out.as_mut_ptr())) }
 }
 
 /// Copies `data` into the chain's bytes `offset..offset + data.len()`, through the MDLs' system
@@ -421,15 +357,5 @@ pub unsafe fn copy_out_folding<C: Update + ?Sized>(
 /// As [`copy_out`], and the pages are writable (locked for write, or nonpaged pool).
 pub unsafe fn copy_in(chain: PMDL, offset: usize, data: &[u8]) -> Result<(), MdlError> {
     // SAFETY: per the function contract; `data` has `data.len()` readable bytes.
-    unsafe {
-        copy(
-            chain,
-            offset,
-            data.len(),
-            Direction::In(data.as_ptr()),
-            0,
-            &Software,
-        )
-    }
-    .map(|_| ())
+    unsafe { copy(chain, offset, data.len(), Direction::In(data.as_ptr())) }
 }

@@ -10,7 +10,6 @@
 
 use std::ptr::null_mut;
 
-use dcbndk::resources::crc;
 use dcbndk::resources::mdl::{self, MdlError};
 use ndis_sys::wdm::PMDL;
 use ndis_sys::wdm::{
@@ -306,46 +305,6 @@ fn copies_cross_mdl_boundaries_byte_for_byte() {
                     model[offset..offset + count].copy_from_slice(&data);
                     assert_eq!(chain.memory(), model, "{kind:?} {split:?} {offset}+{count}");
                 }
-                let id = chain.id();
-                drop(chain);
-                assert_freed(id);
-            }
-        }
-    });
-    assert_eq!(violations, Vec::new());
-}
-
-/// `copy_out_folding` copies what `copy_out` copies, across MDL boundaries, and returns the
-/// CRC-32 register after those bytes from any register it is given: the software CRC's, an
-/// independent computation. A range past the chain copies nothing and is `OutOfRange`.
-#[test]
-fn a_folding_copy_is_the_copy_and_its_crc() {
-    let len = 100;
-    let ((), violations) = as_driver(DISPATCH_LEVEL, || {
-        for kind in kinds() {
-            for split in [vec![], vec![1], vec![16, 17], vec![33, 50, 99]] {
-                let bytes = pattern(len, 23);
-                let chain = MdlChain::split(bytes.clone(), &split, kind);
-                let head = chain.head();
-                for offset in [0, 1, 15, 16, 31, 64, len] {
-                    for count in counts(len - offset) {
-                        let register = 0x1234_5678 ^ u32::try_from(count).unwrap();
-                        let mut out = vec![0u8; count];
-                        // SAFETY: the head of a live chain, at DISPATCH_LEVEL, one thread; `out`
-                        // is this test's own vector.
-                        let got = unsafe {
-                            mdl::copy_out_folding(head, offset, &mut out, register, &crc::Fast)
-                        };
-                        let expected = crc::software(register, &bytes[offset..offset + count]);
-                        assert_eq!(got, Ok(expected), "{kind:?} {split:?} {offset}+{count}");
-                        assert_eq!(out, bytes[offset..offset + count], "{kind:?} {split:?}");
-                    }
-                }
-                let mut out = vec![0u8; 2];
-                // SAFETY: the head of a live chain, at DISPATCH_LEVEL, one thread.
-                let past = unsafe { mdl::copy_out_folding(head, len - 1, &mut out, 7, &crc::Fast) };
-                assert_eq!(past, Err(MdlError::OutOfRange));
-                assert_eq!(out, [0, 0], "nothing copied");
                 let id = chain.id();
                 drop(chain);
                 assert_freed(id);

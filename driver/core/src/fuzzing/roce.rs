@@ -284,8 +284,8 @@ fn roce_case(mut u: Unstructured<'_>) -> Result<()> {
     let with = build_with(&mut same, &a, &t, &payload, pmtu, &Bitwise);
     assert_eq!(with, result, "the CRC strategy changed the build");
     assert_eq!(same, buf, "the CRC strategy changed the frame");
-    // The payload gathered straight into the frame (copied, or folded as it is copied): the
-    // same frame, and the same failure (the gatherer writes only once every check passed).
+    // The payload gathered straight into the frame: the same frame, and the same failure (the
+    // gatherer writes only once every check passed).
     let mut gathered = vec![0x5Au8; size];
     let from = build_gathered(&mut gathered, &a, &t, len, pmtu, &Bitwise, &payload[..]);
     assert_eq!(from, result, "gathering changed the build");

@@ -463,27 +463,15 @@ const LRH_LEN: usize = 8;
 /// shell's: `resources::crc`).
 #[must_use]
 pub fn compute_with<C: Update + ?Sized>(packet: &[u8], crc: &C) -> Option<u32> {
-    // No closure, and the register inlined: no frame more between the frame's builder and the
-    // CRC in a debug build (the dev image's deepest path, `cargo xtask pe`).
-    Some(!register_with(packet, crc)?)
-}
-
-/// The ICRC's CRC-32 register (not inverted) after `packet`, from the IP header on: the LRH's 8
-/// bytes of 0xFF and the masked headers, then the rest of `packet`, in one
-/// [`Update::update_both`]. [`compute_with`] of a whole packet inverts it; a builder that
-/// gathers the payload gives this the headers alone and folds the payload on from it
-/// (`frame::build_gathered`). `None` as [`compute`].
-#[must_use]
-#[inline(always)]
-pub fn register_with<C: Update + ?Sized>(packet: &[u8], crc: &C) -> Option<u32> {
     let mut lrh_and_headers = [0xFFu8; LRH_LEN + MAX_MASKED_LEN];
     let (_, headers) = lrh_and_headers.split_last_chunk_mut::<MAX_MASKED_LEN>()?;
     let len = mask_headers(packet, headers)?;
-    Some(crc.update_both(
+    let register = crc.update_both(
         u32::MAX,
         lrh_and_headers.get(..LRH_LEN.checked_add(len)?)?,
         packet.get(len..)?,
-    ))
+    );
+    Some(!register)
 }
 
 /// Whether `packet` (from the IP header through the ICRC) ends with the ICRC of what precedes

@@ -16,34 +16,27 @@ use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
 use dcbndk_core::roce::frame::Gather;
 
 use super::{Provider, Region};
-use crate::resources::mdl::{copy_in, copy_out, copy_out_folding};
-use dcbndk_core::roce::icrc::{Software, Update};
+use crate::resources::mdl::{copy_in, copy_out};
 use ndis_sys::wdm::PMDL;
 
 /// Where the bytes go or come from.
-enum Move<'a, C: ?Sized> {
+enum Move<'a> {
     Out(&'a mut [u8]),
-    /// Out into a transmit buffer, each byte folded into the ICRC's register as it moves, by
-    /// the CRC given.
-    Gather(&'a mut [u8], &'a mut u32, &'a C),
     In(&'a [u8]),
 }
 
-impl<C: Update + ?Sized> Move<'_, C> {
+impl Move<'_> {
     fn len(&self) -> usize {
         match self {
-            Move::Out(b) | Move::Gather(b, _, _) => b.len(),
+            Move::Out(b) => b.len(),
             Move::In(b) => b.len(),
         }
     }
 
     /// The bytes `from..to` of this move, the same way.
-    fn part(&mut self, from: usize, to: usize) -> Option<Move<'_, C>> {
+    fn part(&mut self, from: usize, to: usize) -> Option<Move<'_>> {
         match self {
             Move::Out(out) => out.get_mut(from..to).map(Move::Out),
-            Move::Gather(out, register, crc) => out
-                .get_mut(from..to)
-                .map(|part| Move::Gather(part, register, *crc)),
             Move::In(data) => data.get(from..to).map(Move::In),
         }
     }
@@ -58,12 +51,12 @@ struct Chains<'a> {
 
 /// Copies between a region's bytes `offset..` and `bytes`: through its MDL chain, or for a
 /// fast-registered region through the LAMs of its pages.
-fn region_move<C: Update + ?Sized>(
+fn region_move(
     mem: &MemoryTable<'_>,
     chains: Chains<'_>,
     mr: MrId,
     offset: u64,
-    bytes: Move<'_, C>,
+    bytes: Move<'_>,
 ) -> bool {
     let Some(region) = chains.regions.get(mr.index()) else {
         return false;
@@ -79,13 +72,6 @@ fn region_move<C: Update + ?Sized>(
         // deregisters or closes the region, which happens under the provider's lock this runs
         // under (ndkpi.md §5); IRQL <= DISPATCH_LEVEL.
         Move::Out(out) => unsafe { copy_out(region.mdl, offset, out) }.is_ok(),
-        Move::Gather(out, register, crc) => {
-            // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under
-            // the provider's lock this runs under); `out` is a transmit buffer of the link's
-            // pool, which no consumer's MDL describes.
-            let gathered = unsafe { copy_out_folding(region.mdl, offset, out, *register, crc) };
-            gathered.map(|after| *register = after).is_ok()
-        }
         // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under the
         // provider's lock this runs under); the core's check allowed this region to be written.
         Move::In(data) => unsafe { copy_in(region.mdl, offset, data) }.is_ok(),
@@ -94,12 +80,12 @@ fn region_move<C: Update + ?Sized>(
 
 /// Copies between the fast-registered region `mr`'s bytes `offset..` and `bytes`, one page's
 /// run at a time, each through the chain of the LAM holding that page.
-fn fast_move<C: Update + ?Sized>(
+fn fast_move(
     mem: &MemoryTable<'_>,
     lams: &[PMDL],
     mr: MrId,
     mut offset: u64,
-    mut bytes: Move<'_, C>,
+    mut bytes: Move<'_>,
 ) -> bool {
     let total = bytes.len();
     let mut done = 0usize;
@@ -135,12 +121,7 @@ fn fast_move<C: Update + ?Sized>(
 }
 
 /// Copies between LAM `lam`'s bytes `offset..` (from the first byte its chain maps) and `bytes`.
-fn lam_move<C: Update + ?Sized>(
-    lams: &[PMDL],
-    lam: LamId,
-    offset: u64,
-    bytes: Move<'_, C>,
-) -> bool {
+fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
     let Some(&chain) = lams.get(lam.index()) else {
         return false;
     };
@@ -157,13 +138,6 @@ fn lam_move<C: Update + ?Sized>(
         // region uses it (NDK_FN_RELEASE_LAM; `super::memory`); mapped at the build; IRQL <=
         // DISPATCH_LEVEL. The core checked the range lies in the bytes the LAM maps.
         Move::Out(out) => unsafe { copy_out(chain, offset, out) }.is_ok(),
-        Move::Gather(out, register, crc) => {
-            // SAFETY: the same live LAM's chain, locked by the consumer until NdkReleaseLAM,
-            // mapped at the build, in range; `out` is a transmit buffer of the link's pool,
-            // which no consumer's MDL describes.
-            let gathered = unsafe { copy_out_folding(chain, offset, out, *register, crc) };
-            gathered.map(|after| *register = after).is_ok()
-        }
         // SAFETY: the same live LAM's chain, locked by the consumer until NdkReleaseLAM and
         // mapped at the build, in range; the core allowed the write (the privileged token's local
         // write, or a region fast-registered with write access over pages the consumer locked
@@ -174,13 +148,13 @@ fn lam_move<C: Update + ?Sized>(
 
 /// Moves message bytes `offset..offset + bytes.len()` of the SGE list `sges` of a request on a
 /// QP of `pd`.
-fn sge_move<C: Update + ?Sized>(
+fn sge_move(
     mem: &mut MemoryTable<'_>,
     chains: Chains<'_>,
     pd: PdId,
     sges: &[Sge],
     offset: u64,
-    mut bytes: Move<'_, C>,
+    mut bytes: Move<'_>,
 ) -> bool {
     let write = matches!(bytes, Move::In(_));
     let total = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
@@ -244,14 +218,9 @@ impl Provider {
         }
     }
 
-    /// Moves the payload of a packet of the QP in `slot` out as `bytes` says; `false` when its
-    /// bytes cannot be read (the packet is not sent: its transport resends it on its timeout).
-    fn gather<C: Update + ?Sized>(
-        &mut self,
-        slot: usize,
-        payload: Payload,
-        bytes: Move<'_, C>,
-    ) -> bool {
+    /// Copies the payload of a packet of the QP in `slot` into `out`; `false` when its bytes
+    /// cannot be read (the packet is not sent: its transport resends it on its timeout).
+    fn gather(&mut self, slot: usize, payload: Payload, out: &mut [u8]) -> bool {
         let Provider {
             mem,
             qps,
@@ -270,22 +239,15 @@ impl Provider {
             return false;
         };
         match payload {
-            Payload::None => bytes.len() == 0,
+            Payload::None => out.is_empty(),
             Payload::Request { slot, offset, .. } => match qp.initiator_request(slot) {
-                Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, bytes),
+                Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, Move::Out(out)),
                 None => false,
             },
-            // Copied into the QP's inline buffer when posted: from there, plainly.
-            Payload::Inline { slot, offset, .. } => match bytes {
-                Move::Out(out) => q.inline_bytes(slot, offset, out),
-                Move::Gather(out, register, crc) => {
-                    let copied = q.inline_bytes(slot, offset, out);
-                    *register = crc.update(*register, out);
-                    copied
-                }
-                Move::In(_) => false,
-            },
-            Payload::Region { mr, offset, .. } => region_move(mem, chains, mr, offset, bytes),
+            Payload::Inline { slot, offset, .. } => q.inline_bytes(slot, offset, out),
+            Payload::Region { mr, offset, .. } => {
+                region_move(mem, chains, mr, offset, Move::Out(out))
+            }
         }
     }
 
@@ -315,18 +277,11 @@ impl Provider {
             Target::Receive { slot, offset } => (qp.receive_request(slot), offset),
             Target::ReadSink { slot, offset } => (qp.initiator_request(slot), offset),
             Target::Region { mr, offset } => {
-                return region_move(mem, chains, mr, offset, Move::<Software>::In(data));
+                return region_move(mem, chains, mr, offset, Move::In(data));
             }
         };
         match request {
-            Some((_, sges)) => sge_move(
-                mem,
-                chains,
-                create.pd,
-                sges,
-                offset,
-                Move::<Software>::In(data),
-            ),
+            Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, Move::In(data)),
             None => false,
         }
     }
@@ -361,13 +316,13 @@ impl Provider {
         else {
             return false;
         };
-        sge_move(mem, chains, create.pd, sges, 0, Move::<Software>::Out(out))
+        sge_move(mem, chains, create.pd, sges, 0, Move::Out(out))
     }
 }
 
-/// A packet's payload, gathered from the consumer's memory into its frame: copied
-/// ([`Gather::copy`]) or folded into the ICRC as it is copied ([`Gather::copy_folding`]),
-/// through the MDL chains of the regions and LAMs its SGEs name ([`Provider::gathering`]).
+/// A packet's payload, gathered from the consumer's memory into its frame ([`Gather::copy`]),
+/// through the MDL chains of the regions and LAMs its SGEs name, or from its inline copy
+/// ([`Provider::gathering`]).
 pub struct Gathering<'p> {
     provider: &'p mut Provider,
     slot: usize,
@@ -381,23 +336,6 @@ impl Gather for Gathering<'_> {
             slot,
             payload,
         } = self;
-        provider.gather(slot, payload, Move::<Software>::Out(out))
-    }
-
-    fn copy_folding<C: Update + ?Sized>(
-        self,
-        register: u32,
-        out: &mut [u8],
-        crc: &C,
-    ) -> Option<u32> {
-        let Gathering {
-            provider,
-            slot,
-            payload,
-        } = self;
-        let mut register = register;
-        provider
-            .gather(slot, payload, Move::Gather(out, &mut register, crc))
-            .then_some(register)
+        provider.gather(slot, payload, out)
     }
 }

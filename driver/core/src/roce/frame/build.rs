@@ -49,6 +49,11 @@ struct Layout {
 }
 
 impl Layout {
+    /// The error of a buffer shorter than this frame.
+    const fn too_small(&self) -> BuildError {
+        BuildError::BufferTooSmall { needed: self.total }
+    }
+
     fn new(
         a: &Addressing,
         opcode: Opcode,
@@ -182,26 +187,23 @@ pub fn build_with<C: Update + ?Sized>(
     pmtu: usize,
     crc: &C,
 ) -> Result<usize, BuildError> {
-    let source: Source<'_, NoGatherer> = Source::Bytes(payload);
-    build_from(buf, addressing, transport, payload.len(), pmtu, crc, source)
+    build_gathered(
+        buf,
+        addressing,
+        transport,
+        payload.len(),
+        pmtu,
+        crc,
+        payload,
+    )
 }
 
-/// A payload that [`build_gathered`] has its source write straight into the frame: the shell's
-/// gathering from a consumer's memory (through MDL chains), with no copy of its own between.
+/// A payload that [`build_gathered`] has its source copy straight into the frame: the shell's
+/// gathering from a consumer's memory (through MDL chains), with no buffer of its own between.
 pub trait Gather {
     /// Copies the payload into `out` (exactly its place in the frame); `false` when its bytes
     /// cannot be read.
     fn copy(self, out: &mut [u8]) -> bool;
-
-    /// [`Gather::copy`] with each byte folded into the CRC-32 `register` by `crc` as it moves
-    /// (`Update::copy_update`): the register after the payload, or `None` when its bytes cannot
-    /// be read.
-    fn copy_folding<C: Update + ?Sized>(
-        self,
-        register: u32,
-        out: &mut [u8],
-        crc: &C,
-    ) -> Option<u32>;
 }
 
 /// A byte slice gathers itself: a payload already in memory the frame can copy from (the
@@ -214,33 +216,20 @@ impl Gather for &[u8] {
         out.copy_from_slice(self);
         true
     }
-
-    fn copy_folding<C: Update + ?Sized>(
-        self,
-        register: u32,
-        out: &mut [u8],
-        crc: &C,
-    ) -> Option<u32> {
-        (out.len() == self.len()).then(|| crc.copy_update(register, self, out))
-    }
 }
 
-/// From this many payload bytes on, [`build_gathered`] has the gatherer fold the ICRC as it
-/// copies ([`Gather::copy_folding`]): one pass over the payload. Below, the gatherer copies and
-/// the packet's ICRC is folded after, headers and payload in one run of lanes with one
-/// reduction, as [`build_with`] does: with the fold in the copy the headers and the payload
-/// are reduced apart, and for a short payload that second reduction costs more than the pass
-/// over bytes in the cache it saves (kit group NdkPerf's 64-byte message rate).
-pub const FOLD_IN_GATHER_FROM: usize = 512;
-
-/// [`build_with`] of a payload of `payload_len` bytes that `gather` writes straight into the
-/// frame: from [`FOLD_IN_GATHER_FROM`] bytes on folding them into the ICRC as it moves them,
-/// given the register after the headers before them; below, copying them for the builder to
-/// fold. The frame is the same, byte for byte.
+/// [`build_with`] of a payload of `payload_len` bytes that `gather` copies straight into its
+/// place in the frame, between the headers' writing and the ICRC's. The frame is the same, byte
+/// for byte.
 ///
 /// # Errors
 /// As [`build`], and [`BuildError::Unreadable`] when the gatherer cannot read the payload;
 /// after that error (only) `buf` holds part of a frame.
+#[inline(always)]
+#[expect(
+    clippy::question_mark,
+    reason = "a `?` is temporaries of its own in a debug build's frame (below)"
+)]
 pub fn build_gathered<C: Update + ?Sized, G: Gather>(
     buf: &mut [u8],
     addressing: &Addressing,
@@ -250,64 +239,55 @@ pub fn build_gathered<C: Update + ?Sized, G: Gather>(
     crc: &C,
     gather: G,
 ) -> Result<usize, BuildError> {
-    build_from(
-        buf,
-        addressing,
-        transport,
-        payload_len,
-        pmtu,
-        crc,
-        Source::Gathered(gather),
-    )
-}
-
-/// The gatherer of a [`Source::Bytes`], which has none.
-enum NoGatherer {}
-
-impl Gather for NoGatherer {
-    fn copy(self, _: &mut [u8]) -> bool {
-        match self {}
+    // `let ... else` and matches rather than `?` and `ok_or`: each of those is temporaries of
+    // its own in a debug build's frame, which lies on the dev image's deepest paths (a frame
+    // built, then its ICRC on the software CRC, under an OID request's drain: `cargo xtask pe`).
+    let layout = match Layout::new(addressing, transport.bth.opcode, payload_len, pmtu) {
+        Ok(layout) => layout,
+        Err(e) => return Err(e),
+    };
+    let mut ib_headers = [0u8; ib::MAX_LEN];
+    let ib_len = match ib::encode(transport, layout.pad, &mut ib_headers) {
+        Ok(len) => len,
+        Err(e) => return Err(e),
+    };
+    let (Some(frame), Some(ib)) = (buf.get_mut(..layout.total), ib_headers.get(..ib_len)) else {
+        return Err(layout.too_small());
+    };
+    let at = match write_headers(frame, addressing, ib, &layout) {
+        Ok(at) => at,
+        Err(e) => return Err(e),
+    };
+    let end = at.saturating_add(payload_len);
+    let Some(out) = frame.get_mut(at..end) else {
+        return Err(layout.too_small());
+    };
+    if !gather.copy(out) {
+        return Err(BuildError::Unreadable);
     }
-
-    fn copy_folding<C: Update + ?Sized>(self, _: u32, _: &mut [u8], _: &C) -> Option<u32> {
-        match self {}
-    }
+    finish(frame, addressing, &layout, end, crc)
 }
 
-/// Where a frame's payload comes from.
-enum Source<'p, G> {
-    /// These bytes, copied; the ICRC computed over the packet once it is written.
-    Bytes(&'p [u8]),
-    /// Written by the gatherer (`Gather`).
-    Gathered(G),
-}
-
-/// [`build_with`] and [`build_gathered`]. Inlined into both: no frame more on the dev image's
-/// deepest path (`cargo xtask pe`).
-#[inline(always)]
-fn build_from<C: Update + ?Sized, G: Gather>(
-    buf: &mut [u8],
+/// Writes the headers of the frame `layout` sizes (its `total` bytes are `frame`) up to the
+/// payload: Ethernet and its tag, IP, UDP, the IB headers (`ib_headers`, encoded). Returns where
+/// the payload goes.
+/// Out of line in a debug build, as [`finish`] is: what the two leave on the stack is gone by
+/// the time a gatherer walks its MDL chains (`build_gathered`) and the ICRC runs the software
+/// CRC, the deepest paths of the dev image (`cargo xtask pe`); inlined in an optimized build.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn write_headers(
+    frame: &mut [u8],
     addressing: &Addressing,
-    transport: &Transport,
-    payload_len: usize,
-    pmtu: usize,
-    crc: &C,
-    source: Source<'_, G>,
+    ib_headers: &[u8],
+    layout: &Layout,
 ) -> Result<usize, BuildError> {
     let a = addressing;
-    let layout = Layout::new(a, transport.bth.opcode, payload_len, pmtu)?;
-    let mut ib_headers = [0u8; ib::MAX_LEN];
-    let ib_len = ib::encode(transport, layout.pad, &mut ib_headers)?;
-    let too_small = BuildError::BufferTooSmall {
-        needed: layout.total,
-    };
-    let frame = buf.get_mut(..layout.total).ok_or(too_small)?;
     let mut w = Writer {
         buf: frame,
         at: 0,
         ok: true,
     };
-
     w.put(&a.dst_mac);
     w.put(&a.src_mac);
     if let Some(pcp) = a.priority {
@@ -368,50 +348,41 @@ fn build_from<C: Update + ?Sized, G: Gather>(
     // Checksum: 0 over IPv4; over IPv6 computed once the datagram is whole, below (module
     // documentation). The ICRC masks the field either way.
     w.put(&[0, 0]);
-    w.put(ib_headers.get(..ib_len).unwrap_or_default());
-    let pad = [0u8; 3];
-    let pad = pad.get(..usize::from(layout.pad)).unwrap_or_default();
-    let icrc = match source {
-        Source::Bytes(payload) => {
-            w.put(payload);
-            w.put(pad);
-            // A `match`, not `and_then` with a closure: two frames fewer between the frame's
-            // builder and the CRC in a debug build (the dev image's deepest path runs through
-            // here, `cargo xtask pe`).
-            match w.buf.get(layout.l2..w.at) {
-                Some(packet) => icrc::compute_with(packet, crc).unwrap_or(0),
-                None => 0,
-            }
-        }
-        Source::Gathered(gather) if payload_len < FOLD_IN_GATHER_FROM => {
-            let at = w.at;
-            let end = at.checked_add(payload_len).ok_or(too_small)?;
-            let out = w.buf.get_mut(at..end).ok_or(too_small)?;
-            if !gather.copy(out) {
-                return Err(BuildError::Unreadable);
-            }
-            w.at = end;
-            w.put(pad);
-            match w.buf.get(layout.l2..w.at) {
-                Some(packet) => icrc::compute_with(packet, crc).unwrap_or(0),
-                None => 0,
-            }
-        }
-        Source::Gathered(gather) => {
-            let at = w.at;
-            let end = at.checked_add(payload_len).ok_or(too_small)?;
-            // The headers are whole: the register after them, the payload folded on from it
-            // as the gatherer writes it, then the pad.
-            let headers = w.buf.get(layout.l2..at).ok_or(too_small)?;
-            let register = icrc::register_with(headers, crc).ok_or(too_small)?;
-            let out = w.buf.get_mut(at..end).ok_or(too_small)?;
-            let register = gather
-                .copy_folding(register, out, crc)
-                .ok_or(BuildError::Unreadable)?;
-            w.at = end;
-            w.put(pad);
-            !crc.update(register, pad)
-        }
+    w.put(ib_headers);
+    if w.ok {
+        Ok(w.at)
+    } else {
+        Err(layout.too_small())
+    }
+}
+
+/// Writes what follows the payload, which ends at `end` in `frame` (the frame `layout` sizes):
+/// the pad, the ICRC (computed by `crc` over the packet, headers and payload in one
+/// `Update::update_both`), the IPv6 UDP checksum, the Ethernet padding. Returns the frame's
+/// length. Out of line in a debug build, as [`write_headers`].
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn finish<C: Update + ?Sized>(
+    frame: &mut [u8],
+    addressing: &Addressing,
+    layout: &Layout,
+    end: usize,
+    crc: &C,
+) -> Result<usize, BuildError> {
+    let a = addressing;
+    let too_small = layout.too_small();
+    let mut w = Writer {
+        buf: frame,
+        at: end,
+        ok: true,
+    };
+    w.put([0u8; 3].get(..usize::from(layout.pad)).unwrap_or_default());
+    // A `match`, not `and_then` with a closure: two frames fewer between the frame's builder
+    // and the CRC in a debug build (the dev image's deepest path runs through here, `cargo
+    // xtask pe`).
+    let icrc = match w.buf.get(layout.l2..w.at) {
+        Some(packet) => icrc::compute_with(packet, crc).unwrap_or(0),
+        None => 0,
     };
     w.put(&icrc.to_le_bytes());
     if let IpAddrs::V6 { src, dst } = a.ip {

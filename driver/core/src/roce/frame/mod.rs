@@ -40,7 +40,7 @@ mod parse;
 #[cfg(test)]
 mod tests;
 
-pub use build::{FOLD_IN_GATHER_FROM, Gather, build, build_gathered, build_with, frame_len};
+pub use build::{Gather, build, build_gathered, build_with, frame_len};
 /// The longest transport headers a frame carries: the BTH and its extension headers.
 pub const MAX_TRANSPORT_LEN: usize = ib::MAX_LEN;
 pub use parse::{parse, parse_with};
