@@ -6,9 +6,11 @@
 
 use super::post::Wire;
 use crate::context::AdapterContext;
+use crate::resources::crc::Batch;
 use crate::resources::link::DeliveryRight;
 use crate::resources::timer::now_ns;
 use crate::resources::wire;
+use crate::resources::xstate::BatchSave;
 
 /// The entry points' way to the wire.
 pub enum OutsideDelivery {}
@@ -30,6 +32,9 @@ impl Wire for OutsideDelivery {
         // One clock read for the batch, its frames arrive together; none when nobody receives
         // them (an adapter alone on its wire, as on a VM with one).
         let mut clock = None;
+        // One save of the AVX state for the batch's long frames (their ICRCs checked on YMM
+        // registers), restored before the buffers are released.
+        let mut save = BatchSave::new(&from.xstate);
         for port in wire::attached() {
             let Some(entered) = wire::enter(port, me) else {
                 continue;
@@ -41,11 +46,13 @@ impl Wire for OutsideDelivery {
                     // SAFETY: the buffers are the caller's (dequeued, off the free list) until
                     // released below, after the last use of the slices.
                     let bytes = unsafe { from.link.frame(frame.slot, frame.range()) };
-                    super::receive::arrived(to, bytes, at_dispatch, frame.at_ns, clock_ns);
+                    let crc = save.crc(bytes.len());
+                    super::receive::arrived(to, bytes, &crc, at_dispatch, frame.at_ns, clock_ns);
                 }
             }
             drop(entered);
         }
+        drop(save);
         let held = from.link.release_sent(sent);
         // What other CPUs sent meanwhile was posted behind this batch (`order_frame`): the pump
         // takes the right again and delivers it.
@@ -70,7 +77,7 @@ fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
         };
         let to = AdapterContext::on_wire(&entered);
         if to.core.config.virtual_wire == number {
-            super::receive::arrived(to, frame, at_dispatch, at_ns, clock_ns);
+            super::receive::arrived(to, frame, &Batch::Xmm, at_dispatch, at_ns, clock_ns);
         }
         drop(entered);
     }

@@ -41,6 +41,7 @@ use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::provider::notes::Note;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::timer::now_ns;
+use crate::resources::xstate::BatchSave;
 use dcbndk_core::ndk::provider::neighbors::Ip;
 use dcbndk_core::ndk::{Activity, Applied};
 
@@ -149,9 +150,11 @@ fn classify(
 }
 
 /// Frames `transport` + `payload` into a free transmit buffer and queues it with `d`'s priority
-/// and tag; counts it. `false` when the link had no room (nothing queued).
+/// and tag; counts it. `false` when the link had no room (nothing queued). The ICRC on the
+/// batch's CRC (`save`: the wide fold under its save of the AVX state).
 fn queue(
     context: &AdapterContext,
+    save: &mut BatchSave<'_>,
     s: &mut State,
     addressing: &Addressing,
     transport: &Transport,
@@ -164,9 +167,9 @@ fn queue(
     let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
         return false;
     };
-    let fill = |out: &mut [u8]| {
-        frame::build_with(out, addressing, transport, payload, pmtu, &Fast).is_ok()
-    };
+    let crc = save.crc(len);
+    let fill =
+        |out: &mut [u8]| frame::build_with(out, addressing, transport, payload, pmtu, &crc).is_ok();
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
         return false;
     };
@@ -181,7 +184,7 @@ fn queue(
 
 /// Sends the connection manager's messages (each a SEND Only to QP 1, no ACK asked: the CM
 /// resends what gets no answer).
-fn send_cm(context: &AdapterContext, p: &mut Provider) {
+fn send_cm(context: &AdapterContext, save: &mut BatchSave<'_>, p: &mut Provider) {
     let mac = context.core.config.current_mac;
     let mut bytes = [0u8; cm_wire::MAX_MSG_LEN];
     loop {
@@ -230,7 +233,7 @@ fn send_cm(context: &AdapterContext, p: &mut Provider) {
         };
         let mut s = context.link.state().lock();
         // A message the link has no room for is lost; the CM sends it again after its timeout.
-        let _ = queue(context, &mut s, &addressing, &transport, payload, &d);
+        let _ = queue(context, save, &mut s, &addressing, &transport, payload, &d);
     }
 }
 
@@ -263,6 +266,7 @@ fn path_decision(
 /// Sends what the transport of the QP in `slot` has to send while its priority has room.
 fn send_qp(
     context: &AdapterContext,
+    save: &mut BatchSave<'_>,
     owner: &NdkAdapterObject,
     p: &mut Provider,
     slot: usize,
@@ -342,7 +346,15 @@ fn send_qp(
         held.carried(len);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
             // Room is there (seen under this acquisition), so the frame is queued.
-            let _ = queue(context, s, &addressing, &packet.transport, payload, &d);
+            let _ = queue(
+                context,
+                save,
+                s,
+                &addressing,
+                &packet.transport,
+                payload,
+                &d,
+            );
         }
     }
 }
@@ -368,9 +380,11 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     let mut calls = Calls::new();
     p.cm_events(&mut calls);
     apply_notes(context, p);
-    send_cm(context, p);
+    // The run is a batch: one save of the AVX state for its long frames, restored when it ends.
+    let mut save = BatchSave::new(&context.xstate);
+    send_cm(context, &mut save, p);
     for slot in p.live_qp_slots() {
-        send_qp(context, owner, p, slot, now);
+        send_qp(context, &mut save, owner, p, slot, now);
         if calls.has_room(4) {
             p.drain_qp(slot, &mut calls);
         } else {
@@ -379,6 +393,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
             p.drain_qp(slot, &mut calls);
         }
     }
+    drop(save);
     p.defer(&calls);
     // The moves may have noted QP errors and CQ overflows: counted in this run, not the next.
     apply_notes(context, p);

@@ -33,6 +33,7 @@
 //! blocks being loaded; the Windows x64 convention makes XMM6-XMM15 callee-saved, so the
 //! function saves the few of them it uses, 16 bytes each, and that is all its frame).
 
+use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use dcbndk_core::roce::icrc::{Software, Update};
@@ -44,12 +45,21 @@ use dcbndk_core::roce::icrc::{Software, Update};
 /// rate, mostly waiting on table loads), and the fold reads no table.
 pub const FOLD_FROM: usize = 16;
 
+/// From this many bytes a batch saves the AVX state and folds on YMM registers
+/// (`resources::xstate::BatchSave`): four of the wide fold's steps, so that the frame's bytes
+/// past its headers take the main loop, and far above the short messages whose rate the save
+/// and restore would cut.
+pub const WIDE_FROM: usize = 1024;
+
 /// [`STATE`]: not asked yet.
 const UNKNOWN: u8 = 0;
 /// [`STATE`]: the CPU has no usable CRC instructions.
 const ABSENT: u8 = 1;
 /// [`STATE`]: the CPU has them.
 const PRESENT: u8 = 2;
+/// [`STATE`]: the CPU has them and the wide ones too (x64: AVX2 and VPCLMULQDQ), and the OS
+/// enabled the AVX state ([`detect`]).
+const WIDE: u8 = 3;
 
 /// What detection found. Written once with the same value by whoever detects first (a race
 /// writes the same answer twice), read without a lock.
@@ -92,6 +102,124 @@ impl Update for Fast {
     }
 }
 
+/// The permission to fold on YMM registers on this thread while `'s` lasts ([`x64::wide`]):
+/// the CPU has AVX2 and VPCLMULQDQ, the OS enabled the AVX state, and the thread's AVX state
+/// is saved (`resources::xstate::Saved::crc`, the only maker of one in the driver). Not
+/// `Send`: a save is the thread's. As an [`Update`], the wide fold from [`x64::wide::STEP`]
+/// bytes on, [`Fast`] below.
+#[derive(Debug, Clone, Copy)]
+pub struct Wide<'s> {
+    _saved: PhantomData<&'s ()>,
+    _thread: PhantomData<*const ()>,
+}
+
+impl Wide<'_> {
+    /// # Safety
+    /// While the value lives, on the calling thread, the YMM registers may be used: the CPU
+    /// has AVX2 and VPCLMULQDQ and the OS enabled AVX ([`wide_available`] said yes), and the
+    /// thread's AVX state is saved: in a Windows driver between `KeSaveExtendedProcessorState`
+    /// and `KeRestoreExtendedProcessorState`; in a user-mode process the OS keeps it for every
+    /// thread.
+    #[must_use]
+    pub const unsafe fn new_unchecked() -> Self {
+        Wide {
+            _saved: PhantomData,
+            _thread: PhantomData,
+        }
+    }
+}
+
+impl Update for Wide<'_> {
+    #[inline]
+    fn update(&self, register: u32, data: &[u8]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if data.len() >= x64::wide::STEP {
+            // SAFETY: a `Wide` exists only while the YMM registers may be used on this thread
+            // and the CPU has the features `wide::fold` is compiled for (`Wide::new_unchecked`).
+            let (register, rest) = unsafe { x64::wide::fold(register, data) };
+            return Software.update(register, rest);
+        }
+        update(register, data)
+    }
+
+    #[inline]
+    fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        if second.len() >= x64::wide::STEP {
+            // SAFETY: a `Wide` exists only while the YMM registers may be used on this thread
+            // and the CPU has the features `wide::fold_both` is compiled for.
+            if let Some((register, rest)) = unsafe { x64::wide::fold_both(register, first, second) }
+            {
+                return if rest.is_empty() {
+                    register
+                } else {
+                    Software.update(register, rest)
+                };
+            }
+        }
+        Fast.update_both(register, first, second)
+    }
+
+    #[inline]
+    fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let len = src.len().min(dst.len());
+            if len >= x64::wide::STEP
+                && let (Some(src), Some(dst)) = (src.get(..len), dst.get_mut(..len))
+            {
+                // SAFETY: a `Wide` exists only while the YMM registers may be used on this
+                // thread and the CPU has the features `wide::fold_copy` is compiled for.
+                let (register, done) = unsafe { x64::wide::fold_copy(register, src, dst) };
+                return match (src.get(done..), dst.get_mut(done..)) {
+                    (Some(rest), Some(out)) => {
+                        out.copy_from_slice(rest);
+                        Software.update(register, rest)
+                    }
+                    _ => register,
+                };
+            }
+        }
+        copy_update(register, src, dst)
+    }
+}
+
+/// The CRC of one batch of packets (a doorbell's run, a delivery's frames): the wide fold
+/// where the batch saved the AVX state ([`Wide`]), else [`Fast`].
+#[derive(Debug, Clone, Copy)]
+pub enum Batch<'s> {
+    /// No save: XMM registers only.
+    Xmm,
+    /// Under the batch's save.
+    Wide(Wide<'s>),
+}
+
+impl Update for Batch<'_> {
+    #[inline(always)]
+    fn update(&self, register: u32, data: &[u8]) -> u32 {
+        match self {
+            Batch::Xmm => Fast.update(register, data),
+            Batch::Wide(wide) => wide.update(register, data),
+        }
+    }
+
+    #[inline(always)]
+    fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
+        match self {
+            Batch::Xmm => Fast.update_both(register, first, second),
+            Batch::Wide(wide) => wide.update_both(register, first, second),
+        }
+    }
+
+    #[inline(always)]
+    fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+        match self {
+            Batch::Xmm => Fast.copy_update(register, src, dst),
+            Batch::Wide(wide) => wide.copy_update(register, src, dst),
+        }
+    }
+}
+
 /// Copies `src` to the start of `dst` (what fits) and returns `register` after the bytes
 /// copied, folding each 16-byte block as it moves it where the CPU has the instructions: one
 /// pass over the bytes instead of a copy and then a CRC over the copy.
@@ -118,24 +246,56 @@ pub fn copy_update(register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
     update(register, dst)
 }
 
-/// Asks the CPU (x64) or the kernel (ARM64) whether it has the CRC instructions, once, and
-/// remembers the answer. IRQL: PASSIVE_LEVEL on ARM64 (`ExIsProcessorFeaturePresent`); any on
-/// x64. `DriverEntry` calls it.
+/// Asks the CPU (x64) or the kernel (ARM64) whether it has the CRC instructions, and on x64
+/// also whether it has the wide ones and the OS enabled the AVX state they need
+/// ([`wide_available`]), once, and remembers the answer. IRQL: PASSIVE_LEVEL
+/// (`ExIsProcessorFeaturePresent` on ARM64, `RtlGetEnabledExtendedFeatures` on x64).
+/// `DriverEntry` calls it.
 pub fn detect() -> bool {
     let present = cpu_has_crc();
-    STATE.store(if present { PRESENT } else { ABSENT }, Ordering::Relaxed);
+    let state = if !present {
+        ABSENT
+    } else if cpu_has_wide() {
+        WIDE
+    } else {
+        PRESENT
+    };
+    STATE.store(state, Ordering::Relaxed);
     present
 }
 
-/// Whether [`update`] uses the CPU's instructions. On x64 the first call detects (CPUID, any
-/// IRQL); on ARM64 only [`detect`] does (PASSIVE_LEVEL), and before it this says no.
+/// Whether [`update`] uses the CPU's instructions. On x64 a first call before [`detect`]
+/// detects the XMM instructions alone (CPUID, any IRQL; the wide ones need [`detect`]); on
+/// ARM64 only [`detect`] does (PASSIVE_LEVEL), and before it this says no.
 #[inline]
 pub fn accelerated() -> bool {
     match STATE.load(Ordering::Relaxed) {
-        PRESENT => true,
+        PRESENT | WIDE => true,
         ABSENT => false,
-        _ => cfg!(target_arch = "x86_64") && detect(),
+        _ => cfg!(target_arch = "x86_64") && detect_xmm(),
     }
+}
+
+/// Whether [`detect`] found the wide fold usable: the CPU has AVX2 and VPCLMULQDQ besides
+/// PCLMULQDQ and SSE4.1, and the OS enabled the AVX state. Where it did, a batch may save
+/// that state and fold on YMM registers (`resources::xstate`); where not, nothing saves.
+#[inline]
+pub fn wide_available() -> bool {
+    STATE.load(Ordering::Relaxed) == WIDE
+}
+
+/// [`detect`]'s CPUID half, callable at any IRQL: the XMM instructions only.
+#[cold]
+fn detect_xmm() -> bool {
+    let present = cpu_has_crc();
+    // Only from UNKNOWN: a `detect` meanwhile may have found more.
+    let _ = STATE.compare_exchange(
+        UNKNOWN,
+        if present { PRESENT } else { ABSENT },
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    present
 }
 
 /// `register` (not inverted) after the bytes of `data`: the same value as the core's
@@ -174,6 +334,19 @@ fn cpu_has_crc() -> bool {
 /// rest of the shell is what it checks (`.ci/miri`).
 #[cfg(all(target_arch = "x86_64", miri))]
 fn cpu_has_crc() -> bool {
+    false
+}
+
+/// The wide fold's features: CPUID's AVX, OSXSAVE, AVX2 and VPCLMULQDQ, and the kernel's word
+/// that the OS enabled the AVX state (`resources::xstate::avx_enabled`, PASSIVE_LEVEL).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn cpu_has_wide() -> bool {
+    x64::wide::cpu_has_vpclmulqdq() && super::xstate::avx_enabled()
+}
+
+/// Miri: no CPUID, and no wide fold.
+#[cfg(any(not(target_arch = "x86_64"), miri))]
+fn cpu_has_wide() -> bool {
     false
 }
 
@@ -451,6 +624,306 @@ pub mod x64 {
         let t2 = _mm_clmulepi64_si128::<0x00>(_mm_and_si128(t1, low32), pu);
         let c = _mm_extract_epi32::<1>(_mm_xor_si128(x, t2));
         c.cast_unsigned()
+    }
+    pub mod wide {
+        //! The same folding on 256-bit YMM registers (VPCLMULQDQ with AVX2): two blocks per
+        //! register and per multiply, eight registers as sixteen lanes, 256 bytes a step. The
+        //! YMM registers are usable in a Windows driver only while its thread's extended state
+        //! is saved (`resources::xstate`); these functions are `unsafe` for that and for the
+        //! CPU features, and the safe way to them is [`super::super::Wide`], which only a live
+        //! save gives out.
+        //!
+        //! The keys are those of [`super`] for other distances, `x^(d+32) mod P` and
+        //! `x^(d-32) mod P` for a fold `d` bits ahead, bit-reflected and shifted left by one:
+        //! 2048 bits (a lane's next block in the next 256-byte step; zlib-ng's
+        //! `crc32_vpclmulqdq` folds its four ZMM registers by the same two), 1024, 512 (the
+        //! four-lane keys of [`super`]) and 256 bits (the lanes combined), and 128 (K3, K4).
+
+        use core::arch::x86_64::{
+            __cpuid, __cpuid_count, __m128i, __m256i, _mm_set_epi64x, _mm_storeu_si128,
+            _mm256_castsi256_si128, _mm256_clmulepi64_epi128, _mm256_extracti128_si256,
+            _mm256_loadu_si256, _mm256_set_epi32, _mm256_set_epi64x, _mm256_set_m128i,
+            _mm256_storeu_si256, _mm256_xor_si256,
+        };
+
+        use super::{K1, K2, K3, K4, fold_into, load, one_lane, reduce};
+
+        /// Fold by sixteen lanes (2048 bits ahead).
+        const K2048: (i64, i64) = (0x1_1542_778A, 0x1_322D_1430);
+        /// Eight lanes onto the other eight (1024 bits).
+        const K1024: (i64, i64) = (0x1_E88E_F372, 0x1_4A7F_E880);
+        /// Two registers (four lanes) onto the next two (512 bits): K1, K2.
+        const K512: (i64, i64) = (K1, K2);
+        /// One register onto the next (256 bits).
+        const K256: (i64, i64) = (0x0_F1DA_05AA, 0x1_5A54_6366);
+
+        /// The bytes of one step of the main loop: eight registers of 32.
+        pub const STEP: usize = 256;
+
+        /// CPUID leaf 1 ECX bit 27: OSXSAVE (the OS uses XSAVE; XGETBV works).
+        const CPUID1_OSXSAVE: u32 = 1 << 27;
+        /// CPUID leaf 1 ECX bit 28: AVX.
+        const CPUID1_AVX: u32 = 1 << 28;
+        /// CPUID leaf 7 subleaf 0 EBX bit 5: AVX2.
+        const CPUID7_AVX2: u32 = 1 << 5;
+        /// CPUID leaf 7 subleaf 0 ECX bit 10: VPCLMULQDQ.
+        const CPUID7_VPCLMULQDQ: u32 = 1 << 10;
+
+        /// Whether CPUID says AVX, OSXSAVE, AVX2 and VPCLMULQDQ (and PCLMULQDQ and SSE4.1, for
+        /// the last steps, which are [`super`]'s). Whether the OS enabled the AVX state is
+        /// another question, the kernel's (`RtlGetEnabledExtendedFeatures`, asked by
+        /// `super::super::detect`).
+        pub fn cpu_has_vpclmulqdq() -> bool {
+            if !super::cpu_has_pclmulqdq() {
+                return false;
+            }
+            let leaf1 = __cpuid(1).ecx;
+            if leaf1 & CPUID1_AVX == 0 || leaf1 & CPUID1_OSXSAVE == 0 {
+                return false;
+            }
+            // Leaf 7 exists when leaf 0 says so (its EAX: the highest basic leaf).
+            if __cpuid(0).eax < 7 {
+                return false;
+            }
+            let leaf7 = __cpuid_count(7, 0);
+            leaf7.ebx & CPUID7_AVX2 != 0 && leaf7.ecx & CPUID7_VPCLMULQDQ != 0
+        }
+
+        /// 32 bytes as one YMM register: one unaligned load.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn load256(bytes: &[u8; 32]) -> __m256i {
+            // SAFETY: `bytes` is 32 readable bytes, what `VMOVDQU` reads; it needs no
+            // alignment.
+            unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) }
+        }
+
+        /// Stores `y` into `to`: one unaligned store.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn store256(to: &mut [u8; 32], y: __m256i) {
+            // SAFETY: `to` is 32 writable bytes of the caller's, what `VMOVDQU` writes; it
+            // needs no alignment.
+            unsafe { _mm256_storeu_si256(to.as_mut_ptr().cast(), y) }
+        }
+
+        /// Stores `x` into `to`: one unaligned store.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn store128(to: &mut [u8; 16], x: __m128i) {
+            // SAFETY: `to` is 16 writable bytes of the caller's, what `VMOVDQU` writes; it
+            // needs no alignment.
+            unsafe { _mm_storeu_si128(to.as_mut_ptr().cast(), x) }
+        }
+
+        /// A key pair in both halves of a register.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn keys((low, high): (i64, i64)) -> __m256i {
+            _mm256_set_epi64x(high, low, high, low)
+        }
+
+        /// Both lanes of `y` moved ahead by the distance of `k` and added to `next`.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn fold256(y: __m256i, next: __m256i, k: __m256i) -> __m256i {
+            let low = _mm256_clmulepi64_epi128::<0x00>(y, k);
+            let high = _mm256_clmulepi64_epi128::<0x11>(y, k);
+            _mm256_xor_si256(_mm256_xor_si256(next, low), high)
+        }
+
+        /// The register entering as the first 32 bits of the message, in a YMM register.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn entering(register: u32) -> __m256i {
+            _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, register.cast_signed())
+        }
+
+        /// A 256-byte step as eight registers.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn load_step(step: &[u8; STEP]) -> [__m256i; 8] {
+            let (ys, _) = step.as_chunks::<32>();
+            let mut out = [_mm256_set_epi64x(0, 0, 0, 0); 8];
+            for (o, y) in out.iter_mut().zip(ys) {
+                *o = load256(y);
+            }
+            out
+        }
+
+        /// The eight registers folded on by a step (`next`).
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn fold_step(ys: &mut [__m256i; 8], next: &[__m256i; 8]) {
+            let k = keys(K2048);
+            for (y, n) in ys.iter_mut().zip(next) {
+                *y = fold256(*y, *n, k);
+            }
+        }
+
+        /// The eight registers as one: the first four onto the last four, two onto two, one
+        /// onto one.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn combine(ys: [__m256i; 8]) -> __m256i {
+            let [y0, y1, y2, y3, y4, y5, y6, y7] = ys;
+            let k = keys(K1024);
+            let [z0, z1, z2, z3] = [
+                fold256(y0, y4, k),
+                fold256(y1, y5, k),
+                fold256(y2, y6, k),
+                fold256(y3, y7, k),
+            ];
+            let k = keys(K512);
+            let [w0, w1] = [fold256(z0, z2, k), fold256(z1, z3, k)];
+            fold256(w0, w1, keys(K256))
+        }
+
+        /// A register's two lanes as one XMM lane: the first onto the second.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn halves(y: __m256i) -> __m128i {
+            let first = _mm256_castsi256_si128(y);
+            let second = _mm256_extracti128_si256::<1>(y);
+            fold_into(first, second, _mm_set_epi64x(K4, K3))
+        }
+
+        /// Folds the whole 16-byte blocks of `data` into `register` as [`super::fold`] does
+        /// and returns what it returns; from [`STEP`] bytes on on YMM registers, below on
+        /// XMM ([`super::fold`] itself).
+        ///
+        /// # Safety
+        /// Compiled for AVX2, VPCLMULQDQ, PCLMULQDQ and SSE4.1: the caller must know the CPU
+        /// has them ([`cpu_has_vpclmulqdq`]) and that the OS saves the YMM state for this
+        /// thread: in user mode always where the OS enabled AVX; in a Windows driver only
+        /// between `KeSaveExtendedProcessorState` and `KeRestoreExtendedProcessorState`.
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        pub fn fold(register: u32, data: &[u8]) -> (u32, &[u8]) {
+            let (steps, tail) = data.as_chunks::<STEP>();
+            let Some((first, more)) = steps.split_first() else {
+                return super::fold(register, data);
+            };
+            let mut ys = load_step(first);
+            ys[0] = _mm256_xor_si256(ys[0], entering(register));
+            for step in more {
+                fold_step(&mut ys, &load_step(step));
+            }
+            let mut y = combine(ys);
+            let (pairs, after) = tail.as_chunks::<32>();
+            let k = keys(K256);
+            for pair in pairs {
+                y = fold256(y, load256(pair), k);
+            }
+            let (blocks, rest) = after.as_chunks::<16>();
+            (reduce(one_lane(halves(y), blocks)), rest)
+        }
+
+        /// [`super::fold_copy`] on YMM registers from [`STEP`] bytes on (below it is
+        /// [`super::fold_copy`]): each 32 bytes loaded once, stored to `dst` and folded from
+        /// the register they were loaded into.
+        ///
+        /// # Safety
+        /// As [`fold`].
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        pub fn fold_copy(register: u32, src: &[u8], dst: &mut [u8]) -> (u32, usize) {
+            if src.len() != dst.len() || src.len() < STEP {
+                return super::fold_copy(register, src, dst);
+            }
+            let (steps, tail) = src.as_chunks::<STEP>();
+            let (out_steps, out_tail) = dst.as_chunks_mut::<STEP>();
+            let mut ys = [_mm256_set_epi64x(0, 0, 0, 0); 8];
+            for (i, (step, to)) in steps.iter().zip(out_steps).enumerate() {
+                let mut next = load_step(step);
+                let (outs, _) = to.as_chunks_mut::<32>();
+                for (o, y) in outs.iter_mut().zip(&next) {
+                    store256(o, *y);
+                }
+                if i == 0 {
+                    next[0] = _mm256_xor_si256(next[0], entering(register));
+                    ys = next;
+                } else {
+                    fold_step(&mut ys, &next);
+                }
+            }
+            let mut y = combine(ys);
+            let (pairs, after) = tail.as_chunks::<32>();
+            let (out_pairs, out_after) = out_tail.as_chunks_mut::<32>();
+            let k = keys(K256);
+            for (pair, to) in pairs.iter().zip(out_pairs) {
+                let next = load256(pair);
+                store256(to, next);
+                y = fold256(y, next, k);
+            }
+            let mut x = halves(y);
+            let (blocks, _) = after.as_chunks::<16>();
+            let (out_blocks, _) = out_after.as_chunks_mut::<16>();
+            let k3k4 = _mm_set_epi64x(K4, K3);
+            for (block, to) in blocks.iter().zip(out_blocks) {
+                let next = load(block);
+                store128(to, next);
+                x = fold_into(x, next, k3k4);
+            }
+            let done = steps
+                .len()
+                .saturating_mul(STEP)
+                .saturating_add(pairs.len().saturating_mul(32))
+                .saturating_add(blocks.len().saturating_mul(16));
+            (reduce(x), done)
+        }
+
+        /// [`super::fold_both`] on YMM registers where the message reaches past its first
+        /// step (`first` of at most four whole blocks, `second` the rest of at least [`STEP`]
+        /// bytes): the first step's sixteen blocks gathered from the two, the rest folded
+        /// from `second` alone. For any other message it is [`super::fold_both`].
+        ///
+        /// # Safety
+        /// As [`fold`].
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        pub fn fold_both<'a>(
+            register: u32,
+            first: &[u8],
+            second: &'a [u8],
+        ) -> Option<(u32, &'a [u8])> {
+            let (a, a_rest) = first.as_chunks::<16>();
+            if !a_rest.is_empty() || a.len() > 4 || second.len() < STEP {
+                return super::fold_both(register, first, second);
+            }
+            if a.is_empty() {
+                let (register, rest) = fold(register, second);
+                return Some((register, rest));
+            }
+            let (b, _) = second.as_chunks::<16>();
+            // Block `i` of the message, `a`'s then `b`'s: the first step's sixteen are there
+            // (`a` has at most four, `b` at least sixteen).
+            let block = |i: usize| {
+                let found = match i.checked_sub(a.len()) {
+                    None => a.get(i),
+                    Some(j) => b.get(j),
+                };
+                found.map_or(_mm_set_epi64x(0, 0), |block| load(block))
+            };
+            let mut ys = [_mm256_set_epi64x(0, 0, 0, 0); 8];
+            for (j, y) in ys.iter_mut().enumerate() {
+                let i = j.saturating_mul(2);
+                *y = _mm256_set_m128i(block(i.saturating_add(1)), block(i));
+            }
+            ys[0] = _mm256_xor_si256(ys[0], entering(register));
+            // The message's bytes after its first step: `second`'s from its block 16 - a.len().
+            let consumed = (16usize.saturating_sub(a.len())).saturating_mul(16);
+            let more = second.get(consumed..).unwrap_or(&[]);
+            let (steps, tail) = more.as_chunks::<STEP>();
+            for step in steps {
+                fold_step(&mut ys, &load_step(step));
+            }
+            let mut y = combine(ys);
+            let (pairs, after) = tail.as_chunks::<32>();
+            let k = keys(K256);
+            for pair in pairs {
+                y = fold256(y, load256(pair), k);
+            }
+            let (blocks, rest) = after.as_chunks::<16>();
+            Some((reduce(one_lane(halves(y), blocks)), rest))
+        }
     }
 }
 

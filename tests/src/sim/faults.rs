@@ -21,6 +21,7 @@
 //! | `NdisWriteEventLogEntry` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndiswriteeventlogentry ("NDIS could not allocate memory for the I/O error log record") |
 //! | `NdisGetDataBuffer` | NULL, only when `AlignMultiple` > 1 | nblapi/nf-nblapi-ndisgetdatabuffer: NULL only for a short NET_BUFFER or non-contiguous data without Storage, neither a resource failure; "if necessary, NDIS will allocate memory to satisfy the alignment requirement" is the one allocation, so only a call asking for alignment can fail for resources |
 //! | `MmMapLockedPagesSpecifyCache` (ntoskrnl.exe) | NULL, the MDL unchanged | wdm/nf-wdm-mmmaplockedpagesspecifycache ("If the pages cannot be mapped and BugCheckOnFailure is FALSE, the routine returns NULL") |
+//! | `KeSaveExtendedProcessorState` (ntoskrnl.exe) | `STATUS_INSUFFICIENT_RESOURCES`, nothing saved | wdm/nf-wdm-kesaveextendedprocessorstate ("STATUS_INSUFFICIENT_RESOURCES: A memory allocation operation failed") |
 //!
 //! Where a page names both `NDIS_STATUS_RESOURCES` and `NDIS_STATUS_FAILURE`, the injected
 //! failure is RESOURCES: FAILURE is "none of the preceding applies", not a shortage.
@@ -85,6 +86,8 @@ pub enum Export {
     WriteEventLogEntry,
     /// `MmMapLockedPagesSpecifyCache` (ntoskrnl.exe)
     MapLockedPagesSpecifyCache,
+    /// `KeSaveExtendedProcessorState` (ntoskrnl.exe)
+    SaveExtendedProcessorState,
 }
 
 impl Export {
@@ -107,6 +110,7 @@ impl Export {
             Self::GetDataBuffer => "NdisGetDataBuffer",
             Self::WriteEventLogEntry => "NdisWriteEventLogEntry",
             Self::MapLockedPagesSpecifyCache => "MmMapLockedPagesSpecifyCache",
+            Self::SaveExtendedProcessorState => "KeSaveExtendedProcessorState",
         }
     }
 
@@ -129,6 +133,7 @@ impl Export {
             | Self::AllocateMdl
             | Self::GetDataBuffer
             | Self::MapLockedPagesSpecifyCache => "NULL",
+            Self::SaveExtendedProcessorState => "STATUS_INSUFFICIENT_RESOURCES",
         }
     }
 }
