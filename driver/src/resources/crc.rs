@@ -3,35 +3,45 @@
 //! software CRC was a large share of the NdkPerf group's time.
 //!
 //! The core computes the ICRC and cannot use CPU instructions (it forbids `unsafe`); it takes a
-//! CRC-32 from its caller instead (`dcbndk_core::roce::icrc::Update`). [`Fast`] is the shell's:
+//! CRC-32 from its caller instead (`dcbndk_core::roce::icrc::Update`). The shell's:
 //!
-//! - **x64**: carry-less multiply folding (PCLMULQDQ with SSE4.1), 128-bit XMM registers only,
-//!   after Intel's white paper "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ
-//!   Instruction" (Gopal et al., 2009): four 128-bit lanes folded 64 bytes at a time, the lanes
-//!   folded into one, one lane folded 16 bytes at a time, 128 bits reduced to 64, and a Barrett
-//!   reduction to the 32-bit register ([`x64`]). XMM only, never AVX, VEX encodings or
-//!   YMM/ZMM registers (so not VPCLMULQDQ): in the x64 kernel the compiler's own code uses the
-//!   SSE registers and the kernel saves and restores their state, so a driver may use them at
-//!   any IRQL with no call ("Using Floating Point in a WDM Driver", section "x64 systems",
-//!   learn.microsoft.com/windows-hardware/drivers/kernel/using-floating-point-or-mmx-in-a-wdm-driver),
-//!   whereas the AVX registers must be saved with `KeSaveExtendedProcessorState` and restored
-//!   around their use and may not be used in an ISR at all ("Using extended processor features
-//!   in Windows drivers", section "AVX Registers",
+//! - **x64, XMM** ([`Fast`]): carry-less multiply folding (PCLMULQDQ with SSE4.1) on 128-bit
+//!   XMM registers, after Intel's white paper "Fast CRC Computation for Generic Polynomials
+//!   Using PCLMULQDQ Instruction" (Gopal et al., 2009): four 128-bit lanes folded 64 bytes at a
+//!   time, the lanes folded into one, one lane folded 16 bytes at a time, 128 bits reduced to
+//!   64, and a Barrett reduction to the 32-bit register ([`x64`]). Usable anywhere: in the x64
+//!   kernel the compiler's own code uses the SSE registers and the kernel saves and restores
+//!   their state, so a driver may use them at any IRQL with no call ("Using Floating Point in a
+//!   WDM Driver", section "x64 systems", learn.microsoft.com/windows-hardware/drivers/kernel/
+//!   using-floating-point-or-mmx-in-a-wdm-driver).
+//! - **x64, YMM** ([`Wide`]): the same folding on 256-bit YMM registers (VPCLMULQDQ with AVX2):
+//!   eight registers, sixteen lanes, 256 bytes a step ([`x64::wide`]), two blocks to
+//!   each multiply. The AVX registers may be used only between `KeSaveExtendedProcessorState`
+//!   and `KeRestoreExtendedProcessorState`, at IRQL <= DISPATCH_LEVEL and never in an ISR
+//!   ("Using extended processor features in Windows drivers", section "AVX Registers",
 //!   learn.microsoft.com/windows-hardware/drivers/kernel/floating-point-support-for-64-bit-drivers):
-//!   a save area and two calls per frame cost more than wider folds gain at these lengths.
+//!   a [`Wide`] is made only by a live save (`resources::xstate::Saved::crc`), and borrows it,
+//!   so no fold on YMM runs outside one. The save is made once per batch of packets, a
+//!   doorbell's run or a delivery's frames, and only for a batch with a frame of at least
+//!   [`WIDE_FROM`] bytes ([`Batch`]: the batch's CRC, wide under its save, else XMM). No
+//!   AVX-512: the ZMM registers would need their own state saved and a CPU to be tested on.
 //! - **ARM64**: the ARMv8 CRC32 instructions (`CRC32X`, `CRC32B`: this very polynomial,
 //!   reflected, no inversion), general-purpose registers only (`arm64`).
 //!
-//! Detection, once, into an atomic ([`detect`], [`accelerated`]): x64 reads CPUID leaf 1 (ECX
-//! bit 1 PCLMULQDQ, bit 19 SSE4.1; the instruction is allowed at any IRQL, so a first use may
-//! detect); ARM64 asks the kernel, `ExIsProcessorFeaturePresent(PF_ARM_V8_CRC32_INSTRUCTIONS_
+//! Detection, once, into an atomic ([`detect`], [`accelerated`], [`wide_available`]): x64 reads
+//! CPUID leaf 1 (ECX bit 1 PCLMULQDQ, bit 19 SSE4.1; the instruction is allowed at any IRQL, so
+//! a first use may detect these) and, for the wide fold, leaf 1 ECX bits 27 OSXSAVE and 28 AVX
+//! and leaf 7 EBX bit 5 AVX2 and ECX bit 10 VPCLMULQDQ, and asks the kernel whether the OS
+//! enabled the AVX state (`RtlGetEnabledExtendedFeatures(XSTATE_MASK_AVX)`, PASSIVE_LEVEL:
+//! only [`detect`], at `DriverEntry`); ARM64 asks the kernel, `ExIsProcessorFeaturePresent(PF_ARM_V8_CRC32_INSTRUCTIONS_
 //! AVAILABLE)`, which the DDI page allows only at PASSIVE_LEVEL: `DriverEntry` detects, and
 //! until then the software CRC is used. Short buffers (below [`FOLD_FROM`]) and the bytes after
 //! the last whole 16-byte block go through the core's software CRC.
 //!
 //! No stack: the folding keeps its lanes in registers (x64: the lanes, two key pairs and the
 //! blocks being loaded; the Windows x64 convention makes XMM6-XMM15 callee-saved, so the
-//! function saves the few of them it uses, 16 bytes each, and that is all its frame).
+//! function saves the few of them it uses, 16 bytes each, and that is all its frame; the upper
+//! halves of the YMM registers are volatile, saved by the batch's save, not by the function).
 
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU8, Ordering};
@@ -362,8 +372,9 @@ fn cpu_has_crc() -> bool {
 
 #[cfg(target_arch = "x86_64")]
 pub mod x64 {
-    //! Carry-less multiply folding (PCLMULQDQ, SSE4.1, XMM registers only: the module above
-    //! says why not AVX).
+    //! Carry-less multiply folding (PCLMULQDQ, SSE4.1) on XMM registers, usable anywhere, and
+    //! on YMM registers ([`wide`]), usable only under a save of the AVX state (the module above
+    //! says why).
     //!
     //! The constants are those of Intel's white paper for the reflected IEEE 802.3 polynomial,
     //! each `x^n mod P(x)` bit-reflected and shifted left by one (the paper, "bit-reflected"

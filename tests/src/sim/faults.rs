@@ -163,6 +163,12 @@ pub enum Mode {
         /// The probability of failure, in parts per million.
         per_million: u32,
     },
+    /// Every call of `export` fails, no other: one export's failure path throughout a run
+    /// (the kit's saves of the AVX state that all fail while the traffic goes on).
+    Every {
+        /// The export that fails.
+        export: Export,
+    },
 }
 
 /// What [`Scope::interleave_at`] runs, and at which failable call.
@@ -209,6 +215,7 @@ impl State {
                 z ^= z >> 31;
                 z % 1_000_000 < u64::from(per_million)
             }
+            Mode::Every { export: failing } => export == failing,
         };
         if fail {
             self.injected.push((n, export));
