@@ -34,6 +34,7 @@ use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
 
 use crate::context::AdapterContext;
+use crate::resources::crc::Batch;
 use crate::resources::crc::Fast;
 use crate::resources::link::{Queued, Read, State};
 use crate::resources::ndk::{count_rdma, current_processor};
@@ -151,10 +152,10 @@ fn classify(
 
 /// Frames `transport` + `payload` into a free transmit buffer and queues it with `d`'s priority
 /// and tag; counts it. `false` when the link had no room (nothing queued). The ICRC on the
-/// batch's CRC (`save`: the wide fold under its save of the AVX state).
+/// batch's CRC (the wide fold under its save of the AVX state, `BatchSave::crc`).
 fn queue(
     context: &AdapterContext,
-    save: &mut BatchSave<'_>,
+    crc: Batch<'_>,
     s: &mut State,
     addressing: &Addressing,
     transport: &Transport,
@@ -167,7 +168,6 @@ fn queue(
     let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
         return false;
     };
-    let crc = save.crc(len);
     let fill =
         |out: &mut [u8]| frame::build_with(out, addressing, transport, payload, pmtu, &crc).is_ok();
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
@@ -184,7 +184,7 @@ fn queue(
 
 /// Sends the connection manager's messages (each a SEND Only to QP 1, no ACK asked: the CM
 /// resends what gets no answer).
-fn send_cm(context: &AdapterContext, save: &mut BatchSave<'_>, p: &mut Provider) {
+fn send_cm(context: &AdapterContext, p: &mut Provider) {
     let mac = context.core.config.current_mac;
     let mut bytes = [0u8; cm_wire::MAX_MSG_LEN];
     loop {
@@ -233,7 +233,16 @@ fn send_cm(context: &AdapterContext, save: &mut BatchSave<'_>, p: &mut Provider)
         };
         let mut s = context.link.state().lock();
         // A message the link has no room for is lost; the CM sends it again after its timeout.
-        let _ = queue(context, save, &mut s, &addressing, &transport, payload, &d);
+        // Short messages: the XMM fold (`crc::WIDE_FROM`).
+        let _ = queue(
+            context,
+            Batch::Xmm,
+            &mut s,
+            &addressing,
+            &transport,
+            payload,
+            &d,
+        );
     }
 }
 
@@ -346,15 +355,8 @@ fn send_qp(
         held.carried(len);
         if let Some(payload) = p.gather_payload(slot, packet.payload, len) {
             // Room is there (seen under this acquisition), so the frame is queued.
-            let _ = queue(
-                context,
-                save,
-                s,
-                &addressing,
-                &packet.transport,
-                payload,
-                &d,
-            );
+            let crc = save.crc(payload.len());
+            let _ = queue(context, crc, s, &addressing, &packet.transport, payload, &d);
         }
     }
 }
@@ -382,7 +384,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     apply_notes(context, p);
     // The run is a batch: one save of the AVX state for its long frames, restored when it ends.
     let mut save = BatchSave::new(&context.xstate);
-    send_cm(context, &mut save, p);
+    send_cm(context, p);
     for slot in p.live_qp_slots() {
         send_qp(context, &mut save, owner, p, slot, now);
         if calls.has_room(4) {

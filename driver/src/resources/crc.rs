@@ -46,7 +46,7 @@
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use dcbndk_core::roce::icrc::{Software, Update};
+use dcbndk_core::roce::icrc::{Software, TABLES, Update};
 
 /// From this many bytes (one 16-byte block) the folding is used; below, the software CRC.
 /// The fold's reduction costs about what 16 to 32 bytes of the software CRC would in a loop
@@ -115,8 +115,8 @@ impl Update for Fast {
 /// The permission to fold on YMM registers on this thread while `'s` lasts ([`x64::wide`]):
 /// the CPU has AVX2 and VPCLMULQDQ, the OS enabled the AVX state, and the thread's AVX state
 /// is saved (`resources::xstate::Saved::crc`, the only maker of one in the driver). Not
-/// `Send`: a save is the thread's. As an [`Update`], the wide fold from [`x64::wide::STEP`]
-/// bytes on, [`Fast`] below.
+/// `Send`: a save is the thread's. As an [`Update`], [`Batch::Wide`]: the wide fold from
+/// [`x64::wide::STEP`] bytes on, [`Fast`] for the rest.
 #[derive(Debug, Clone, Copy)]
 pub struct Wide<'s> {
     _saved: PhantomData<&'s ()>,
@@ -139,58 +139,90 @@ impl Wide<'_> {
     }
 }
 
+impl Wide<'_> {
+    /// `register` after `data`, for `data` of at least a step ([`x64::wide::STEP`]): its
+    /// whole blocks on the wide fold, the bytes after them by [`tail`]; `None` for shorter
+    /// `data` (the caller's fold takes it).
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn fold(&self, register: u32, data: &[u8]) -> Option<u32> {
+        if data.len() < x64::wide::STEP {
+            return None;
+        }
+        // SAFETY: a `Wide` exists only while the YMM registers may be used on this thread and
+        // the CPU has the features `wide::fold` is compiled for (`Wide::new_unchecked`).
+        let (register, rest) = unsafe { x64::wide::fold(register, data) };
+        Some(tail(register, rest))
+    }
+
+    /// `register` after `first` then `second` as one message, for `first` of up to four whole
+    /// blocks and `second` of at least a step, as [`Wide::fold`]; `None` for any other pair
+    /// (the caller's fold takes them: IPv6's 68 bytes of masked headers are not whole blocks).
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn fold_both(&self, register: u32, first: &[u8], second: &[u8]) -> Option<u32> {
+        if first.is_empty() {
+            return self.fold(register, second);
+        }
+        // SAFETY: a `Wide` exists only while the YMM registers may be used on this thread and
+        // the CPU has the features `wide::fold_both` is compiled for.
+        let (register, rest) = unsafe { x64::wide::fold_both(register, first, second) }?;
+        Some(tail(register, rest))
+    }
+
+    /// The wide fused copy of `src` into `dst` (as long), for at least a step: the register
+    /// after the bytes copied, the last of them (after the whole blocks) copied and CRC'd by
+    /// [`tail`]; `None` otherwise (nothing copied).
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn fold_copy(&self, register: u32, src: &[u8], dst: &mut [u8]) -> Option<u32> {
+        if src.len() < x64::wide::STEP || src.len() != dst.len() {
+            return None;
+        }
+        // SAFETY: a `Wide` exists only while the YMM registers may be used on this thread and
+        // the CPU has the features `wide::fold_copy` is compiled for.
+        let (register, done) = unsafe { x64::wide::fold_copy(register, src, dst) };
+        Some(match (src.get(done..), dst.get_mut(done..)) {
+            (Some(rest), Some(out)) => {
+                out.copy_from_slice(rest);
+                tail(register, rest)
+            }
+            _ => register,
+        })
+    }
+}
+
+/// `register` after the few bytes a fold leaves (fewer than a block), a byte at a time on the
+/// core's first table (`icrc::TABLES`): no call, so the wide fold's paths end here rather
+/// than in the software CRC's slicing frames (`cargo xtask pe`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn tail(register: u32, rest: &[u8]) -> u32 {
+    let [table, ..] = &TABLES;
+    let mut c = register;
+    for &byte in rest {
+        let [low, ..] = c.to_le_bytes();
+        let index = usize::from(low ^ byte);
+        c = (c >> 8) ^ table.get(index).copied().unwrap_or(0);
+    }
+    c
+}
+
+/// As [`Batch::Wide`].
 impl Update for Wide<'_> {
     #[inline]
     fn update(&self, register: u32, data: &[u8]) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        if data.len() >= x64::wide::STEP {
-            // SAFETY: a `Wide` exists only while the YMM registers may be used on this thread
-            // and the CPU has the features `wide::fold` is compiled for (`Wide::new_unchecked`).
-            let (register, rest) = unsafe { x64::wide::fold(register, data) };
-            return Software.update(register, rest);
-        }
-        update(register, data)
+        Batch::Wide(*self).update(register, data)
     }
 
     #[inline]
     fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        if second.len() >= x64::wide::STEP {
-            // SAFETY: a `Wide` exists only while the YMM registers may be used on this thread
-            // and the CPU has the features `wide::fold_both` is compiled for.
-            if let Some((register, rest)) = unsafe { x64::wide::fold_both(register, first, second) }
-            {
-                return if rest.is_empty() {
-                    register
-                } else {
-                    Software.update(register, rest)
-                };
-            }
-        }
-        Fast.update_both(register, first, second)
+        Batch::Wide(*self).update_both(register, first, second)
     }
 
     #[inline]
     fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let len = src.len().min(dst.len());
-            if len >= x64::wide::STEP
-                && let (Some(src), Some(dst)) = (src.get(..len), dst.get_mut(..len))
-            {
-                // SAFETY: a `Wide` exists only while the YMM registers may be used on this
-                // thread and the CPU has the features `wide::fold_copy` is compiled for.
-                let (register, done) = unsafe { x64::wide::fold_copy(register, src, dst) };
-                return match (src.get(done..), dst.get_mut(done..)) {
-                    (Some(rest), Some(out)) => {
-                        out.copy_from_slice(rest);
-                        Software.update(register, rest)
-                    }
-                    _ => register,
-                };
-            }
-        }
-        copy_update(register, src, dst)
+        Batch::Wide(*self).copy_update(register, src, dst)
     }
 }
 
@@ -204,29 +236,59 @@ pub enum Batch<'s> {
     Wide(Wide<'s>),
 }
 
+// Inlined even in a debug build, as `Fast`'s: the ICRC calls the folds from its own frame,
+// and `Fast`'s code is there once, for what the wide fold does not take (`cargo xtask pe`).
+#[cfg(target_arch = "x86_64")]
 impl Update for Batch<'_> {
     #[inline(always)]
     fn update(&self, register: u32, data: &[u8]) -> u32 {
-        match self {
-            Batch::Xmm => Fast.update(register, data),
-            Batch::Wide(wide) => wide.update(register, data),
+        if let Batch::Wide(wide) = self
+            && let Some(register) = wide.fold(register, data)
+        {
+            return register;
         }
+        Fast.update(register, data)
     }
 
     #[inline(always)]
     fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
-        match self {
-            Batch::Xmm => Fast.update_both(register, first, second),
-            Batch::Wide(wide) => wide.update_both(register, first, second),
+        if let Batch::Wide(wide) = self
+            && let Some(register) = wide.fold_both(register, first, second)
+        {
+            return register;
         }
+        Fast.update_both(register, first, second)
     }
 
     #[inline(always)]
     fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
-        match self {
-            Batch::Xmm => Fast.copy_update(register, src, dst),
-            Batch::Wide(wide) => wide.copy_update(register, src, dst),
+        let len = src.len().min(dst.len());
+        if let Batch::Wide(wide) = self
+            && let (Some(from), Some(to)) = (src.get(..len), dst.get_mut(..len))
+            && let Some(register) = wide.fold_copy(register, from, to)
+        {
+            return register;
         }
+        Fast.copy_update(register, src, dst)
+    }
+}
+
+/// No wide fold outside x64 (no save is ever made, `resources::xstate`): [`Fast`].
+#[cfg(not(target_arch = "x86_64"))]
+impl Update for Batch<'_> {
+    #[inline(always)]
+    fn update(&self, register: u32, data: &[u8]) -> u32 {
+        Fast.update(register, data)
+    }
+
+    #[inline(always)]
+    fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
+        Fast.update_both(register, first, second)
+    }
+
+    #[inline(always)]
+    fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+        Fast.copy_update(register, src, dst)
     }
 }
 
@@ -647,24 +709,27 @@ pub mod x64 {
         //! The keys are those of [`super`] for other distances, `x^(d+32) mod P` and
         //! `x^(d-32) mod P` for a fold `d` bits ahead, bit-reflected and shifted left by one:
         //! 2048 bits (a lane's next block in the next 256-byte step; zlib-ng's
-        //! `crc32_vpclmulqdq` folds its four ZMM registers by the same two), 1024, 512 (the
-        //! four-lane keys of [`super`]) and 256 bits (the lanes combined), and 128 (K3, K4).
+        //! `crc32_vpclmulqdq` folds its four ZMM registers by the same two), 256 bits (one
+        //! register onto the next, as they are joined), and 128 (K3, K4: the last register's
+        //! two lanes).
+        //!
+        //! The steps are small functions over one array of registers, passed by reference, and
+        //! no indexing: in a debug build every temporary of a function is a slot of its frame
+        //! and every index check a path to the panic handler, under the deepest paths there
+        //! are (an NDK provider's frame built and its ICRC computed under an entry point's
+        //! drain, `cargo xtask pe`); optimized, the loops over eight registers unroll.
 
         use core::arch::x86_64::{
-            __cpuid, __cpuid_count, __m128i, __m256i, _mm_set_epi64x, _mm_storeu_si128,
-            _mm256_castsi256_si128, _mm256_clmulepi64_epi128, _mm256_extracti128_si256,
-            _mm256_loadu_si256, _mm256_set_epi32, _mm256_set_epi64x, _mm256_set_m128i,
-            _mm256_storeu_si256, _mm256_xor_si256,
+            __cpuid, __cpuid_count, __m256i, _mm_set_epi64x, _mm256_castsi256_si128,
+            _mm256_clmulepi64_epi128, _mm256_extracti128_si256, _mm256_loadu_si256,
+            _mm256_set_epi32, _mm256_set_epi64x, _mm256_set_m128i, _mm256_storeu_si256,
+            _mm256_xor_si256,
         };
 
-        use super::{K1, K2, K3, K4, fold_into, load, one_lane, reduce};
+        use super::{K3, K4, fold_into, load, one_lane, reduce};
 
         /// Fold by sixteen lanes (2048 bits ahead).
         const K2048: (i64, i64) = (0x1_1542_778A, 0x1_322D_1430);
-        /// Eight lanes onto the other eight (1024 bits).
-        const K1024: (i64, i64) = (0x1_E88E_F372, 0x1_4A7F_E880);
-        /// Two registers (four lanes) onto the next two (512 bits): K1, K2.
-        const K512: (i64, i64) = (K1, K2);
         /// One register onto the next (256 bits).
         const K256: (i64, i64) = (0x0_F1DA_05AA, 0x1_5A54_6366);
 
@@ -700,6 +765,22 @@ pub mod x64 {
             leaf7.ebx & CPUID7_AVX2 != 0 && leaf7.ecx & CPUID7_VPCLMULQDQ != 0
         }
 
+        /// A key pair in both halves of a register.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn keys((low, high): (i64, i64)) -> __m256i {
+            _mm256_set_epi64x(high, low, high, low)
+        }
+
+        /// Both lanes of `y` moved ahead by the distance of the keys `k` and added to `next`.
+        #[inline]
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn fold256(y: __m256i, next: __m256i, k: __m256i) -> __m256i {
+            let low = _mm256_clmulepi64_epi128::<0x00>(y, k);
+            let high = _mm256_clmulepi64_epi128::<0x11>(y, k);
+            _mm256_xor_si256(_mm256_xor_si256(next, low), high)
+        }
+
         /// 32 bytes as one YMM register: one unaligned load.
         #[inline]
         #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
@@ -709,7 +790,7 @@ pub mod x64 {
             unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) }
         }
 
-        /// Stores `y` into `to`: one unaligned store.
+        /// Stores `y` into 32 bytes: one unaligned store.
         #[inline]
         #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
         fn store256(to: &mut [u8; 32], y: __m256i) {
@@ -718,90 +799,65 @@ pub mod x64 {
             unsafe { _mm256_storeu_si256(to.as_mut_ptr().cast(), y) }
         }
 
-        /// Stores `x` into `to`: one unaligned store.
+        /// The eight registers of a message's first step, `register` entering the first.
         #[inline]
         #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn store128(to: &mut [u8; 16], x: __m128i) {
-            // SAFETY: `to` is 16 writable bytes of the caller's, what `VMOVDQU` writes; it
-            // needs no alignment.
-            unsafe { _mm_storeu_si128(to.as_mut_ptr().cast(), x) }
-        }
-
-        /// A key pair in both halves of a register.
-        #[inline]
-        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn keys((low, high): (i64, i64)) -> __m256i {
-            _mm256_set_epi64x(high, low, high, low)
-        }
-
-        /// Both lanes of `y` moved ahead by the distance of `k` and added to `next`.
-        #[inline]
-        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn fold256(y: __m256i, next: __m256i, k: __m256i) -> __m256i {
-            let low = _mm256_clmulepi64_epi128::<0x00>(y, k);
-            let high = _mm256_clmulepi64_epi128::<0x11>(y, k);
-            _mm256_xor_si256(_mm256_xor_si256(next, low), high)
-        }
-
-        /// The register entering as the first 32 bits of the message, in a YMM register.
-        #[inline]
-        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn entering(register: u32) -> __m256i {
-            _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, register.cast_signed())
-        }
-
-        /// A 256-byte step as eight registers.
-        #[inline]
-        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn load_step(step: &[u8; STEP]) -> [__m256i; 8] {
-            let (ys, _) = step.as_chunks::<32>();
-            let mut out = [_mm256_set_epi64x(0, 0, 0, 0); 8];
-            for (o, y) in out.iter_mut().zip(ys) {
-                *o = load256(y);
-            }
-            out
-        }
-
-        /// The eight registers folded on by a step (`next`).
-        #[inline]
-        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn fold_step(ys: &mut [__m256i; 8], next: &[__m256i; 8]) {
-            let k = keys(K2048);
-            for (y, n) in ys.iter_mut().zip(next) {
-                *y = fold256(*y, *n, k);
+        fn start(ys: &mut [__m256i; 8], register: u32) {
+            let entering = _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, register.cast_signed());
+            if let Some(y) = ys.first_mut() {
+                *y = _mm256_xor_si256(*y, entering);
             }
         }
 
-        /// The eight registers as one: the first four onto the last four, two onto two, one
-        /// onto one.
+        /// The eight registers folded on by one step's bytes (its eight loads).
         #[inline]
         #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn combine(ys: [__m256i; 8]) -> __m256i {
-            let [y0, y1, y2, y3, y4, y5, y6, y7] = ys;
-            let k = keys(K1024);
-            let [z0, z1, z2, z3] = [
-                fold256(y0, y4, k),
-                fold256(y1, y5, k),
-                fold256(y2, y6, k),
-                fold256(y3, y7, k),
-            ];
-            let k = keys(K512);
-            let [w0, w1] = [fold256(z0, z2, k), fold256(z1, z3, k)];
-            fold256(w0, w1, keys(K256))
+        fn step(ys: &mut [__m256i; 8], bytes: &[u8; STEP], k: __m256i) {
+            let (chunks, _) = bytes.as_chunks::<32>();
+            for (y, chunk) in ys.iter_mut().zip(chunks) {
+                *y = fold256(*y, load256(chunk), k);
+            }
         }
 
-        /// A register's two lanes as one XMM lane: the first onto the second.
-        #[inline]
+        /// The eight registers folded into one, each onto the next (32 bytes ahead), then
+        /// whatever whole 32- and 16-byte blocks `tail` has, reduced: the register and the
+        /// bytes of `tail` after its last whole block. One register at a time, as the XMM fold
+        /// joins its four lanes: a few multiplies' latency per message, and one call of the
+        /// fold in the frame.
         #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-        fn halves(y: __m256i) -> __m128i {
-            let first = _mm256_castsi256_si128(y);
-            let second = _mm256_extracti128_si256::<1>(y);
-            fold_into(first, second, _mm_set_epi64x(K4, K3))
+        fn finish<'a>(ys: &[__m256i; 8], tail: &'a [u8]) -> (u32, &'a [u8]) {
+            let [first, rest @ ..] = ys;
+            let k = keys(K256);
+            let mut y = *first;
+            for next in rest {
+                y = fold256(y, *next, k);
+            }
+            let (pairs, after) = tail.as_chunks::<32>();
+            for pair in pairs {
+                y = fold256(y, load256(pair), k);
+            }
+            // The register's two lanes as one XMM lane: the first onto the second.
+            let low = _mm256_castsi256_si128(y);
+            let high = _mm256_extracti128_si256::<1>(y);
+            let x = fold_into(low, high, _mm_set_epi64x(K4, K3));
+            let (blocks, rest) = after.as_chunks::<16>();
+            (reduce(one_lane(x, blocks)), rest)
+        }
+
+        /// The eight registers of a message's first step, loaded.
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn load_step(ys: &mut [__m256i; 8], bytes: &[u8; STEP]) {
+            let (chunks, _) = bytes.as_chunks::<32>();
+            for (y, chunk) in ys.iter_mut().zip(chunks) {
+                *y = load256(chunk);
+            }
         }
 
         /// Folds the whole 16-byte blocks of `data` into `register` as [`super::fold`] does
-        /// and returns what it returns; from [`STEP`] bytes on on YMM registers, below on
-        /// XMM ([`super::fold`] itself).
+        /// and returns what it returns, for `data` of at least [`STEP`] bytes; shorter, it
+        /// returns `register` and `data` as they were (the caller folds them on XMM: no call
+        /// of the XMM fold from here, which would put its frames under these in the call
+        /// graph, `cargo xtask pe`).
         ///
         /// # Safety
         /// Compiled for AVX2, VPCLMULQDQ, PCLMULQDQ and SSE4.1: the caller must know the CPU
@@ -812,80 +868,59 @@ pub mod x64 {
         pub fn fold(register: u32, data: &[u8]) -> (u32, &[u8]) {
             let (steps, tail) = data.as_chunks::<STEP>();
             let Some((first, more)) = steps.split_first() else {
-                return super::fold(register, data);
+                return (register, data);
             };
-            let mut ys = load_step(first);
-            ys[0] = _mm256_xor_si256(ys[0], entering(register));
-            for step in more {
-                fold_step(&mut ys, &load_step(step));
+            let mut ys = [_mm256_set_epi64x(0, 0, 0, 0); 8];
+            load_step(&mut ys, first);
+            start(&mut ys, register);
+            let k = keys(K2048);
+            for bytes in more {
+                step(&mut ys, bytes, k);
             }
-            let mut y = combine(ys);
-            let (pairs, after) = tail.as_chunks::<32>();
-            let k = keys(K256);
-            for pair in pairs {
-                y = fold256(y, load256(pair), k);
-            }
-            let (blocks, rest) = after.as_chunks::<16>();
-            (reduce(one_lane(halves(y), blocks)), rest)
+            finish(&ys, tail)
         }
 
-        /// [`super::fold_copy`] on YMM registers from [`STEP`] bytes on (below it is
-        /// [`super::fold_copy`]): each 32 bytes loaded once, stored to `dst` and folded from
-        /// the register they were loaded into.
+        /// [`super::fold_copy`] on YMM registers, for `src` of at least [`STEP`] bytes and a
+        /// `dst` as long (else it copies nothing and returns `register`): each 32 bytes of the
+        /// steps loaded once, stored to `dst` and folded from the register they were loaded
+        /// into; the whole blocks after the last step copied, then folded from the source.
         ///
         /// # Safety
         /// As [`fold`].
         #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
         pub fn fold_copy(register: u32, src: &[u8], dst: &mut [u8]) -> (u32, usize) {
             if src.len() != dst.len() || src.len() < STEP {
-                return super::fold_copy(register, src, dst);
+                return (register, 0);
             }
             let (steps, tail) = src.as_chunks::<STEP>();
             let (out_steps, out_tail) = dst.as_chunks_mut::<STEP>();
             let mut ys = [_mm256_set_epi64x(0, 0, 0, 0); 8];
-            for (i, (step, to)) in steps.iter().zip(out_steps).enumerate() {
-                let mut next = load_step(step);
+            let k = keys(K2048);
+            for (i, (bytes, to)) in steps.iter().zip(out_steps).enumerate() {
+                let (chunks, _) = bytes.as_chunks::<32>();
                 let (outs, _) = to.as_chunks_mut::<32>();
-                for (o, y) in outs.iter_mut().zip(&next) {
-                    store256(o, *y);
+                for ((y, chunk), out) in ys.iter_mut().zip(chunks).zip(outs) {
+                    let next = load256(chunk);
+                    store256(out, next);
+                    *y = if i == 0 { next } else { fold256(*y, next, k) };
                 }
                 if i == 0 {
-                    next[0] = _mm256_xor_si256(next[0], entering(register));
-                    ys = next;
-                } else {
-                    fold_step(&mut ys, &next);
+                    start(&mut ys, register);
                 }
             }
-            let mut y = combine(ys);
-            let (pairs, after) = tail.as_chunks::<32>();
-            let (out_pairs, out_after) = out_tail.as_chunks_mut::<32>();
-            let k = keys(K256);
-            for (pair, to) in pairs.iter().zip(out_pairs) {
-                let next = load256(pair);
-                store256(to, next);
-                y = fold256(y, next, k);
+            let whole = tail.len() & !15;
+            if let (Some(from), Some(to)) = (tail.get(..whole), out_tail.get_mut(..whole)) {
+                to.copy_from_slice(from);
             }
-            let mut x = halves(y);
-            let (blocks, _) = after.as_chunks::<16>();
-            let (out_blocks, _) = out_after.as_chunks_mut::<16>();
-            let k3k4 = _mm_set_epi64x(K4, K3);
-            for (block, to) in blocks.iter().zip(out_blocks) {
-                let next = load(block);
-                store128(to, next);
-                x = fold_into(x, next, k3k4);
-            }
-            let done = steps
-                .len()
-                .saturating_mul(STEP)
-                .saturating_add(pairs.len().saturating_mul(32))
-                .saturating_add(blocks.len().saturating_mul(16));
-            (reduce(x), done)
+            let (register, rest) = finish(&ys, tail);
+            (register, src.len().saturating_sub(rest.len()))
         }
 
         /// [`super::fold_both`] on YMM registers where the message reaches past its first
-        /// step (`first` of at most four whole blocks, `second` the rest of at least [`STEP`]
+        /// step (`first` of one to four whole blocks, `second` the rest of at least [`STEP`]
         /// bytes): the first step's sixteen blocks gathered from the two, the rest folded
-        /// from `second` alone. For any other message it is [`super::fold_both`].
+        /// from `second` alone. `None` for any other message (the caller folds the two
+        /// otherwise).
         ///
         /// # Safety
         /// As [`fold`].
@@ -896,44 +931,40 @@ pub mod x64 {
             second: &'a [u8],
         ) -> Option<(u32, &'a [u8])> {
             let (a, a_rest) = first.as_chunks::<16>();
-            if !a_rest.is_empty() || a.len() > 4 || second.len() < STEP {
-                return super::fold_both(register, first, second);
+            if !a_rest.is_empty() || a.is_empty() || a.len() > 4 || second.len() < STEP {
+                return None;
             }
-            if a.is_empty() {
-                let (register, rest) = fold(register, second);
-                return Some((register, rest));
-            }
-            let (b, _) = second.as_chunks::<16>();
-            // Block `i` of the message, `a`'s then `b`'s: the first step's sixteen are there
-            // (`a` has at most four, `b` at least sixteen).
-            let block = |i: usize| {
-                let found = match i.checked_sub(a.len()) {
-                    None => a.get(i),
-                    Some(j) => b.get(j),
-                };
-                found.map_or(_mm_set_epi64x(0, 0), |block| load(block))
-            };
             let mut ys = [_mm256_set_epi64x(0, 0, 0, 0); 8];
-            for (j, y) in ys.iter_mut().enumerate() {
-                let i = j.saturating_mul(2);
-                *y = _mm256_set_m128i(block(i.saturating_add(1)), block(i));
-            }
-            ys[0] = _mm256_xor_si256(ys[0], entering(register));
+            gather(&mut ys, a, second);
+            start(&mut ys, register);
             // The message's bytes after its first step: `second`'s from its block 16 - a.len().
-            let consumed = (16usize.saturating_sub(a.len())).saturating_mul(16);
+            let consumed = 16usize.saturating_sub(a.len()).saturating_mul(16);
             let more = second.get(consumed..).unwrap_or(&[]);
             let (steps, tail) = more.as_chunks::<STEP>();
-            for step in steps {
-                fold_step(&mut ys, &load_step(step));
+            let k = keys(K2048);
+            for bytes in steps {
+                step(&mut ys, bytes, k);
             }
-            let mut y = combine(ys);
-            let (pairs, after) = tail.as_chunks::<32>();
-            let k = keys(K256);
-            for pair in pairs {
-                y = fold256(y, load256(pair), k);
+            Some(finish(&ys, tail))
+        }
+
+        /// The first step of the message `a` then `second` (`a` of at most four blocks,
+        /// `second` at least a step): register `j` the message's blocks 2j and 2j + 1.
+        #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
+        fn gather(ys: &mut [__m256i; 8], a: &[[u8; 16]], second: &[u8]) {
+            let (b, _) = second.as_chunks::<16>();
+            let mut blocks = a.iter().chain(b);
+            for y in ys.iter_mut() {
+                let low = match blocks.next() {
+                    Some(block) => load(block),
+                    None => _mm_set_epi64x(0, 0),
+                };
+                let high = match blocks.next() {
+                    Some(block) => load(block),
+                    None => _mm_set_epi64x(0, 0),
+                };
+                *y = _mm256_set_m128i(high, low);
             }
-            let (blocks, rest) = after.as_chunks::<16>();
-            Some((reduce(one_lane(halves(y), blocks)), rest))
         }
     }
 }

@@ -112,7 +112,7 @@ impl SaveAreas {
 }
 
 /// The save of one batch of packets, made when the batch's first frame of at least
-/// [`crc::WIDE_FROM`] bytes comes, and restored when the batch ends (its drop). A batch of
+/// [`crc::WIDE_FROM`] bytes (of payload, or of frame) comes, and restored when the batch ends (its drop). A batch of
 /// short frames never saves: the save (an XSAVE, the kernel's bookkeeping) and the restore
 /// would cost more than the wide fold gains on them.
 pub struct BatchSave<'a> {
@@ -132,9 +132,10 @@ impl<'a> BatchSave<'a> {
         }
     }
 
-    /// The CRC for a frame of `len` bytes of this batch: the wide fold under the batch's save
-    /// (made now if this is its first long frame), else the XMM fold (short frames; no
-    /// record; the save failed, and the batch does not try again).
+    /// The CRC for a frame of this batch carrying `len` bytes (its payload, or the whole
+    /// frame): the wide fold under the batch's save (made now if this is its first long
+    /// frame), else the XMM fold (short frames; no record; the save failed, and the batch does
+    /// not try again).
     #[inline]
     pub fn crc(&mut self, len: usize) -> Batch<'_> {
         if !self.tried && len >= crc::WIDE_FROM {

@@ -10,9 +10,8 @@
 //! (`BatchSave::crc`). The count is the process's, so only its growth is read, never an exact
 //! figure. That the wide fold computes the right CRC is the conformance tests' (`fast_crc`);
 //! here every frame's ICRC is checked by its receiver, and a wrong one would drop the packet
-//! and fail the transfer's bytes.
-
-use dcbndk::resources::crc;
+//! and fail the transfer's bytes. Only the simulated kernel's count is read, not the driver's
+//! own state: under Wine the driver is the image, which the kit sees through its calls alone.
 
 use super::jumbo::{packets_at, write_read};
 use crate::kit::ndk::ping::on_pair_with;
@@ -58,12 +57,6 @@ fn wide_taken() -> CaseResult {
     let expected = avx_enabled();
     let before = avx_saves();
     on_pair_with((9014, 9014), |a, b| {
-        // Asked after the driver's DriverEntry detected (it did for these adapters).
-        expect_eq(
-            "the driver's detection (crc::wide_available)",
-            crc::wide_available(),
-            expected,
-        )?;
         let run = write_read(a, b)?;
         packets_at("9014 and 9014", &run, 4096)?;
         let saves = avx_saves() - before;

@@ -1,0 +1,47 @@
+//! The CRC-32 strategies over arbitrary bytes (properties: `dcbndk_core::fuzzing::copy_crc`):
+//! the core's, and the shell's own, the XMM fold (`Fast`) and, where this CPU and OS have
+//! AVX2 and VPCLMULQDQ, the YMM fold (`Wide`), each fused copy against a plain copy and the
+//! software CRC.
+//!
+//! The shell's module is compiled here from its source file (`#[path]`): the driver crate
+//! itself cannot be linked outside the kernel or the simulator (it imports ndis.sys), and its
+//! CRC module needs nothing of them on x64 but the kernel's word on whether the OS enabled the
+//! AVX state, which a user-mode process reads from XCR0 (std's detection): `xstate` below.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[allow(dead_code, reason = "the driver's module, of which the target uses a part")]
+mod resources {
+    #[path = "../../../driver/src/resources/crc.rs"]
+    pub mod crc;
+
+    pub mod xstate {
+        /// Whether the OS enabled the AVX state: in user mode, what XCR0 says (std).
+        pub fn avx_enabled() -> bool {
+            std::is_x86_feature_detected!("avx")
+        }
+    }
+}
+
+use resources::crc::{Fast, Wide};
+
+/// The YMM fold where this CPU and OS have it: in user mode the OS keeps every thread's YMM
+/// state, so it needs no save.
+fn wide() -> Option<Wide<'static>> {
+    let usable = std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("vpclmulqdq")
+        && std::is_x86_feature_detected!("pclmulqdq")
+        && std::is_x86_feature_detected!("sse4.1");
+    // SAFETY: std's detection said the CPU has the features and the OS enabled AVX; a
+    // user-mode thread's YMM state is the OS's to keep.
+    usable.then(|| unsafe { Wide::new_unchecked() })
+}
+
+fuzz_target!(|data: &[u8]| {
+    dcbndk_core::fuzzing::copy_crc(data);
+    dcbndk_core::fuzzing::copy_crc_with(data, &Fast);
+    if let Some(wide) = wide() {
+        dcbndk_core::fuzzing::copy_crc_with(data, &wide);
+    }
+});
