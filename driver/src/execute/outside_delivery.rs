@@ -4,9 +4,11 @@
 //! (`execute::receive::arrived`: a direct call, so that the image's call graph sees the whole
 //! path); then whatever the receivers posted (`pump`).
 
+use dcbndk_core::datapath::scan;
+
 use super::post::Wire;
 use crate::context::AdapterContext;
-use crate::resources::crc::Batch;
+use crate::resources::crc::{Batch, WIDE_FROM};
 use crate::resources::link::DeliveryRight;
 use crate::resources::timer::now_ns;
 use crate::resources::wire;
@@ -32,8 +34,8 @@ impl Wire for OutsideDelivery {
         // One clock read for the batch, its frames arrive together; none when nobody receives
         // them (an adapter alone on its wire, as on a VM with one).
         let mut clock = None;
-        // One save of the AVX state for the batch's long frames (their ICRCs checked on YMM
-        // registers), restored before the buffers are released.
+        // One save of the AVX state for the batch's long RoCEv2 frames (their ICRCs checked on
+        // YMM registers), restored before the buffers are released.
         let mut save = BatchSave::new(&from.xstate);
         for port in wire::attached() {
             let Some(entered) = wire::enter(port, me) else {
@@ -46,7 +48,12 @@ impl Wire for OutsideDelivery {
                     // SAFETY: the buffers are the caller's (dequeued, off the free list) until
                     // released below, after the last use of the slices.
                     let bytes = unsafe { from.link.frame(frame.slot, frame.range()) };
-                    let crc = save.crc(bytes.len());
+                    // Only a RoCEv2 frame has an ICRC to check: no save for the others.
+                    let crc = if bytes.len() >= WIDE_FROM && scan::facts(bytes).is_roce() {
+                        save.crc(bytes.len())
+                    } else {
+                        Batch::Xmm
+                    };
                     super::receive::arrived(to, bytes, &crc, at_dispatch, frame.at_ns, clock_ns);
                 }
             }

@@ -23,8 +23,11 @@
 //!   a [`Wide`] is made only by a live save (`resources::xstate::Saved::crc`), and borrows it,
 //!   so no fold on YMM runs outside one. The save is made once per batch of packets, a
 //!   doorbell's run or a delivery's frames, and only for a batch with a frame of at least
-//!   [`WIDE_FROM`] bytes ([`Batch`]: the batch's CRC, wide under its save, else XMM). No
-//!   AVX-512: the ZMM registers would need their own state saved and a CPU to be tested on.
+//!   [`WIDE_FROM`] bytes ([`Batch`]: the batch's CRC, wide under its save, else XMM). The
+//!   wide fold takes a message of at least a step (256 bytes) whose masked headers are whole
+//!   blocks (IPv4's 48 bytes); IPv6's 68 bytes of headers, and shorter messages, go to the XMM
+//!   fold. No AVX-512: the ZMM registers would need their own state saved and a CPU to be
+//!   tested on.
 //! - **ARM64**: the ARMv8 CRC32 instructions (`CRC32X`, `CRC32B`: this very polynomial,
 //!   reflected, no inversion), general-purpose registers only (`arm64`).
 //!
@@ -36,7 +39,8 @@
 //! only [`detect`], at `DriverEntry`); ARM64 asks the kernel, `ExIsProcessorFeaturePresent(PF_ARM_V8_CRC32_INSTRUCTIONS_
 //! AVAILABLE)`, which the DDI page allows only at PASSIVE_LEVEL: `DriverEntry` detects, and
 //! until then the software CRC is used. Short buffers (below [`FOLD_FROM`]) and the bytes after
-//! the last whole 16-byte block go through the core's software CRC.
+//! the last whole 16-byte block go through the core's software CRC (after the wide fold, a byte
+//! at a time on the core's table).
 //!
 //! No stack: the folding keeps its lanes in registers (x64: the lanes, two key pairs and the
 //! blocks being loaded; the Windows x64 convention makes XMM6-XMM15 callee-saved, so the

@@ -24,6 +24,7 @@ use core::cell::UnsafeCell;
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use ndis_sys::ntdef::LowPoolPriority;
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
 use ndis_sys::wdm::XSTATE_SAVE;
 
@@ -55,7 +56,8 @@ unsafe impl Send for SaveAreas {}
 impl SaveAreas {
     /// The records for the adapter `handle`, where the wide fold is available
     /// (`crc::wide_available`); none where it is not, or where the pool has no memory (the
-    /// adapter's batches then fold on XMM registers). IRQL: <= DISPATCH_LEVEL.
+    /// adapter's batches then fold on XMM registers). Asked at `LowPoolPriority`, as memory the
+    /// adapter can do without. IRQL: <= DISPATCH_LEVEL.
     ///
     /// # Safety
     /// `handle` is the miniport handle of the adapter being initialized, valid until halt,
@@ -63,9 +65,16 @@ impl SaveAreas {
     #[must_use]
     pub unsafe fn allocate(handle: NDIS_HANDLE) -> SaveAreas {
         let records = if crc::wide_available() {
-            let blank = || UnsafeCell::new(XSTATE_SAVE::zeroed());
-            // SAFETY: `handle` is the adapter's, valid for the box's life (function contract).
-            unsafe { PoolBox::new(handle, TAG_XSTATE, [blank(), blank()]) }
+            let init = |place: *mut Records| {
+                let blank = || UnsafeCell::new(XSTATE_SAVE::zeroed());
+                // SAFETY: `place` is fresh, aligned pool memory for the records that nothing
+                // else refers to (`PoolBox::new_at`'s contract).
+                unsafe { place.write([blank(), blank()]) };
+                true
+            };
+            // SAFETY: `handle` is the adapter's, valid for the box's life (function contract);
+            // `init` initializes the whole value. At low priority: the adapter does without.
+            unsafe { PoolBox::new_at(handle, TAG_XSTATE, LowPoolPriority, init) }
         } else {
             None
         };

@@ -12,7 +12,7 @@
 //! | `NdisOpenConfigurationEx` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndisopenconfigurationex ("failed due to insufficient resources") |
 //! | `NdisReadConfiguration` | `*Status` = `NDIS_STATUS_RESOURCES`, NULL parameter | ndis/nf-ndis-ndisreadconfiguration ("could not allocate resources, usually enough memory") |
 //! | `NdisReadNetworkAddress` | `*Status` = `NDIS_STATUS_FAILURE` | ndis/nf-ndis-ndisreadnetworkaddress (SUCCESS and FAILURE are the only values) |
-//! | `NdisAllocateMemoryWithTagPriority` | NULL | ndis/nf-ndis-ndisallocatememorywithtagpriority ("NULL if sufficient nonpaged memory is currently unavailable") |
+//! | `NdisAllocateMemoryWithTagPriority` | NULL | ndis/nf-ndis-ndisallocatememorywithtagpriority ("NULL if sufficient nonpaged memory is currently unavailable"); counted apart at `LowPoolPriority` (`Export::AllocateMemoryLowPriority`), the allocations a caller can do without |
 //! | `NdisAllocateTimerObject` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndisallocatetimerobject ("failed because of insufficient resources") |
 //! | `NdisAllocateIoWorkItem` | NULL | ndis/nf-ndis-ndisallocateioworkitem ("If it fails, NdisAllocateIoWorkItem returns NULL") |
 //! | `NdisAllocateNetBufferListPool` | NULL | nblapi/nf-nblapi-ndisallocatenetbufferlistpool ("If the allocation was unsuccessful, this handle is NULL") |
@@ -35,7 +35,8 @@
 //! runs a body for k = 1, 2, ... until the body completes without reaching k, and the number of
 //! failable calls of that last run is the scope's number of injection points.
 //! [`Mode::Randomized`] fails each call with a probability from a seeded generator (the
-//! kit's low-resources and workload groups drive it).
+//! kit's low-resources and workload groups drive it). [`Mode::Every`] fails every call of one
+//! export and no other (NdkPerf's failed saves of the AVX state under a whole transfer).
 //!
 //! **Suspension.** [`Scope::suspend`] lets a scope's calls succeed for a while without leaving
 //! it: the randomized workload's NDK consumer sessions, whose failures it does not model
@@ -70,6 +71,9 @@ pub enum Export {
     ReadNetworkAddress,
     /// `NdisAllocateMemoryWithTagPriority`
     AllocateMemory,
+    /// `NdisAllocateMemoryWithTagPriority` at `LowPoolPriority` (memory the caller said it
+    /// can do without: the system refuses it first)
+    AllocateMemoryLowPriority,
     /// `NdisAllocateTimerObject`
     AllocateTimerObject,
     /// `NdisAllocateIoWorkItem`
@@ -102,6 +106,9 @@ impl Export {
             Self::ReadConfiguration => "NdisReadConfiguration",
             Self::ReadNetworkAddress => "NdisReadNetworkAddress",
             Self::AllocateMemory => "NdisAllocateMemoryWithTagPriority",
+            Self::AllocateMemoryLowPriority => {
+                "NdisAllocateMemoryWithTagPriority (LowPoolPriority)"
+            }
             Self::AllocateTimerObject => "NdisAllocateTimerObject",
             Self::AllocateIoWorkItem => "NdisAllocateIoWorkItem",
             Self::AllocateNetBufferListPool => "NdisAllocateNetBufferListPool",
@@ -127,6 +134,7 @@ impl Export {
             Self::SetMiniportAttributes => "NDIS_STATUS_BAD_VERSION",
             Self::ReadNetworkAddress => "NDIS_STATUS_FAILURE",
             Self::AllocateMemory
+            | Self::AllocateMemoryLowPriority
             | Self::AllocateIoWorkItem
             | Self::AllocateNetBufferListPool
             | Self::AllocateNetBufferAndNetBufferList
