@@ -49,7 +49,7 @@ impl Wire for OutsideDelivery {
                     // released below, after the last use of the slices.
                     let bytes = unsafe { from.link.frame(frame.slot, frame.range()) };
                     // Only a RoCEv2 frame has an ICRC to check: no save for the others.
-                    let crc = if bytes.len() >= WIDE_FROM && scan::facts(bytes).is_roce() {
+                    let crc = if bytes.len() >= WIDE_FROM && is_roce(bytes) {
                         save.crc(bytes.len())
                     } else {
                         Batch::Xmm
@@ -71,6 +71,14 @@ impl Wire for OutsideDelivery {
     fn after_posting(from: &AdapterContext, at_dispatch: bool) {
         pump(from, at_dispatch);
     }
+}
+
+/// Whether `frame` is a RoCE or RoCEv2 frame (`dcbndk_core::datapath::scan`). Out of line: the
+/// scan's facts are not in the frame of `deliver_sent`, which lies under the receive path
+/// (`cargo xtask pe`).
+#[inline(never)]
+fn is_roce(frame: &[u8]) -> bool {
+    scan::facts(frame).is_roce()
 }
 
 /// Every other adapter on `from`'s wire receives `frame`.

@@ -607,22 +607,22 @@ unsafe extern "system" fn rogue_oid_request(
             assert_eq!(status, 0, "the save itself succeeds");
         }
         Mode::RestoreXStateOutOfOrder => {
-            let first = Box::leak(Box::new(XSTATE_SAVE::zeroed()));
-            let second = Box::leak(Box::new(XSTATE_SAVE::zeroed()));
-            // SAFETY: live records, saves of an enabled feature, at the handler's IRQL.
-            unsafe {
-                assert_eq!(
-                    exports::KeSaveExtendedProcessorState(XSTATE_MASK_LEGACY_SSE, first),
-                    0
-                );
-                assert_eq!(
-                    exports::KeSaveExtendedProcessorState(XSTATE_MASK_LEGACY_SSE, second),
-                    0
-                );
-                exports::KeRestoreExtendedProcessorState(first);
-                exports::KeRestoreExtendedProcessorState(second);
-                exports::KeRestoreExtendedProcessorState(first);
-                exports::KeRestoreExtendedProcessorState(first);
+            let first: *mut XSTATE_SAVE = Box::leak(Box::new(XSTATE_SAVE::zeroed()));
+            let second: *mut XSTATE_SAVE = Box::leak(Box::new(XSTATE_SAVE::zeroed()));
+            // SAFETY: a live record, a save of an enabled feature, at the handler's IRQL.
+            let saved =
+                unsafe { exports::KeSaveExtendedProcessorState(XSTATE_MASK_LEGACY_SSE, first) };
+            assert_eq!(saved, 0);
+            // SAFETY: a live record of its own, a save of an enabled feature, at the handler's
+            // IRQL.
+            let saved =
+                unsafe { exports::KeSaveExtendedProcessorState(XSTATE_MASK_LEGACY_SSE, second) };
+            assert_eq!(saved, 0);
+            // The restores in the wrong order, then the right one, then one too many: each a
+            // live record (the simulator only reads the addresses).
+            for record in [first, second, first, first] {
+                // SAFETY: a live record; the misuse is the point, and the simulator checks it.
+                unsafe { exports::KeRestoreExtendedProcessorState(record) };
             }
         }
         Mode::ReleaseLockHeldByOtherThread => {
