@@ -5,8 +5,8 @@
 //!
 //! The shell's module is compiled here from its source file (`#[path]`): the driver crate
 //! itself cannot be linked outside the kernel or the simulator (it imports ndis.sys), and its
-//! CRC module needs nothing of them on x64 but the kernel's word on whether the OS enabled the
-//! AVX state, which a user-mode process reads from XCR0 (std's detection): `xstate` below.
+//! CRC module needs nothing of them on x64 (the kernel's word on the AVX state is given to its
+//! `detect`, which the target does not call: std's detection, which reads XCR0, stands for it).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,13 +15,6 @@ use libfuzzer_sys::fuzz_target;
 mod resources {
     #[path = "../../../driver/src/resources/crc.rs"]
     pub mod crc;
-
-    pub mod xstate {
-        /// Whether the OS enabled the AVX state: in user mode, what XCR0 says (std).
-        pub fn avx_enabled() -> bool {
-            std::is_x86_feature_detected!("avx")
-        }
-    }
 }
 
 use resources::crc::{Fast, Wide};

@@ -323,15 +323,16 @@ pub fn copy_update(register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
 }
 
 /// Asks the CPU (x64) or the kernel (ARM64) whether it has the CRC instructions, and on x64
-/// also whether it has the wide ones and the OS enabled the AVX state they need
-/// ([`wide_available`]), once, and remembers the answer. IRQL: PASSIVE_LEVEL
-/// (`ExIsProcessorFeaturePresent` on ARM64, `RtlGetEnabledExtendedFeatures` on x64).
+/// also whether it has the wide ones and, where it has, whether the OS enabled the AVX state
+/// they need (`avx_enabled`: the kernel's `RtlGetEnabledExtendedFeatures` in the driver,
+/// `resources::xstate::avx_enabled`) ([`wide_available`]), once, and remembers the answer.
+/// IRQL: PASSIVE_LEVEL (`ExIsProcessorFeaturePresent` on ARM64, `avx_enabled` on x64).
 /// `DriverEntry` calls it.
-pub fn detect() -> bool {
+pub fn detect(avx_enabled: impl FnOnce() -> bool) -> bool {
     let present = cpu_has_crc();
     let state = if !present {
         ABSENT
-    } else if cpu_has_wide() {
+    } else if cpu_has_wide() && avx_enabled() {
         WIDE
     } else {
         PRESENT
@@ -413,11 +414,10 @@ fn cpu_has_crc() -> bool {
     false
 }
 
-/// The wide fold's features: CPUID's AVX, OSXSAVE, AVX2 and VPCLMULQDQ, and the kernel's word
-/// that the OS enabled the AVX state (`resources::xstate::avx_enabled`, PASSIVE_LEVEL).
+/// The wide fold's features by CPUID: AVX, OSXSAVE, AVX2 and VPCLMULQDQ.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 fn cpu_has_wide() -> bool {
-    x64::wide::cpu_has_vpclmulqdq() && super::xstate::avx_enabled()
+    x64::wide::cpu_has_vpclmulqdq()
 }
 
 /// Miri: no CPUID, and no wide fold.
