@@ -12,12 +12,10 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code, reason = "the driver's module, of which the target uses a part")]
-mod resources {
-    #[path = "../../../driver/src/resources/crc.rs"]
-    pub mod crc;
-}
+#[path = "../../driver/src/resources/crc.rs"]
+mod crc;
 
-use resources::crc::{Fast, Wide};
+use crc::{Fast, Wide};
 
 /// The YMM fold where this CPU and OS have it: in user mode the OS keeps every thread's YMM
 /// state, so it needs no save.

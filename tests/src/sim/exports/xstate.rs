@@ -72,11 +72,11 @@ fn enabled_features() -> ULONG64 {
     }
 }
 
-/// Successful saves of the AVX state since the process started, on every thread: what the
-/// kit reads to see that the driver took its wide path.
+/// The count [`avx_saves`] reads.
 static AVX_SAVES: AtomicU64 = AtomicU64::new(0);
 
-/// [`AVX_SAVES`] now.
+/// The successful saves of the AVX state since the process started, on every thread: what
+/// the kit reads to see that the driver took its wide path.
 #[must_use]
 pub fn avx_saves() -> u64 {
     AVX_SAVES.load(Ordering::Relaxed)
