@@ -20,6 +20,11 @@
 //! - `roce_4k/copy_and_crc`: the same in one pass (`Fast::copy_update`, each block folded as it
 //!   is moved), and `roce_4k/copy_and_crc_software` the core's default (a copy, then the
 //!   software CRC over the copy).
+//! - `roce_4k/icrc_wide` and `roce_4k/copy_and_crc_wide`: the same on the wide fold (YMM
+//!   registers, VPCLMULQDQ with AVX2: `resources::crc::Wide`), where the CPU has it; no save of
+//!   the AVX state around it, which user mode does not need (the driver saves once per batch).
+//! - `crc_64k/{memcpy,crc_xmm,copy_and_crc_xmm,crc_wide,copy_and_crc_wide}`: 64 KiB, the folds'
+//!   speed per byte with the fixed costs out of sight.
 //!
 //! - `roce_frame/gather_then_build/{64,4096}`: a SEND framed from a payload first gathered into
 //!   a scratch buffer (the gathering, the builder's copy, the ICRC), and
@@ -155,6 +160,62 @@ fn four_k(c: &mut Criterion) {
     g.bench_function("copy_and_crc_software", |b| {
         b.iter(|| black_box(Software.copy_update(u32::MAX, black_box(&payload), &mut dst)));
     });
+    if let Some(wide) = wide() {
+        g.bench_function("icrc_wide", |b| {
+            b.iter(|| black_box(icrc::compute_with(black_box(&packet), &wide)));
+        });
+        g.bench_function("copy_and_crc_wide", |b| {
+            b.iter(|| black_box(wide.copy_update(u32::MAX, black_box(&payload), &mut dst)));
+        });
+    }
+    g.finish();
+}
+
+/// The wide fold where this CPU and OS have it (AVX2, VPCLMULQDQ, the AVX state enabled: std's
+/// detection): in a user-mode process the OS keeps every thread's YMM state, so no save is
+/// made around it. `None`, said once, elsewhere.
+fn wide() -> Option<fast::Wide<'static>> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("vpclmulqdq")
+        && std::is_x86_feature_detected!("pclmulqdq")
+        && std::is_x86_feature_detected!("sse4.1")
+    {
+        // SAFETY: std's detection just said the CPU has the features and the OS enabled AVX;
+        // a user-mode thread's YMM state is the OS's to keep.
+        return Some(unsafe { fast::Wide::new_unchecked() });
+    }
+    println!("wide: this CPU has no AVX2 + VPCLMULQDQ; its cases are left out");
+    None
+}
+
+/// 64 KiB: the fold's speed with the fixed costs (the reduction, the save) out of sight, in
+/// the L2 cache. XMM, wide and memcpy, fused copy and not.
+fn sixty_four_k(c: &mut Criterion) {
+    let payload: Vec<u8> = (0..65536u32).map(|i| (i * 131) as u8).collect();
+    let mut dst = vec![0u8; payload.len()];
+    let mut g = c.benchmark_group("crc_64k");
+    g.throughput(Throughput::Bytes(payload.len() as u64));
+    g.bench_function("memcpy", |b| {
+        b.iter(|| {
+            dst.copy_from_slice(black_box(&payload));
+            black_box(&mut dst);
+        });
+    });
+    g.bench_function("crc_xmm", |b| {
+        b.iter(|| black_box(fast::update(u32::MAX, black_box(&payload))));
+    });
+    g.bench_function("copy_and_crc_xmm", |b| {
+        b.iter(|| black_box(Fast.copy_update(u32::MAX, black_box(&payload), &mut dst)));
+    });
+    if let Some(wide) = wide() {
+        g.bench_function("crc_wide", |b| {
+            b.iter(|| black_box(wide.update(u32::MAX, black_box(&payload))));
+        });
+        g.bench_function("copy_and_crc_wide", |b| {
+            b.iter(|| black_box(wide.copy_update(u32::MAX, black_box(&payload), &mut dst)));
+        });
+    }
     g.finish();
 }
 
@@ -225,5 +286,12 @@ fn crc32(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, framing, four_k, framing_gathered, crc32);
+criterion_group!(
+    benches,
+    framing,
+    four_k,
+    framing_gathered,
+    sixty_four_k,
+    crc32
+);
 criterion_main!(benches);

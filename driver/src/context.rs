@@ -23,6 +23,7 @@ use crate::resources::rxpool::ReceivePool;
 use crate::resources::sync::{Exclusive, Published, SpinLock};
 use crate::resources::timer::Timer;
 use crate::resources::wire;
+use crate::resources::xstate::SaveAreas;
 use ndis_sys::imports::NDIS_IO_WORKITEM_ROUTINE;
 use ndis_sys::ndkinfo::{
     NDK_ADAPTER_INFO, NDK_VERSION, NdkInfiniBand, NdkRoCE, NdkRoCEv2, NdkUndefined, NdkiWarp,
@@ -77,6 +78,10 @@ pub struct AdapterContext {
     pub link: LinkShell,
     /// The NDK adapters open on this adapter, whose providers take its RoCEv2 frames.
     pub ndk_ports: NdkPorts,
+    /// The records a batch of packets saves the AVX state into, for the ICRC's folds on YMM
+    /// registers (`resources::xstate`): none where the wide fold is not available or the
+    /// pool had no memory for them.
+    pub xstate: SaveAreas,
 }
 
 impl AdapterContext {
@@ -405,6 +410,15 @@ unsafe fn init_context(
     let member = unsafe { &raw mut (*place).link };
     // SAFETY: `member` is inside `place`, valid for writes (function contract).
     unsafe { member.write(link) };
+    // SAFETY: `handle` is the adapter's being initialized, valid until halt, which drops the
+    // areas with the context.
+    let xstate = unsafe { SaveAreas::allocate(handle) };
+    // SAFETY: `place` is valid for writes of the whole value (function contract); only
+    // the address of a member is taken.
+    let member = unsafe { &raw mut (*place).xstate };
+    // SAFETY: `member` is inside `place`, valid for writes (function contract). Without the
+    // records the adapter works as well, on the XMM fold: no failure to undo.
+    unsafe { member.write(xstate) };
     // SAFETY: every member that needs freeing was made above; the rest cannot fail.
     unsafe { init_tables(place, config) };
     true

@@ -162,6 +162,8 @@ DDK_STRUCTS = [
     ("KDPC", "wdm.h (mingw-w64 ddk)",
      ["Type", "Importance", "Number", "DpcListEntry", "DeferredRoutine", "DeferredContext",
       "SystemArgument1", "SystemArgument2", "DpcData"]),
+    ("XSTATE_CONTEXT", "wdm.h (mingw-w64 ddk), x64", ["Mask", "Length", "Reserved1", "Area", "Buffer"]),
+    ("XSTATE_SAVE", "wdm.h (mingw-w64 ddk), x64", ["Prev", "Thread", "Level", "XStateContext"]),
 ]
 DDK_CONSTS = [(n, "wdm.h (mingw-w64 ddk)") for n in [
     "MDL_MAPPED_TO_SYSTEM_VA", "MDL_PAGES_LOCKED", "MDL_SOURCE_IS_NONPAGED_POOL", "MDL_ALLOCATED_FIXED_SIZE",
@@ -169,6 +171,7 @@ DDK_CONSTS = [(n, "wdm.h (mingw-w64 ddk)") for n in [
     "LowPagePriority", "NormalPagePriority", "HighPagePriority",
     "KernelMode", "UserMode", "MmNonCached", "MmCached", "PAGE_SIZE"]] + [
     ("MdlMappingNoExecute", "wdm.h (wdm_extra.h; DDI MmGetSystemAddressForMdlSafe, Windows 8)"),
+    ("XSTATE_MASK_AVX", "wdm.h (wdm_extra.h; winnt.h of mingw-w64 has the same)"),
 ]
 
 

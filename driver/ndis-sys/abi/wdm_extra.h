@@ -1,5 +1,5 @@
 /*
- * The wdm.h item mingw-w64's ddk/wdm.h lacks, transcribed from the Windows Driver Kit's wdm.h as
+ * The wdm.h items mingw-w64's ddk/wdm.h lacks, transcribed from the Windows Driver Kit's wdm.h as
  * the DDI reference documents it. Include after <ddk/wdm.h> (prelude_ddk.h).
  */
 #ifndef DCBNDK_WDM_EXTRA_H
@@ -9,5 +9,10 @@
  * no-execute mapping (the DDI pages of MmGetSystemAddressForMdlSafe and
  * MmMapLockedPagesSpecifyCache). */
 #define MdlMappingNoExecute 0x40000000
+
+/* wdm.h (and winnt.h): the AVX state's bit of the extended-state masks of
+ * KeSaveExtendedProcessorState and RtlGetEnabledExtendedFeatures, XSTATE_MASK_GSSE, bit
+ * XSTATE_GSSE (2) of XCR0. mingw-w64 has it in winnt.h only, which prelude_ddk.h cannot include. */
+#define XSTATE_MASK_AVX (1ULL << 2)
 
 #endif

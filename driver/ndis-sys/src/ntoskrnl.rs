@@ -8,7 +8,10 @@
 //! `KeInsertQueueDpc`, `KeRemoveQueueDpc`: dcbndk's `resources::dpc`; NDIS has no DPC of its own
 //! for a miniport without an interrupt), and to ask whether the processor has the ARMv8 CRC32
 //! instructions (`ExIsProcessorFeaturePresent`: dcbndk's `resources::crc`, the RoCEv2 ICRC; only
-//! the ARM64 image calls it, x64 reads CPUID); everything else goes through ndis.sys
+//! the ARM64 image calls it, x64 reads CPUID), and, on x64, to save and restore the AVX state
+//! around the RoCEv2 ICRC's folds on YMM registers (`KeSaveExtendedProcessorState`,
+//! `KeRestoreExtendedProcessorState`, after asking `RtlGetEnabledExtendedFeatures` whether the
+//! OS enabled that state: dcbndk's `resources::xstate`); everything else goes through ndis.sys
 //! ([`super::imports`]), but the performance counter (hal.dll's, [`super::hal`]). All are
 //! ntoskrnl.exe exports (`abi/ntoskrnl-exports.txt`, checked by `tests/abi_table.rs`). Besides these,
 //! the compiler's own calls for block copies and fills (`memcpy`, `memset`, `memmove`, `memcmp`)
@@ -17,9 +20,12 @@
 //! On Windows the import library `ntoskrnl.lib` resolves them (the WDK's, or on Linux the one
 //! `cargo xtask pe` makes from `xtask/exports`). On Linux the simulated ndis.sys defines each one.
 
-use super::types::{BOOLEAN, KIRQL, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, PVOID, ULONG, ULONG_PTR};
+use super::types::{
+    BOOLEAN, KIRQL, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, NTSTATUS, PVOID, ULONG, ULONG_PTR,
+    ULONG64,
+};
 use super::wdm::PMDL;
-use super::wdm::{KDPC, PKDEFERRED_ROUTINE};
+use super::wdm::{KDPC, PKDEFERRED_ROUTINE, XSTATE_SAVE};
 
 /// The names imported from ntoskrnl.exe by the driver's own code.
 pub const IMPORTS: &[&str] = &[
@@ -29,7 +35,10 @@ pub const IMPORTS: &[&str] = &[
     "KeInitializeDpc",
     "KeInsertQueueDpc",
     "KeRemoveQueueDpc",
+    "KeRestoreExtendedProcessorState",
+    "KeSaveExtendedProcessorState",
     "MmMapLockedPagesSpecifyCache",
+    "RtlGetEnabledExtendedFeatures",
 ];
 
 /// The names the compiler itself calls (block copies, fills and comparisons), exported by
@@ -85,6 +94,23 @@ unsafe extern "system" {
     /// Takes `Dpc` off its queue (any IRQL): TRUE when it was queued (its routine will not run
     /// for that queuing), FALSE when it was not (its routine may be running).
     pub fn KeRemoveQueueDpc(Dpc: *mut KDPC) -> BOOLEAN;
+
+    /// The extended processor features of `FeatureMask` (`XSTATE_MASK_*`) the OS enabled: the
+    /// intersection of the two, 0 where the OS uses no XSAVE (IRQL: PASSIVE_LEVEL, ntddk.h's
+    /// DDI page).
+    pub fn RtlGetEnabledExtendedFeatures(FeatureMask: ULONG64) -> ULONG64;
+
+    /// Saves the extended processor state of the features in `Mask` (which must all be
+    /// enabled: [`RtlGetEnabledExtendedFeatures`]) into `XStateSave`, caller-allocated, and
+    /// lets the caller use them until the matching [`KeRestoreExtendedProcessorState`]
+    /// (IRQL <= DISPATCH_LEVEL; not in an ISR for AVX). `STATUS_SUCCESS`, or
+    /// `STATUS_INSUFFICIENT_RESOURCES` when the kernel could not allocate the save area (the
+    /// DDI page); after a failure nothing is to be restored.
+    pub fn KeSaveExtendedProcessorState(Mask: ULONG64, XStateSave: *mut XSTATE_SAVE) -> NTSTATUS;
+
+    /// Restores the state a [`KeSaveExtendedProcessorState`] saved into `XStateSave`: at the
+    /// IRQL of that save, in LIFO order with the thread's other saves (the DDI page).
+    pub fn KeRestoreExtendedProcessorState(XStateSave: *mut XSTATE_SAVE);
 
     /// Maps the locked pages an MDL describes to a virtual address and returns the address of
     /// the MDL's first byte there (IRQL <= DISPATCH_LEVEL for `KernelMode`). With `KernelMode`

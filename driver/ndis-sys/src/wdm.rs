@@ -1,5 +1,7 @@
 //! `MDL` (wdm.h) and the values its accessors need: the `MDL_*` flags, `MM_PAGE_PRIORITY`,
-//! `MdlMappingNoExecute`, `KernelMode`, `MmCached`, `PAGE_SIZE`.
+//! `MdlMappingNoExecute`, `KernelMode`, `MmCached`, `PAGE_SIZE`; and `XSTATE_SAVE`, the record
+//! of a `KeSaveExtendedProcessorState`, with `XSTATE_MASK_AVX` (dcbndk's `resources::xstate`: the
+//! RoCEv2 ICRC on YMM registers).
 //!
 //! An NDK consumer hands the provider memory as an MDL chain (`NdkRegisterMr`, ndkpi.md §5), and
 //! the provider reads and writes it through a system address, the way wdm.h's
@@ -12,7 +14,8 @@
 
 use super::abi::{ndis_consts, ndis_structs};
 use super::types::{
-    CSHORT, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, MM_PAGE_PRIORITY, PVOID, UCHAR, ULONG, USHORT,
+    CSHORT, KPROCESSOR_MODE, MEMORY_CACHING_TYPE, MM_PAGE_PRIORITY, PVOID, UCHAR, ULONG, ULONG64,
+    USHORT,
 };
 
 /// `PMDL`: a pointer to an [`MDL`] header. The send path copies frames through their MDLs
@@ -71,6 +74,37 @@ ndis_structs! {
         /// Non-NULL while the DPC is queued.
         pub DpcData: PVOID,
     }
+
+    /// `XSTATE_CONTEXT` (x64 layout): where `KeSaveExtendedProcessorState` keeps the saved
+    /// state, 32 bytes. The kernel fills it; a driver only passes it back.
+    pub struct XSTATE_CONTEXT {
+        /// The features saved (`XSTATE_MASK_*`).
+        pub Mask: ULONG64,
+        /// The length of the save area.
+        pub Length: ULONG,
+        /// Reserved.
+        pub Reserved1: ULONG,
+        /// `PXSAVE_AREA`: the save area the kernel allocated (XSAVE's image).
+        pub Area: PVOID,
+        /// The allocation `Area` lies in.
+        pub Buffer: PVOID,
+    }
+
+    /// `XSTATE_SAVE` (x64 layout: 56 bytes, 8-byte aligned; ARM64 and x86 declare other
+    /// members, and only the x64 image uses it): the caller-allocated record of one
+    /// `KeSaveExtendedProcessorState`, which `KeRestoreExtendedProcessorState` takes back. The
+    /// kernel links the saves of a thread through `Prev` (the DDI pages: the pairs nest), so
+    /// the record must stay where it is, untouched, until it is restored.
+    pub struct XSTATE_SAVE {
+        /// The thread's save before this one.
+        pub Prev: *mut XSTATE_SAVE,
+        /// `struct _KTHREAD *`: the thread that saved.
+        pub Thread: PVOID,
+        /// The nesting level.
+        pub Level: UCHAR,
+        /// The saved state.
+        pub XStateContext: XSTATE_CONTEXT,
+    }
 }
 
 /// `KDEFERRED_ROUTINE`: a DPC's routine, run at DISPATCH_LEVEL with the `KDPC`, the context given
@@ -85,6 +119,10 @@ pub type PKDEFERRED_ROUTINE = Option<
 >;
 
 ndis_consts! {
+    /// `XSTATE_MASK_AVX` (= `XSTATE_MASK_GSSE`, bit 2 of XCR0): the AVX state, the upper
+    /// halves of the YMM registers, for `KeSaveExtendedProcessorState` and
+    /// `RtlGetEnabledExtendedFeatures`.
+    pub const XSTATE_MASK_AVX: ULONG64 = 1 << 2;
     /// `MDL_MAPPED_TO_SYSTEM_VA`: `MappedSystemVa` holds a system mapping made by
     /// `MmMapLockedPagesSpecifyCache`.
     pub const MDL_MAPPED_TO_SYSTEM_VA: CSHORT = 0x0001;

@@ -405,6 +405,28 @@ fn hal_imports_are_hal_exports() {
     }
 }
 
+/// The `XSTATE_SAVE` a save of the AVX state goes into is wdm.h's x64 layout (56 bytes, 8-byte
+/// aligned, the context at 24): the kernel writes all of it (`KeSaveExtendedProcessorState`).
+#[test]
+fn xstate_save_is_the_x64_wdm_h_layout() {
+    let table = table();
+    let row = table.get(Kind::Struct, "XSTATE_SAVE").unwrap();
+    assert!(
+        row.note.contains("ddk"),
+        "XSTATE_SAVE comes from {}",
+        row.note
+    );
+    assert_eq!((row.size, row.align), (Some(56), Some(8)));
+    assert_eq!(
+        (
+            size_of::<ffi::wdm::XSTATE_SAVE>(),
+            align_of::<ffi::wdm::XSTATE_SAVE>(),
+            std::mem::offset_of!(ffi::wdm::XSTATE_SAVE, XStateContext),
+        ),
+        (56, 8, 24)
+    );
+}
+
 /// The `KDPC` the NDK provider's doorbell lives in is wdm.h's size and alignment (64, 8): the
 /// kernel writes all of it (`KeInitializeDpc`), so the storage must be no smaller.
 #[test]

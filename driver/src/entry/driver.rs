@@ -9,7 +9,7 @@ use core::ptr::null_mut;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
 use super::{initialize, lifecycle, ndk, oid, receive, send};
-use crate::resources::{crc, log};
+use crate::resources::{crc, log, xstate};
 use ndis_sys::imports::{
     NdisMDeregisterMiniportDriver, NdisMRegisterMiniportDriver, NdisSetOptionalHandlers,
 };
@@ -83,8 +83,9 @@ pub unsafe extern "system" fn driver_entry(
 ) -> NTSTATUS {
     log::set_log_handle(driver_object);
     // The CRC instructions of the RoCEv2 ICRC: asked here, at PASSIVE_LEVEL, which ARM64's
-    // `ExIsProcessorFeaturePresent` requires (`resources::crc`).
-    crc::detect();
+    // `ExIsProcessorFeaturePresent` requires, and x64's `RtlGetEnabledExtendedFeatures` (the
+    // AVX state for the wide fold: `resources::crc`, `resources::xstate`).
+    crc::detect(xstate::avx_enabled);
     let chars = characteristics();
     let mut handle: NDIS_HANDLE = null_mut();
     // SAFETY: `driver_object` and `registry_path` come from the caller of DriverEntry as the DDI

@@ -36,6 +36,7 @@ use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
 
 use crate::context::AdapterContext;
+use crate::resources::crc::Batch;
 use crate::resources::crc::Fast;
 use crate::resources::link::{Queued, Read, State};
 use crate::resources::ndk::{count_rdma, current_processor};
@@ -44,6 +45,7 @@ use crate::resources::provider::data::Gathering;
 use crate::resources::provider::notes::Note;
 use crate::resources::provider::{Calls, Provider};
 use crate::resources::timer::now_ns;
+use crate::resources::xstate::BatchSave;
 use dcbndk_core::ndk::provider::neighbors::Ip;
 use dcbndk_core::ndk::{Activity, Applied};
 
@@ -152,9 +154,11 @@ fn classify(
 }
 
 /// Frames `transport` + `payload` into a free transmit buffer and queues it with `d`'s priority
-/// and tag; counts it. `false` when the link had no room (nothing queued).
+/// and tag; counts it. `false` when the link had no room (nothing queued). The ICRC on the
+/// batch's CRC (the wide fold under its save of the AVX state, `BatchSave::crc`).
 fn queue(
     context: &AdapterContext,
+    crc: Batch<'_>,
     s: &mut State,
     addressing: &Addressing,
     transport: &Transport,
@@ -167,9 +171,8 @@ fn queue(
     let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
         return false;
     };
-    let fill = |out: &mut [u8]| {
-        frame::build_with(out, addressing, transport, payload, pmtu, &Fast).is_ok()
-    };
+    let fill =
+        |out: &mut [u8]| frame::build_with(out, addressing, transport, payload, pmtu, &crc).is_ok();
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
         return false;
     };
@@ -178,8 +181,13 @@ fn queue(
 
 /// [`queue`] of a QP's packet whose `payload_len` bytes of payload `gathering` copies from the
 /// consumer's memory straight into the frame (`frame::build_gathered`).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the pieces of one frame, each borrowed from a different owner under the link's lock"
+)]
 fn queue_gathered(
     context: &AdapterContext,
+    crc: Batch<'_>,
     s: &mut State,
     addressing: &Addressing,
     transport: &Transport,
@@ -198,7 +206,7 @@ fn queue_gathered(
             transport,
             payload_len,
             pmtu,
-            &Fast,
+            &crc,
             gathering,
         )
         .is_ok()
@@ -278,7 +286,16 @@ fn send_cm(context: &AdapterContext, p: &mut Provider) {
         };
         let mut s = context.link.state().lock();
         // A message the link has no room for is lost; the CM sends it again after its timeout.
-        let _ = queue(context, &mut s, &addressing, &transport, payload, &d);
+        // Short messages: the XMM fold (`crc::WIDE_FROM`).
+        let _ = queue(
+            context,
+            Batch::Xmm,
+            &mut s,
+            &addressing,
+            &transport,
+            payload,
+            &d,
+        );
     }
 }
 
@@ -311,6 +328,7 @@ fn path_decision(
 /// Sends what the transport of the QP in `slot` has to send while its priority has room.
 fn send_qp(
     context: &AdapterContext,
+    save: &mut BatchSave<'_>,
     owner: &NdkAdapterObject,
     p: &mut Provider,
     slot: usize,
@@ -389,12 +407,13 @@ fn send_qp(
         let len = packet_len(&packet);
         held.carried(len);
         // The payload is gathered from the consumer's memory straight into the frame
-        // (`frame::build_gathered`). Room is there (seen under this
-        // acquisition), so the frame is queued unless the payload cannot be read: its
-        // transport then resends it on its timeout.
+        // (`frame::build_gathered`), its ICRC on the run's CRC (`BatchSave::crc`). Room is
+        // there (seen under this acquisition), so the frame is queued unless the payload cannot
+        // be read: its transport then resends it on its timeout.
+        let crc = save.crc(len);
         let transport = &packet.transport;
         let gathering = p.gathering(slot, packet.payload);
-        let _ = queue_gathered(context, s, &addressing, transport, len, gathering, &d);
+        let _ = queue_gathered(context, crc, s, &addressing, transport, len, gathering, &d);
     }
 }
 
@@ -419,9 +438,11 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     let mut calls = Calls::new();
     p.cm_events(&mut calls);
     apply_notes(context, p);
+    // The run is a batch: one save of the AVX state for its long frames, restored when it ends.
+    let mut save = BatchSave::new(&context.xstate);
     send_cm(context, p);
     for slot in p.live_qp_slots() {
-        send_qp(context, owner, p, slot, now);
+        send_qp(context, &mut save, owner, p, slot, now);
         if calls.has_room(4) {
             p.drain_qp(slot, &mut calls);
         } else {
@@ -430,6 +451,7 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
             p.drain_qp(slot, &mut calls);
         }
     }
+    drop(save);
     p.defer(&calls);
     // The moves may have noted QP errors and CQ overflows: counted in this run, not the next.
     apply_notes(context, p);

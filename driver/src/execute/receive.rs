@@ -23,7 +23,7 @@ use super::control::apply_effects;
 use super::drain;
 use super::post::UnderDelivery;
 use crate::context::AdapterContext;
-use crate::resources::crc::Fast;
+use crate::resources::crc::Batch;
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::timer::now_ms;
 use ndis_sys::nbl::NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL;
@@ -37,10 +37,13 @@ use ndis_sys::nbl::NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL;
 /// `at_ns`: the frame's time on the link (the sender's). `clock_ns`: the clock as the caller
 /// read it for this delivery, once for a batch of frames (`OutsideDelivery::deliver_sent`): the RDMA
 /// engine's time for what the frame starts (timers, retransmission). A clock read per RoCEv2
-/// packet was a visible share of kit group NdkPerf's 64-byte message rate.
+/// packet was a visible share of kit group NdkPerf's 64-byte message rate. `crc`: the CRC its
+/// ICRC is checked with, the delivery batch's (the wide fold under the batch's save of the AVX
+/// state, `OutsideDelivery::deliver_sent`).
 pub fn arrived(
     context: &AdapterContext,
     frame: &[u8],
+    crc: &Batch<'_>,
     at_dispatch: bool,
     at_ns: u64,
     clock_ns: u64,
@@ -53,7 +56,7 @@ pub fn arrived(
         qos: context.core.config.qos.is_enabled(),
         running,
     };
-    match demux(frame, &station, &Answers(context)) {
+    match demux(frame, &station, &Answers(context, *crc)) {
         Verdict::Drop(why) => match why.counted() {
             Some(Counted::Error) => context.core.stats.receive_error(),
             Some(Counted::Discard) => context.core.stats.receive_discarded(),
@@ -70,14 +73,15 @@ pub fn arrived(
     context.core.state.leave_datapath();
 }
 
-/// What the receive path's decision asks of the adapter's shared state.
-struct Answers<'a>(&'a AdapterContext);
+/// What the receive path's decision asks of the adapter's shared state, and the CRC it checks
+/// the ICRC with.
+struct Answers<'a, 's>(&'a AdapterContext, Batch<'s>);
 
-impl Lookups for Answers<'_> {
-    type Crc = Fast;
+impl<'s> Lookups for Answers<'_, 's> {
+    type Crc = Batch<'s>;
 
-    fn crc(&self) -> &Fast {
-        &Fast
+    fn crc(&self) -> &Batch<'s> {
+        &self.1
     }
 
     fn admits_vid(&self, vid: u16) -> bool {

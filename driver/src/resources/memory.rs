@@ -8,7 +8,7 @@ use core::ptr::NonNull;
 use ndis_sys::abi::Zeroable;
 use ndis_sys::imports::{NdisAllocateMemoryWithTagPriority, NdisFreeMemoryWithTagPriority};
 use ndis_sys::ntdef::NormalPoolPriority;
-use ndis_sys::types::{NDIS_HANDLE, ULONG};
+use ndis_sys::types::{EX_POOL_PRIORITY, NDIS_HANDLE, ULONG};
 
 /// Builds a pool tag from its four characters as they read in a pool dump (`b"DcbA"` shows
 /// as "DcbA"): the first character is the low byte.
@@ -66,6 +66,22 @@ impl<T> PoolBox<T> {
         tag: ULONG,
         init: impl FnOnce(*mut T) -> bool,
     ) -> Option<Self> {
+        // SAFETY: as this function's contract.
+        unsafe { Self::new_at(ndis_handle, tag, NormalPoolPriority, init) }
+    }
+
+    /// [`PoolBox::new_with`] at pool priority `priority`: `LowPoolPriority` for memory the
+    /// driver can do without, which the system may refuse first when it runs low (the DDI page
+    /// of `NdisAllocateMemoryWithTagPriority`).
+    ///
+    /// # Safety
+    /// As [`PoolBox::new_with`].
+    pub unsafe fn new_at(
+        ndis_handle: NDIS_HANDLE,
+        tag: ULONG,
+        priority: EX_POOL_PRIORITY,
+        init: impl FnOnce(*mut T) -> bool,
+    ) -> Option<Self> {
         const {
             assert!(
                 align_of::<T>() <= POOL_ALIGNMENT,
@@ -75,9 +91,7 @@ impl<T> PoolBox<T> {
         let size = u32::try_from(size_of::<T>()).ok()?;
         // SAFETY: the handle is valid (function contract); the call has no other precondition
         // and returns NULL on failure.
-        let raw = unsafe {
-            NdisAllocateMemoryWithTagPriority(ndis_handle, size, tag, NormalPoolPriority)
-        };
+        let raw = unsafe { NdisAllocateMemoryWithTagPriority(ndis_handle, size, tag, priority) };
         let ptr = NonNull::new(raw.cast::<T>())?;
         if !init(ptr.as_ptr()) {
             // SAFETY: allocated just above with this handle and tag, freed once; `init` left

@@ -28,6 +28,7 @@ const SIMULATOR_SOURCES: &[&str] = &[
     include_str!("../sim/exports/spin_locks.rs"),
     include_str!("../sim/exports/system.rs"),
     include_str!("../sim/exports/work_items.rs"),
+    include_str!("../sim/exports/xstate.rs"),
     include_str!("../sim/mdl.rs"),
     include_str!("../sim/clock.rs"),
     include_str!("../sim/receive.rs"),

@@ -61,6 +61,7 @@ use ndis_sys::types::{
     BOOLEAN, NDIS_HALT_ACTION, NDIS_HANDLE, NDIS_OID, NDIS_PORT_NUMBER, NDIS_SHUTDOWN_ACTION,
     NDIS_STATUS, PDRIVER_OBJECT, PVOID, ULONG,
 };
+use ndis_sys::wdm::XSTATE_SAVE;
 
 use crate::sim::adapter::{Phase, describe};
 use crate::sim::exports;
@@ -133,6 +134,11 @@ enum Mode {
     FailInitializeLeaking,
     /// `MiniportOidRequest` returns holding a spin lock.
     ReturnHoldingLock,
+    /// `MiniportOidRequest` saves the extended processor state and returns without restoring.
+    ReturnWithXStateSaved,
+    /// `MiniportOidRequest` saves twice, restores the first save before the second (out of
+    /// order), then both in order, then the first again (no save open).
+    RestoreXStateOutOfOrder,
     /// `MiniportOidRequest` releases a spin lock another thread holds.
     ReleaseLockHeldByOtherThread,
     /// `MiniportOidRequest` acquires a spin lock it already holds.
@@ -592,6 +598,33 @@ unsafe extern "system" fn rogue_oid_request(
         }
         Mode::PnpEventInOidRequest => note_status(handle, raise_ndk_enable(handle)),
         Mode::ReturnHoldingLock => acquire(a),
+        Mode::ReturnWithXStateSaved => {
+            // Leaked on purpose: the kernel would keep the record linked into the thread.
+            let record = Box::leak(Box::new(XSTATE_SAVE::zeroed()));
+            // SAFETY: a live record; the legacy SSE state is enabled wherever XSAVE is.
+            let status =
+                unsafe { exports::KeSaveExtendedProcessorState(XSTATE_MASK_LEGACY_SSE, record) };
+            assert_eq!(status, 0, "the save itself succeeds");
+        }
+        Mode::RestoreXStateOutOfOrder => {
+            let first: *mut XSTATE_SAVE = Box::leak(Box::new(XSTATE_SAVE::zeroed()));
+            let second: *mut XSTATE_SAVE = Box::leak(Box::new(XSTATE_SAVE::zeroed()));
+            // SAFETY: a live record, a save of an enabled feature, at the handler's IRQL.
+            let saved =
+                unsafe { exports::KeSaveExtendedProcessorState(XSTATE_MASK_LEGACY_SSE, first) };
+            assert_eq!(saved, 0);
+            // SAFETY: a live record of its own, a save of an enabled feature, at the handler's
+            // IRQL.
+            let saved =
+                unsafe { exports::KeSaveExtendedProcessorState(XSTATE_MASK_LEGACY_SSE, second) };
+            assert_eq!(saved, 0);
+            // The restores in the wrong order, then the right one, then one too many: each a
+            // live record (the simulator only reads the addresses).
+            for record in [first, second, first, first] {
+                // SAFETY: a live record; the misuse is the point, and the simulator checks it.
+                unsafe { exports::KeRestoreExtendedProcessorState(record) };
+            }
+        }
         Mode::ReleaseLockHeldByOtherThread => {
             let (held_tx, held_rx) = mpsc::channel::<()>();
             let (go_tx, go_rx) = mpsc::channel::<()>();
@@ -970,6 +1003,7 @@ const fn proven_by(rule: Rule) -> &'static str {
         Rule::BadFree => "bad_free_with_another_tag",
         Rule::BadStatus => "bad_status_request_completed_with_pending",
         Rule::LockHierarchy => "lock_hierarchy_two_locks_taken_in_both_orders",
+        Rule::UnbalancedXState => "unbalanced_xstate_a_save_left_open_and_restores_out_of_order",
     }
 }
 
@@ -1324,6 +1358,42 @@ fn unbalanced_lock_handler_returns_holding_a_lock() {
         "MiniportOidRequest returned holding 1 spin lock(s)",
     );
     assert_eq!(v.len(), 1, "{}", describe(&v));
+    assert_thread_clean();
+}
+
+// UNBALANCED_XSTATE
+
+/// `XSTATE_MASK_LEGACY_SSE`: a feature enabled wherever the OS uses XSAVE, so that the rule is
+/// proved on any CPU.
+const XSTATE_MASK_LEGACY_SSE: u64 = 1 << 1;
+
+#[test]
+fn unbalanced_xstate_a_save_left_open_and_restores_out_of_order() {
+    let r = Rogue::new(Mode::ReturnWithXStateSaved);
+    r.start();
+    let q = r.adapter.query(OID_GEN_LINK_SPEED, 4);
+    assert_eq!(q.status, NDIS_STATUS_SUCCESS);
+    // The simulator forgot the open save: the next handler starts with none.
+    assert_eq!(verifier::with_thread(|t| t.xsaves.len()), 0);
+    r.set_mode(Mode::RestoreXStateOutOfOrder);
+    let q = r.adapter.query(OID_GEN_LINK_SPEED, 4);
+    assert_eq!(q.status, NDIS_STATUS_SUCCESS);
+    r.set_mode(Mode::Good);
+    r.stop();
+    let v = r.violations();
+    assert_rules(&v, &[Rule::UnbalancedXState]);
+    assert_says(
+        &v,
+        Rule::UnbalancedXState,
+        "MiniportOidRequest returned with 1 extended processor state save(s) not restored",
+    );
+    assert_says(&v, Rule::UnbalancedXState, "out of order: a later save");
+    assert_says(
+        &v,
+        Rule::UnbalancedXState,
+        "with no save open on this thread",
+    );
+    assert_eq!(v.len(), 3, "{}", describe(&v));
     assert_thread_clean();
 }
 

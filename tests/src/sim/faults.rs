@@ -12,7 +12,7 @@
 //! | `NdisOpenConfigurationEx` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndisopenconfigurationex ("failed due to insufficient resources") |
 //! | `NdisReadConfiguration` | `*Status` = `NDIS_STATUS_RESOURCES`, NULL parameter | ndis/nf-ndis-ndisreadconfiguration ("could not allocate resources, usually enough memory") |
 //! | `NdisReadNetworkAddress` | `*Status` = `NDIS_STATUS_FAILURE` | ndis/nf-ndis-ndisreadnetworkaddress (SUCCESS and FAILURE are the only values) |
-//! | `NdisAllocateMemoryWithTagPriority` | NULL | ndis/nf-ndis-ndisallocatememorywithtagpriority ("NULL if sufficient nonpaged memory is currently unavailable") |
+//! | `NdisAllocateMemoryWithTagPriority` | NULL | ndis/nf-ndis-ndisallocatememorywithtagpriority ("NULL if sufficient nonpaged memory is currently unavailable"); counted apart at `LowPoolPriority` (`Export::AllocateMemoryLowPriority`), the allocations a caller can do without |
 //! | `NdisAllocateTimerObject` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndisallocatetimerobject ("failed because of insufficient resources") |
 //! | `NdisAllocateIoWorkItem` | NULL | ndis/nf-ndis-ndisallocateioworkitem ("If it fails, NdisAllocateIoWorkItem returns NULL") |
 //! | `NdisAllocateNetBufferListPool` | NULL | nblapi/nf-nblapi-ndisallocatenetbufferlistpool ("If the allocation was unsuccessful, this handle is NULL") |
@@ -21,6 +21,7 @@
 //! | `NdisWriteEventLogEntry` | `NDIS_STATUS_RESOURCES` | ndis/nf-ndis-ndiswriteeventlogentry ("NDIS could not allocate memory for the I/O error log record") |
 //! | `NdisGetDataBuffer` | NULL, only when `AlignMultiple` > 1 | nblapi/nf-nblapi-ndisgetdatabuffer: NULL only for a short NET_BUFFER or non-contiguous data without Storage, neither a resource failure; "if necessary, NDIS will allocate memory to satisfy the alignment requirement" is the one allocation, so only a call asking for alignment can fail for resources |
 //! | `MmMapLockedPagesSpecifyCache` (ntoskrnl.exe) | NULL, the MDL unchanged | wdm/nf-wdm-mmmaplockedpagesspecifycache ("If the pages cannot be mapped and BugCheckOnFailure is FALSE, the routine returns NULL") |
+//! | `KeSaveExtendedProcessorState` (ntoskrnl.exe) | `STATUS_INSUFFICIENT_RESOURCES`, nothing saved | wdm/nf-wdm-kesaveextendedprocessorstate ("STATUS_INSUFFICIENT_RESOURCES: A memory allocation operation failed") |
 //!
 //! Where a page names both `NDIS_STATUS_RESOURCES` and `NDIS_STATUS_FAILURE`, the injected
 //! failure is RESOURCES: FAILURE is "none of the preceding applies", not a shortage.
@@ -34,7 +35,8 @@
 //! runs a body for k = 1, 2, ... until the body completes without reaching k, and the number of
 //! failable calls of that last run is the scope's number of injection points.
 //! [`Mode::Randomized`] fails each call with a probability from a seeded generator (the
-//! kit's low-resources and workload groups drive it).
+//! kit's low-resources and workload groups drive it). [`Mode::Every`] fails every call of one
+//! export and no other (NdkPerf's failed saves of the AVX state under a whole transfer).
 //!
 //! **Suspension.** [`Scope::suspend`] lets a scope's calls succeed for a while without leaving
 //! it: the randomized workload's NDK consumer sessions, whose failures it does not model
@@ -69,6 +71,9 @@ pub enum Export {
     ReadNetworkAddress,
     /// `NdisAllocateMemoryWithTagPriority`
     AllocateMemory,
+    /// `NdisAllocateMemoryWithTagPriority` at `LowPoolPriority` (memory the caller said it
+    /// can do without: the system refuses it first)
+    AllocateMemoryLowPriority,
     /// `NdisAllocateTimerObject`
     AllocateTimerObject,
     /// `NdisAllocateIoWorkItem`
@@ -85,6 +90,8 @@ pub enum Export {
     WriteEventLogEntry,
     /// `MmMapLockedPagesSpecifyCache` (ntoskrnl.exe)
     MapLockedPagesSpecifyCache,
+    /// `KeSaveExtendedProcessorState` (ntoskrnl.exe)
+    SaveExtendedProcessorState,
 }
 
 impl Export {
@@ -99,6 +106,9 @@ impl Export {
             Self::ReadConfiguration => "NdisReadConfiguration",
             Self::ReadNetworkAddress => "NdisReadNetworkAddress",
             Self::AllocateMemory => "NdisAllocateMemoryWithTagPriority",
+            Self::AllocateMemoryLowPriority => {
+                "NdisAllocateMemoryWithTagPriority (LowPoolPriority)"
+            }
             Self::AllocateTimerObject => "NdisAllocateTimerObject",
             Self::AllocateIoWorkItem => "NdisAllocateIoWorkItem",
             Self::AllocateNetBufferListPool => "NdisAllocateNetBufferListPool",
@@ -107,6 +117,7 @@ impl Export {
             Self::GetDataBuffer => "NdisGetDataBuffer",
             Self::WriteEventLogEntry => "NdisWriteEventLogEntry",
             Self::MapLockedPagesSpecifyCache => "MmMapLockedPagesSpecifyCache",
+            Self::SaveExtendedProcessorState => "KeSaveExtendedProcessorState",
         }
     }
 
@@ -123,12 +134,14 @@ impl Export {
             Self::SetMiniportAttributes => "NDIS_STATUS_BAD_VERSION",
             Self::ReadNetworkAddress => "NDIS_STATUS_FAILURE",
             Self::AllocateMemory
+            | Self::AllocateMemoryLowPriority
             | Self::AllocateIoWorkItem
             | Self::AllocateNetBufferListPool
             | Self::AllocateNetBufferAndNetBufferList
             | Self::AllocateMdl
             | Self::GetDataBuffer
             | Self::MapLockedPagesSpecifyCache => "NULL",
+            Self::SaveExtendedProcessorState => "STATUS_INSUFFICIENT_RESOURCES",
         }
     }
 }
@@ -157,6 +170,12 @@ pub enum Mode {
         seed: u64,
         /// The probability of failure, in parts per million.
         per_million: u32,
+    },
+    /// Every call of `export` fails, no other: one export's failure path throughout a run
+    /// (the kit's saves of the AVX state that all fail while the traffic goes on).
+    Every {
+        /// The export that fails.
+        export: Export,
     },
 }
 
@@ -204,6 +223,7 @@ impl State {
                 z ^= z >> 31;
                 z % 1_000_000 < u64::from(per_million)
             }
+            Mode::Every { export: failing } => export == failing,
         };
         if fail {
             self.injected.push((n, export));

@@ -570,7 +570,17 @@ pub(crate) fn call_handler<R>(
         f()
     });
     let saved = unwinding.disarm();
-    let (held, now) = verifier::with_thread(|t| (t.held.len(), t.irql));
+    let (held, now, xsaves) = verifier::with_thread(|t| (t.held.len(), t.irql, t.xsaves.len()));
+    if xsaves > saved.xsaves.len() {
+        Sim::get().report(
+            adapter,
+            Rule::UnbalancedXState,
+            format!(
+                "{name} returned with {} extended processor state save(s) not restored",
+                xsaves - saved.xsaves.len()
+            ),
+        );
+    }
     if held > saved.held.len() {
         Sim::get().report(
             adapter,

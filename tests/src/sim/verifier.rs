@@ -44,6 +44,11 @@ pub enum Rule {
     /// others): two threads taking them at once deadlock (Driver Verifier's deadlock detection,
     /// bug check 0xC4 subcode 0x1001, a lock hierarchy violation).
     LockHierarchy,
+    /// `KeSaveExtendedProcessorState`/`KeRestoreExtendedProcessorState` not paired as their DDI
+    /// pages require: a restore with no save open, of another `XSTATE_SAVE` than the latest
+    /// open save's (LIFO per thread), at another IRQL than its save's, a nested save at a lower
+    /// IRQL, or a save still open when the handler returned.
+    UnbalancedXState,
 }
 
 impl Rule {
@@ -63,6 +68,7 @@ impl Rule {
             Rule::BadFree => "BAD_FREE",
             Rule::BadStatus => "BAD_STATUS",
             Rule::LockHierarchy => "LOCK_HIERARCHY",
+            Rule::UnbalancedXState => "UNBALANCED_XSTATE",
         }
     }
 }
@@ -178,6 +184,9 @@ pub struct ThreadState {
     pub irql: u8,
     /// The spin locks held, in acquisition order, with the IRQL each saved.
     pub held: Vec<(usize, u8)>,
+    /// The extended processor state saves open (`KeSaveExtendedProcessorState`), oldest
+    /// first: each `XSTATE_SAVE`'s address and the IRQL of its save.
+    pub xsaves: Vec<(usize, u8)>,
     /// The adapter handle whose `MiniportOidRequest` is running on this thread.
     pub in_oid_request: Option<usize>,
     /// The driver handle whose `MiniportSetOptions` is running on this thread.
@@ -198,6 +207,7 @@ impl ThreadState {
     const IDLE: ThreadState = ThreadState {
         irql: PASSIVE_LEVEL,
         held: Vec::new(),
+        xsaves: Vec::new(),
         in_oid_request: None,
         in_set_options: None,
         in_initialize: None,

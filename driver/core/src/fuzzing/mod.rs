@@ -22,6 +22,7 @@
 
 mod classify;
 mod cm;
+mod copy_crc;
 mod lldp;
 mod network_addresses;
 mod object_header;
@@ -33,6 +34,7 @@ mod roce;
 pub use crate::support::{NET_LUID, running_adapter_with_inf_defaults};
 pub use classify::classify;
 pub use cm::cm;
+pub use copy_crc::{copy_crc, copy_crc_with};
 pub use lldp::lldp;
 pub use network_addresses::network_addresses;
 pub use object_header::object_header;
@@ -52,6 +54,7 @@ pub const TARGETS: &[&str] = &[
     "rc",
     "cm",
     "network_addresses",
+    "copy_crc",
 ];
 
 /// Runs the check of `target` on one input.
@@ -69,6 +72,7 @@ pub fn run(target: &str, data: &[u8]) {
         "rc" => rc(data),
         "cm" => cm(data),
         "network_addresses" => network_addresses(data),
+        "copy_crc" => copy_crc(data),
         other => panic!("no fuzz target named {other:?}"),
     }
 }

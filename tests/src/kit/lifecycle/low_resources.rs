@@ -82,10 +82,17 @@ const LIMIT: u32 = 2_000;
 /// - `NdisWriteEventLogEntry`: a warning the event log could not take is lost; what it warns
 ///   of (a keyword that took its default) is already decided, and the DDI gives a miniport
 ///   nothing else to do about it.
-pub const TOLERATED: [Export; 3] = [
+/// - `NdisAllocateMemoryWithTagPriority` at `LowPoolPriority`: memory the driver asks for at
+///   low priority because it can do without it (the adapter's records for saving the AVX
+///   state: without them the ICRC folds on XMM registers, `resources::xstate`).
+/// - `KeSaveExtendedProcessorState`: a batch whose save of the AVX state failed folds its
+///   ICRCs on XMM registers, which need no save.
+pub const TOLERATED: [Export; 5] = [
     Export::ReadConfiguration,
     Export::ReadNetworkAddress,
     Export::WriteEventLogEntry,
+    Export::AllocateMemoryLowPriority,
+    Export::SaveExtendedProcessorState,
 ];
 
 /// What every case's name ends with.

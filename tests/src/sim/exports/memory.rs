@@ -61,7 +61,13 @@ pub unsafe extern "system" fn NdisAllocateMemoryWithTagPriority(
         return null_mut();
     }
     // The DDI page: NULL "if sufficient nonpaged memory is currently unavailable" (sim::faults).
-    if faults::fail(Export::AllocateMemory) {
+    // LowPoolPriority (with or without its special-pool bits): what the caller can do without.
+    let export = if priority < 16 {
+        Export::AllocateMemoryLowPriority
+    } else {
+        Export::AllocateMemory
+    };
+    if faults::fail(export) {
         return null_mut();
     }
     // SAFETY: a non-zero-sized layout.

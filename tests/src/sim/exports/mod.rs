@@ -18,6 +18,7 @@ mod registration;
 mod spin_locks;
 mod system;
 mod work_items;
+mod xstate;
 
 pub use attributes::*;
 pub use configuration::*;
@@ -30,6 +31,7 @@ pub use registration::*;
 pub use spin_locks::*;
 pub use system::*;
 pub use work_items::*;
+pub use xstate::*;
 
 use std::sync::Arc;
 

@@ -38,9 +38,9 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// What one WRITE and READ of 1 MiB did.
-struct Run {
-    write_mb_s: f64,
-    read_mb_s: f64,
+pub(super) struct Run {
+    pub(super) write_mb_s: f64,
+    pub(super) read_mb_s: f64,
     /// A's `RdmaOutFrames` and `RdmaOutOctets` during the WRITE.
     write_packets: (u64, u64),
     /// B's `RdmaOutFrames` and `RdmaOutOctets` during the READ.
@@ -63,7 +63,7 @@ fn delta(before: (u64, u64), after: (u64, u64)) -> (u64, u64) {
 
 /// A writes 1 MiB into B's region and reads it back, on a connection made for the run; bytes
 /// and completions checked.
-fn write_read(a: &Adapter, b: &Adapter) -> Result<Run, String> {
+pub(super) fn write_read(a: &Adapter, b: &Adapter) -> Result<Run, String> {
     let (sa, sb) = (side_with(a, 2 * MIB)?, side_with(b, 2 * MIB)?);
     let (c, l) = connect(&sa, &sb, false)?;
     let data: Vec<u8> = (0..MIB).map(|i| (i * 37 + 11) as u8).collect();
@@ -124,7 +124,7 @@ fn write_read(a: &Adapter, b: &Adapter) -> Result<Run, String> {
 }
 
 /// The packets of a MiB at `pmtu`: at least one per PMTU, of a full packet's mean size.
-fn packets_at(what: &str, run: &Run, pmtu: u64) -> Result<(), String> {
+pub(super) fn packets_at(what: &str, run: &Run, pmtu: u64) -> Result<(), String> {
     let n = MIB as u64 / pmtu;
     for (way, (packets, octets)) in [("WRITE", run.write_packets), ("READ", run.read_packets)] {
         let mean = octets / packets.max(1);
@@ -147,7 +147,8 @@ fn shown((packets, octets): (u64, u64), pmtu: u64) -> String {
     )
 }
 
-fn pair_run(jumbo: (u32, u32)) -> Result<Run, String> {
+/// A 1 MiB WRITE and READ between two adapters of `*JumboPacket` `jumbo`.
+pub(super) fn pair_run(jumbo: (u32, u32)) -> Result<Run, String> {
     let mut run = None;
     on_pair_with(jumbo, |a, b| {
         run = Some(write_read(a, b)?);

@@ -18,6 +18,9 @@
 //! - `crate::kit::ndk::perf::jumbo`: the 1 MiB WRITE and READ between two adapters of `*JumboPacket`
 //!   9014 (path MTU 4096: 256 packets, not 1024), MB/s beside 1514's; and a 9014 adapter with
 //!   a 1514 one, connected at 1024.
+//! - `crate::kit::ndk::perf::wide_crc`: the ICRC's fold on YMM registers taken where the CPU
+//!   and the OS allow it, not where the OS does not (`DCBNDK_SIM_AVX=off`), and the XMM fold
+//!   when every save of the AVX state fails.
 //!
 //! Every case checks the bytes and the completions of every message. The wall-clock figures
 //! (all but the ETS and PFC cases', which are the link's virtual time) include the simulated
@@ -26,6 +29,7 @@
 mod ets;
 mod jumbo;
 mod sizes;
+mod wide_crc;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -88,6 +92,7 @@ fn cases() -> Vec<Case> {
     ]
     .into_iter()
     .chain(jumbo::cases())
+    .chain(wide_crc::cases())
     .collect()
 }
 
@@ -285,6 +290,6 @@ mod tests {
             .map(|r| format!("{}: {}", r.name, r.reason))
             .collect();
         assert!(failed.is_empty(), "{}", failed.join("\n"));
-        assert_eq!(reports.len(), 11);
+        assert_eq!(reports.len(), 13);
     }
 }

@@ -1,0 +1,236 @@
+//! The AVX state saved around the RoCEv2 ICRC's folds on YMM registers (`super::crc`'s
+//! [`Wide`]), once per batch of packets.
+//!
+//! Windows lets a driver use the AVX registers only between `KeSaveExtendedProcessorState`
+//! (`XSTATE_MASK_AVX`) and `KeRestoreExtendedProcessorState`, at IRQL <= DISPATCH_LEVEL, never
+//! in an ISR, the pairs nested LIFO per thread and each restore at its save's IRQL, and only
+//! where the OS enabled the AVX state (`RtlGetEnabledExtendedFeatures`): "Using extended
+//! processor features in Windows drivers", learn.microsoft.com/windows-hardware/drivers/kernel/
+//! floating-point-support-for-64-bit-drivers, and the two routines' DDI pages. The XMM
+//! registers need no call (the kernel saves them for the compiler's own code), which is why
+//! [`super::crc::Fast`] may run anywhere.
+//!
+//! The save's `XSTATE_SAVE` lives in pool memory, allocated with the adapter ([`SaveAreas`]:
+//! two records, so that a doorbell's run and a delivery of the same adapter on two processors
+//! each find one), not on the stack; the kernel links it into the thread's saves until the
+//! restore. A batch takes a free record ([`SaveAreas::save`]) and gets a [`Saved`] guard,
+//! whose drop restores; the guard alone makes the CRC that folds on YMM registers
+//! ([`Saved::crc`]), borrowed from it, so no fold on YMM can outlive the save. Where there is
+//! no record (the allocation failed, or the wide fold is not available), both are taken, or
+//! the save fails (it allocates: `STATUS_INSUFFICIENT_RESOURCES`), the batch uses the XMM fold
+//! ([`Batch::Xmm`]).
+
+use core::cell::UnsafeCell;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use ndis_sys::ntdef::LowPoolPriority;
+use ndis_sys::types::{NDIS_HANDLE, ULONG};
+use ndis_sys::wdm::XSTATE_SAVE;
+
+use super::crc::{self, Batch, Wide};
+use super::memory::{PoolBox, pool_tag};
+
+/// The tag of an adapter's [`SaveAreas`].
+pub const TAG_XSTATE: ULONG = pool_tag(b"DcbX");
+
+/// How many batches of one adapter may hold a save at once.
+const RECORDS: usize = 2;
+
+/// The records, in one pool allocation.
+type Records = [UnsafeCell<XSTATE_SAVE>; RECORDS];
+
+/// An adapter's `XSTATE_SAVE` records, each used by one batch at a time.
+pub struct SaveAreas {
+    records: Option<PoolBox<Records>>,
+    taken: [AtomicBool; RECORDS],
+}
+
+// SAFETY: a record is touched only by the batch that took it (`taken`, an atomic swap), and
+// only between its save and its restore; the rest is read-only after initialize.
+unsafe impl Sync for SaveAreas {}
+// SAFETY: the pool memory belongs to the adapter, not to a thread; no save is live when the
+// areas move (they are built in place at initialize, dropped at halt).
+unsafe impl Send for SaveAreas {}
+
+impl SaveAreas {
+    /// The records for the adapter `handle`, where the wide fold is available
+    /// (`crc::wide_available`); none where it is not, or where the pool has no memory (the
+    /// adapter's batches then fold on XMM registers). Asked at `LowPoolPriority`, as memory the
+    /// adapter can do without. IRQL: <= DISPATCH_LEVEL.
+    ///
+    /// # Safety
+    /// `handle` is the miniport handle of the adapter being initialized, valid until halt,
+    /// which drops the areas.
+    #[must_use]
+    pub unsafe fn allocate(handle: NDIS_HANDLE) -> SaveAreas {
+        let records = if crc::wide_available() {
+            let init = |place: *mut Records| {
+                let blank = || UnsafeCell::new(XSTATE_SAVE::zeroed());
+                // SAFETY: `place` is fresh, aligned pool memory for the records that nothing
+                // else refers to (`PoolBox::new_at`'s contract).
+                unsafe { place.write([blank(), blank()]) };
+                true
+            };
+            // SAFETY: `handle` is the adapter's, valid for the box's life (function contract);
+            // `init` initializes the whole value. At low priority: the adapter does without.
+            unsafe { PoolBox::new_at(handle, TAG_XSTATE, LowPoolPriority, init) }
+        } else {
+            None
+        };
+        SaveAreas {
+            records,
+            taken: [AtomicBool::new(false), AtomicBool::new(false)],
+        }
+    }
+
+    /// Whether the adapter has records (the allocation at initialize succeeded).
+    #[must_use]
+    pub fn allocated(&self) -> bool {
+        self.records.is_some()
+    }
+
+    /// Saves this thread's AVX state into a free record: the guard, whose drop restores it;
+    /// `None` when there is no record, none is free, or the kernel could not save. Call at
+    /// IRQL <= DISPATCH_LEVEL and drop the guard at the same IRQL, before any save made after
+    /// it on this thread is restored (a guard held in a scope does both).
+    #[must_use]
+    pub fn save(&self) -> Option<Saved<'_>> {
+        let records = self.records.as_ref()?;
+        let (index, taken) = self
+            .taken
+            .iter()
+            .enumerate()
+            .find(|(_, taken)| !taken.swap(true, Ordering::Acquire))?;
+        let record = records.get().get(index).map(UnsafeCell::get);
+        let Some(record) = record else {
+            taken.store(false, Ordering::Release);
+            return None;
+        };
+        if save_avx(record) {
+            Some(Saved {
+                record,
+                taken,
+                _thread: PhantomData,
+            })
+        } else {
+            taken.store(false, Ordering::Release);
+            None
+        }
+    }
+}
+
+/// The save of one batch of packets, made when the batch's first frame of at least
+/// [`crc::WIDE_FROM`] bytes (of payload, or of frame) comes, and restored when the batch ends (its drop). A batch of
+/// short frames never saves: the save (an XSAVE, the kernel's bookkeeping) and the restore
+/// would cost more than the wide fold gains on them.
+pub struct BatchSave<'a> {
+    areas: &'a SaveAreas,
+    saved: Option<Saved<'a>>,
+    tried: bool,
+}
+
+impl<'a> BatchSave<'a> {
+    /// A batch of the adapter whose records are `areas`, nothing saved yet.
+    #[must_use]
+    pub const fn new(areas: &'a SaveAreas) -> Self {
+        BatchSave {
+            areas,
+            saved: None,
+            tried: false,
+        }
+    }
+
+    /// The CRC for a frame of this batch carrying `len` bytes (its payload, or the whole
+    /// frame): the wide fold under the batch's save (made now if this is its first long
+    /// frame), else the XMM fold (short frames; no record; the save failed, and the batch does
+    /// not try again).
+    #[inline]
+    pub fn crc(&mut self, len: usize) -> Batch<'_> {
+        if !self.tried && len >= crc::WIDE_FROM {
+            self.tried = true;
+            self.saved = self.areas.save();
+        }
+        self.saved.as_ref().map_or(Batch::Xmm, Saved::crc)
+    }
+}
+
+/// A live save of this thread's AVX state into one of an adapter's records; dropped, it
+/// restores the state. Not `Send`: the save is the thread's.
+pub struct Saved<'a> {
+    record: *mut XSTATE_SAVE,
+    taken: &'a AtomicBool,
+    _thread: PhantomData<*const ()>,
+}
+
+impl Saved<'_> {
+    /// The CRC that folds on YMM registers, for as long as this save is borrowed.
+    #[must_use]
+    pub fn crc(&self) -> Batch<'_> {
+        // SAFETY: this guard exists only after `KeSaveExtendedProcessorState(XSTATE_MASK_AVX)`
+        // succeeded on this thread (`SaveAreas::save`), which it did only where
+        // `crc::wide_available` said the CPU has AVX2 and VPCLMULQDQ and the OS enabled AVX
+        // (`SaveAreas::allocate` made no record otherwise); the `Wide` borrows the guard, so
+        // it cannot outlive the restore, and is not `Send`.
+        Batch::Wide(unsafe { Wide::new_unchecked() })
+    }
+}
+
+impl Drop for Saved<'_> {
+    fn drop(&mut self) {
+        restore_avx(self.record);
+        self.taken.store(false, Ordering::Release);
+    }
+}
+
+/// Whether the OS enabled the AVX state for kernel-mode use. IRQL: PASSIVE_LEVEL (its DDI
+/// page); `crc::detect` asks it at `DriverEntry`.
+#[cfg(target_arch = "x86_64")]
+#[must_use]
+pub fn avx_enabled() -> bool {
+    use ndis_sys::ntoskrnl::RtlGetEnabledExtendedFeatures;
+    use ndis_sys::wdm::XSTATE_MASK_AVX;
+    // SAFETY: an ntddk.h routine with one integer argument and no pointer; `detect` runs at
+    // PASSIVE_LEVEL (DriverEntry).
+    let enabled = unsafe { RtlGetEnabledExtendedFeatures(XSTATE_MASK_AVX) };
+    enabled & XSTATE_MASK_AVX != 0
+}
+
+/// `KeSaveExtendedProcessorState(XSTATE_MASK_AVX, record)`: whether it saved.
+#[cfg(target_arch = "x86_64")]
+fn save_avx(record: *mut XSTATE_SAVE) -> bool {
+    use ndis_sys::ntoskrnl::KeSaveExtendedProcessorState;
+    use ndis_sys::wdm::XSTATE_MASK_AVX;
+    // SAFETY: `record` is one of the adapter's pool records, which this batch alone holds
+    // (`SaveAreas::save` took it) and which stays where it is until the restore; the mask is
+    // the AVX state, which the OS enabled (`SaveAreas` has records only where
+    // `avx_enabled` said so); the caller runs at IRQL <= DISPATCH_LEVEL (`SaveAreas::save`).
+    let status = unsafe { KeSaveExtendedProcessorState(XSTATE_MASK_AVX, record) };
+    // NT_SUCCESS.
+    status >= 0
+}
+
+/// `KeRestoreExtendedProcessorState(record)`.
+#[cfg(target_arch = "x86_64")]
+fn restore_avx(record: *mut XSTATE_SAVE) {
+    use ndis_sys::ntoskrnl::KeRestoreExtendedProcessorState;
+    // SAFETY: `record` holds the save this guard stands for, made on this thread; the guard's
+    // drop is the only restore of it, at the save's IRQL and in LIFO order with the thread's
+    // other saves (`SaveAreas::save`'s rule).
+    unsafe { KeRestoreExtendedProcessorState(record) };
+}
+
+/// No AVX outside x64: never enabled, never saved.
+#[cfg(not(target_arch = "x86_64"))]
+#[must_use]
+pub fn avx_enabled() -> bool {
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn save_avx(_record: *mut XSTATE_SAVE) -> bool {
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn restore_avx(_record: *mut XSTATE_SAVE) {}
