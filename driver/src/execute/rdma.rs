@@ -154,11 +154,11 @@ fn classify(
 }
 
 /// Frames `transport` + `payload` into a free transmit buffer and queues it with `d`'s priority
-/// and tag; counts it. `false` when the link had no room (nothing queued). The ICRC on the
-/// batch's CRC (the wide fold under its save of the AVX state, `BatchSave::crc`).
+/// and tag; counts it. `false` when the link had no room (nothing queued). For the connection
+/// manager's messages, short: their ICRC on the XMM fold (`crc::WIDE_FROM`), whose frames are
+/// smaller than the batch CRC's on this path, the dev image's deepest (`cargo xtask pe`).
 fn queue(
     context: &AdapterContext,
-    crc: Batch<'_>,
     s: &mut State,
     addressing: &Addressing,
     transport: &Transport,
@@ -171,8 +171,9 @@ fn queue(
     let Ok(len) = frame::frame_len(addressing, transport.bth.opcode, payload.len(), pmtu) else {
         return false;
     };
-    let fill =
-        |out: &mut [u8]| frame::build_with(out, addressing, transport, payload, pmtu, &crc).is_ok();
+    let fill = |out: &mut [u8]| {
+        frame::build_with(out, addressing, transport, payload, pmtu, &Fast).is_ok()
+    };
     let Read::Slot(slot) = context.link.read_frame(s, len, fill) else {
         return false;
     };
@@ -286,16 +287,7 @@ fn send_cm(context: &AdapterContext, p: &mut Provider) {
         };
         let mut s = context.link.state().lock();
         // A message the link has no room for is lost; the CM sends it again after its timeout.
-        // Short messages: the XMM fold (`crc::WIDE_FROM`).
-        let _ = queue(
-            context,
-            Batch::Xmm,
-            &mut s,
-            &addressing,
-            &transport,
-            payload,
-            &d,
-        );
+        let _ = queue(context, &mut s, &addressing, &transport, payload, &d);
     }
 }
 
