@@ -199,11 +199,8 @@ fn run(root: &Path, flags: &[String]) -> Result<(), Failure> {
     let options = parse(flags)?;
     let started = Instant::now();
     let out = root.join("target").join("package");
-    let signer = match &options.pfx {
-        Some((path, password)) => cert::pfx_signer(path, password)?,
-        None => cert::test_signer(&cert::test_dir(root), SystemTime::now())?,
-    };
-    cert::check(&signer, SystemTime::now())?;
+    // Every input is checked before anything is written: the test signer is made (and kept in
+    // target/package/) only for a run whose arguments and environment are good.
     let inx_path = root.join("inf").join("dcbndk.inx");
     let inx = fs::read_to_string(&inx_path)
         .map_err(|e| Failure::Input(format!("cannot read {}: {e}", inx_path.display())))?;
@@ -212,6 +209,11 @@ fn run(root: &Path, flags: &[String]) -> Result<(), Failure> {
         unix: fixed.unwrap_or_else(now_unix),
         fixed: fixed.is_some(),
     };
+    let signer = match &options.pfx {
+        Some((path, password)) => cert::pfx_signer(path, password)?,
+        None => cert::test_signer(&cert::test_dir(root), SystemTime::now())?,
+    };
+    cert::check(&signer, SystemTime::now())?;
     let version = stamp::driver_version(env!("CARGO_PKG_VERSION")).map_err(Failure::Input)?;
     for target in options.targets {
         let image = image(root, target)?;
