@@ -4,11 +4,8 @@
 //! (`execute::receive::arrived`: a direct call, so that the image's call graph sees the whole
 //! path); then whatever the receivers posted (`pump`).
 
-use dcbndk_core::datapath::scan;
-
 use super::post::Wire;
 use crate::context::AdapterContext;
-use crate::resources::crc::{Batch, WIDE_FROM};
 use crate::resources::link::DeliveryRight;
 use crate::resources::timer::now_ns;
 use crate::resources::wire;
@@ -35,8 +32,9 @@ impl Wire for OutsideDelivery {
         // them (an adapter alone on its wire, as on a VM with one).
         let mut clock = None;
         // One save of the AVX state for the batch's long RoCEv2 frames (their ICRCs checked on
-        // YMM registers), restored before the buffers are released.
-        let mut save = BatchSave::new(&from.xstate);
+        // YMM registers), made when the receive path first checks one, restored before the
+        // buffers are released.
+        let save = BatchSave::new(&from.xstate);
         for port in wire::attached() {
             let Some(entered) = wire::enter(port, me) else {
                 continue;
@@ -48,13 +46,7 @@ impl Wire for OutsideDelivery {
                     // SAFETY: the buffers are the caller's (dequeued, off the free list) until
                     // released below, after the last use of the slices.
                     let bytes = unsafe { from.link.frame(frame.slot, frame.range()) };
-                    // Only a RoCEv2 frame has an ICRC to check: no save for the others.
-                    let crc = if bytes.len() >= WIDE_FROM && is_roce(bytes) {
-                        save.crc(bytes.len())
-                    } else {
-                        Batch::Xmm
-                    };
-                    super::receive::arrived(to, bytes, &crc, at_dispatch, frame.at_ns, clock_ns);
+                    super::receive::arrived(to, bytes, &save, at_dispatch, frame.at_ns, clock_ns);
                 }
             }
             drop(entered);
@@ -73,26 +65,20 @@ impl Wire for OutsideDelivery {
     }
 }
 
-/// Whether `frame` is a RoCE or RoCEv2 frame (`dcbndk_core::datapath::scan`). Out of line: the
-/// scan's facts are not in the frame of `deliver_sent`, which lies under the receive path
-/// (`cargo xtask pe`).
-#[inline(never)]
-fn is_roce(frame: &[u8]) -> bool {
-    scan::facts(frame).is_roce()
-}
-
 /// Every other adapter on `from`'s wire receives `frame`.
 fn deliver(from: &AdapterContext, frame: &[u8], at_dispatch: bool, at_ns: u64) {
     let me = core::ptr::from_ref(from).cast::<()>();
     let number = from.core.config.virtual_wire;
     let clock_ns = now_ns();
+    // A frame delivered alone: its ICRC, if it has one, is checked on XMM registers.
+    let save = BatchSave::unsaved();
     for port in wire::attached() {
         let Some(entered) = wire::enter(port, me) else {
             continue;
         };
         let to = AdapterContext::on_wire(&entered);
         if to.core.config.virtual_wire == number {
-            super::receive::arrived(to, frame, &Batch::Xmm, at_dispatch, at_ns, clock_ns);
+            super::receive::arrived(to, frame, &save, at_dispatch, at_ns, clock_ns);
         }
         drop(entered);
     }

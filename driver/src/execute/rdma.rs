@@ -320,7 +320,7 @@ fn path_decision(
 /// Sends what the transport of the QP in `slot` has to send while its priority has room.
 fn send_qp(
     context: &AdapterContext,
-    save: &mut BatchSave<'_>,
+    save: &BatchSave<'_>,
     owner: &NdkAdapterObject,
     p: &mut Provider,
     slot: usize,
@@ -431,10 +431,10 @@ pub fn transmit(context: &AdapterContext, owner: &NdkAdapterObject, p: &mut Prov
     p.cm_events(&mut calls);
     apply_notes(context, p);
     // The run is a batch: one save of the AVX state for its long frames, restored when it ends.
-    let mut save = BatchSave::new(&context.xstate);
+    let save = BatchSave::new(&context.xstate);
     send_cm(context, p);
     for slot in p.live_qp_slots() {
-        send_qp(context, &mut save, owner, p, slot, now);
+        send_qp(context, &save, owner, p, slot, now);
         if calls.has_room(4) {
             p.drain_qp(slot, &mut calls);
         } else {

@@ -23,9 +23,9 @@ use super::control::apply_effects;
 use super::drain;
 use super::post::UnderDelivery;
 use crate::context::AdapterContext;
-use crate::resources::crc::Batch;
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::timer::now_ms;
+use crate::resources::xstate::BatchSave;
 use ndis_sys::nbl::NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL;
 
 /// A frame arrived from the wire (at the sender's IRQL): the core decides what it is
@@ -43,7 +43,7 @@ use ndis_sys::nbl::NDIS_RECEIVE_FLAGS_DISPATCH_LEVEL;
 pub fn arrived(
     context: &AdapterContext,
     frame: &[u8],
-    crc: &Batch<'_>,
+    crc: &BatchSave<'_>,
     at_dispatch: bool,
     at_ns: u64,
     clock_ns: u64,
@@ -56,7 +56,7 @@ pub fn arrived(
         qos: context.core.config.qos.is_enabled(),
         running,
     };
-    match demux(frame, &station, &Answers(context, *crc)) {
+    match demux(frame, &station, &Answers(context, crc)) {
         Verdict::Drop(why) => match why.counted() {
             Some(Counted::Error) => context.core.stats.receive_error(),
             Some(Counted::Discard) => context.core.stats.receive_discarded(),
@@ -75,13 +75,13 @@ pub fn arrived(
 
 /// What the receive path's decision asks of the adapter's shared state, and the CRC it checks
 /// the ICRC with.
-struct Answers<'a, 's>(&'a AdapterContext, Batch<'s>);
+struct Answers<'a, 's>(&'a AdapterContext, &'a BatchSave<'s>);
 
 impl<'s> Lookups for Answers<'_, 's> {
-    type Crc = Batch<'s>;
+    type Crc = BatchSave<'s>;
 
-    fn crc(&self) -> &Batch<'s> {
-        &self.1
+    fn crc(&self) -> &BatchSave<'s> {
+        self.1
     }
 
     fn admits_vid(&self, vid: u16) -> bool {
@@ -143,7 +143,12 @@ fn indicate(
     // asks the peer to pause the priority; a frame that does not fit is dropped.
     let priority = how.priority;
     let bytes = u32::try_from(len).unwrap_or(u32::MAX);
-    let filled = context.link.state().lock().rx_fill(priority, bytes, at_ns);
+    let filled = context
+        .link
+        .state()
+        .lock()
+        .link
+        .rx_fill(priority, bytes, at_ns);
     let xoff = match filled {
         Ok(request) => request,
         Err(_) => {

@@ -20,10 +20,11 @@
 //! the save fails (it allocates: `STATUS_INSUFFICIENT_RESOURCES`), the batch uses the XMM fold
 //! ([`Batch::Xmm`]).
 
-use core::cell::UnsafeCell;
+use core::cell::{OnceCell, UnsafeCell};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use dcbndk_core::roce::icrc::Update;
 use ndis_sys::ntdef::LowPoolPriority;
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
 use ndis_sys::wdm::XSTATE_SAVE;
@@ -121,13 +122,20 @@ impl SaveAreas {
 }
 
 /// The save of one batch of packets, made when the batch's first frame of at least
-/// [`crc::WIDE_FROM`] bytes (of payload, or of frame) comes, and restored when the batch ends (its drop). A batch of
-/// short frames never saves: the save (an XSAVE, the kernel's bookkeeping) and the restore
-/// would cost more than the wide fold gains on them.
+/// [`crc::WIDE_FROM`] bytes (of payload, or of frame) asks for its CRC, and restored when the
+/// batch ends (its drop). A batch of short frames never saves: the save (an XSAVE, the
+/// kernel's bookkeeping) and the restore would cost more than the wide fold gains on them; nor
+/// does a batch none of whose frames has an ICRC (the receive path asks only for a RoCEv2
+/// frame's, `dcbndk_core::datapath::receive::demux`), so nothing reads a frame to decide.
+///
+/// The CRC a batch's frames are folded with, as an [`Update`]: each fold asks [`BatchSave::crc`]
+/// for its length (one load once the batch has decided).
 pub struct BatchSave<'a> {
-    areas: &'a SaveAreas,
-    saved: Option<Saved<'a>>,
-    tried: bool,
+    /// The adapter's records; `None` for a batch that never saves ([`BatchSave::unsaved`]).
+    areas: Option<&'a SaveAreas>,
+    /// Decided at the first long frame: the save, or `None` (no record free, the save failed;
+    /// the batch does not try again).
+    saved: OnceCell<Option<Saved<'a>>>,
 }
 
 impl<'a> BatchSave<'a> {
@@ -135,23 +143,55 @@ impl<'a> BatchSave<'a> {
     #[must_use]
     pub const fn new(areas: &'a SaveAreas) -> Self {
         BatchSave {
-            areas,
-            saved: None,
-            tried: false,
+            areas: Some(areas),
+            saved: OnceCell::new(),
+        }
+    }
+
+    /// A batch that folds on XMM registers only: a frame delivered alone, for which a save
+    /// (an XSAVE and an XRSTOR) would cost about what the wide fold gains on one frame.
+    #[must_use]
+    pub const fn unsaved() -> Self {
+        BatchSave {
+            areas: None,
+            saved: OnceCell::new(),
         }
     }
 
     /// The CRC for a frame of this batch carrying `len` bytes (its payload, or the whole
     /// frame): the wide fold under the batch's save (made now if this is its first long
-    /// frame), else the XMM fold (short frames; no record; the save failed, and the batch does
-    /// not try again).
+    /// frame), else the XMM fold (short frames before the first long one; no record; the save
+    /// failed).
     #[inline]
-    pub fn crc(&mut self, len: usize) -> Batch<'_> {
-        if !self.tried && len >= crc::WIDE_FROM {
-            self.tried = true;
-            self.saved = self.areas.save();
-        }
-        self.saved.as_ref().map_or(Batch::Xmm, Saved::crc)
+    pub fn crc(&self, len: usize) -> Batch<'_> {
+        let saved = if len >= crc::WIDE_FROM {
+            self.saved
+                .get_or_init(|| self.areas.and_then(SaveAreas::save))
+                .as_ref()
+        } else {
+            self.saved.get().and_then(Option::as_ref)
+        };
+        saved.map_or(Batch::Xmm, Saved::crc)
+    }
+}
+
+// The batch's CRC decided per fold by its length. Inlined even in a debug build, as `Batch`'s:
+// the ICRC calls the folds from its own frame (`cargo xtask pe`).
+impl Update for BatchSave<'_> {
+    #[inline(always)]
+    fn update(&self, register: u32, data: &[u8]) -> u32 {
+        self.crc(data.len()).update(register, data)
+    }
+
+    #[inline(always)]
+    fn update_both(&self, register: u32, first: &[u8], second: &[u8]) -> u32 {
+        let len = first.len().saturating_add(second.len());
+        self.crc(len).update_both(register, first, second)
+    }
+
+    #[inline(always)]
+    fn copy_update(&self, register: u32, src: &[u8], dst: &mut [u8]) -> u32 {
+        self.crc(src.len()).copy_update(register, src, dst)
     }
 }
 
