@@ -37,7 +37,7 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
             );
             rx.free.lock().put(index);
             rx.outstanding.fetch_sub(1, Ordering::SeqCst);
-            let xon = context.link.state().lock().rx_drain(priority, len);
+            let xon = context.link.state().lock().link.rx_drain(priority, len);
             if let Some(request) = xon {
                 send_pfc::<OutsideDelivery>(
                     context,

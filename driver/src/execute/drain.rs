@@ -12,7 +12,7 @@ use super::held::retry_held;
 use super::post::Wire;
 use super::rdma::refill;
 use crate::context::AdapterContext;
-use crate::resources::link::{DELIVERY_BATCH, State};
+use crate::resources::link::DELIVERY_BATCH;
 use crate::resources::timer::now_ns;
 use crate::resources::wire;
 
@@ -143,18 +143,9 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, 
                 if n == REFILL_BATCH && (providers || s.any_held()) {
                     break;
                 }
-                let mut at = s.link.busy_until_floor_ns().max(s.ready_ns).min(now);
-                // Nothing may start at `at` (every backlogged priority paused then): jump to the
-                // link's next event, a pause ending, if that is not later than now.
-                let sent = loop {
-                    if let Some(sent) = s.link.dequeue(at) {
-                        break Some(sent);
-                    }
-                    match s.link.next_event_ns(at) {
-                        Some(t) if t > at && t <= now => at = t,
-                        _ => break None,
-                    }
-                };
+                // What is due by `now`, frames back to back from when the link was free or
+                // the backlog began (`Link::poll_transmit`).
+                let sent = s.link.poll_transmit(now);
                 let Some(sent) = sent else {
                     caught_up = true;
                     break;
@@ -221,7 +212,7 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, 
         let mut s = context.link.state().lock();
         match s.link.rx_poll(now) {
             Some(request) => (Some(request), None),
-            None => (None, wake_at(&mut s, now)),
+            None => (None, s.link.poll_timeout(now)),
         }
     };
     if let Some(request) = refresh {
@@ -235,25 +226,9 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, 
 /// Arms the timer at the link's next event after `now`: a queued frame's turn, a pause ending,
 /// or the refresh of an XOFF in force.
 pub fn rearm(context: &AdapterContext, now: u64) {
-    let next = wake_at(&mut context.link.state().lock(), now);
+    let next = context.link.state().lock().link.poll_timeout(now);
     if let Some(next_ns) = next {
         arm(context, next_ns);
-    }
-}
-
-/// When the link's timer is to run after `now`, under the link's lock `s` (see [`rearm`]);
-/// `None` when nothing will be due.
-fn wake_at(s: &mut State, now: u64) -> Option<u64> {
-    // Caught up to now: what did not start by now (paused, or refilled too late) starts no
-    // earlier than now.
-    s.ready_ns = s.ready_ns.max(now);
-    // An XOFF in force is refreshed at half its pause time (`Link::rx_poll`).
-    let refresh = s
-        .xoff_sent
-        .then(|| now.saturating_add(s.link.pause_ns(u16::MAX) / 2));
-    match (s.link.next_event_ns(now), refresh) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 

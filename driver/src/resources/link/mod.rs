@@ -26,7 +26,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use dcbndk_core::adapter::stats::SentTally;
 use dcbndk_core::adapter::traffic::{Tally, TrafficBlock};
 use dcbndk_core::datapath::classify::{TAG_ROOM, TagAction, tag_in_place};
-use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, PfcRequest, Refused, RxThresholds};
+use dcbndk_core::datapath::link::{Link, LinkConfig, LinkStats, Refused, RxThresholds};
 
 use super::memory::{PoolArray, PoolBox, PoolSlab, pool_tag};
 use super::nbl::SentNbl;
@@ -148,11 +148,6 @@ pub struct State {
     /// The priorities whose ring is not empty: the send path's test per frame and the drain's
     /// per batch read one byte, not a ring's length each in a line of its own.
     held_mask: u8,
-    /// An XOFF is in force (sent, no XON since): the timer refreshes it.
-    pub xoff_sent: bool,
-    /// When the current backlog began (the clock at the enqueue into an empty link): no frame
-    /// of it can start earlier.
-    pub ready_ns: u64,
     /// Frames the link sent while a delivery was under way on the stack (`crate::execute::post::UnderDelivery`),
     /// still in their transmit buffers, in the order sent: the hub delivers them when that
     /// delivery has returned.
@@ -199,8 +194,6 @@ impl State {
         frames: [(0, 0); TX_SLOTS],
         held: [Ring::EMPTY; 8],
         held_mask: 0,
-        xoff_sent: false,
-        ready_ns: 0,
         outbox: Outbox::EMPTY,
         tally: SendTally::ZERO,
     };
@@ -237,8 +230,6 @@ impl State {
             frames,
             held,
             held_mask,
-            xoff_sent,
-            ready_ns,
             outbox,
             tally,
         } = self;
@@ -253,8 +244,6 @@ impl State {
         frames.fill((0, 0));
         *held = [Ring::EMPTY; 8];
         *held_mask = 0;
-        *xoff_sent = false;
-        *ready_ns = 0;
         *outbox = Outbox::EMPTY;
         *tally = SendTally::ZERO;
     }
@@ -383,33 +372,6 @@ impl State {
     /// Whether NBLs are held on `priority`.
     pub fn has_held(&self, priority: u8) -> bool {
         self.held_mask & (1 << (priority & 7)) != 0
-    }
-
-    /// A received frame of `bytes` bytes on `priority` entered the receive buffer (`Some`: send
-    /// this XOFF); `Err` when it does not fit.
-    ///
-    /// # Errors
-    /// The frame does not fit the receive buffer of its priority.
-    pub fn rx_fill(
-        &mut self,
-        priority: u8,
-        bytes: u32,
-        now_ns: u64,
-    ) -> Result<Option<PfcRequest>, Refused> {
-        let request = self.link.rx_fill(priority, bytes, now_ns)?;
-        if request.is_some() {
-            self.xoff_sent = true;
-        }
-        Ok(request)
-    }
-
-    /// A received frame left the receive buffer (`Some`: send this XON).
-    pub fn rx_drain(&mut self, priority: u8, bytes: u32) -> Option<PfcRequest> {
-        let request = self.link.rx_drain(priority, bytes)?;
-        if request.quanta.iter().all(|q| *q == 0) {
-            self.xoff_sent = false;
-        }
-        Some(request)
     }
 
     /// Whether `priority`'s queue can take a frame now (room and a free buffer).
@@ -892,9 +854,6 @@ impl LinkShell {
             state.put_slot(slot);
             return Queued::Full;
         }
-        if state.link.is_idle() {
-            state.ready_ns = now_ns();
-        }
         // SAFETY: the slot is ours (off the free list, read by `read_frame`).
         let written = unsafe { self.buffers.slot_mut(usize::from(slot)) }
             .and_then(|out| tag_in_place(out, len, tag));
@@ -914,10 +873,12 @@ impl LinkShell {
             u16::try_from(start).unwrap_or(0),
             u16::try_from(len).unwrap_or(0),
         );
-        match state
-            .link
-            .enqueue(priority, u32::try_from(len).unwrap_or(u32::MAX), slot)
-        {
+        match state.link.enqueue_at(
+            priority,
+            u32::try_from(len).unwrap_or(u32::MAX),
+            slot,
+            now_ns,
+        ) {
             Ok(()) => Queued::Yes(len),
             Err(Refused::Backpressure) => {
                 state.put_slot(slot);

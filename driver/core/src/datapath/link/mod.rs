@@ -68,12 +68,15 @@
 //! - `scheduler`: the compiled [`Schedule`] and the DRR of the ETS groups (reads `queues`);
 //! - `pfc`: the pause timers of a received PFC frame and the receive buffer's XOFF/XON
 //!   ([`RxThresholds`], [`PfcRequest`]) (reads `queues` for [`Refused`]);
-//! - `stats`: the counters ([`LinkStats`]) (reads `units`).
+//! - `stats`: the counters ([`LinkStats`]) (reads `units`);
+//! - `timing`: the link on a host's clock, what is due by now and when to look again (an
+//!   `impl` of [`Link`]: it reads the link's fields).
 
 mod pfc;
 mod queues;
 mod scheduler;
 mod stats;
+mod timing;
 mod units;
 
 pub use pfc::{
@@ -156,6 +159,9 @@ pub struct Link<T, const N: usize> {
     /// The receive buffer's PFC state.
     rx: Rx,
     stats: Stats,
+    /// When the current backlog began (the host's time at the enqueue into an idle link): no
+    /// frame of it starts earlier (`timing`).
+    backlog_from: u64,
 }
 
 impl<T: Copy, const N: usize> Link<T, N> {
@@ -186,6 +192,7 @@ impl<T: Copy, const N: usize> Link<T, N> {
             pause: Pause::ZERO,
             rx: Rx::ZERO,
             stats: Stats::ZERO,
+            backlog_from: 0,
         }
     }
 }
@@ -216,6 +223,7 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
             pause,
             rx,
             stats,
+            backlog_from,
         } = self;
         let bps = config.bits_per_second.max(1);
         *config_ = LinkConfig {
@@ -235,6 +243,7 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
         *pause = Pause::ZERO;
         *rx = Rx::default();
         *stats = Stats::ZERO;
+        *backlog_from = 0;
     }
 
     /// The link's configuration (speed clamped to at least 1 b/s).

@@ -269,6 +269,11 @@ impl Rx {
         self.xoff != 0 && now_ns >= self.refresh_due
     }
 
+    /// When the running XOFF is to be renewed; `None` when none is in force.
+    pub(super) fn refresh_at(&self) -> Option<u64> {
+        (self.xoff != 0).then_some(self.refresh_due)
+    }
+
     /// An XOFF goes out at `now_ns`: the next is due `period_ns` later. The priorities held off.
     pub(super) fn sent_xoff(&mut self, now_ns: u64, period_ns: u64) -> u8 {
         self.refresh_due = now_ns.saturating_add(period_ns);

@@ -5,6 +5,7 @@ mod pfc;
 mod queues;
 mod scheduler;
 mod stats;
+mod timing;
 
 use super::*;
 use crate::qos::params::tsa::{ETS, STRICT};
