@@ -20,11 +20,12 @@
 //! - `roce_4k/copy_and_crc`: the same in one pass (`Fast::copy_update`, each block folded as it
 //!   is moved), and `roce_4k/copy_and_crc_software` the core's default (a copy, then the
 //!   software CRC over the copy).
-//! - `roce_4k/icrc_wide` and `roce_4k/copy_and_crc_wide`: the same on the wide fold (YMM
-//!   registers, VPCLMULQDQ with AVX2: `resources::crc::Wide`), where the CPU has it; no save of
-//!   the AVX state around it, which user mode does not need (the driver saves once per batch).
-//! - `crc_64k/{memcpy,crc_xmm,copy_and_crc_xmm,crc_wide,copy_and_crc_wide}`: 64 KiB, the folds'
-//!   speed per byte with the fixed costs out of sight.
+//! - `roce_4k/icrc_{ymm,zmm}` and `roce_4k/copy_and_crc_{ymm,zmm}`: the same on the wide folds
+//!   (`resources::crc::Wide`: YMM registers, VPCLMULQDQ with AVX2; ZMM, with AVX-512F), each
+//!   where the CPU has it; no save of the extended state around them, which user mode does not
+//!   need (the driver saves once per batch).
+//! - `crc_64k/{memcpy,crc_xmm,copy_and_crc_xmm,crc_ymm,copy_and_crc_ymm,crc_zmm,copy_and_crc_zmm}`:
+//!   64 KiB, the folds' speed per byte with the fixed costs out of sight.
 //!
 //! - `roce_frame/gather_then_build/{64,4096}`: a SEND framed from a payload first gathered into
 //!   a scratch buffer (the gathering, the builder's copy, the ICRC), and
@@ -160,21 +161,23 @@ fn four_k(c: &mut Criterion) {
     g.bench_function("copy_and_crc_software", |b| {
         b.iter(|| black_box(Software.copy_update(u32::MAX, black_box(&payload), &mut dst)));
     });
-    if let Some(wide) = wide() {
-        g.bench_function("icrc_wide", |b| {
+    for (name, wide) in wide() {
+        g.bench_function(format!("icrc_{name}"), |b| {
             b.iter(|| black_box(icrc::compute_with(black_box(&packet), &wide)));
         });
-        g.bench_function("copy_and_crc_wide", |b| {
+        g.bench_function(format!("copy_and_crc_{name}"), |b| {
             b.iter(|| black_box(wide.copy_update(u32::MAX, black_box(&payload), &mut dst)));
         });
     }
     g.finish();
 }
 
-/// The wide fold where this CPU and OS have it (AVX2, VPCLMULQDQ, the AVX state enabled: std's
-/// detection): in a user-mode process the OS keeps every thread's YMM state, so no save is
-/// made around it. `None`, said once, elsewhere.
-fn wide() -> Option<fast::Wide<'static>> {
+/// The wide folds this CPU and OS have, by name (YMM: AVX2, VPCLMULQDQ, the AVX state
+/// enabled; ZMM: AVX-512F besides, the AVX-512 state enabled: std's detection): in a user-mode
+/// process the OS keeps every thread's extended state, so no save is made around them. A
+/// width this host lacks is said once and left out.
+fn wide() -> Vec<(&'static str, fast::Wide<'static>)> {
+    let mut widths = Vec::new();
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("vpclmulqdq")
@@ -183,10 +186,22 @@ fn wide() -> Option<fast::Wide<'static>> {
     {
         // SAFETY: std's detection just said the CPU has the features and the OS enabled AVX;
         // a user-mode thread's YMM state is the OS's to keep.
-        return Some(unsafe { fast::Wide::new_unchecked() });
+        widths.push(("ymm", unsafe {
+            fast::Wide::new_unchecked(fast::Width::Ymm)
+        }));
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: as above, and std said AVX-512F too, its state enabled.
+            widths.push(("zmm", unsafe {
+                fast::Wide::new_unchecked(fast::Width::Zmm)
+            }));
+        }
     }
-    println!("wide: this CPU has no AVX2 + VPCLMULQDQ; its cases are left out");
-    None
+    if widths.len() < 2 {
+        println!(
+            "wide: this CPU lacks a wide fold (YMM: AVX2 + VPCLMULQDQ; ZMM: AVX-512F besides); its cases are left out"
+        );
+    }
+    widths
 }
 
 /// 64 KiB: the fold's speed with the fixed costs (the reduction, the save) out of sight, in
@@ -208,11 +223,11 @@ fn sixty_four_k(c: &mut Criterion) {
     g.bench_function("copy_and_crc_xmm", |b| {
         b.iter(|| black_box(Fast.copy_update(u32::MAX, black_box(&payload), &mut dst)));
     });
-    if let Some(wide) = wide() {
-        g.bench_function("crc_wide", |b| {
+    for (name, wide) in wide() {
+        g.bench_function(format!("crc_{name}"), |b| {
             b.iter(|| black_box(wide.update(u32::MAX, black_box(&payload))));
         });
-        g.bench_function("copy_and_crc_wide", |b| {
+        g.bench_function(format!("copy_and_crc_{name}"), |b| {
             b.iter(|| black_box(wide.copy_update(u32::MAX, black_box(&payload), &mut dst)));
         });
     }

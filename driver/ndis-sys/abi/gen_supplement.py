@@ -172,6 +172,7 @@ DDK_CONSTS = [(n, "wdm.h (mingw-w64 ddk)") for n in [
     "KernelMode", "UserMode", "MmNonCached", "MmCached", "PAGE_SIZE"]] + [
     ("MdlMappingNoExecute", "wdm.h (wdm_extra.h; DDI MmGetSystemAddressForMdlSafe, Windows 8)"),
     ("XSTATE_MASK_AVX", "wdm.h (wdm_extra.h; winnt.h of mingw-w64 has the same)"),
+    ("XSTATE_MASK_AVX512", "wdm.h (wdm_extra.h; winnt.h of mingw-w64 has the same)"),
 ]
 
 

@@ -15,4 +15,9 @@
  * XSTATE_GSSE (2) of XCR0. mingw-w64 has it in winnt.h only, which prelude_ddk.h cannot include. */
 #define XSTATE_MASK_AVX (1ULL << 2)
 
+/* wdm.h (and winnt.h): the AVX-512 state's bits, XSTATE_AVX512_KMASK (5), XSTATE_AVX512_ZMM_H (6)
+ * and XSTATE_AVX512_ZMM (7) of XCR0: the opmask registers, the upper halves of ZMM0-ZMM15, and
+ * ZMM16-ZMM31. */
+#define XSTATE_MASK_AVX512 ((1ULL << 5) | (1ULL << 6) | (1ULL << 7))
+
 #endif

@@ -123,6 +123,9 @@ ndis_consts! {
     /// halves of the YMM registers, for `KeSaveExtendedProcessorState` and
     /// `RtlGetEnabledExtendedFeatures`.
     pub const XSTATE_MASK_AVX: ULONG64 = 1 << 2;
+    /// `XSTATE_MASK_AVX512`: bits 5, 6 and 7 of XCR0, the AVX-512 state (the opmask
+    /// registers, the upper halves of ZMM0-ZMM15, ZMM16-ZMM31), for the same two routines.
+    pub const XSTATE_MASK_AVX512: ULONG64 = (1 << 5) | (1 << 6) | (1 << 7);
     /// `MDL_MAPPED_TO_SYSTEM_VA`: `MappedSystemVa` holds a system mapping made by
     /// `MmMapLockedPagesSpecifyCache`.
     pub const MDL_MAPPED_TO_SYSTEM_VA: CSHORT = 0x0001;

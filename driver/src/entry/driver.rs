@@ -84,8 +84,8 @@ pub unsafe extern "system" fn driver_entry(
     log::set_log_handle(driver_object);
     // The CRC instructions of the RoCEv2 ICRC: asked here, at PASSIVE_LEVEL, which ARM64's
     // `ExIsProcessorFeaturePresent` requires, and x64's `RtlGetEnabledExtendedFeatures` (the
-    // AVX state for the wide fold: `resources::crc`, `resources::xstate`).
-    crc::detect(xstate::avx_enabled);
+    // AVX and AVX-512 states for the wide folds: `resources::crc`, `resources::xstate`).
+    crc::detect(xstate::os_enabled);
     let chars = characteristics();
     let mut handle: NDIS_HANDLE = null_mut();
     // SAFETY: `driver_object` and `registry_path` come from the caller of DriverEntry as the DDI

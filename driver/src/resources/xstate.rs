@@ -1,5 +1,5 @@
-//! The AVX state saved around the RoCEv2 ICRC's folds on YMM registers (`super::crc`'s
-//! [`Wide`]), once per batch of packets.
+//! The AVX state (and, for ZMM, the AVX-512 state) saved around the RoCEv2 ICRC's folds on YMM
+//! or ZMM registers (`super::crc`'s [`Wide`]), once per batch of packets.
 //!
 //! Windows lets a driver use the AVX registers only between `KeSaveExtendedProcessorState`
 //! (`XSTATE_MASK_AVX`) and `KeRestoreExtendedProcessorState`, at IRQL <= DISPATCH_LEVEL, never
@@ -8,7 +8,10 @@
 //! processor features in Windows drivers", learn.microsoft.com/windows-hardware/drivers/kernel/
 //! floating-point-support-for-64-bit-drivers, and the two routines' DDI pages. The XMM
 //! registers need no call (the kernel saves them for the compiler's own code), which is why
-//! [`super::crc::Fast`] may run anywhere.
+//! [`super::crc::Fast`] may run anywhere. The ZMM registers are the same with the AVX-512
+//! state (`XSTATE_MASK_AVX512`) in the mask besides the AVX state ([`mask_of`]): the AVX-512
+//! state holds the opmask registers, ZMM16-ZMM31 and the upper halves of ZMM0-ZMM15, whose
+//! lower halves are the YMM registers.
 //!
 //! The save's `XSTATE_SAVE` lives in pool memory, allocated with the adapter ([`SaveAreas`]:
 //! two records, so that a doorbell's run and a delivery of the same adapter on two processors
@@ -29,7 +32,7 @@ use ndis_sys::ntdef::LowPoolPriority;
 use ndis_sys::types::{NDIS_HANDLE, ULONG};
 use ndis_sys::wdm::XSTATE_SAVE;
 
-use super::crc::{self, Batch, Wide};
+use super::crc::{self, Batch, Wide, Width};
 use super::memory::{PoolBox, pool_tag};
 
 /// The tag of an adapter's [`SaveAreas`].
@@ -45,6 +48,9 @@ type Records = [UnsafeCell<XSTATE_SAVE>; RECORDS];
 pub struct SaveAreas {
     records: Option<PoolBox<Records>>,
     taken: [AtomicBool; RECORDS],
+    /// The registers the batches fold on, and so the state they save (`crc::wide_width`,
+    /// detected at `DriverEntry`); `None` with no records.
+    width: Option<Width>,
 }
 
 // SAFETY: a record is touched only by the batch that took it (`taken`, an atomic swap), and
@@ -65,7 +71,8 @@ impl SaveAreas {
     /// which drops the areas.
     #[must_use]
     pub unsafe fn allocate(handle: NDIS_HANDLE) -> SaveAreas {
-        let records = if crc::wide_available() {
+        let width = crc::wide_width();
+        let records = if width.is_some() {
             let init = |place: *mut Records| {
                 let blank = || UnsafeCell::new(XSTATE_SAVE::zeroed());
                 // SAFETY: `place` is fresh, aligned pool memory for the records that nothing
@@ -82,6 +89,7 @@ impl SaveAreas {
         SaveAreas {
             records,
             taken: [AtomicBool::new(false), AtomicBool::new(false)],
+            width,
         }
     }
 
@@ -91,13 +99,15 @@ impl SaveAreas {
         self.records.is_some()
     }
 
-    /// Saves this thread's AVX state into a free record: the guard, whose drop restores it;
+    /// Saves this thread's state of the wide fold's registers (the AVX state, and the AVX-512
+    /// state for ZMM) into a free record: the guard, whose drop restores it;
     /// `None` when there is no record, none is free, or the kernel could not save. Call at
     /// IRQL <= DISPATCH_LEVEL and drop the guard at the same IRQL, before any save made after
     /// it on this thread is restored (a guard held in a scope does both).
     #[must_use]
     pub fn save(&self) -> Option<Saved<'_>> {
         let records = self.records.as_ref()?;
+        let width = self.width?;
         let (index, taken) = self
             .taken
             .iter()
@@ -108,8 +118,9 @@ impl SaveAreas {
             taken.store(false, Ordering::Release);
             return None;
         };
-        if save_avx(record) {
+        if save(record, width) {
             Some(Saved {
+                width,
                 record,
                 taken,
                 _thread: PhantomData,
@@ -195,64 +206,78 @@ impl Update for BatchSave<'_> {
     }
 }
 
-/// A live save of this thread's AVX state into one of an adapter's records; dropped, it
-/// restores the state. Not `Send`: the save is the thread's.
+/// A live save of this thread's AVX state (and AVX-512 state, for ZMM) into one of an
+/// adapter's records; dropped, it restores the state. Not `Send`: the save is the thread's.
 pub struct Saved<'a> {
     record: *mut XSTATE_SAVE,
+    /// The registers whose state it saved.
+    width: Width,
     taken: &'a AtomicBool,
     _thread: PhantomData<*const ()>,
 }
 
 impl Saved<'_> {
-    /// The CRC that folds on YMM registers, for as long as this save is borrowed.
+    /// The CRC that folds on the saved registers (YMM or ZMM), for as long as this save is
+    /// borrowed.
     #[must_use]
     pub fn crc(&self) -> Batch<'_> {
-        // SAFETY: this guard exists only after `KeSaveExtendedProcessorState(XSTATE_MASK_AVX)`
-        // succeeded on this thread (`SaveAreas::save`), which it did only where
-        // `crc::wide_available` said the CPU has AVX2 and VPCLMULQDQ and the OS enabled AVX
-        // (`SaveAreas::allocate` made no record otherwise); the `Wide` borrows the guard, so
-        // it cannot outlive the restore, and is not `Send`.
-        Batch::Wide(unsafe { Wide::new_unchecked() })
+        // SAFETY: this guard exists only after `KeSaveExtendedProcessorState` of the mask of
+        // `width` succeeded on this thread (`SaveAreas::save`), which it tried only where
+        // `crc::wide_width` said the CPU has the instructions of `width` and the OS enabled
+        // their state (`SaveAreas::allocate` made no record otherwise); the `Wide` borrows the
+        // guard, so it cannot outlive the restore, and is not `Send`.
+        Batch::Wide(unsafe { Wide::new_unchecked(self.width) })
     }
 }
 
 impl Drop for Saved<'_> {
     fn drop(&mut self) {
-        restore_avx(self.record);
+        restore(self.record);
         self.taken.store(false, Ordering::Release);
     }
 }
 
-/// Whether the OS enabled the AVX state for kernel-mode use. IRQL: PASSIVE_LEVEL (its DDI
-/// page); `crc::detect` asks it at `DriverEntry`.
-#[cfg(target_arch = "x86_64")]
+/// The extended-state mask of a width's registers: the AVX state for YMM, and the AVX-512
+/// state besides for ZMM (the lower halves of ZMM0-ZMM15 are the YMM registers).
 #[must_use]
-pub fn avx_enabled() -> bool {
-    use ndis_sys::ntoskrnl::RtlGetEnabledExtendedFeatures;
-    use ndis_sys::wdm::XSTATE_MASK_AVX;
-    // SAFETY: an ntddk.h routine with one integer argument and no pointer; `detect` runs at
-    // PASSIVE_LEVEL (DriverEntry).
-    let enabled = unsafe { RtlGetEnabledExtendedFeatures(XSTATE_MASK_AVX) };
-    enabled & XSTATE_MASK_AVX != 0
+pub const fn mask_of(width: Width) -> u64 {
+    use ndis_sys::wdm::{XSTATE_MASK_AVX, XSTATE_MASK_AVX512};
+    match width {
+        Width::Ymm => XSTATE_MASK_AVX,
+        Width::Zmm => XSTATE_MASK_AVX | XSTATE_MASK_AVX512,
+    }
 }
 
-/// `KeSaveExtendedProcessorState(XSTATE_MASK_AVX, record)`: whether it saved.
+/// Whether the OS enabled the state of `width`'s registers for kernel-mode use. IRQL:
+/// PASSIVE_LEVEL (its DDI page); `crc::detect` asks it at `DriverEntry`.
 #[cfg(target_arch = "x86_64")]
-fn save_avx(record: *mut XSTATE_SAVE) -> bool {
+#[must_use]
+pub fn os_enabled(width: Width) -> bool {
+    use ndis_sys::ntoskrnl::RtlGetEnabledExtendedFeatures;
+    let mask = mask_of(width);
+    // SAFETY: an ntddk.h routine with one integer argument and no pointer; `detect` runs at
+    // PASSIVE_LEVEL (DriverEntry).
+    let enabled = unsafe { RtlGetEnabledExtendedFeatures(mask) };
+    enabled & mask == mask
+}
+
+/// `KeSaveExtendedProcessorState(mask_of(width), record)`: whether it saved.
+#[cfg(target_arch = "x86_64")]
+fn save(record: *mut XSTATE_SAVE, width: Width) -> bool {
     use ndis_sys::ntoskrnl::KeSaveExtendedProcessorState;
-    use ndis_sys::wdm::XSTATE_MASK_AVX;
     // SAFETY: `record` is one of the adapter's pool records, which this batch alone holds
     // (`SaveAreas::save` took it) and which stays where it is until the restore; the mask is
-    // the AVX state, which the OS enabled (`SaveAreas` has records only where
-    // `avx_enabled` said so); the caller runs at IRQL <= DISPATCH_LEVEL (`SaveAreas::save`).
-    let status = unsafe { KeSaveExtendedProcessorState(XSTATE_MASK_AVX, record) };
+    // the state of `width`, which the OS enabled (`SaveAreas` has records only where
+    // `os_enabled` said so at `DriverEntry`, `crc::detect`); the caller runs at IRQL <=
+    // DISPATCH_LEVEL (`SaveAreas::save`).
+    let status = unsafe { KeSaveExtendedProcessorState(mask_of(width), record) };
     // NT_SUCCESS.
     status >= 0
 }
 
 /// `KeRestoreExtendedProcessorState(record)`.
 #[cfg(target_arch = "x86_64")]
-fn restore_avx(record: *mut XSTATE_SAVE) {
+fn restore(record: *mut XSTATE_SAVE) {
     use ndis_sys::ntoskrnl::KeRestoreExtendedProcessorState;
     // SAFETY: `record` holds the save this guard stands for, made on this thread; the guard's
     // drop is the only restore of it, at the save's IRQL and in LIFO order with the thread's
@@ -263,14 +288,14 @@ fn restore_avx(record: *mut XSTATE_SAVE) {
 /// No AVX outside x64: never enabled, never saved.
 #[cfg(not(target_arch = "x86_64"))]
 #[must_use]
-pub fn avx_enabled() -> bool {
+pub fn os_enabled(_width: Width) -> bool {
     false
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn save_avx(_record: *mut XSTATE_SAVE) -> bool {
+fn save(_record: *mut XSTATE_SAVE, _width: Width) -> bool {
     false
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn restore_avx(_record: *mut XSTATE_SAVE) {}
+fn restore(_record: *mut XSTATE_SAVE) {}

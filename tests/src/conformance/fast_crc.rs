@@ -6,7 +6,7 @@
 //! the CPU has the instructions: a detection that silently says no would pass the others.
 
 use crc::{CRC_32_ISO_HDLC, Crc};
-use dcbndk::resources::crc::{self as fast, FOLD_FROM, Fast};
+use dcbndk::resources::crc::{self as fast, FOLD_FROM, Fast, Width};
 use dcbndk_core::roce::frame::{Addressing, IpAddrs, build, build_with, parse, parse_with};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, Opcode, Reth, Transport};
 use dcbndk_core::roce::icrc::{self, AFTER_LRH, Update};
@@ -183,7 +183,10 @@ fn the_folding_is_taken_wherever_the_cpu_has_pclmulqdq() {
     // With the simulated kernel's word on the AVX state, as the kit's DriverEntry asks it: the
     // process's other tests see the same state.
     assert_eq!(
-        fast::detect(crate::sim::exports::avx_enabled),
+        fast::detect(|width| match width {
+            Width::Ymm => crate::sim::exports::avx_enabled(),
+            Width::Zmm => crate::sim::exports::avx512_enabled(),
+        }),
         cpu,
         "CPUID detection against std's"
     );
@@ -302,28 +305,58 @@ fn frames_built_and_parsed_with_the_accelerated_crc_are_the_software_ones() {
     }
 }
 
-/// The wide fold's permission in this process, where the CPU has AVX2 and VPCLMULQDQ and the
-/// OS enabled AVX (std's detection reads XCR0): a user-mode thread's YMM state is the OS's to
-/// keep, so no save is needed here. `None`, with the reason printed, elsewhere.
+/// The wide folds' permissions in this process: YMM where the CPU has AVX2 and VPCLMULQDQ and
+/// the OS enabled AVX, ZMM where it has AVX-512F too and the OS enabled AVX-512 (std's
+/// detection reads XCR0): a user-mode thread's extended state is the OS's to keep, so no save
+/// is needed here. A width this host lacks is skipped with the reason printed.
 #[cfg(target_arch = "x86_64")]
-fn wide_here(test: &str) -> Option<fast::Wide<'static>> {
-    let cpu = std::is_x86_feature_detected!("avx2")
+fn wide_here(test: &str) -> Vec<fast::Wide<'static>> {
+    let ymm = std::is_x86_feature_detected!("avx2")
         && std::is_x86_feature_detected!("vpclmulqdq")
         && std::is_x86_feature_detected!("pclmulqdq")
         && std::is_x86_feature_detected!("sse4.1");
-    if !cpu {
-        println!(
-            "SKIPPED {test}: this CPU (or OS) has no AVX2 + VPCLMULQDQ; the XMM fold is the path"
-        );
-        return None;
-    }
-    assert!(
+    let zmm = ymm && std::is_x86_feature_detected!("avx512f");
+    assert_eq!(
         fast::x64::wide::cpu_has_vpclmulqdq(),
-        "the driver's CPUID detection disagrees with std's"
+        ymm,
+        "the driver's CPUID detection of the YMM fold disagrees with std's"
     );
-    // SAFETY: std's detection just said the CPU has the features and the OS enabled AVX; in
-    // user mode the OS saves the YMM state of every thread.
-    Some(unsafe { fast::Wide::new_unchecked() })
+    assert_eq!(
+        fast::x64::zmm::cpu_has_avx512_vpclmulqdq(),
+        zmm,
+        "the driver's CPUID detection of the ZMM fold disagrees with std's"
+    );
+    let mut widths = Vec::new();
+    if ymm {
+        // SAFETY: std's detection just said the CPU has the features and the OS enabled AVX;
+        // in user mode the OS saves the YMM state of every thread.
+        widths.push(unsafe { fast::Wide::new_unchecked(Width::Ymm) });
+    } else {
+        println!("SKIPPED {test} on YMM: this CPU (or OS) has no AVX2 + VPCLMULQDQ");
+    }
+    if zmm {
+        // SAFETY: std's detection just said the CPU has AVX-512F besides and the OS enabled
+        // AVX-512; in user mode the OS saves the ZMM state of every thread.
+        widths.push(unsafe { fast::Wide::new_unchecked(Width::Zmm) });
+    } else {
+        println!("SKIPPED {test} on ZMM: this CPU (or OS) has no AVX-512F + VPCLMULQDQ");
+    }
+    widths
+}
+
+/// `fold` of the width's module: the whole blocks of `data` from its first step on.
+///
+/// # Safety
+/// As `fast::x64::wide::fold` and `fast::x64::zmm::fold`: the CPU has the width's features
+/// and the OS keeps its state (`wide_here` said so).
+#[cfg(target_arch = "x86_64")]
+unsafe fn fold_of(width: Width, register: u32, data: &[u8]) -> (u32, &[u8]) {
+    match width {
+        // SAFETY: the function's contract.
+        Width::Ymm => unsafe { fast::x64::wide::fold(register, data) },
+        // SAFETY: the function's contract.
+        Width::Zmm => unsafe { fast::x64::zmm::fold(register, data) },
+    }
 }
 
 /// The wide fold against the software CRC and the `crc` crate at every length 0..=1024 at
@@ -333,9 +366,14 @@ fn wide_here(test: &str) -> Option<fast::Wide<'static>> {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn the_wide_fold_agrees_with_the_software_and_an_independent_crc_at_every_length() {
-    let Some(wide) = wide_here("the wide fold") else {
-        return;
-    };
+    for wide in wide_here("the wide fold") {
+        wide_fold_at_every_length(&wide);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn wide_fold_at_every_length(wide: &fast::Wide<'_>) {
+    let width = wide.width();
     let buffer = Rng(0x51_7CC1_B727_220A).bytes(64 * 1024 + 64);
     for align in [0, 1, 7, 13] {
         for len in 0..=1024 {
@@ -345,7 +383,7 @@ fn the_wide_fold_agrees_with_the_software_and_an_independent_crc_at_every_length
                 assert_eq!(
                     wide.update(register, data),
                     software,
-                    "{len} bytes at {align}, from {register:#x}"
+                    "{width:?}: {len} bytes at {align}, from {register:#x}"
                 );
                 assert_eq!(independent(register, data), software);
             }
@@ -370,11 +408,11 @@ fn the_wide_fold_agrees_with_the_software_and_an_independent_crc_at_every_length
         assert_eq!(
             wide.update(register, data),
             independent(register, data),
-            "{len} bytes"
+            "{width:?}: {len} bytes"
         );
         if len >= step {
             // SAFETY: `wide_here` said the CPU has the features and the OS keeps the state.
-            let (folded, rest) = unsafe { fast::x64::wide::fold(register, data) };
+            let (folded, rest) = unsafe { fold_of(width, register, data) };
             assert_eq!(
                 rest.len(),
                 len % 16,
@@ -391,9 +429,14 @@ fn the_wide_fold_agrees_with_the_software_and_an_independent_crc_at_every_length
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn the_wide_fold_of_both_buffers_agrees_at_every_split() {
-    let Some(wide) = wide_here("the wide update_both") else {
-        return;
-    };
+    for wide in wide_here("the wide update_both") {
+        wide_fold_of_both_at_every_split(&wide);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn wide_fold_of_both_at_every_split(wide: &fast::Wide<'_>) {
+    let width = wide.width();
     let mut rng = Rng(29);
     let message = rng.bytes(9216 + 80);
     for first_len in 0..=80 {
@@ -404,7 +447,7 @@ fn the_wide_fold_of_both_buffers_agrees_at_every_split() {
                 assert_eq!(
                     wide.update_both(register, first, second),
                     independent(register, &message[..first_len + second_len]),
-                    "{first_len} + {second_len} bytes from {register:#x}"
+                    "{width:?}: {first_len} + {second_len} bytes from {register:#x}"
                 );
             }
         }
@@ -417,20 +460,33 @@ fn the_wide_fold_of_both_buffers_agrees_at_every_split() {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn the_wide_copy_and_its_crc_agree_with_a_copy_then_the_software_crc() {
-    let Some(wide) = wide_here("the wide copy_update") else {
-        return;
-    };
+    for wide in wide_here("the wide copy_update") {
+        wide_copy_and_crc(&wide);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn wide_copy_and_crc(wide: &fast::Wide<'_>) {
+    let width = wide.width();
     let mut rng = Rng(0x6A09_E667_F3BC_C908);
     let source = rng.bytes(64 * 1024 + 32);
     let check = |register: u32, src: &[u8], dst_len: usize, at: usize, what: &str| {
         let mut dst = vec![0x5Au8; dst_len + at + 32];
         let got = wide.copy_update(register, src, &mut dst[at..at + dst_len]);
         let n = src.len().min(dst_len);
-        assert_eq!(got, independent(register, &src[..n]), "{what}: register");
-        assert_eq!(&dst[at..at + n], &src[..n], "{what}: copied bytes");
+        assert_eq!(
+            got,
+            independent(register, &src[..n]),
+            "{width:?} {what}: register"
+        );
+        assert_eq!(
+            &dst[at..at + n],
+            &src[..n],
+            "{width:?} {what}: copied bytes"
+        );
         assert!(
             dst[..at].iter().chain(&dst[at + n..]).all(|&b| b == 0x5A),
-            "{what}: a byte outside the copy changed"
+            "{width:?} {what}: a byte outside the copy changed"
         );
     };
     for len in 0..=1024 {

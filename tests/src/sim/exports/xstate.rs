@@ -16,14 +16,16 @@
 //! What the OS enabled is the host's: the AVX state where the CPU has AVX and the host OS
 //! enabled it (std's detection reads XCR0), unless `DCBNDK_SIM_AVX=off` says the simulated
 //! kernel has it disabled ([`avx_enabled`]): the driver then never saves and folds on XMM
-//! registers, the way to run and measure that path on a CPU with AVX. The YMM registers
-//! themselves need no saving here: the host OS keeps each thread's.
+//! registers, the way to run and measure that path on a CPU with AVX. Likewise the AVX-512
+//! state where the CPU has AVX-512F and the host OS enabled it, unless `DCBNDK_SIM_AVX512=off`
+//! (or the AVX state is off) ([`avx512_enabled`]): the driver then folds on YMM registers, not
+//! ZMM. The registers themselves need no saving here: the host OS keeps each thread's.
 
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ndis_sys::types::{NTSTATUS, ULONG64};
-use ndis_sys::wdm::{XSTATE_MASK_AVX, XSTATE_SAVE};
+use ndis_sys::wdm::{XSTATE_MASK_AVX, XSTATE_MASK_AVX512, XSTATE_SAVE};
 
 use super::{irql_at_most, sim};
 use crate::sim::faults::{self, Export};
@@ -53,6 +55,22 @@ pub fn avx_enabled() -> bool {
     *ENABLED
 }
 
+/// The environment variable that turns the simulated kernel's AVX-512 state off (the AVX
+/// state stays as [`AVX_SWITCH`] says).
+pub const AVX512_SWITCH: &str = "DCBNDK_SIM_AVX512";
+
+/// Whether the simulated kernel enabled the AVX-512 state: the host's (its CPU has AVX-512F
+/// and its OS enabled the state), with the AVX state, unless [`AVX512_SWITCH`] is `off`. Read
+/// once per process.
+#[must_use]
+pub fn avx512_enabled() -> bool {
+    static ENABLED: LazyLock<bool> = LazyLock::new(|| {
+        let off = std::env::var(AVX512_SWITCH).is_ok_and(|v| v.eq_ignore_ascii_case("off"));
+        !off && avx_enabled() && host_has_avx512()
+    });
+    *ENABLED
+}
+
 #[cfg(target_arch = "x86_64")]
 fn host_has_avx() -> bool {
     std::is_x86_feature_detected!("avx")
@@ -63,17 +81,39 @@ fn host_has_avx() -> bool {
     false
 }
 
+#[cfg(target_arch = "x86_64")]
+fn host_has_avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn host_has_avx512() -> bool {
+    false
+}
+
 /// The features the simulated kernel enabled (`XSTATE_MASK_*`).
 fn enabled_features() -> ULONG64 {
+    let mut enabled = XSTATE_MASK_LEGACY;
     if avx_enabled() {
-        XSTATE_MASK_LEGACY | XSTATE_MASK_AVX
-    } else {
-        XSTATE_MASK_LEGACY
+        enabled |= XSTATE_MASK_AVX;
     }
+    if avx512_enabled() {
+        enabled |= XSTATE_MASK_AVX512;
+    }
+    enabled
 }
 
 /// The count [`avx_saves`] reads.
 static AVX_SAVES: AtomicU64 = AtomicU64::new(0);
+/// The count [`avx512_saves`] reads.
+static AVX512_SAVES: AtomicU64 = AtomicU64::new(0);
+
+/// The successful saves whose mask named the whole AVX-512 state, since the process started:
+/// what the kit reads to see that the driver folded on ZMM registers.
+#[must_use]
+pub fn avx512_saves() -> u64 {
+    AVX512_SAVES.load(Ordering::Relaxed)
+}
 
 /// The successful saves of the AVX state since the process started, on every thread: what
 /// the kit reads to see that the driver took its wide path.
@@ -158,6 +198,9 @@ pub unsafe extern "system" fn KeSaveExtendedProcessorState(
     unsafe { xstate_save.write_unaligned(record) };
     if mask & XSTATE_MASK_AVX != 0 {
         AVX_SAVES.fetch_add(1, Ordering::Relaxed);
+    }
+    if mask & XSTATE_MASK_AVX512 == XSTATE_MASK_AVX512 {
+        AVX512_SAVES.fetch_add(1, Ordering::Relaxed);
     }
     STATUS_SUCCESS
 }

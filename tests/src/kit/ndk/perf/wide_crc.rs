@@ -1,8 +1,10 @@
-//! NdkPerf's cases of the ICRC's wide fold (`dcbndk::resources::crc::Wide`, YMM registers
-//! under a batch's save of the AVX state, `resources::xstate`): taken where the CPU has AVX2 and
-//! VPCLMULQDQ and the OS enabled AVX, and not where the simulated kernel says the OS did not
-//! (`DCBNDK_SIM_AVX=off`, `sim::exports::avx_enabled`); and with every save failing, the batches
-//! fold on XMM registers and the bytes and ICRCs are still right.
+//! NdkPerf's cases of the ICRC's wide fold (`dcbndk::resources::crc::Wide`, YMM or ZMM
+//! registers under a batch's save of the AVX state, and of the AVX-512 state for ZMM,
+//! `resources::xstate`): taken where the CPU has AVX2 and VPCLMULQDQ and the OS enabled AVX, and
+//! not where the simulated kernel says the OS did not (`DCBNDK_SIM_AVX=off`,
+//! `sim::exports::avx_enabled`); on ZMM where the CPU has AVX-512F besides and the OS enabled
+//! that state, on YMM where it did not (`DCBNDK_SIM_AVX512=off`); and with every save failing,
+//! the batches fold on XMM registers and the bytes and ICRCs are still right.
 //!
 //! How the wide path is seen: the simulated kernel counts the successful saves of the AVX state
 //! (`sim::exports::avx_saves`), and the driver saves only in a batch's CRC for a frame long
@@ -16,7 +18,9 @@
 use super::jumbo::{packets_at, write_read};
 use crate::kit::ndk::ping::on_pair_with;
 use crate::kit::{Case, CaseResult, ensure, expect_eq, note};
-use crate::sim::exports::{AVX_SWITCH, avx_enabled, avx_saves};
+use crate::sim::exports::{
+    AVX_SWITCH, AVX512_SWITCH, avx_enabled, avx_saves, avx512_enabled, avx512_saves,
+};
 use crate::sim::faults::{Export, Mode, Scope};
 
 /// The cases.
@@ -25,6 +29,10 @@ pub fn cases() -> Vec<Case> {
         Case::new(
             "Wide CRC: a 1 MiB WRITE and READ at *JumboPacket 9014 saves the AVX state for its batches (KeSaveExtendedProcessorState counted by the simulated kernel) where the CPU has AVX2 + VPCLMULQDQ and the OS enabled AVX, and never where the OS did not (DCBNDK_SIM_AVX=off); bytes exact either way",
             wide_taken,
+        ),
+        Case::new(
+            "Wide CRC on ZMM: where the CPU has AVX-512F + VPCLMULQDQ and the OS enabled the AVX-512 state, the batches' saves name it besides the AVX state (KeSaveExtendedProcessorState's mask, counted by the simulated kernel) and the ICRCs fold on ZMM registers; without either (or DCBNDK_SIM_AVX512=off, or the unoptimized image) no save names it; bytes exact either way",
+            zmm_taken,
         ),
         Case::new(
             "Wide CRC: every KeSaveExtendedProcessorState failing (STATUS_INSUFFICIENT_RESOURCES, fault injection): each batch falls back to the XMM fold; the 1 MiB WRITE and READ at *JumboPacket 9014 exact, every ICRC right, no violation and no leak",
@@ -74,6 +82,66 @@ fn wide_taken() -> CaseResult {
             note(format!(
                 "wide fold off ({AVX_SWITCH}=off): no save; WRITE {:.0} MB/s, READ {:.0} MB/s on the XMM fold",
                 run.write_mb_s, run.read_mb_s
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// Whether this CPU has what the ZMM fold needs besides the YMM fold's (std's detection).
+fn cpu_has_zmm() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        cpu_has_wide() && std::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether the driver under test has the ZMM fold: every build linked into this process (a
+/// Linux one), and an optimized image; not the unoptimized Windows image, which folds on YMM at
+/// most (`dcbndk::resources::crc::x64`'s documentation says why).
+fn driver_has_zmm() -> bool {
+    !cfg!(windows) || crate::sim::host::driver::optimized()
+}
+
+fn zmm_taken() -> CaseResult {
+    // Where the ZMM fold is to be taken; everywhere else the case checks that it is not.
+    let expected = cpu_has_zmm() && avx512_enabled() && driver_has_zmm();
+    let wide = cpu_has_wide() && avx_enabled();
+    let (before, before_512) = (avx_saves(), avx512_saves());
+    on_pair_with((9014, 9014), |a, b| {
+        let run = write_read(a, b)?;
+        packets_at("9014 and 9014", &run, 4096)?;
+        let saves = avx_saves() - before;
+        let saves_512 = avx512_saves() - before_512;
+        let rates = format!(
+            "WRITE {:.0} MB/s, READ {:.0} MB/s",
+            run.write_mb_s, run.read_mb_s
+        );
+        if expected {
+            ensure(saves_512 > 0, || {
+                format!(
+                    "{saves} saves of the AVX state, none of the AVX-512 state: the ZMM fold was not taken"
+                )
+            })?;
+            note(format!(
+                "ZMM fold: {saves_512} of the {saves} saves named the AVX-512 state; {rates}"
+            ));
+        } else {
+            expect_eq("saves of the AVX-512 state", saves_512, 0)?;
+            let why = if !cpu_has_zmm() {
+                "this CPU has no AVX-512F + VPCLMULQDQ".to_owned()
+            } else if !avx512_enabled() {
+                format!("the AVX-512 state is off ({AVX512_SWITCH}=off, or {AVX_SWITCH}=off)")
+            } else {
+                "the unoptimized image folds on YMM at most".to_owned()
+            };
+            let path = if wide { "the YMM fold" } else { "the XMM fold" };
+            note(format!(
+                "no ZMM fold ({why}): {saves} saves, none of the AVX-512 state, {path}; {rates}"
             ));
         }
         Ok(())
