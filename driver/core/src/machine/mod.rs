@@ -14,9 +14,10 @@
 //!   decision tables that stay where they are: `oid::dispatch`, `qos::state::QosState`,
 //!   `lldp::agent::Agent`, `adapter::state::StateMachine`.
 //! - `datapath::link::Link`: send batches, received PFC frames and the link timer, millions a
-//!   second, under the link lock. It is sans-IO in the same way: `enqueue` says whether a frame
-//!   was queued, `dequeue` which buffer goes on the wire when, `configure` what the peer is
-//!   owed, `rx_fill` whether to send an XOFF. The shell moves the bytes.
+//!   second, under the link lock. It is sans-IO in the same way: `enqueue_at` says whether a
+//!   frame was queued, `poll_transmit` which buffer is due on the wire by now, `poll_timeout`
+//!   when its timer is to run, `configure` what the peer is owed, `rx_fill` whether to send an
+//!   XOFF. The shell moves the bytes.
 //!
 //! Direct OIDs (`OID_NDK_STATISTICS`) touch neither: `oid::dispatch_direct` reads lock-free
 //! counters. The NDK state (`ndk::NdkState`) is atomic: an OID records a change there and the

@@ -290,6 +290,6 @@ mod tests {
             .map(|r| format!("{}: {}", r.name, r.reason))
             .collect();
         assert!(failed.is_empty(), "{}", failed.join("\n"));
-        assert_eq!(reports.len(), 13);
+        assert_eq!(reports.len(), 14);
     }
 }
