@@ -116,12 +116,43 @@ pub fn parse(frame: &[u8]) -> Result<Packet<'_>, Malformed> {
 /// [`parse`] with the ICRC's CRC-32 computed by `crc` (`icrc::Update`: the shell's CRC
 /// instructions; the same answer for every frame).
 ///
+/// Three steps, the checks before the ICRC ([`locate`]), the ICRC, the transport ([`decode`]),
+/// each of the two out of line in a debug build: the ICRC's folds are then called from a small
+/// frame, not from under one holding every header's temporaries (the receive path is on the
+/// dev image's deepest stack paths, `cargo xtask pe`). An optimized build inlines them.
+///
 /// # Errors
 /// As [`parse`].
 pub fn parse_with<'a, C: Update + ?Sized>(
     frame: &'a [u8],
     crc: &C,
 ) -> Result<Packet<'a>, Malformed> {
+    let located = locate(frame)?;
+    let computed = icrc::compute_with(located.body, crc).ok_or(Malformed::Length)?;
+    if located.found != computed {
+        return Err(Malformed::Icrc {
+            found: located.found,
+            computed,
+        });
+    }
+    decode(&located)
+}
+
+/// A frame checked up to its ICRC ([`locate`]).
+struct Located<'a> {
+    addressing: Addressing,
+    /// The IP packet without its ICRC: every byte the ICRC covers.
+    body: &'a [u8],
+    /// The ICRC the frame carries.
+    found: u32,
+    /// Where the BTH starts in `body`.
+    ib_at: usize,
+}
+
+/// The checks of a received frame before its ICRC: Ethernet (and an 802.1Q tag), IP, UDP to
+/// the RoCEv2 port, the lengths.
+#[cfg_attr(debug_assertions, inline(never))]
+fn locate(frame: &[u8]) -> Result<Located<'_>, Malformed> {
     let (Some(dst_mac), Some(src_mac), Some(mut ethertype)) = (
         array_at::<6>(frame, 0),
         array_at::<6>(frame, 6),
@@ -165,15 +196,25 @@ pub fn parse_with<'a, C: Update + ?Sized>(
     else {
         return Err(Malformed::Truncated);
     };
-    let found = u32::from_le_bytes(trailer);
-    let computed = icrc::compute_with(body, crc).ok_or(Malformed::Length)?;
-    if found != computed {
-        return Err(Malformed::Icrc { found, computed });
-    }
-    // BTH, extension headers, payload and pad.
-    let ib_bytes = body
-        .get(ip.udp.saturating_sub(l3).saturating_add(UDP_HEADER_LEN)..)
-        .ok_or(Malformed::Length)?;
+    Ok(Located {
+        addressing: Addressing {
+            dst_mac,
+            src_mac,
+            priority,
+            ip: ip.addrs,
+            traffic_class: ip.traffic_class,
+            src_port: u16::from_be_bytes([s0, s1]),
+        },
+        body,
+        found: u32::from_le_bytes(trailer),
+        ib_at: ip.udp.saturating_sub(l3).saturating_add(UDP_HEADER_LEN),
+    })
+}
+
+/// The transport of a frame whose ICRC is right: BTH, extension headers, payload and pad.
+#[cfg_attr(debug_assertions, inline(never))]
+fn decode<'a>(located: &Located<'a>) -> Result<Packet<'a>, Malformed> {
+    let ib_bytes = located.body.get(located.ib_at..).ok_or(Malformed::Length)?;
     let (transport, headers_len) = ib::decode(ib_bytes)?;
     let rest = ib_bytes.get(headers_len..).ok_or(Malformed::Length)?;
     if rest.len() % 4 != 0 {
@@ -191,14 +232,7 @@ pub fn parse_with<'a, C: Update + ?Sized>(
         return Err(Malformed::UnexpectedPayload);
     }
     Ok(Packet {
-        addressing: Addressing {
-            dst_mac,
-            src_mac,
-            priority,
-            ip: ip.addrs,
-            traffic_class: ip.traffic_class,
-            src_port: u16::from_be_bytes([s0, s1]),
-        },
+        addressing: located.addressing,
         transport,
         payload: rest.get(..payload_len).ok_or(Malformed::Length)?,
     })
