@@ -444,13 +444,48 @@ fn wide_fold_of_both_at_every_split(wide: &fast::Wide<'_>) {
         for second_len in (0..=1024).chain([4096, 9000, 9216]) {
             let second = &rest[..second_len];
             for register in [u32::MAX, 0x1234_5678] {
+                let expected = independent(register, &message[..first_len + second_len]);
                 assert_eq!(
                     wide.update_both(register, first, second),
-                    independent(register, &message[..first_len + second_len]),
+                    expected,
                     "{width:?}: {first_len} + {second_len} bytes from {register:#x}"
                 );
+                // Every first buffer of 1 to 80 bytes, whole blocks or not (IPv6's 68), with
+                // a second of a step or more, is the wide fold's own: it takes it.
+                if first_len > 0 && second_len >= fast::x64::wide::STEP {
+                    // SAFETY: `wide_here` said the CPU has the features and the OS keeps the
+                    // state.
+                    let folded = unsafe { fold_both_of(width, register, first, second) };
+                    let (folded, rest) = folded.unwrap_or_else(|| {
+                        panic!("{width:?}: {first_len} + {second_len} bytes not taken")
+                    });
+                    assert_eq!(
+                        fast::software(folded, rest),
+                        expected,
+                        "{width:?}: {first_len} + {second_len} bytes folded whole"
+                    );
+                }
             }
         }
+    }
+}
+
+/// `fold_both` of the width's module.
+///
+/// # Safety
+/// As [`fold_of`].
+#[cfg(target_arch = "x86_64")]
+unsafe fn fold_both_of<'a>(
+    width: Width,
+    register: u32,
+    first: &[u8],
+    second: &'a [u8],
+) -> Option<(u32, &'a [u8])> {
+    match width {
+        // SAFETY: the function's contract.
+        Width::Ymm => unsafe { fast::x64::wide::fold_both(register, first, second) },
+        // SAFETY: the function's contract.
+        Width::Zmm => unsafe { fast::x64::zmm::fold_both(register, first, second) },
     }
 }
 

@@ -24,9 +24,9 @@
 //!   so no fold on YMM runs outside one. The save is made once per batch of packets, a
 //!   doorbell's run or a delivery's frames, and only for a batch with a frame of at least
 //!   [`WIDE_FROM`] bytes ([`Batch`]: the batch's CRC, wide under its save, else XMM). The
-//!   wide fold takes a message of at least a step (256 bytes) whose masked headers are whole
-//!   blocks (IPv4's 48 bytes); IPv6's 68 bytes of headers, and shorter messages, go to the XMM
-//!   fold.
+//!   wide fold takes a message of at least a step (256 bytes), its masked headers whole blocks
+//!   or not (IPv4's 48 bytes, IPv6's 68: the block across the headers' end is put together);
+//!   shorter messages go to the XMM fold.
 //! - **x64, ZMM** ([`Wide`] of [`Width::Zmm`]): the same on 512-bit ZMM registers (VPCLMULQDQ
 //!   with AVX-512F): four registers, sixteen lanes, the same 256-byte step in half the
 //!   multiplies ([`x64::zmm`]), where the CPU has AVX-512F and the OS enabled the AVX-512
@@ -193,9 +193,9 @@ impl Wide<'_> {
         Some(tail(register, rest))
     }
 
-    /// `register` after `first` then `second` as one message, for `first` of up to four whole
-    /// blocks and `second` of at least a step, as [`Wide::fold`]; `None` for any other pair
-    /// (the caller's fold takes them: IPv6's 68 bytes of masked headers are not whole blocks).
+    /// `register` after `first` then `second` as one message, for `first` of up to 80 bytes
+    /// (the masked headers, IPv4's or IPv6's) and `second` of at least a step, as
+    /// [`Wide::fold`]; `None` for any other pair (the caller's fold takes them).
     #[cfg(target_arch = "x86_64")]
     #[inline]
     fn fold_both(&self, register: u32, first: &[u8], second: &[u8]) -> Option<u32> {

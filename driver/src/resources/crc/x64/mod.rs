@@ -21,6 +21,43 @@ pub mod wide;
 #[cfg(not(all(windows, debug_assertions)))]
 pub mod zmm;
 
+/// The most bytes of a first buffer the wide folds' `fold_both` gathers into their first step:
+/// five blocks, past IPv6's 68 bytes of masked headers (IPv4's are 48).
+const MAX_FIRST: usize = 80;
+
+/// Block `i` (16 bytes) of the message `first` then `second`, wherever it lies: in `first`, in
+/// `second`, or across the two (copied together; only IPv6's headers end inside a block). Zeros
+/// past the message's end, which the wide folds' callers never ask for (the message is at least
+/// a step).
+fn block_of(first: &[u8], second: &[u8], i: usize) -> [u8; 16] {
+    let at = i.saturating_mul(16);
+    if let Some(block) = array_at(first, at) {
+        return block;
+    }
+    if let Some(block) = at
+        .checked_sub(first.len())
+        .and_then(|off| array_at(second, off))
+    {
+        return block;
+    }
+    let mut block = [0u8; 16];
+    for (k, byte) in block.iter_mut().enumerate() {
+        let p = at.saturating_add(k);
+        let from = match p.checked_sub(first.len()) {
+            None => first.get(p),
+            Some(off) => second.get(off),
+        };
+        *byte = from.copied().unwrap_or(0);
+    }
+    block
+}
+
+/// The 16 bytes of `b` at `at`, if it has them.
+fn array_at(b: &[u8], at: usize) -> Option<[u8; 16]> {
+    b.get(at..at.checked_add(16)?)
+        .and_then(|s| <[u8; 16]>::try_from(s).ok())
+}
+
 /// CPUID leaf 1, ECX bit 1: PCLMULQDQ.
 const CPUID_PCLMULQDQ: u32 = 1 << 1;
 /// CPUID leaf 1, ECX bit 19: SSE4.1 (`PEXTRD`, the last step's extract).

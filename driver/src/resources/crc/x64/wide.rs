@@ -24,7 +24,7 @@ use core::arch::x86_64::{
     _mm256_set_epi64x, _mm256_set_m128i, _mm256_storeu_si256, _mm256_xor_si256,
 };
 
-use super::{K3, K4, fold_into, load, one_lane, reduce};
+use super::{K3, K4, MAX_FIRST, block_of, fold_into, load, one_lane, reduce};
 
 /// Fold by sixteen lanes (2048 bits ahead).
 pub(super) const K2048: (i64, i64) = (0x1_1542_778A, 0x1_322D_1430);
@@ -216,25 +216,25 @@ pub fn fold_copy(register: u32, src: &[u8], dst: &mut [u8]) -> (u32, usize) {
 }
 
 /// [`super::fold_both`] on YMM registers where the message reaches past its first
-/// step (`first` of one to four whole blocks, `second` the rest of at least [`STEP`]
-/// bytes): the first step's sixteen blocks gathered from the two, the rest folded
-/// from `second` alone. `None` for any other message (the caller folds the two
-/// otherwise).
+/// step (`first` of one to [`MAX_FIRST`] bytes, whole blocks or not, `second` the rest of at
+/// least [`STEP`] bytes): the first step's sixteen blocks gathered from the two, the rest
+/// folded from `second` alone, on the message's own 16-byte grid. `None` for any other
+/// message (the caller folds the two otherwise).
 ///
 /// # Safety
 /// As [`fold`].
 #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
 pub fn fold_both<'a>(register: u32, first: &[u8], second: &'a [u8]) -> Option<(u32, &'a [u8])> {
-    let (a, a_rest) = first.as_chunks::<16>();
-    if !a_rest.is_empty() || a.is_empty() || a.len() > 4 || second.len() < STEP {
+    if first.is_empty() || first.len() > MAX_FIRST || second.len() < STEP {
         return None;
     }
     let mut ys = [_mm256_set_epi64x(0, 0, 0, 0); 8];
-    gather(&mut ys, a, second);
+    gather(&mut ys, first, second);
     start(&mut ys, register);
-    // The message's bytes after its first step: `second`'s from its block 16 - a.len().
-    let consumed = 16usize.saturating_sub(a.len()).saturating_mul(16);
-    let more = second.get(consumed..).unwrap_or(&[]);
+    // The message's bytes after its first step: `second`'s from STEP - first.len().
+    let more = second
+        .get(STEP.saturating_sub(first.len())..)
+        .unwrap_or(&[]);
     let (steps, tail) = more.as_chunks::<STEP>();
     let k = keys(K2048);
     for bytes in steps {
@@ -244,21 +244,15 @@ pub fn fold_both<'a>(register: u32, first: &[u8], second: &'a [u8]) -> Option<(u
     Some(finish(*first, rest, tail))
 }
 
-/// The first step of the message `a` then `second` (`a` of at most four blocks,
-/// `second` at least a step): register `j` the message's blocks 2j and 2j + 1.
+/// The first step of the message `first` then `second` (`second` at least a step): register
+/// `j` the message's blocks 2j and 2j + 1.
 #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
-fn gather(ys: &mut [__m256i; 8], a: &[[u8; 16]], second: &[u8]) {
-    let (b, _) = second.as_chunks::<16>();
-    let mut blocks = a.iter().chain(b);
+fn gather(ys: &mut [__m256i; 8], first: &[u8], second: &[u8]) {
+    let mut i = 0;
     for y in ys.iter_mut() {
-        let low = match blocks.next() {
-            Some(block) => load(block),
-            None => _mm_set_epi64x(0, 0),
-        };
-        let high = match blocks.next() {
-            Some(block) => load(block),
-            None => _mm_set_epi64x(0, 0),
-        };
+        let low = load(&block_of(first, second, i));
+        let high = load(&block_of(first, second, i.saturating_add(1)));
         *y = _mm256_set_m128i(high, low);
+        i = i.saturating_add(2);
     }
 }

@@ -23,7 +23,7 @@ use core::arch::x86_64::{
 };
 
 use super::wide::{K2048, finish};
-use super::{K1, K2, load};
+use super::{K1, K2, MAX_FIRST, block_of, load};
 
 /// Fold by one register (512 bits ahead): the XMM fold's four lanes.
 const K512: (i64, i64) = (K1, K2);
@@ -231,9 +231,10 @@ fn copy_to_ymm<'a>(register: u32, src: &'a [u8], dst: &mut [u8]) -> ([__m256i; 2
 }
 
 /// [`super::fold_both`] on ZMM registers where the message reaches past its first step
-/// (`first` of one to four whole blocks, `second` the rest of at least [`STEP`] bytes): the
-/// first step's sixteen blocks gathered from the two, the rest folded from `second` alone.
-/// `None` for any other message (the caller folds the two otherwise).
+/// (`first` of one to [`MAX_FIRST`] bytes, whole blocks or not, `second` the rest of at least
+/// [`STEP`] bytes): the first step's sixteen blocks gathered from the two, the rest folded from
+/// `second` alone, on the message's own 16-byte grid. `None` for any other message (the caller
+/// folds the two otherwise).
 ///
 /// # Safety
 /// As [`fold`].
@@ -250,16 +251,16 @@ fn both_to_ymm<'a>(
     first: &[u8],
     second: &'a [u8],
 ) -> Option<([__m256i; 2], &'a [u8])> {
-    let (a, a_rest) = first.as_chunks::<16>();
-    if !a_rest.is_empty() || a.is_empty() || a.len() > 4 || second.len() < STEP {
+    if first.is_empty() || first.len() > MAX_FIRST || second.len() < STEP {
         return None;
     }
     let mut zs = [_mm512_setzero_si512(); 4];
-    gather(&mut zs, a, second);
+    gather(&mut zs, first, second);
     start(&mut zs, register);
-    // The message's bytes after its first step: `second`'s from its block 16 - a.len().
-    let consumed = 16usize.saturating_sub(a.len()).saturating_mul(16);
-    let more = second.get(consumed..).unwrap_or(&[]);
+    // The message's bytes after its first step: `second`'s from STEP - first.len().
+    let more = second
+        .get(STEP.saturating_sub(first.len())..)
+        .unwrap_or(&[]);
     let (steps, tail) = more.as_chunks::<STEP>();
     let k = keys(K2048);
     for bytes in steps {
@@ -268,26 +269,18 @@ fn both_to_ymm<'a>(
     Some(to_ymm(&zs, tail))
 }
 
-/// The first step of the message `a` then `second` (`a` of at most four blocks, `second` at
-/// least a step): register `j` the message's blocks 4j to 4j + 3, lane by lane.
+/// The first step of the message `first` then `second` (`second` at least a step): register
+/// `j` the message's blocks 4j to 4j + 3, lane by lane.
 #[target_feature(enable = "avx512f,vpclmulqdq,avx2,pclmulqdq,sse4.1")]
-fn gather(zs: &mut [__m512i; 4], a: &[[u8; 16]], second: &[u8]) {
-    let (b, _) = second.as_chunks::<16>();
-    let mut blocks = a.iter().chain(b);
+fn gather(zs: &mut [__m512i; 4], first: &[u8], second: &[u8]) {
+    let mut i = 0;
     for z in zs.iter_mut() {
         let mut lanes = _mm512_setzero_si512();
-        if let Some(block) = blocks.next() {
-            lanes = _mm512_inserti32x4::<0>(lanes, load(block));
-        }
-        if let Some(block) = blocks.next() {
-            lanes = _mm512_inserti32x4::<1>(lanes, load(block));
-        }
-        if let Some(block) = blocks.next() {
-            lanes = _mm512_inserti32x4::<2>(lanes, load(block));
-        }
-        if let Some(block) = blocks.next() {
-            lanes = _mm512_inserti32x4::<3>(lanes, load(block));
-        }
+        lanes = _mm512_inserti32x4::<0>(lanes, load(&block_of(first, second, i)));
+        lanes = _mm512_inserti32x4::<1>(lanes, load(&block_of(first, second, i.saturating_add(1))));
+        lanes = _mm512_inserti32x4::<2>(lanes, load(&block_of(first, second, i.saturating_add(2))));
+        lanes = _mm512_inserti32x4::<3>(lanes, load(&block_of(first, second, i.saturating_add(3))));
         *z = lanes;
+        i = i.saturating_add(4);
     }
 }
