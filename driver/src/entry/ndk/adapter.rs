@@ -201,11 +201,9 @@ fn unlist(shell: &AdapterContext, owner: &NdkAdapterObject) {
             let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
         }
     }
-    for e in p.endpoints.as_mut_slice() {
-        if let Some(entry) = e.entry.take() {
-            let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
-        }
-    }
+    p.endpoints.take_entries(|entry| {
+        let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
+    });
 }
 
 /// `NdkQueryAdapterInfo` (PASSIVE_LEVEL; ndkpi.md §6.3, §8 rule 3): the context's

@@ -151,8 +151,8 @@ pub struct Provider {
     pub connectors: PoolArray<ConnectorSlot>,
     /// The shell's side of each listener slot.
     pub listeners: PoolArray<ListenerSlot>,
-    /// The shell's side of each shared endpoint (the same bind table as the listeners').
-    pub endpoints: PoolArray<endpoint::EndpointSlot>,
+    /// The shared endpoints (the same bind table as the listeners').
+    pub endpoints: endpoint::Endpoints,
     /// Varies the first PSN of each connection.
     pub psn_seed: u32,
     /// The QP number of QP slot 0 (QP 1 is the CM's).
@@ -305,7 +305,7 @@ impl Provider {
             endpoints,
         } = t;
         let fields = Fields {
-            endpoints,
+            endpoints: endpoint::Endpoints::new(endpoints),
             neighbors: Neighbors::new(neighbors),
             notes: notes::Notes::new(notes),
             mem,
@@ -431,7 +431,7 @@ struct Choices<'a> {
 
 /// The members of a provider other than its connection manager.
 struct Fields {
-    endpoints: PoolArray<endpoint::EndpointSlot>,
+    endpoints: endpoint::Endpoints,
     neighbors: Neighbors,
     notes: notes::Notes,
     mem: MemoryTable<'static>,
@@ -632,7 +632,7 @@ impl Provider {
                 free(Left::Listener(object));
             }
         }
-        for i in 0..self.endpoints.as_slice().len() {
+        for i in 0..self.endpoints.slots() {
             let Some(id) = self.endpoint_at(i) else {
                 continue;
             };

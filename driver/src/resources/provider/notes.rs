@@ -36,13 +36,7 @@ impl Provider {
 
     /// Records the table entry of listener or shared endpoint `id`; `false` when it is gone.
     pub fn set_endpoint_entry(&mut self, id: BindId, entry: EntryId) -> bool {
-        if let Some(e) = self
-            .endpoints
-            .as_mut_slice()
-            .get_mut(id.index())
-            .filter(|e| e.id == Some(id))
-        {
-            e.entry = Some(entry);
+        if self.endpoints.set_entry(id, entry) {
             return true;
         }
         match self

@@ -84,6 +84,7 @@
 
 pub mod cm;
 pub mod cq;
+pub mod endpoints;
 pub mod fifo;
 pub mod mr;
 pub mod neighbors;
