@@ -196,11 +196,9 @@ fn unlist(shell: &AdapterContext, owner: &NdkAdapterObject) {
             let _ = shell.core.ndk.apply(cpu, &Activity::Disconnect(entry));
         }
     }
-    for l in p.listeners.as_mut_slice() {
-        if let Some(entry) = l.entry.take() {
-            let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
-        }
-    }
+    p.listeners.take_entries(|entry| {
+        let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
+    });
     p.endpoints.take_entries(|entry| {
         let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
     });

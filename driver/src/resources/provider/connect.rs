@@ -1,7 +1,9 @@
 //! Connectors and listeners in the provider (ndkpi.md §4): the core's connection manager
-//! ([`Cm`](dcbndk_core::ndk::provider::cm::Cm)) decides; this file keeps what it does not: each
-//! connector's and listener's object, the consumer's completion callbacks of requests in
-//! progress and its event callbacks, and turns the CM's events into [`Call`]s and QP state.
+//! ([`Cm`](dcbndk_core::ndk::provider::cm::Cm)) decides, and the core's table of bindings keeps
+//! each listener's object, connect event and table entry ([`Listeners`]); this file keeps what
+//! the core does not yet: each connector's object, the consumer's completion callbacks of
+//! requests in progress and its disconnect callback, and turns the CM's events into [`Call`]s
+//! and QP state.
 //!
 //! A connected QP gets its reliable-connected transport ([`Rc`](dcbndk_core::ndk::provider::rc::Rc))
 //! here, with this provider's choices: the path MTU the handshake agreed (the min of both
@@ -10,6 +12,7 @@
 //! retries and RNR retries, 1 ms after an RNR NAK \[INFER: IBTA leaves these to the provider;
 //! rxe's defaults are of this order\].
 
+use dcbndk_core::ndk::provider::bindings::{BindingSlot, Bindings};
 use dcbndk_core::ndk::provider::cm::{
     BindId, CmStatus, ConnId, ConnectionData, Event, QpInfo, QpParams, Request, Source,
 };
@@ -20,7 +23,8 @@ use super::Provider;
 use super::calls::{Call, Calls};
 use super::notes::Note;
 use super::qp::Path;
-use dcbndk_core::ndk::tables::{Endpoint, EntryId};
+use crate::resources::memory::PoolArray;
+use dcbndk_core::ndk::tables::EntryId;
 use ndis_sys::ndkpi::{
     NDK_CONNECTOR, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK,
     NDK_FN_REQUEST_COMPLETION, NDK_LISTENER,
@@ -70,30 +74,21 @@ impl ConnectorSlot {
     };
 }
 
-/// The shell's side of a listener slot (same index as the CM's bind table).
-pub struct ListenerSlot {
-    /// The CM's id (`None`: free).
-    pub id: Option<BindId>,
-    /// The `NDK_LISTENER` the consumer holds.
-    pub object: *mut NDK_LISTENER,
-    /// `NdkConnectEventCallback`.
-    pub connect_event: NDK_FN_CONNECT_EVENT_CALLBACK,
+/// A listener's `NdkConnectEventCallback` and its context.
+#[derive(Clone, Copy)]
+pub struct ConnectEvent {
+    /// The callback.
+    pub callback: NDK_FN_CONNECT_EVENT_CALLBACK,
     /// Its context.
     pub context: PVOID,
-    /// Its entry in the adapter's table (`OID_NDK_LOCAL_ENDPOINTS`), once bound.
-    pub entry: Option<EntryId>,
 }
 
-impl ListenerSlot {
-    /// A free slot.
-    pub const FREE: ListenerSlot = ListenerSlot {
-        id: None,
-        object: core::ptr::null_mut(),
-        connect_event: None,
-        context: core::ptr::null_mut(),
-        entry: None,
-    };
-}
+/// One listener's slot (same index as the CM's bind table): its object and its connect event.
+pub type ListenerSlot = BindingSlot<*mut NDK_LISTENER, ConnectEvent>;
+
+/// The provider's listeners, one slot per CM binding, in pool memory: the core's table of
+/// bindings (`dcbndk_core::ndk::provider::bindings`).
+pub type Listeners = Bindings<PoolArray<ListenerSlot>, *mut NDK_LISTENER, ConnectEvent>;
 
 const fn request_index(r: Request) -> usize {
     match r {
@@ -122,7 +117,7 @@ impl Provider {
     /// The id of the listener in slot `index`, if it is open.
     #[must_use]
     pub fn listener_at(&self, index: usize) -> Option<BindId> {
-        self.listeners.as_slice().get(index).and_then(|l| l.id)
+        self.listeners.at(index)
     }
 
     /// `NdkCreateConnector`.
@@ -311,57 +306,26 @@ impl Provider {
     /// `STATUS_INSUFFICIENT_RESOURCES` when every slot is taken.
     pub fn create_listener(
         &mut self,
-        connect_event: NDK_FN_CONNECT_EVENT_CALLBACK,
+        callback: NDK_FN_CONNECT_EVENT_CALLBACK,
         context: PVOID,
     ) -> Result<BindId, CmStatus> {
-        let id = self.cm.create_listener()?;
-        let slot = self
-            .listeners
-            .as_mut_slice()
-            .get_mut(id.index())
-            .ok_or(CmStatus::InsufficientResources)?;
-        *slot = ListenerSlot {
-            id: Some(id),
-            connect_event,
-            context,
-            ..ListenerSlot::FREE
-        };
-        Ok(id)
+        self.listeners
+            .create_listener(&mut self.cm, ConnectEvent { callback, context })
     }
 
     /// Records the object of a listener just created.
     pub fn set_listener_object(&mut self, id: BindId, object: *mut NDK_LISTENER) {
-        if let Some(l) = self
-            .listeners
-            .as_mut_slice()
-            .get_mut(id.index())
-            .filter(|l| l.id == Some(id))
-        {
-            l.object = object;
-        }
+        self.listeners.set_object(id, object);
     }
 
     /// `NdkCloseListener`: requests not indicated are refused; no `ConnectEvent` follows.
-    /// Returns the object, whose block the caller frees.
+    /// Returns the object (NULL: none made), whose block the caller frees.
     pub fn close_listener(&mut self, id: BindId) -> *mut NDK_LISTENER {
-        let _ = self.cm.close_listener(id);
-        match self
-            .listeners
-            .as_mut_slice()
-            .get_mut(id.index())
-            .filter(|l| l.id == Some(id))
-        {
-            Some(l) => {
-                let object = l.object;
-                let entry = l.entry.take();
-                *l = ListenerSlot::FREE;
-                if let Some(entry) = entry {
-                    self.notes.push(Note::Unbound(entry));
-                }
-                object
-            }
-            None => core::ptr::null_mut(),
+        let (object, note) = self.listeners.close_listener(&mut self.cm, id);
+        if let Some(note) = note {
+            self.notes.push(note);
         }
+        object.unwrap_or(core::ptr::null_mut())
     }
 
     /// `NdkListen`: binds `address` (port 0: an ephemeral one); notes the endpoint.
@@ -369,18 +333,8 @@ impl Provider {
     /// # Errors
     /// The CM's.
     pub fn listen(&mut self, id: BindId, address: SockAddr) -> Result<SockAddr, CmStatus> {
-        let bound = self.cm.listen(id, address)?;
-        self.notes.push(Note::Listening {
-            id,
-            // The TCP port a listener pairs with in iWARP mode: its ND port (as a connection's,
-            // `connect_qp`).
-            endpoint: Endpoint {
-                local: bound,
-                listener: true,
-                tcp_port: bound.port,
-                ..Endpoint::default()
-            },
-        });
+        let (bound, note) = self.listeners.listen(&mut self.cm, id, address)?;
+        self.notes.push(note);
         Ok(bound)
     }
 
@@ -438,16 +392,11 @@ impl Provider {
                     listener,
                     connector,
                 } => {
-                    let Some(l) = self
-                        .listeners
-                        .as_slice()
-                        .get(listener.index())
-                        .filter(|l| l.id == Some(listener))
+                    let Some(ConnectEvent { callback, context }) = self.listeners.held(listener)
                     else {
                         let _ = self.cm.close_connector(connector);
                         continue;
                     };
-                    let (callback, context) = (l.connect_event, l.context);
                     if let Some(slot) = self.connectors.as_mut_slice().get_mut(connector.index()) {
                         *slot = ConnectorSlot {
                             id: Some(connector),

@@ -1,8 +1,8 @@
-//! Shared endpoints in the provider (ndkpi.md §2.10, §4.1): the core's table
-//! (`dcbndk_core::ndk::provider::endpoints`: the object, its entry in
-//! `OID_NDK_LOCAL_ENDPOINTS`, the close that waits for its connectors) over pool memory, keyed by
-//! the consumer's `NDK_SHARED_ENDPOINT` and the completion of a close that pends, and the notes
-//! it answers put on the provider's queue.
+//! Shared endpoints in the provider (ndkpi.md §2.10, §4.1): the core's table of bindings
+//! (`dcbndk_core::ndk::provider::bindings`: the object, its entry in `OID_NDK_LOCAL_ENDPOINTS`,
+//! the close that waits for its connectors) over pool memory, keyed by the consumer's
+//! `NDK_SHARED_ENDPOINT` and the completion of a close that pends, and the notes it answers put
+//! on the provider's queue.
 
 use dcbndk_core::ndk::provider::cm::{BindId, CmStatus};
 use dcbndk_core::ndk::tables::SockAddr;
@@ -12,14 +12,14 @@ use super::calls::{Call, Calls, CloseCall, Closed};
 use crate::resources::memory::PoolArray;
 use ndis_sys::ndkpi::NDK_SHARED_ENDPOINT;
 
-pub use dcbndk_core::ndk::provider::endpoints::EndpointClose;
+pub use dcbndk_core::ndk::provider::bindings::EndpointClose;
 
 /// One shared endpoint's slot: its object and the completion its pending close owes.
 pub type EndpointSlot =
-    dcbndk_core::ndk::provider::endpoints::EndpointSlot<*mut NDK_SHARED_ENDPOINT, CloseCall>;
+    dcbndk_core::ndk::provider::bindings::BindingSlot<*mut NDK_SHARED_ENDPOINT, CloseCall>;
 
 /// The provider's shared endpoints, one slot per CM binding, in pool memory.
-pub type Endpoints = dcbndk_core::ndk::provider::endpoints::Endpoints<
+pub type Endpoints = dcbndk_core::ndk::provider::bindings::Bindings<
     PoolArray<EndpointSlot>,
     *mut NDK_SHARED_ENDPOINT,
     CloseCall,
@@ -32,7 +32,9 @@ impl Provider {
     /// # Errors
     /// The CM's binding statuses (§4.1).
     pub fn create_shared_endpoint(&mut self, address: SockAddr) -> Result<BindId, CmStatus> {
-        let (id, note) = self.endpoints.create(&mut self.cm, address)?;
+        let (id, note) = self
+            .endpoints
+            .create_shared_endpoint(&mut self.cm, address)?;
         self.notes.push(note);
         Ok(id)
     }
@@ -60,7 +62,9 @@ impl Provider {
 
     /// `NdkCloseSharedEndpoint` (§1.3).
     pub fn close_shared_endpoint(&mut self, id: BindId, close: CloseCall) -> EndpointClose {
-        let (outcome, note) = self.endpoints.close(&mut self.cm, id, close);
+        let (outcome, note) = self
+            .endpoints
+            .close_shared_endpoint(&mut self.cm, id, close);
         if let Some(note) = note {
             self.notes.push(note);
         }
@@ -76,7 +80,7 @@ impl Provider {
             notes,
             ..
         } = self;
-        endpoints.retry_closes(
+        endpoints.retry_endpoint_closes(
             cm,
             |close, object| {
                 calls.push(Call::Closed {

@@ -150,7 +150,7 @@ pub struct Provider {
     /// The shell's side of each connector slot.
     pub connectors: PoolArray<ConnectorSlot>,
     /// The shell's side of each listener slot.
-    pub listeners: PoolArray<ListenerSlot>,
+    pub listeners: connect::Listeners,
     /// The shared endpoints (the same bind table as the listeners').
     pub endpoints: endpoint::Endpoints,
     /// Varies the first PSN of each connection.
@@ -306,11 +306,11 @@ impl Provider {
         } = t;
         let fields = Fields {
             endpoints: endpoint::Endpoints::new(endpoints),
+            listeners: connect::Listeners::new(listeners),
             neighbors: Neighbors::new(neighbors),
             notes: notes::Notes::new(notes),
             mem,
             connectors,
-            listeners,
             deferred,
             cqs,
             qps,
@@ -436,7 +436,7 @@ struct Fields {
     notes: notes::Notes,
     mem: MemoryTable<'static>,
     connectors: PoolArray<ConnectorSlot>,
-    listeners: PoolArray<ListenerSlot>,
+    listeners: connect::Listeners,
     deferred: PoolArray<Call>,
     cqs: PoolArray<CqSlot>,
     qps: PoolArray<QpSlot>,
@@ -623,7 +623,7 @@ impl Provider {
             }
             settle(&mut calls, &mut free);
         }
-        for i in 0..self.listeners.as_slice().len() {
+        for i in 0..self.listeners.slots() {
             let Some(id) = self.listener_at(i) else {
                 continue;
             };

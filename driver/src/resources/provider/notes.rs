@@ -39,17 +39,6 @@ impl Provider {
         if self.endpoints.set_entry(id, entry) {
             return true;
         }
-        match self
-            .listeners
-            .as_mut_slice()
-            .get_mut(id.index())
-            .filter(|l| l.id == Some(id))
-        {
-            Some(l) => {
-                l.entry = Some(entry);
-                true
-            }
-            None => false,
-        }
+        self.listeners.set_entry(id, entry)
     }
 }

@@ -36,6 +36,9 @@
 //!   [`tables`](super::tables) entries. Its handshake ([`cm::wire`]) is this provider's own,
 //!   modelled on IB CM's REQ/REP/RTU/REJ/DREQ/DREP, one message per SEND Only to QP 1,
 //!   with a checked encoding (fuzzed: `fuzzing::cm`).
+//! - [`bindings`]: the provider's side of the CM's bindings, its listeners and shared
+//!   endpoints: each one's object, connect event or pending close, and table entry, keyed by
+//!   the shell's opaque handles.
 //! - [`fifo`]: a bounded FIFO over storage it owns (the notes, the shell's deferred callbacks).
 //! - [`notes`]: what the connections and queues tell the adapter's NDK counters and tables,
 //!   queued under the provider's lock for whoever holds the adapter's state.
@@ -82,9 +85,9 @@
 //! sized by [`qp::QpLimits`] and named by [`rc::Payload::Inline`], but kept by the shell: the
 //! harness keeps none, so it is tested only up to the packet that names it.
 
+pub mod bindings;
 pub mod cm;
 pub mod cq;
-pub mod endpoints;
 pub mod fifo;
 pub mod mr;
 pub mod neighbors;

@@ -116,7 +116,7 @@ pub fn parse(frame: &[u8]) -> Result<Packet<'_>, Malformed> {
 /// [`parse`] with the ICRC's CRC-32 computed by `crc` (`icrc::Update`: the shell's CRC
 /// instructions; the same answer for every frame).
 ///
-/// Three steps, the checks before the ICRC ([`locate`]), the ICRC, the transport ([`decode`]),
+/// Three steps, the checks before the ICRC (`locate`), the ICRC, the transport (`decode`),
 /// each of the two out of line in a debug build: the ICRC's folds are then called from a small
 /// frame, not from under one holding every header's temporaries (the receive path is on the
 /// dev image's deepest stack paths, `cargo xtask pe`). An optimized build inlines them.

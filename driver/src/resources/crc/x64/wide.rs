@@ -216,7 +216,7 @@ pub fn fold_copy(register: u32, src: &[u8], dst: &mut [u8]) -> (u32, usize) {
 }
 
 /// [`super::fold_both`] on YMM registers where the message reaches past its first
-/// step (`first` of one to [`MAX_FIRST`] bytes, whole blocks or not, `second` the rest of at
+/// step (`first` of one to `MAX_FIRST` (80) bytes, whole blocks or not, `second` the rest of at
 /// least [`STEP`] bytes): the first step's sixteen blocks gathered from the two, the rest
 /// folded from `second` alone, on the message's own 16-byte grid. `None` for any other
 /// message (the caller folds the two otherwise).

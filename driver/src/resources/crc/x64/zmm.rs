@@ -7,7 +7,7 @@
 //! both gives out.
 //!
 //! Sixteen lanes, as the YMM fold's, so the fold from one step to the next is 2048 bits ahead
-//! ([`super::wide::K2048`]); one register onto the next is 512 bits ahead, the XMM fold's four
+//! (`super::wide::K2048`); one register onto the next is 512 bits ahead, the XMM fold's four
 //! lanes (K1, K2: `x^(512+32) mod P` and `x^(512-32) mod P`, derived as the module above says and
 //! equal to them); the last register's two halves are two YMM registers for the YMM fold's end
 //! (`super::wide::finish`), which folds the first onto the second, 256 bits ahead.
@@ -231,7 +231,7 @@ fn copy_to_ymm<'a>(register: u32, src: &'a [u8], dst: &mut [u8]) -> ([__m256i; 2
 }
 
 /// [`super::fold_both`] on ZMM registers where the message reaches past its first step
-/// (`first` of one to [`MAX_FIRST`] bytes, whole blocks or not, `second` the rest of at least
+/// (`first` of one to `MAX_FIRST` (80) bytes, whole blocks or not, `second` the rest of at least
 /// [`STEP`] bytes): the first step's sixteen blocks gathered from the two, the rest folded from
 /// `second` alone, on the message's own 16-byte grid. `None` for any other message (the caller
 /// folds the two otherwise).
