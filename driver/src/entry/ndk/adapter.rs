@@ -191,11 +191,9 @@ fn unlist(shell: &AdapterContext, owner: &NdkAdapterObject) {
     let mut p = owner.provider.lock();
     rdma::apply_notes(shell, &mut p);
     let cpu = current_processor();
-    for c in p.connectors.as_mut_slice() {
-        if let Some(entry) = c.entry.take() {
-            let _ = shell.core.ndk.apply(cpu, &Activity::Disconnect(entry));
-        }
-    }
+    p.connectors.take_entries(|entry| {
+        let _ = shell.core.ndk.apply(cpu, &Activity::Disconnect(entry));
+    });
     p.listeners.take_entries(|entry| {
         let _ = shell.core.ndk.apply(cpu, &Activity::CloseEndpoint(entry));
     });

@@ -24,7 +24,6 @@ use super::calls::{Call, Calls};
 use super::notes::Note;
 use super::qp::Path;
 use crate::resources::memory::PoolArray;
-use dcbndk_core::ndk::tables::EntryId;
 use ndis_sys::ndkpi::{
     NDK_CONNECTOR, NDK_FN_CONNECT_EVENT_CALLBACK, NDK_FN_DISCONNECT_EVENT_CALLBACK,
     NDK_FN_REQUEST_COMPLETION, NDK_LISTENER,
@@ -49,30 +48,22 @@ pub struct EventCall {
     pub context: PVOID,
 }
 
-/// The shell's side of a connector slot (same index as the CM's).
-pub struct ConnectorSlot {
-    /// The CM's id (`None`: free).
-    pub id: Option<ConnId>,
-    /// The `NDK_CONNECTOR` the consumer holds (null until its block exists).
-    pub object: *mut NDK_CONNECTOR,
-    /// Requests in progress, by [`Request`].
-    pending: [Option<RequestCall>; 4],
-    /// `NdkDisconnectEventCallback`, given by `NdkAccept` or `NdkCompleteConnect`.
-    pub disconnect: Option<EventCall>,
-    /// Its connection's entry in the adapter's table (`OID_NDK_CONNECTIONS`).
-    pub entry: Option<EntryId>,
-}
+/// One connector's slot (same index as the CM's): its object, its requests' completions and
+/// its disconnect callback.
+pub type ConnectorSlot = dcbndk_core::ndk::provider::connectors::ConnectorSlot<
+    *mut NDK_CONNECTOR,
+    RequestCall,
+    EventCall,
+>;
 
-impl ConnectorSlot {
-    /// A free slot.
-    pub const FREE: ConnectorSlot = ConnectorSlot {
-        id: None,
-        object: core::ptr::null_mut(),
-        pending: [None; 4],
-        disconnect: None,
-        entry: None,
-    };
-}
+/// The provider's connectors, one slot per CM connector, in pool memory: the core's table
+/// (`dcbndk_core::ndk::provider::connectors`).
+pub type Connectors = dcbndk_core::ndk::provider::connectors::Connectors<
+    PoolArray<ConnectorSlot>,
+    *mut NDK_CONNECTOR,
+    RequestCall,
+    EventCall,
+>;
 
 /// A listener's `NdkConnectEventCallback` and its context.
 #[derive(Clone, Copy)]
@@ -90,28 +81,11 @@ pub type ListenerSlot = BindingSlot<*mut NDK_LISTENER, ConnectEvent>;
 /// bindings (`dcbndk_core::ndk::provider::bindings`).
 pub type Listeners = Bindings<PoolArray<ListenerSlot>, *mut NDK_LISTENER, ConnectEvent>;
 
-const fn request_index(r: Request) -> usize {
-    match r {
-        Request::Connect => 0,
-        Request::CompleteConnect => 1,
-        Request::Accept => 2,
-        Request::Disconnect => 3,
-    }
-}
-
 impl Provider {
-    fn connector(&mut self, id: ConnId) -> Result<&mut ConnectorSlot, CmStatus> {
-        self.connectors
-            .as_mut_slice()
-            .get_mut(id.index())
-            .filter(|c| c.id == Some(id))
-            .ok_or(CmStatus::InvalidHandle)
-    }
-
     /// The id of the connector in slot `index`, if it is open.
     #[must_use]
     pub fn connector_at(&self, index: usize) -> Option<ConnId> {
-        self.connectors.as_slice().get(index).and_then(|c| c.id)
+        self.connectors.at(index)
     }
 
     /// The id of the listener in slot `index`, if it is open.
@@ -125,52 +99,26 @@ impl Provider {
     /// # Errors
     /// `STATUS_INSUFFICIENT_RESOURCES` when every slot is taken.
     pub fn create_connector(&mut self) -> Result<ConnId, CmStatus> {
-        let id = self.cm.create_connector()?;
-        let slot = self
-            .connectors
-            .as_mut_slice()
-            .get_mut(id.index())
-            .ok_or(CmStatus::InsufficientResources)?;
-        *slot = ConnectorSlot {
-            id: Some(id),
-            ..ConnectorSlot::FREE
-        };
-        Ok(id)
+        self.connectors.create(&mut self.cm)
     }
 
     /// Records the object of a connector just created (or handed to a `ConnectEvent`).
     pub fn set_connector_object(&mut self, id: ConnId, object: *mut NDK_CONNECTOR) {
-        if let Ok(c) = self.connector(id) {
-            c.object = object;
-        }
+        self.connectors.set_object(id, object);
     }
 
     /// `NdkCloseConnector`: an abortive end of its connection (§4.4); the QP it joined is
     /// flushed. Returns the object, whose block the caller frees.
     pub fn close_connector(&mut self, id: ConnId, calls: &mut Calls) -> *mut NDK_CONNECTOR {
-        let qp = self.cm.close_connector(id).ok().flatten();
+        let (qp, object, note) = self.connectors.close(&mut self.cm, id);
         if let Some(qp) = qp {
             self.disconnect_qp(qp, calls);
         }
-        let Ok(c) = self.connector(id) else {
-            return core::ptr::null_mut();
-        };
-        let object = c.object;
-        let entry = c.entry.take();
-        *c = ConnectorSlot::FREE;
-        if let Some(entry) = entry {
-            self.notes.push(Note::Ended(entry));
+        if let Some(note) = note {
+            self.notes.push(note);
         }
         self.retry_endpoint_closes(calls);
-        object
-    }
-
-    fn set_pending(&mut self, id: ConnId, request: Request, call: RequestCall) {
-        if let Ok(c) = self.connector(id)
-            && let Some(p) = c.pending.get_mut(request_index(request))
-        {
-            *p = Some(call);
-        }
+        object.unwrap_or(core::ptr::null_mut())
     }
 
     fn qp_info(&mut self, qp: usize) -> Result<QpInfo, CmStatus> {
@@ -210,11 +158,12 @@ impl Provider {
         private_data: &[u8],
         completion: RequestCall,
     ) -> Result<(), CmStatus> {
-        self.connector(id)?;
+        self.connectors.check(id)?;
         let info = self.qp_info(qp)?;
         self.cm
             .connect(now, id, info, source, dest, irl, orl, private_data)?;
-        self.set_pending(id, Request::Connect, completion);
+        self.connectors
+            .set_pending(id, Request::Connect, completion);
         Ok(())
     }
 
@@ -237,13 +186,11 @@ impl Provider {
         disconnect: EventCall,
         completion: RequestCall,
     ) -> Result<(), CmStatus> {
-        self.connector(id)?;
+        self.connectors.check(id)?;
         let info = self.qp_info(qp)?;
         self.cm.accept(now, id, info, irl, orl, private_data)?;
-        if let Ok(c) = self.connector(id) {
-            c.disconnect = Some(disconnect);
-        }
-        self.set_pending(id, Request::Accept, completion);
+        self.connectors.set_disconnect(id, disconnect);
+        self.connectors.set_pending(id, Request::Accept, completion);
         Ok(())
     }
 
@@ -266,10 +213,9 @@ impl Provider {
         completion: RequestCall,
     ) -> Result<(), CmStatus> {
         self.cm.complete_connect(id)?;
-        if let Ok(c) = self.connector(id) {
-            c.disconnect = Some(disconnect);
-        }
-        self.set_pending(id, Request::CompleteConnect, completion);
+        self.connectors.set_disconnect(id, disconnect);
+        self.connectors
+            .set_pending(id, Request::CompleteConnect, completion);
         Ok(())
     }
 
@@ -284,7 +230,8 @@ impl Provider {
         completion: RequestCall,
     ) -> Result<(), CmStatus> {
         self.cm.disconnect(now, id)?;
-        self.set_pending(id, Request::Disconnect, completion);
+        self.connectors
+            .set_pending(id, Request::Disconnect, completion);
         Ok(())
     }
 
@@ -397,12 +344,7 @@ impl Provider {
                         let _ = self.cm.close_connector(connector);
                         continue;
                     };
-                    if let Some(slot) = self.connectors.as_mut_slice().get_mut(connector.index()) {
-                        *slot = ConnectorSlot {
-                            id: Some(connector),
-                            ..ConnectorSlot::FREE
-                        };
-                    }
+                    self.connectors.passive(connector);
                     calls.push(Call::ConnectEvent {
                         callback,
                         context,
@@ -417,11 +359,7 @@ impl Provider {
                     if request == Request::Connect && status != CmStatus::Success {
                         self.notes.push(Note::Failed);
                     }
-                    let pending = self
-                        .connector(connector)
-                        .ok()
-                        .and_then(|c| c.pending.get_mut(request_index(request)))
-                        .and_then(Option::take);
+                    let pending = self.connectors.take_pending(connector, request);
                     if let Some(p) = pending {
                         calls.push(Call::Request {
                             completion: p.completion,
@@ -431,7 +369,7 @@ impl Provider {
                     }
                 }
                 Event::DisconnectEvent { connector } => {
-                    let event = self.connector(connector).ok().and_then(|c| c.disconnect);
+                    let event = self.connectors.disconnect_event(connector);
                     if let Some(e) = event {
                         calls.push(Call::Event {
                             callback: e.callback,
@@ -445,7 +383,7 @@ impl Provider {
                     params,
                 } => self.connect_qp(connector, qp, params),
                 Event::FlushQp { connector, qp } => {
-                    let entry = self.connector(connector).ok().and_then(|c| c.entry.take());
+                    let entry = self.connectors.take_entry(connector);
                     if let Some(entry) = entry {
                         self.notes.push(Note::Ended(entry));
                     }

@@ -148,7 +148,7 @@ pub struct Provider {
     /// The connection manager (borrows `conn_slots` and `bind_slots`).
     pub cm: Cm<'static>,
     /// The shell's side of each connector slot.
-    pub connectors: PoolArray<ConnectorSlot>,
+    pub connectors: connect::Connectors,
     /// The shell's side of each listener slot.
     pub listeners: connect::Listeners,
     /// The shared endpoints (the same bind table as the listeners').
@@ -307,10 +307,10 @@ impl Provider {
         let fields = Fields {
             endpoints: endpoint::Endpoints::new(endpoints),
             listeners: connect::Listeners::new(listeners),
+            connectors: connect::Connectors::new(connectors),
             neighbors: Neighbors::new(neighbors),
             notes: notes::Notes::new(notes),
             mem,
-            connectors,
             deferred,
             cqs,
             qps,
@@ -435,7 +435,7 @@ struct Fields {
     neighbors: Neighbors,
     notes: notes::Notes,
     mem: MemoryTable<'static>,
-    connectors: PoolArray<ConnectorSlot>,
+    connectors: connect::Connectors,
     listeners: connect::Listeners,
     deferred: PoolArray<Call>,
     cqs: PoolArray<CqSlot>,
@@ -613,7 +613,7 @@ impl Provider {
             self.take_deferred(&mut calls);
             settle(&mut calls, &mut free);
         }
-        for i in 0..self.connectors.as_slice().len() {
+        for i in 0..self.connectors.slots() {
             let Some(id) = self.connector_at(i) else {
                 continue;
             };

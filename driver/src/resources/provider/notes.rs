@@ -20,18 +20,7 @@ impl Provider {
     /// Records the table entry of the connection of connector `id`; `false` when the connector
     /// is gone (the caller removes the entry).
     pub fn set_connection_entry(&mut self, id: ConnId, entry: EntryId) -> bool {
-        match self
-            .connectors
-            .as_mut_slice()
-            .get_mut(id.index())
-            .filter(|c| c.id == Some(id))
-        {
-            Some(c) => {
-                c.entry = Some(entry);
-                true
-            }
-            None => false,
-        }
+        self.connectors.set_entry(id, entry)
     }
 
     /// Records the table entry of listener or shared endpoint `id`; `false` when it is gone.

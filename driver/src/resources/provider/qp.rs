@@ -511,12 +511,7 @@ impl Provider {
         let Some(id) = s.connection.take() else {
             return;
         };
-        let entry = self
-            .connectors
-            .as_mut_slice()
-            .get_mut(id.index())
-            .filter(|c| c.id == Some(id))
-            .and_then(|c| c.entry.take());
+        let entry = self.connectors.take_entry(id);
         if let Some(entry) = entry {
             self.notes.push(Note::ConnectionError(entry));
         }

@@ -39,6 +39,9 @@
 //! - [`bindings`]: the provider's side of the CM's bindings, its listeners and shared
 //!   endpoints: each one's object, connect event or pending close, and table entry, keyed by
 //!   the shell's opaque handles.
+//! - [`connectors`]: the provider's side of the CM's connectors: each one's object, the
+//!   completions of its requests in progress, its disconnect callback and its connection's
+//!   table entry, keyed by the shell's opaque handles.
 //! - [`fifo`]: a bounded FIFO over storage it owns (the notes, the shell's deferred callbacks).
 //! - [`notes`]: what the connections and queues tell the adapter's NDK counters and tables,
 //!   queued under the provider's lock for whoever holds the adapter's state.
@@ -87,6 +90,7 @@
 
 pub mod bindings;
 pub mod cm;
+pub mod connectors;
 pub mod cq;
 pub mod fifo;
 pub mod mr;
