@@ -245,9 +245,22 @@ pub fn fold_both<'a>(register: u32, first: &[u8], second: &'a [u8]) -> Option<(u
 }
 
 /// The first step of the message `first` then `second` (`second` at least a step): register
-/// `j` the message's blocks 2j and 2j + 1.
+/// `j` the message's blocks 2j and 2j + 1: straight from the buffers where the first one is
+/// whole blocks, else block by block ([`block_of`]).
 #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.1")]
 fn gather(ys: &mut [__m256i; 8], first: &[u8], second: &[u8]) {
+    let (a, a_rest) = first.as_chunks::<16>();
+    if a_rest.is_empty() {
+        // Whole blocks (IPv4's headers): the two buffers' blocks in a row.
+        let (b, _) = second.as_chunks::<16>();
+        let mut blocks = a.iter().chain(b);
+        for y in ys.iter_mut() {
+            let low = blocks.next().map_or(_mm_set_epi64x(0, 0), |b| load(b));
+            let high = blocks.next().map_or(_mm_set_epi64x(0, 0), |b| load(b));
+            *y = _mm256_set_m128i(high, low);
+        }
+        return;
+    }
     let mut i = 0;
     for y in ys.iter_mut() {
         let low = load(&block_of(first, second, i));
