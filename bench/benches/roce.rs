@@ -190,7 +190,9 @@ fn wide() -> Vec<(&'static str, fast::Wide<'static>)> {
             fast::Wide::new_unchecked(fast::Width::Ymm)
         }));
         if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: as above, and std said AVX-512F too, its state enabled.
+            // SAFETY: std's detection said the CPU has AVX-512F besides AVX2 and VPCLMULQDQ,
+            // and the OS enabled the AVX-512 state; a user-mode thread's ZMM state is the OS's
+            // to keep.
             widths.push(("zmm", unsafe {
                 fast::Wide::new_unchecked(fast::Width::Zmm)
             }));

@@ -181,7 +181,7 @@ where
     /// # Errors
     /// The CM's.
     pub fn listen(
-        &mut self,
+        &self,
         cm: &mut Cm<'_>,
         id: BindId,
         address: SockAddr,

@@ -12,6 +12,8 @@ use core::arch::x86_64::{
     _mm_set_epi32, _mm_set_epi64x, _mm_srli_si128, _mm_xor_si128,
 };
 
+use dcbndk_core::wire::bytes::array_at;
+
 pub mod wide;
 // Not in the unoptimized Windows image (`cargo xtask pe`'s dev image, a debugging build): there
 // every ZMM register is a 64-byte slot of each frame and every intrinsic a call of its own, and
@@ -34,14 +36,12 @@ const MAX_FIRST: usize = 80;
 #[inline(always)]
 fn block_of(first: &[u8], second: &[u8], i: usize) -> [u8; 16] {
     let at = i.saturating_mul(16);
-    if let Some(block) = first.get(at..at.saturating_add(16))
-        && let Ok(block) = <[u8; 16]>::try_from(block)
-    {
+    if let Some(block) = array_at::<16>(first, at) {
         return block;
     }
-    if let Some(off) = at.checked_sub(first.len())
-        && let Some(block) = second.get(off..off.saturating_add(16))
-        && let Ok(block) = <[u8; 16]>::try_from(block)
+    if let Some(block) = at
+        .checked_sub(first.len())
+        .and_then(|off| array_at::<16>(second, off))
     {
         return block;
     }
