@@ -106,7 +106,7 @@ impl AdapterContext {
     /// from now (at least 1), with this context.
     pub fn arm_link_timer(&self, after_ms: u64) {
         let me = core::ptr::from_ref(self).cast_mut().cast();
-        // SAFETY: the context outlives its link's timer: halt stops it (`StopLink`) before the
+        // SAFETY: the context outlives its link's timer: halt stops it (`StopTimer`) before the
         // context is freed, and the routine makes only shared references to it.
         unsafe { self.link.timer.arm(after_ms, me) };
     }

@@ -37,6 +37,7 @@ extern crate std;
 
 pub mod adapter;
 pub mod datapath;
+pub mod effect;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod keywords;

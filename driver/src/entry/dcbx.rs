@@ -2,10 +2,10 @@
 //! control machine (`dcbndk_core::machine::Control`); its peers' LLDPDUs, the only source of
 //! remote QoS parameters, arrive on the receive path (`crate::execute::receive`).
 
-use dcbndk_core::machine::Effects;
+use dcbndk_core::effect::Effects;
 
 use crate::context::AdapterContext;
-use crate::execute::control::apply_effects;
+use crate::execute::effects;
 use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::timer::now_ms;
 use ndis_sys::types::PVOID;
@@ -33,6 +33,6 @@ pub unsafe extern "system" fn dcbx_timer(
         .control
         .lock()
         .dcbx_timer(&context.core, now_ms(), &mut fx);
-    apply_effects::<OutsideDelivery>(context, &fx, true);
+    effects::perform::<OutsideDelivery>(context, &fx, true);
     context.dcbx_timer.routine_done();
 }

@@ -5,11 +5,11 @@
 use core::ptr::addr_of;
 
 use dcbndk_core::adapter;
-use dcbndk_core::machine::Effects;
+use dcbndk_core::effect::Effects;
 use dcbndk_core::oid::SUPPORTED_OIDS;
 
 use crate::context::{self, AdapterContext, Routines, free_locks};
-use crate::execute::control::apply_effects;
+use crate::execute::effects;
 use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::memory::PoolBox;
 use crate::resources::{config, log};
@@ -226,7 +226,7 @@ fn start(boxed: PoolBox<AdapterContext>) -> Result<(), NDIS_STATUS> {
         drop(boxed);
         return Err(NDIS_STATUS_FAILURE);
     }
-    apply_effects::<OutsideDelivery>(context, &fx, false);
+    effects::perform::<OutsideDelivery>(context, &fx, false);
     // NDIS's from now on (`MiniportAdapterContext`), until halt.
     let _context_is_now_ndis_s = boxed.into_raw();
     Ok(())

@@ -3,11 +3,11 @@
 //! and `MiniportCheckForHangEx` (netvmini's adapter.c; spec §2.2). Each feeds its event to the
 //! adapter machine (`dcbndk_core::machine::Control`) and performs what it returns.
 
-use dcbndk_core::machine::Effects;
+use dcbndk_core::effect::Effects;
 
 use super::trampoline::{Miniport, trampolines};
 use crate::context::{context, destroy};
-use crate::execute::control::apply_effects;
+use crate::execute::effects;
 use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::ndk_abi::Out;
 use crate::resources::timer::now_ms;
@@ -32,7 +32,7 @@ pub unsafe extern "system" fn miniport_halt(
         let context = unsafe { context(adapter_context) };
         let mut fx = Effects::new();
         context.control.lock().halt(&context.core, &mut fx);
-        apply_effects::<OutsideDelivery>(context, &fx, false);
+        effects::perform::<OutsideDelivery>(context, &fx, false);
     }
     // SAFETY: the halt above left the context idle: NDIS has stopped every other call into this
     // adapter and never uses the context again, the machine's halt took it off the wire and
@@ -82,7 +82,7 @@ fn pause(adapter: Miniport<'_>) -> NDIS_STATUS {
     let context = adapter.context();
     let mut fx = Effects::new();
     context.control.lock().pause(&context.core, &mut fx);
-    apply_effects::<OutsideDelivery>(context, &fx, false);
+    effects::perform::<OutsideDelivery>(context, &fx, false);
     NDIS_STATUS_SUCCESS
 }
 
@@ -96,7 +96,7 @@ fn restart(adapter: Miniport<'_>) -> NDIS_STATUS {
     if restarted.is_err() {
         return NDIS_STATUS_FAILURE;
     }
-    apply_effects::<OutsideDelivery>(context, &fx, false);
+    effects::perform::<OutsideDelivery>(context, &fx, false);
     NDIS_STATUS_SUCCESS
 }
 
@@ -123,7 +123,7 @@ fn device_pnp_event(adapter: Miniport<'_>, event: Option<&NET_DEVICE_PNP_EVENT>)
             .control
             .lock()
             .surprise_removed(&context.core, &mut fx);
-        apply_effects::<OutsideDelivery>(context, &fx, false);
+        effects::perform::<OutsideDelivery>(context, &fx, false);
     }
 }
 

@@ -3,12 +3,12 @@
 //! information buffer a byte slice of exactly its stated length, the core's OID table answers,
 //! and the byte counts go back into the `DATA` member of the request's type (spec §3).
 
-use dcbndk_core::machine::Effects;
+use dcbndk_core::effect::Effects;
 use dcbndk_core::oid::{self, Outcome, Request, RequestKind};
 use dcbndk_core::status::Status;
 
 use crate::context::{AdapterContext, context};
-use crate::execute::control::apply_effects;
+use crate::execute::effects;
 use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::oid::OidRequest;
 use crate::resources::status::ndis_status;
@@ -40,7 +40,7 @@ pub unsafe extern "system" fn miniport_oid_request(
     // this returns.
     let mut fx = Effects::new();
     let status = answer(context, &mut request, &mut fx);
-    apply_effects::<OutsideDelivery>(context, &fx, false);
+    effects::perform::<OutsideDelivery>(context, &fx, false);
     status
 }
 

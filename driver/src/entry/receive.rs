@@ -4,7 +4,7 @@
 use core::sync::atomic::Ordering;
 
 use crate::context::context;
-use crate::execute::drain::send_pfc;
+use crate::execute::immediate;
 use crate::execute::outside_delivery::OutsideDelivery;
 use crate::resources::rxpool::ReturnedChain;
 use crate::resources::timer::now_ns;
@@ -38,10 +38,10 @@ pub unsafe extern "system" fn miniport_return_net_buffer_lists(
             rx.free.lock().put(index);
             rx.outstanding.fetch_sub(1, Ordering::SeqCst);
             let xon = context.link.state().lock().link.rx_drain(priority, len);
-            if let Some(request) = xon {
-                send_pfc::<OutsideDelivery>(
+            if let Some(xon) = xon {
+                immediate::perform::<OutsideDelivery>(
                     context,
-                    request,
+                    xon,
                     flags & NDIS_RETURN_FLAGS_DISPATCH_LEVEL != 0,
                     now_ns(),
                 );

@@ -1,14 +1,17 @@
-//! The link's timing, performed: what the core's `Link` (under the link lock) says is due goes
-//! on the wire now ([`drain`]), PFC frames both ways, a new operational set applied
-//! ([`configure`], [`reconfigured`]), and the link's one-shot timer armed at its next event.
-//! Generic over [`Wire`]: the same code runs from the entry points (`OutsideDelivery`) and under a
-//! delivery (`UnderDelivery`).
+//! The link's timing, performed (`Effect::DrainLink`): what the core's `Link` (under the link
+//! lock) says is due goes on the wire now ([`drain`]), a received PFC frame pauses the link
+//! ([`pause`]), a new operational set is applied ([`configure`], [`reconfigured`]), and the
+//! end of each drain performs what the link then owes (`Link::poll_timer`: its one-shot timer,
+//! an XOFF's refresh) as immediate effects (`super::immediate`). Generic over [`Wire`]: the
+//! same code runs from the entry points (`OutsideDelivery`) and under a delivery
+//! (`UnderDelivery`).
 
 use dcbndk_core::datapath::frame::PfcFrame;
-use dcbndk_core::datapath::link::PfcRequest;
+use dcbndk_core::effect::{Immediate, PfcRequest, TimerId};
 use dcbndk_core::qos::params::QosParameters;
 
 use super::held::retry_held;
+use super::immediate;
 use super::post::Wire;
 use super::rdma::refill;
 use crate::context::AdapterContext;
@@ -17,42 +20,20 @@ use crate::resources::timer::now_ns;
 use crate::resources::wire;
 
 /// Applies a new operational set to the link (priority -> TC, TSA, bandwidth, PFC). Nothing is
-/// sent here: the caller passes what this returns to [`reconfigured`] once the parameter sets
-/// are off its stack, as sending may run a peer's whole receive path on this thread
+/// sent here: the XON this returns (the link's, for a priority that lost PFC) goes out with the
+/// reconfiguration's drain ([`reconfigured`]) once the parameter sets are off the caller's
+/// stack, as sending may run a peer's whole receive path on this thread
 /// (`crate::resources::wire`).
 #[must_use = "the link owes the wire what `reconfigured` sends"]
-pub fn configure(context: &AdapterContext, params: &QosParameters) -> Reconfigured {
-    let xon = context.link.state().lock().link.configure(params, now_ns());
-    Reconfigured { xon }
+pub fn configure(context: &AdapterContext, params: &QosParameters) -> Option<PfcRequest> {
+    context.link.state().lock().link.configure(params, now_ns())
 }
 
-/// What a new operational set leaves for the wire: an XON owed to the peer for a priority that
-/// lost PFC, and the frames the new schedule lets go.
-pub struct Reconfigured {
-    xon: Option<PfcRequest>,
-}
-
-impl Reconfigured {
-    /// This reconfiguration's work after `earlier`'s, not sent yet: one drain sends both, and
-    /// one XON resumes every priority either owed one for (an XON's quanta are 0).
-    #[must_use]
-    pub fn after(self, earlier: Reconfigured) -> Reconfigured {
-        let xon = match (self.xon, earlier.xon) {
-            (Some(mut a), Some(b)) => {
-                a.class_enable |= b.class_enable;
-                Some(a)
-            }
-            (a, b) => a.or(b),
-        };
-        Reconfigured { xon }
-    }
-}
-
-/// Sends what [`configure`] left for the wire. `W`: how frames reach the wire here
-/// ([`Wire`]).
-pub fn reconfigured<W: Wire>(context: &AdapterContext, work: Reconfigured, at_dispatch: bool) {
-    if let Some(request) = work.xon {
-        send_pfc::<W>(context, request, at_dispatch, now_ns());
+/// The drain a reconfiguration owes (`Effect::DrainLink`): the XON [`configure`] returned
+/// first, then what the new schedule lets go. `W`: how frames reach the wire here ([`Wire`]).
+pub fn reconfigured<W: Wire>(context: &AdapterContext, xon: Option<PfcRequest>, at_dispatch: bool) {
+    if let Some(request) = xon {
+        immediate::perform::<W>(context, Immediate::SendPfc(request), at_dispatch, now_ns());
     }
     drain::<W>(context, at_dispatch);
 }
@@ -68,19 +49,6 @@ pub fn pause<W: Wire>(context: &AdapterContext, frame: &PfcFrame, at_dispatch: b
         .link
         .pause(u16::from(frame.enable), frame.quanta, at_ns);
     drain::<W>(context, at_dispatch);
-}
-
-/// Sends a PFC frame asking the peer to pause (or resume) the priorities of `request`. PFC frames
-/// are MAC Control frames: they bypass the queues.
-pub fn send_pfc<W: Wire>(
-    context: &AdapterContext,
-    request: PfcRequest,
-    at_dispatch: bool,
-    at_ns: u64,
-) {
-    let enable = u8::try_from(request.class_enable & 0xFF).unwrap_or(0);
-    let frame = PfcFrame::new(context.core.config.current_mac, enable, request.quanta).to_bytes();
-    W::transmit(context, &frame, at_dispatch, at_ns);
 }
 
 /// Moves every frame whose turn has come to the wire, retries held NBLs, and arms the timer at
@@ -206,20 +174,21 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, 
         // What this frames waits for the next drain: the time is not moved.
         refill(context, 0, &mut now, &mut 0);
     }
-    // One acquisition for both, unless an XOFF is to be refreshed: the link's next event is
-    // then read after the PFC frame went out.
-    let (refresh, next) = {
-        let mut s = context.link.state().lock();
-        match s.link.rx_poll(now) {
-            Some(request) => (Some(request), None),
-            None => (None, s.link.poll_timeout(now)),
-        }
-    };
-    if let Some(request) = refresh {
-        send_pfc::<W>(context, request, at_dispatch, now);
-        rearm(context, now);
-    } else if let Some(next_ns) = next {
-        arm(context, next_ns);
+    perform_owed::<W>(context, at_dispatch, now);
+}
+
+/// What the link owes at the end of a drain at `now` (`Link::poll_timer`: the timer at its
+/// next event, an XOFF's refresh when due, under one acquisition of the lock), performed. Out
+/// of line: its locals stay off the frame of [`drain_at`], which is on the deepest stack path
+/// of the unoptimized image (`cargo xtask pe`).
+#[inline(never)]
+fn perform_owed<W: Wire>(context: &AdapterContext, at_dispatch: bool, now: u64) {
+    let [timer, refresh] = context.link.state().lock().link.poll_timer(now);
+    if let Some(timer) = timer {
+        immediate::perform::<W>(context, timer, at_dispatch, now);
+    }
+    if let Some(refresh) = refresh {
+        immediate::perform::<W>(context, refresh, at_dispatch, now);
     }
 }
 
@@ -227,8 +196,8 @@ fn drain_at<W: Wire>(context: &AdapterContext, at_dispatch: bool, mut now: u64, 
 /// or the refresh of an XOFF in force.
 pub fn rearm(context: &AdapterContext, now: u64) {
     let next = context.link.state().lock().link.poll_timeout(now);
-    if let Some(next_ns) = next {
-        arm(context, next_ns);
+    if let Some(at_ns) = next {
+        immediate::arm(context, TimerId::Link, at_ns);
     }
 }
 
@@ -236,12 +205,7 @@ pub fn rearm(context: &AdapterContext, now: u64) {
 /// held NBLs. For a cancel that had the rings while a send asked for a pass: it cannot make the
 /// pass itself, as it does not know its IRQL for the deliveries (halt stops the timer again).
 pub fn retry_soon(context: &AdapterContext) {
-    arm(context, now_ns());
-}
-
-fn arm(context: &AdapterContext, at_ns: u64) {
-    let after_ms = at_ns.saturating_sub(now_ns()).div_ceil(1_000_000);
-    context.arm_link_timer(after_ms);
+    immediate::arm(context, TimerId::Link, now_ns());
 }
 
 /// Stops the timer (pause and halt, PASSIVE_LEVEL, once the adapter no longer accepts sends: a

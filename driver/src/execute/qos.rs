@@ -3,7 +3,9 @@
 //! and the sets the machine owes are indicated. The decisions are the core's
 //! (`dcbndk_core::machine`, `dcbndk_core::qos`).
 
-use super::drain::{Reconfigured, configure};
+use dcbndk_core::effect::PfcRequest;
+
+use super::drain::configure;
 use super::indicate;
 use crate::context::{AdapterContext, compile_into};
 use ndis_sys::status::{
@@ -23,7 +25,8 @@ pub fn publish_vlan(context: &AdapterContext) {
 
 /// Performs the QoS sets the machine owes (`Effect::Reconfigure`, `IndicateOperational`,
 /// `IndicateRemote`): the operational set is published and configured on the link, then
-/// indicated; then the remote set. Returns what the link owes the wire, for `Effect::Drain`.
+/// indicated; then the remote set. Returns whether an operational set was configured and what
+/// the link then owes the wire, for `Effect::DrainLink`.
 ///
 /// One CPU at a time performs (the context's `qos_owed`, where it takes the owed sets under the
 /// control lock), performing them with no lock held, again until none is owed; a CPU that finds
@@ -37,8 +40,8 @@ pub fn publish_vlan(context: &AdapterContext) {
 /// receive path on this thread (`crate::resources::wire`). Found by `cargo xtask pe`'s stack
 /// check. The owed sets are in the context, not on this stack.
 #[inline(never)]
-pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
-    let mut work = None;
+pub fn apply(context: &AdapterContext) -> Applied {
+    let mut work = Applied::default();
     loop {
         let Some(mut owed) = context.qos_owed.try_enter() else {
             // Another CPU performs; it takes what this one's decision left owed.
@@ -57,11 +60,12 @@ pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
                     context.core.vlan_id(),
                 );
             });
-            let reconfigured = configure(context, operational);
-            work = Some(match work.take() {
-                Some(earlier) => reconfigured.after(earlier),
-                None => reconfigured,
-            });
+            let xon = configure(context, operational);
+            work.configured = true;
+            work.xon = match (xon, work.xon) {
+                (Some(later), Some(earlier)) => Some(later.after(earlier)),
+                (later, earlier) => later.or(earlier),
+            };
             indicate::parameters(
                 context,
                 NDIS_STATUS_QOS_OPERATIONAL_PARAMETERS_CHANGE,
@@ -78,4 +82,14 @@ pub fn apply(context: &AdapterContext) -> Option<Reconfigured> {
             return work;
         }
     }
+}
+
+/// What [`apply`] did that the drain after it needs.
+#[derive(Default)]
+pub struct Applied {
+    /// An operational set was configured on the link: a drain is owed (the effects of the
+    /// caller's event may not list one: the set may be another CPU's, left to this one).
+    pub configured: bool,
+    /// The XON the link owes, one frame for every set configured (`PfcRequest::after`).
+    pub xon: Option<PfcRequest>,
 }

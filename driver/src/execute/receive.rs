@@ -17,11 +17,10 @@ use dcbndk_core::adapter::traffic::Way;
 use dcbndk_core::datapath::classify::{TagAction, apply_tag};
 use dcbndk_core::datapath::frame::Frame;
 use dcbndk_core::datapath::receive::{Counted, Indication, Lookups, Station, Verdict, demux};
-use dcbndk_core::machine::Effects;
+use dcbndk_core::effect::Effects;
 
-use super::control::apply_effects;
-use super::drain;
 use super::post::UnderDelivery;
+use super::{drain, effects, immediate};
 use crate::context::AdapterContext;
 use crate::resources::ndk::{count_rdma, current_processor};
 use crate::resources::timer::now_ms;
@@ -107,7 +106,7 @@ fn lldpdu(context: &AdapterContext, frame: &[u8], at_dispatch: bool) {
         .control
         .lock()
         .lldpdu_received(&context.core, frame, now_ms(), &mut fx);
-    apply_effects::<UnderDelivery>(context, &fx, at_dispatch);
+    effects::perform::<UnderDelivery>(context, &fx, at_dispatch);
 }
 
 /// Indicates a frame the core passed (`how`): into a free receive buffer, the 802.1Q tag into
@@ -159,8 +158,8 @@ fn indicate(
     };
     // The NBL keeps the frame's priority and length for its return.
     taken.keep((usize::from(priority) << 32) | len);
-    if let Some(request) = xoff {
-        drain::send_pfc::<UnderDelivery>(context, request, at_dispatch, at_ns);
+    if let Some(xoff) = xoff {
+        immediate::perform::<UnderDelivery>(context, xoff, at_dispatch, at_ns);
         // Arms the refresh of the XOFF.
         drain::drain::<UnderDelivery>(context, at_dispatch);
     }

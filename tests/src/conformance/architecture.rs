@@ -1,7 +1,7 @@
 //! ARCHITECTURE.md is true to the code in the one way a program can tell: every name it puts in
 //! backticks exists. A path (`execute/`, `oid/table.rs`, `tests/src/kit/`) is a file or folder
 //! of the repository (or the end of one); an identifier (`Control::oid_request`,
-//! `UnderDelivery`, `apply_effects`) is declared in the Rust sources, its last segment as an
+//! `UnderDelivery`, `immediate::perform`) is declared in the Rust sources, its last segment as an
 //! item (`fn`, `struct`, `enum`, `trait`, `type`, `mod`, `const`, `static`), an enum variant or a
 //! field. A rename that leaves the map behind fails here, and the map stays under its length.
 

@@ -5,7 +5,7 @@
 //!   core decided, made NDIS calls) -> `context` (the adapter context) -> `resources`.
 //! - The core's tower (driver/core/src), top to bottom: `machine`; `oid`; `adapter`;
 //!   `datapath`; `lldp`; `qos` and `ndk`; at the bottom `wire`, `status`, `keywords`, `text`,
-//!   `percpu` and `roce`.
+//!   `percpu`, `roce` and `effect`.
 //!
 //! Read from the source: every `crate::a::b` and `super::b` path names the file it reaches.
 
@@ -125,7 +125,7 @@ fn core_layer(module: &str) -> Option<u8> {
         Some("datapath") => Some(3),
         Some("lldp") => Some(2),
         Some("qos" | "ndk") => Some(1),
-        Some("wire" | "status" | "keywords" | "text" | "percpu" | "roce") => Some(0),
+        Some("wire" | "status" | "keywords" | "text" | "percpu" | "roce" | "effect") => Some(0),
         _ => None,
     }
 }

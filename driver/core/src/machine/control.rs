@@ -1,9 +1,9 @@
 //! [`Control`]: the control half of the adapter machine (see the module above).
 
-use super::effects::{Effect, Effects, TimerId};
 use crate::adapter::config::AdapterConfig;
 use crate::adapter::stats::filter_accepts;
 use crate::adapter::{Adapter, Settings};
+use crate::effect::{Effect, Effects, Immediate, TimerId};
 use crate::lldp::agent::{Agent, Due, Receive};
 use crate::lldp::timers::TTL_S;
 use crate::lldp::transmit::Advertisement;
@@ -72,7 +72,7 @@ impl Control {
         fx.push(Effect::IndicateLinkState);
         // Frames queued across the pause leave now (the stress group found one that waited for
         // the next send: a completed NBL whose frame never reached the peer).
-        fx.push(Effect::ResumeLink);
+        fx.push(Effect::DrainLink);
         if adapter.config.qos.is_enabled() {
             self.agent.start(now_ms);
             self.arm(fx);
@@ -90,7 +90,7 @@ impl Control {
         self.stop_dcbx(true, fx);
         for effect in [
             Effect::WaitForSends,
-            Effect::StopLink,
+            Effect::StopTimer(TimerId::Link),
             Effect::CompleteHeld,
             Effect::WaitForReturns,
             Effect::EndPause,
@@ -112,7 +112,7 @@ impl Control {
         self.stop_dcbx(true, fx);
         for effect in [
             Effect::DetachWire,
-            Effect::StopLink,
+            Effect::StopTimer(TimerId::Link),
             Effect::CompleteHeld,
             Effect::WaitForReturns,
             Effect::WaitForNdkWork,
@@ -206,7 +206,7 @@ impl Control {
         // At most 4 QoS effects (each once however many peers expire), one transmission (the
         // agent is not due again once it sent) and the arming: 6 of the list's 8 places. The
         // bound only keeps the arming's place should that ever change.
-        while fx.len() < super::effects::MAX_EFFECTS.saturating_sub(1) {
+        while fx.len() < crate::effect::MAX_EFFECTS.saturating_sub(1) {
             match self.agent.poll(now_ms) {
                 None => break,
                 Some(Due::Expired(peer)) => {
@@ -305,17 +305,17 @@ impl Control {
             fx.push_once(Effect::IndicateRemote);
         }
         if operational {
-            fx.push_once(Effect::Drain);
+            fx.push_once(Effect::DrainLink);
         }
     }
 
     /// Arms the DCBX timer at the agent's next deadline, if it runs.
     fn arm(&self, fx: &mut Effects) {
         if let Some(at_ms) = self.agent.next_deadline_ms() {
-            fx.push(Effect::ArmTimer {
+            fx.push(Effect::Now(Immediate::ArmTimer {
                 timer: TimerId::Dcbx,
-                at_ms,
-            });
+                at_ns: at_ms.saturating_mul(1_000_000),
+            }));
         }
     }
 

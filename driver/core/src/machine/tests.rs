@@ -5,6 +5,7 @@ use std::vec::Vec;
 
 use super::*;
 use crate::adapter::Adapter;
+use crate::effect::{Effect, Effects, Immediate, TimerId};
 use crate::lldp::timers::TTL_S;
 use crate::oid::{Request, RequestKind};
 use crate::qos::params::{QosParameters, flags};
@@ -33,9 +34,11 @@ fn list(fx: &Effects) -> Vec<Effect> {
     fx.iter().collect()
 }
 
-const DCBX_AT: fn(u64) -> Effect = |at_ms| Effect::ArmTimer {
-    timer: TimerId::Dcbx,
-    at_ms,
+const DCBX_AT: fn(u64) -> Effect = |at_ms| {
+    Effect::Now(Immediate::ArmTimer {
+        timer: TimerId::Dcbx,
+        at_ns: at_ms * 1_000_000,
+    })
 };
 
 /// Initialized and restarted at `now`: the adapter runs, DCBX too.
@@ -60,7 +63,7 @@ fn initialize_indicates_the_operational_set_before_going_on_the_wire() {
         [
             Effect::Reconfigure,
             Effect::IndicateOperational,
-            Effect::Drain,
+            Effect::DrainLink,
             Effect::AttachWire
         ]
     );
@@ -80,11 +83,7 @@ fn restart_indicates_the_link_then_starts_dcbx_and_pause_undoes_it() {
     c.restart(&a, 1_000, &mut fx).unwrap();
     assert_eq!(
         list(&fx),
-        [
-            Effect::IndicateLinkState,
-            Effect::ResumeLink,
-            DCBX_AT(1_000)
-        ]
+        [Effect::IndicateLinkState, Effect::DrainLink, DCBX_AT(1_000)]
     );
     assert!(c.agent.running());
     // Restarting a running adapter fails and does nothing.
@@ -100,7 +99,7 @@ fn restart_indicates_the_link_then_starts_dcbx_and_pause_undoes_it() {
             Effect::TransmitLldpdu { ttl: 0 },
             Effect::StopTimer(TimerId::Dcbx),
             Effect::WaitForSends,
-            Effect::StopLink,
+            Effect::StopTimer(TimerId::Link),
             Effect::CompleteHeld,
             Effect::WaitForReturns,
             Effect::EndPause,
@@ -120,7 +119,7 @@ fn restart_indicates_the_link_then_starts_dcbx_and_pause_undoes_it() {
         [
             Effect::StopTimer(TimerId::Dcbx),
             Effect::DetachWire,
-            Effect::StopLink,
+            Effect::StopTimer(TimerId::Link),
             Effect::CompleteHeld,
             Effect::WaitForReturns,
             Effect::WaitForNdkWork,
@@ -181,7 +180,7 @@ fn an_accepted_qos_set_owes_reconfiguration_indication_drain_and_fast_dcbx() {
         [
             Effect::Reconfigure,
             Effect::IndicateOperational,
-            Effect::Drain,
+            Effect::DrainLink,
             DCBX_AT(100_000),
         ]
     );
@@ -340,7 +339,10 @@ fn a_peers_lldpdu_is_consumed_and_owes_the_remote_indication_then_expires() {
     ca.lldpdu_received(&a, &frame, 10, &mut fx);
     let effects = list(&fx);
     assert!(effects.contains(&Effect::IndicateRemote), "{effects:?}");
-    assert!(matches!(effects.last(), Some(Effect::ArmTimer { .. })));
+    assert!(matches!(
+        effects.last(),
+        Some(Effect::Now(Immediate::ArmTimer { .. }))
+    ));
     let owed = ca.take_qos();
     assert!(owed.remote.is_some());
     assert_eq!(
@@ -365,7 +367,10 @@ fn a_peers_lldpdu_is_consumed_and_owes_the_remote_indication_then_expires() {
         .iter()
         .position(|e| *e == Effect::TransmitLldpdu { ttl: TTL_S });
     assert!(expiry < transmit);
-    assert!(matches!(effects.last(), Some(Effect::ArmTimer { .. })));
+    assert!(matches!(
+        effects.last(),
+        Some(Effect::Now(Immediate::ArmTimer { .. }))
+    ));
 }
 
 #[test]
@@ -381,7 +386,7 @@ fn with_qos_off_the_agent_takes_no_lldpdu() {
     ca.restart(&a, 0, &mut fx).unwrap();
     assert_eq!(
         list(&fx),
-        [Effect::IndicateLinkState, Effect::ResumeLink],
+        [Effect::IndicateLinkState, Effect::DrainLink],
         "no DCBX"
     );
     let b = adapter(2);
@@ -417,7 +422,10 @@ fn the_dcbx_timer_never_overflows_its_effects() {
         let mut fx = Effects::new();
         ca.dcbx_timer(&a, now, &mut fx);
         assert!(!fx.overflowed());
-        assert!(matches!(list(&fx).last(), Some(Effect::ArmTimer { .. })));
+        assert!(matches!(
+            list(&fx).last(),
+            Some(Effect::Now(Immediate::ArmTimer { .. }))
+        ));
     }
 }
 

@@ -1101,7 +1101,7 @@ fn sends_over_mdl_chains() -> CaseResult {
 
 /// Frames the link had queued when a pause came (their NBLs completed with SUCCESS: a NIC's
 /// transmit ring goes out) reach the peer after the restart: the pause stops the link's timer,
-/// the restart resumes the link (`Effect::ResumeLink`). On a manual clock only the first of a
+/// the restart resumes the link (`Effect::DrainLink`). On a manual clock only the first of a
 /// burst leaves at once; the rest wait for the timer. Before the restart resumed the link, the
 /// stress group saw about 1 run in 50 end with a completed frame that never reached the peer
 /// (it left with the next send).

@@ -48,7 +48,7 @@
 //!   36.1.3). Bits of priorities without PFC are ignored and counted (HLK QosPriorityFlowControl:
 //!   "no pause when PFC disabled", "no pause when all enable bits clear"); bits 8-15 of the vector
 //!   are reserved and ignored.
-//! - **PFC send** ([`Link::rx_fill`], [`Link::rx_drain`], [`Link::rx_poll`]): per-priority receive
+//! - **PFC send** ([`Link::rx_fill`], [`Link::rx_drain`], [`Link::poll_timer`]): per-priority receive
 //!   occupancy with XOFF/XON thresholds ([`RxThresholds`]); crossing XOFF on a PFC priority asks the
 //!   shell to send a PFC frame with the maximum quanta, draining below XON asks for quanta 0, and
 //!   while XOFF holds the pause is refreshed at half its duration.
@@ -67,7 +67,7 @@
 //! - `queues`: the per-priority transmit rings, and [`Refused`] (reads `units`);
 //! - `scheduler`: the compiled [`Schedule`] and the DRR of the ETS groups (reads `queues`);
 //! - `pfc`: the pause timers of a received PFC frame and the receive buffer's XOFF/XON
-//!   ([`RxThresholds`], [`PfcRequest`]) (reads `queues` for [`Refused`]);
+//!   ([`RxThresholds`]) (reads `queues` for [`Refused`]);
 //! - `stats`: the counters ([`LinkStats`]) (reads `units`);
 //! - `timing`: the link on a host's clock, what is due by now and when to look again (an
 //!   `impl` of [`Link`]: it reads the link's fields).
@@ -80,14 +80,14 @@ mod timing;
 mod units;
 
 pub use pfc::{
-    MAX_WIRE_FRAME, PAUSE_QUANTUM_BITS, PFC_WIRE_FRAME, PfcRequest, REACTION_QUANTA, RxThresholds,
-    XOFF_QUANTA,
+    MAX_WIRE_FRAME, PAUSE_QUANTUM_BITS, PFC_WIRE_FRAME, REACTION_QUANTA, RxThresholds, XOFF_QUANTA,
 };
 pub use queues::Refused;
 pub use scheduler::{QUANTUM_PER_PERCENT, Schedule, ZERO_GROUP_QUANTUM};
 pub use stats::{Counter, LinkStats, PriorityStats, TcStats};
 pub use units::{Fx, MIN_FRAME, PRIORITIES, TCS, WIRE_OVERHEAD, wire_bytes};
 
+use crate::effect::{Immediate, PfcRequest};
 use crate::qos::params::QosParameters;
 use pfc::{Pause, Rx, pause_duration};
 use queues::{Queues, Slot};
@@ -261,7 +261,9 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
     /// Applies operational parameters at `now_ns`. Queued frames are kept, in order, and follow
     /// their priority to its new TC; DRR deficits restart when the ETS group changed. A priority
     /// that loses PFC loses its running pause; if this side had sent XOFF for it, the result is
-    /// the XON to send so the peer does not stay paused.
+    /// the XON to send so the peer does not stay paused. Not an [`Immediate`]: it goes out with
+    /// the drain the reconfiguration owes (`effect::Effect::DrainLink`), one frame for every
+    /// reconfiguration performed before it (`PfcRequest::after`).
     pub fn configure(&mut self, params: &QosParameters, now_ns: u64) -> Option<PfcRequest> {
         let next = Schedule::from_params(params);
         if !next.same_ets(&self.schedule) {
@@ -518,7 +520,7 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
 
     fn request(&mut self, priorities: u8, quanta: u16) -> PfcRequest {
         self.stats.pfc_requested();
-        PfcRequest::new(priorities, quanta)
+        PfcRequest { priorities, quanta }
     }
 
     fn refresh_period_ns(&self) -> u64 {
@@ -532,7 +534,7 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
 
     /// `bytes` of a received frame of `priority` entered the receive buffer at `now_ns`. `Err`
     /// when the buffer is full (the frame is dropped and counted); `Ok(Some)` when the buffer of
-    /// a PFC priority crossed XOFF: send that PFC frame (it renews every priority held off).
+    /// a PFC priority crossed XOFF: the PFC frame to send (it renews every priority held off).
     ///
     /// # Errors
     ///
@@ -542,14 +544,14 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
         priority: u8,
         bytes: u32,
         now_ns: u64,
-    ) -> Result<Option<PfcRequest>, Refused> {
+    ) -> Result<Option<Immediate>, Refused> {
         let p = usize::from(priority);
         match self
             .rx
             .fill(p, bytes, &self.config.rx, self.schedule.lossless)
         {
             Ok(false) => Ok(None),
-            Ok(true) => Ok(Some(self.xoff(now_ns))),
+            Ok(true) => Ok(Some(Immediate::SendPfc(self.xoff(now_ns)))),
             Err(Refused::Dropped) => {
                 if let Some(stats) = self.stats.priority_mut(p) {
                     stats.rx_dropped.add(bytes);
@@ -561,17 +563,18 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
     }
 
     /// `bytes` of `priority` left the receive buffer (indicated up the stack). `Some` when a
-    /// priority held off drained to XON: send that PFC frame (quanta 0 releases the peer).
-    pub fn rx_drain(&mut self, priority: u8, bytes: u32) -> Option<PfcRequest> {
+    /// priority held off drained to XON: the PFC frame to send (quanta 0 releases the peer).
+    pub fn rx_drain(&mut self, priority: u8, bytes: u32) -> Option<Immediate> {
         let released = self
             .rx
             .drain(usize::from(priority), bytes, self.config.rx.xon)?;
-        Some(self.request(released, 0))
+        Some(Immediate::SendPfc(self.request(released, 0)))
     }
 
-    /// Call now and then (at least every [`Link::pause_ns`]`(XOFF_QUANTA) / 2`): `Some` when the
-    /// running XOFF must be renewed before the peer's pause timer runs out.
-    pub fn rx_poll(&mut self, now_ns: u64) -> Option<PfcRequest> {
+    /// `Some` when the running XOFF must be renewed at `now_ns`, before the peer's pause timer
+    /// runs out ([`Link::poll_timer`] asks, the timer then runs at least every
+    /// [`Link::pause_ns`]`(XOFF_QUANTA) / 2`).
+    pub(super) fn rx_poll(&mut self, now_ns: u64) -> Option<PfcRequest> {
         if !self.rx.refresh_due(now_ns) {
             return None;
         }

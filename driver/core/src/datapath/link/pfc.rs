@@ -1,7 +1,7 @@
 //! PFC (802.1Qbb), both directions: the pause state of this side's transmit queues, which a
 //! received PFC frame sets ([`Pause`]), and the receive buffer's occupancy with its XOFF/XON
 //! thresholds, which decide the PFC frames this side sends ([`Rx`], [`RxThresholds`],
-//! [`PfcRequest`]).
+//! `effect::PfcRequest`).
 
 use super::queues::Refused;
 use super::units::{Fx, PRIORITIES, WIRE_OVERHEAD, bit, pop_low};
@@ -19,33 +19,6 @@ pub const PFC_WIRE_FRAME: u64 = 64 + 20;
 /// starting frames, in pause quanta. 802.3 Annex 31B bounds the reaction per speed in pause quanta;
 /// this is a generous allowance above those bounds, not a quoted value.
 pub const REACTION_QUANTA: u64 = 512;
-
-/// A PFC frame this side asks the shell to send (802.1Qbb 36.1.3): bit `p` of `class_enable`
-/// set means `quanta[p]` is meant (0 = XON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PfcRequest {
-    /// Priority-enable vector (bits 8-15 always 0).
-    pub class_enable: u16,
-    /// Pause time per priority in quanta of 512 bit times.
-    pub quanta: [u16; 8],
-}
-
-impl PfcRequest {
-    /// The PFC frame that asks `quanta` of every priority in `priorities` (and nothing of the
-    /// others).
-    pub(super) fn new(priorities: u8, quanta: u16) -> Self {
-        let mut q = [0u16; PRIORITIES];
-        for (p, slot) in q.iter_mut().enumerate() {
-            if priorities & bit(p) != 0 {
-                *slot = quanta;
-            }
-        }
-        Self {
-            class_enable: u16::from(priorities),
-            quanta: q,
-        }
-    }
-}
 
 /// The exact time of `quanta` pause quanta at `bits_per_second` (not 0), fixed point, rounded up.
 pub(super) fn pause_duration(bits_per_second: u64, quanta: u16) -> Fx {

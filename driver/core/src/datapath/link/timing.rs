@@ -14,11 +14,17 @@
 //!   tried, the next try is at the link's next event (a pause ending), if that is not later
 //!   than `now`.
 //! - **The timer.** Due at the link's next event after `now` (a queued frame's turn, a pause
-//!   ending), or at the refresh of an XOFF in force ([`Link::rx_poll`]'s), whichever is first;
-//!   `None` when nothing will be due. Asking it closes the catch-up: what did not start by `now`
-//!   starts no earlier than `now`.
+//!   ending), or at the refresh of an XOFF in force, whichever is first; `None` when nothing
+//!   will be due. Asking it closes the catch-up: what did not start by `now` starts no earlier
+//!   than `now`.
+//! - **The end of a drain** ([`Link::poll_timer`]): the timer armed, and an XOFF's refresh sent
+//!   when it is due, in that order. Armed first, with the time read before the frame goes out:
+//!   sending may run the peer's receive path on this thread, and whatever that makes this link
+//!   owe arms the timer again, later, with what the link knows then, so the last arm is never
+//!   the older one.
 
 use super::Link;
+use crate::effect::{Immediate, TimerId};
 
 impl<T: Copy + Default, const N: usize> Link<T, N> {
     /// [`Link::enqueue`] at the host's time `clock` gives, read only when the frame begins a
@@ -78,5 +84,17 @@ impl<T: Copy + Default, const N: usize> Link<T, N> {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// What the link owes at the end of a drain at `now_ns` (module documentation, "The end of a
+    /// drain"): its timer at [`Link::poll_timeout`]'s time, then the refresh of an XOFF in force
+    /// if it is due. One look under the caller's one acquisition of the link's lock.
+    pub fn poll_timer(&mut self, now_ns: u64) -> [Option<Immediate>; 2] {
+        let refresh = self.rx_poll(now_ns).map(Immediate::SendPfc);
+        let timer = self.poll_timeout(now_ns).map(|at_ns| Immediate::ArmTimer {
+            timer: TimerId::Link,
+            at_ns,
+        });
+        [timer, refresh]
     }
 }

@@ -188,8 +188,8 @@ fn losing_pfc_ends_the_pause_and_releases_the_peer() {
     assert_eq!(
         xon,
         PfcRequest {
-            class_enable: 1 << 3,
-            quanta: [0; 8]
+            priorities: 1 << 3,
+            quanta: 0
         }
     );
     assert!(!l.is_paused(3, 1000));
@@ -207,19 +207,20 @@ fn the_receive_side_asks_for_xoff_refresh_and_xon() {
     assert_eq!(l.rx_fill(3, half, 0), Ok(None));
     assert_eq!(l.rx_poll(1), None);
     let xoff = l.rx_fill(3, half + 1, 10).unwrap().unwrap();
-    let mut q = [0; 8];
-    q[3] = XOFF_QUANTA;
     assert_eq!(
         xoff,
-        PfcRequest {
-            class_enable: 1 << 3,
-            quanta: q
-        }
+        Immediate::SendPfc(PfcRequest {
+            priorities: 1 << 3,
+            quanta: XOFF_QUANTA
+        })
     );
     assert_eq!(l.rx_fill(3, 100, 20), Ok(None), "XOFF already sent");
     // Refreshed at half the pause (3 355 392 ns / 2 at 10 Gb/s).
     assert_eq!(l.rx_poll(10 + 1_677_695), None);
-    assert_eq!(l.rx_poll(10 + 1_677_696), Some(xoff));
+    assert_eq!(
+        l.rx_poll(10 + 1_677_696).map(Immediate::SendPfc),
+        Some(xoff)
+    );
     // Drained to XON.
     assert_eq!(
         l.rx_drain(3, u32::try_from(th.xoff - th.xon).unwrap()),
@@ -228,10 +229,10 @@ fn the_receive_side_asks_for_xoff_refresh_and_xon() {
     let xon = l.rx_drain(3, 101).unwrap();
     assert_eq!(
         xon,
-        PfcRequest {
-            class_enable: 1 << 3,
-            quanta: [0; 8]
-        }
+        Immediate::SendPfc(PfcRequest {
+            priorities: 1 << 3,
+            quanta: 0
+        })
     );
     assert_eq!(l.rx_poll(u64::MAX), None);
     assert_eq!(l.stats(0).pfc_requested, 3);

@@ -2,6 +2,7 @@
 //! `poll_timeout`.
 
 use super::*;
+use crate::effect::TimerId;
 
 /// 1500-byte frames at 10 Gb/s: 1524 wire bytes, 1219.2 ns each.
 const FRAME_NS: u64 = 1_220;
@@ -124,9 +125,54 @@ fn an_xon_for_one_priority_keeps_the_refresh_of_another() {
     assert!(l.rx_fill(3, xoff, 0).unwrap().is_some());
     assert_eq!(
         l.rx_fill(4, xoff, 10),
-        Ok(Some(PfcRequest::new(0b1_1000, XOFF_QUANTA)))
+        Ok(Some(Immediate::SendPfc(PfcRequest {
+            priorities: 0b1_1000,
+            quanta: XOFF_QUANTA
+        })))
     );
     assert!(l.rx_drain(3, xoff).is_some(), "priority 3's XON");
     // Priority 4 is still held off: its XOFF is refreshed.
     assert_eq!(l.poll_timeout(20), Some(10 + 1_677_696));
+}
+
+#[test]
+fn the_end_of_a_drain_arms_the_timer_then_refreshes_a_due_xoff() {
+    let mut l = link(G10);
+    let p = params(
+        2,
+        [0, 0, 0, 1, 1, 0, 0, 0],
+        [50, 50, 0, 0, 0, 0, 0, 0],
+        [ETS; 8],
+        0b1000,
+    );
+    let _ = l.configure(&p, 0);
+    assert_eq!(l.poll_timer(0), [None, None], "idle: nothing owed");
+    let xoff = u32::try_from(l.config().rx.xoff).unwrap();
+    assert!(l.rx_fill(3, xoff, 0).unwrap().is_some());
+    // The refresh is owed at half the pause: until then only the timer, armed for it.
+    let refresh_at = 1_677_696;
+    assert_eq!(
+        l.poll_timer(5),
+        [
+            Some(Immediate::ArmTimer {
+                timer: TimerId::Link,
+                at_ns: refresh_at
+            }),
+            None
+        ]
+    );
+    // Due: the timer for the next refresh, then the XOFF renewed.
+    assert_eq!(
+        l.poll_timer(refresh_at),
+        [
+            Some(Immediate::ArmTimer {
+                timer: TimerId::Link,
+                at_ns: 2 * refresh_at
+            }),
+            Some(Immediate::SendPfc(PfcRequest {
+                priorities: 1 << 3,
+                quanta: XOFF_QUANTA
+            }))
+        ]
+    );
 }

@@ -1,16 +1,18 @@
-//! Performs what the adapter's control machine (`dcbndk_core::machine::Control`) decided, in
-//! the order it listed: the one place its [`Effect`]s become NDIS calls, frames and timers.
-//! Every entry point that feeds the machine an event ends here, with the control lock released.
+//! The one executor: performs what the core decided (`dcbndk_core::effect`), in the order it
+//! listed, the one place an [`Effect`] becomes NDIS calls, frames and timers. Every entry point
+//! that feeds the control machine an event ends here, with the control lock released; the
+//! effects performed here perform immediate ones (`super::immediate`), never an effect of
+//! this level, so nothing here recurses.
 
-use dcbndk_core::machine::{Control, Effect, Effects, TimerId};
+use dcbndk_core::effect::{Effect, Effects, TimerId};
+use dcbndk_core::machine::Control;
 
-use super::drain::{self, Reconfigured};
 use super::post::{Wire, drop_posted, send_built};
-use super::{held, indicate, ndk, qos};
+use super::{drain, held, immediate, indicate, ndk, qos};
 use crate::context::AdapterContext;
 use crate::resources::link::TxFrame;
 use crate::resources::log;
-use crate::resources::timer::{now_ms, now_ns, sleep_passive};
+use crate::resources::timer::{now_ns, sleep_passive};
 use crate::resources::wire;
 
 /// How long pause and halt sleep between looks at what they wait for.
@@ -19,8 +21,10 @@ const POLL_MICROSECONDS: u32 = 100;
 /// Performs `fx` in order. `W`: how frames reach the wire from where the caller runs;
 /// `at_dispatch`: the caller runs at DISPATCH_LEVEL. The waits (`WaitFor*`, `StopTimer`) come
 /// only from pause and halt, at PASSIVE_LEVEL.
-pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: bool) {
-    let mut owed: Option<Reconfigured> = None;
+pub fn perform<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatch: bool) {
+    // What the link owes the wire after a reconfiguration (an XON), for the drain.
+    let mut owed = None;
+    let mut reconfigured = false;
     let mut qos_done = false;
     for effect in fx.iter() {
         match effect {
@@ -28,22 +32,21 @@ pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatc
                 // The whole run of QoS effects at once, out of line (`qos::apply`).
                 if !qos_done {
                     qos_done = true;
-                    owed = qos::apply(context);
+                    let done = qos::apply(context);
+                    reconfigured = done.configured;
+                    owed = done.xon;
                 }
             }
-            Effect::Drain => {
-                if let Some(work) = owed.take() {
-                    drain::reconfigured::<W>(context, work, at_dispatch);
-                }
+            Effect::DrainLink => {
+                reconfigured = false;
+                drain::reconfigured::<W>(context, owed.take(), at_dispatch);
             }
+            Effect::Now(now) => immediate::perform::<W>(context, now, at_dispatch, now_ns()),
             Effect::PublishVlan => qos::publish_vlan(context),
             Effect::IndicateLinkState => indicate::link_state(context),
             Effect::TransmitLldpdu { ttl } => transmit_lldpdu::<W>(context, ttl, at_dispatch),
-            Effect::ArmTimer {
-                timer: TimerId::Dcbx,
-                at_ms,
-            } => arm_dcbx(context, at_ms),
             Effect::StopTimer(TimerId::Dcbx) => context.dcbx_timer.stop(),
+            Effect::StopTimer(TimerId::Link) => drain::stop(context),
             Effect::QueueNdkWork => ndk::queue_ndk_work(context),
             Effect::AttachWire => attach(context),
             Effect::DetachWire => {
@@ -56,8 +59,6 @@ pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatc
                     sleep_passive(POLL_MICROSECONDS);
                 }
             }
-            Effect::StopLink => drain::stop(context),
-            Effect::ResumeLink => drain::drain::<W>(context, at_dispatch),
             Effect::CompleteHeld => held::complete_held(context),
             Effect::WaitForReturns => {
                 // Pause or halt, at PASSIVE_LEVEL, with no lock held.
@@ -71,8 +72,8 @@ pub fn apply_effects<W: Wire>(context: &AdapterContext, fx: &Effects, at_dispatc
     }
     // Sets another CPU's decision left and this one performed (`qos::apply`): its own effects
     // may not have listed the drain.
-    if let Some(work) = owed.take() {
-        drain::reconfigured::<W>(context, work, at_dispatch);
+    if reconfigured {
+        drain::reconfigured::<W>(context, owed, at_dispatch);
     }
 }
 
@@ -87,11 +88,6 @@ fn attach(context: &AdapterContext) {
             "no free port on the virtual wire",
         );
     }
-}
-
-/// Arms the DCBX timer at `at_ms` (at least 1 ms from now: `Timer::arm`).
-fn arm_dcbx(context: &AdapterContext, at_ms: u64) {
-    context.arm_dcbx_timer(at_ms.saturating_sub(now_ms()));
 }
 
 /// Builds the LLDPDU with TTL `ttl` in a free transmit buffer and sends it.
