@@ -1,6 +1,6 @@
 //! The one vocabulary of what the core asks the shell to do, in the order NDIS must see it:
 //! the control machine's effects (`machine::Control`), the link's (`datapath::link::Link`), and
-//! what the NDK provider owes NDIS. Two levels, so that performing an effect never asks for
+//! the NDK provider's wakeups (`ndk::provider::wake`). Two levels, so that performing an effect never asks for
 //! another of its own kind (the shell's executor is then not recursive, which `cargo xtask pe`'s
 //! stack bound needs):
 //!
@@ -9,6 +9,9 @@
 //! - [`Effect`]: everything else, performed by the shell's one executor after the lock the
 //!   machine ran under is released; an [`Effect::Now`] carries an [`Immediate`], and performing
 //!   an effect (draining the link, a reconfiguration) may perform immediates, never effects.
+//!
+//! An open NDK adapter's provider has its own lock and its own two routines; what it owes them
+//! is a [`Wakeup`], an immediate effect performed on that NDK adapter.
 //!
 //! An effect is small and carries no parameter set: the sets an indication carries wait in the
 //! machine (`machine::Control::take_qos`) until the shell makes the indication, so that no set
@@ -61,6 +64,21 @@ impl PfcRequest {
             quanta: self.quanta,
         }
     }
+}
+
+/// What an open NDK adapter's provider owes its two routines (`ndk::provider::wake`), performed
+/// on that NDK adapter, under the provider's lock: queuing a DPC and arming a timer wait for
+/// nothing and call nothing back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wakeup {
+    /// Queue the doorbell DPC: something is due now.
+    Doorbell,
+    /// Arm the provider's timer to run at this time (nanoseconds of the clock the provider's
+    /// events carry).
+    Timer {
+        /// When.
+        at_ns: u64,
+    },
 }
 
 /// An effect performed where it arises (module documentation).

@@ -4,10 +4,11 @@
 //! free of recursion (`cargo xtask pe` bounds its stack).
 
 use dcbndk_core::datapath::frame::PfcFrame;
-use dcbndk_core::effect::{Immediate, PfcRequest, TimerId};
+use dcbndk_core::effect::{Immediate, PfcRequest, TimerId, Wakeup};
 
 use super::post::Wire;
 use crate::context::AdapterContext;
+use crate::resources::ndkobject::NdkAdapterObject;
 use crate::resources::timer::{now_ms, now_ns};
 
 /// Performs `effect`. `W`: how frames reach the wire from where the caller runs ([`Wire`]);
@@ -56,4 +57,15 @@ fn send_pfc<W: Wire>(
     )
     .to_bytes();
     W::transmit(context, &frame, at_dispatch, sent_at_ns);
+}
+
+/// Performs `wakeup` on the NDK adapter `owner` (under its provider's lock: the DPC it queues
+/// runs once the lock is released). `now` gives the clock, read only to arm the timer.
+pub fn wake(owner: &NdkAdapterObject, wakeup: Wakeup, now: impl FnOnce() -> u64) {
+    match wakeup {
+        Wakeup::Doorbell => owner.ring(),
+        Wakeup::Timer { at_ns } => {
+            owner.arm_timer(at_ns.saturating_sub(now()).div_ceil(1_000_000));
+        }
+    }
 }

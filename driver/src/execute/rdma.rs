@@ -35,6 +35,7 @@ use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
 
+use super::immediate;
 use crate::context::AdapterContext;
 use crate::resources::crc::Batch;
 use crate::resources::crc::Fast;
@@ -503,32 +504,20 @@ pub fn apply_notes(context: &AdapterContext, p: &mut Provider) {
     }
 }
 
-/// Rings the NDK adapter's doorbell when something is due now (deferred callbacks, something
-/// to frame, notes to apply), else arms its timer for the next timeout unless it is armed for that already;
-/// nothing once the adapter is closing. Called with the provider's lock held: the doorbell's
-/// DPC cannot run before the lock is released (the IRQL is DISPATCH_LEVEL until then). Rings
-/// only when not rung since the DPC last began its run (`Provider::doorbell_rung`).
-/// `now` gives the clock, read only to arm the timer (a post, which rings, reads none).
+/// What the provider owes its routines (`Wake::schedule`: the doorbell when something is due
+/// now, deferred callbacks, something to frame, notes to apply; else the timer at the next
+/// timeout), performed. Called with the provider's lock held: the doorbell's DPC cannot run
+/// before the lock is released (the IRQL is DISPATCH_LEVEL until then). `now` gives the clock,
+/// read only to arm the timer (a post, which rings, reads none).
 pub fn schedule(owner: &NdkAdapterObject, p: &mut Provider, now: impl FnOnce() -> u64) {
-    if p.closing {
-        return;
+    let due_now = p.has_deferred() || p.transmit_due || p.notes.pending();
+    // A copy, so that the deadline's walk may read the provider meanwhile.
+    let mut wake = p.wake;
+    let wakeup = wake.schedule(due_now, || p.next_deadline());
+    p.wake = wake;
+    if let Some(wakeup) = wakeup {
+        immediate::wake(owner, wakeup, now);
     }
-    if p.has_deferred() || p.transmit_due || p.notes.pending() {
-        if !p.doorbell_rung {
-            p.doorbell_rung = true;
-            owner.ring();
-        }
-        return;
-    }
-    let Some(due) = p.next_deadline() else {
-        return;
-    };
-    if p.armed_at.is_some_and(|at| at <= due) {
-        return;
-    }
-    p.armed_at = Some(due);
-    let after_ms = due.saturating_sub(now()).div_ceil(1_000_000);
-    owner.arm_timer(after_ms);
 }
 
 /// Queues the consumer callbacks an NDK dispatch call owes for the provider's doorbell DPC, which

@@ -529,7 +529,7 @@ pub unsafe fn free_adapter(ndis_handle: NDIS_HANDLE, adapter: *mut NDK_ADAPTER) 
     };
     // No run of the timer or the doorbell is to come once they are stopped, and none arms or
     // rings them again (closing).
-    boxed.get().provider.lock().closing = true;
+    boxed.get().provider.lock().wake.close();
     boxed.get().timer.stop();
     boxed.get().doorbell.stop();
     {

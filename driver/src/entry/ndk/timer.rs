@@ -93,9 +93,9 @@ fn run(owner: &NdkAdapterObject, by: By) -> bool {
     let now = now_ns();
     let mut p = owner.provider.lock();
     match by {
-        By::Timer => p.armed_at = None,
+        By::Timer => p.wake.timer_runs(),
         // Before any look at the work: what is queued from here on rings again.
-        By::Doorbell => p.doorbell_rung = false,
+        By::Doorbell => p.wake.doorbell_runs(),
     }
     // A run's share of packets (`Provider::tx_budget`).
     p.tx_budget = TX_BUDGET;

@@ -108,6 +108,7 @@ pub const PROVISIONED: Provisioned = Provisioned {
 
 use dcbndk_core::ndk::provider::qp::QPN_BASE;
 use dcbndk_core::ndk::provider::transmit::TX_BUDGET;
+use dcbndk_core::ndk::provider::wake::Wake;
 
 /// The shell's side of a PD slot.
 pub struct Domain {
@@ -159,13 +160,9 @@ pub struct Provider {
     pub qpn_base: u32,
     /// Callbacks waiting for the timer's routine ([`deferred`]), oldest first.
     pub deferred: Fifo<PoolArray<Call>, Call>,
-    /// When the timer is armed to run (`None`: not armed).
-    pub armed_at: Option<u64>,
-    /// The doorbell's DPC is queued and has not begun its run (`rdma::schedule` rings only
-    /// when it is not; the DPC's run clears it under this lock before it looks at the work,
-    /// so what is queued before that is seen and what comes after rings again). A batch of 32
-    /// posts queued the DPC once, not 32 times.
-    pub doorbell_rung: bool,
+    /// The doorbell DPC's and the timer's state: when each is to run (`rdma::schedule`), and
+    /// whether the NDK adapter is closing.
+    pub wake: Wake,
     /// A received packet left something to send (an answer): the timer frames it.
     pub transmit_due: bool,
     /// A QP stopped sending for want of room on the link: the drain's `refill` resumes it.
@@ -181,8 +178,6 @@ pub struct Provider {
     /// link's drain raises it to the frames it just sent (`execute::rdma::refill`), so that a
     /// QP keeps its priority's queue as full as the link's schedule empties it.
     pub tx_budget: u32,
-    /// The NDK adapter is closing: its timer is not armed again.
-    pub closing: bool,
     /// Where RoCEv2 peers were last seen: IP address to MAC address (`neighbors::Neighbors`).
     pub neighbors: Neighbors,
     /// The CM's next message PSN on QP 1.
@@ -739,14 +734,9 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, choices: &
     unsafe { member.write(QPN_BASE) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
-    let member = unsafe { &raw mut (*place).armed_at };
+    let member = unsafe { &raw mut (*place).wake };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(None) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).doorbell_rung };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(false) };
+    unsafe { member.write(Wake::new()) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).transmit_due };
@@ -767,11 +757,6 @@ unsafe fn write_state(place: *mut Provider, ndis_handle: NDIS_HANDLE, choices: &
     let member = unsafe { &raw mut (*place).tx_budget };
     // SAFETY: `member` is inside `place`, valid for writes, written once.
     unsafe { member.write(TX_BUDGET) };
-    // SAFETY: `place` is valid for writes of the whole value (function contract); only
-    // the member's address is taken.
-    let member = unsafe { &raw mut (*place).closing };
-    // SAFETY: `member` is inside `place`, valid for writes, written once.
-    unsafe { member.write(false) };
     // SAFETY: `place` is valid for writes of the whole value (function contract); only
     // the member's address is taken.
     let member = unsafe { &raw mut (*place).cm_psn };

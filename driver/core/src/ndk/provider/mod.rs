@@ -48,6 +48,7 @@
 //! - [`neighbors`]: the IP to MAC table the provider learns from received frames.
 //! - [`transmit`]: how much the provider frames at a time (a run's budget, the packets one
 //!   acquisition of the link's lock carries).
+//! - [`wake`]: when the shell's doorbell DPC and timer run (`effect::Wakeup`).
 //! - `harness` (tests and the `fuzzing` feature only): two QPs joined in memory, with loss and
 //!   reordering, which the transport's tests and the `rc` fuzz property drive.
 //!
@@ -104,6 +105,7 @@ pub mod request;
 mod ring;
 pub mod srq;
 pub mod transmit;
+pub mod wake;
 
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod harness;
