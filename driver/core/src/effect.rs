@@ -157,74 +157,86 @@ pub enum Effect {
 /// each event's longest list).
 pub const MAX_EFFECTS: usize = 8;
 
-/// An ordered list of effects, of fixed capacity (no allocation; 136 bytes on the stack: it lies on
-/// the receive path of LLDPDUs, a deep one).
+/// An ordered list of effects (136 bytes on the stack: it lies on the receive path of LLDPDUs,
+/// a deep one).
+pub type Effects = List<Effect, MAX_EFFECTS>;
+
+/// An ordered list of what is owed, of fixed capacity `N` (no allocation): the [`Effects`] of
+/// an event, and in the shell the consumer callbacks an NDK call owes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Effects {
-    list: [Option<Effect>; MAX_EFFECTS],
+pub struct List<T: Copy, const N: usize> {
+    list: [Option<T>; N],
     len: usize,
 }
 
-impl Default for Effects {
+impl<T: Copy, const N: usize> Default for List<T, N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Effects {
+impl<T: Copy, const N: usize> List<T, N> {
     /// An empty list.
     #[must_use]
     pub const fn new() -> Self {
         Self {
-            list: [None; MAX_EFFECTS],
+            list: [None; N],
             len: 0,
         }
     }
 
-    /// Appends an effect; `false` (and nothing appended) when the list is full. The machine
-    /// never fills a list (its tests show each event's longest), and a full list loses only
-    /// what comes after: [`Effects::overflowed`] says so.
-    pub fn push(&mut self, effect: Effect) -> bool {
+    /// Appends `item`; `false` (and nothing appended) when the list is full. No caller fills a
+    /// list (the tests show each event's longest), and a full list loses only what comes
+    /// after: [`List::overflowed`] says so.
+    pub fn push(&mut self, item: T) -> bool {
         match self.list.get_mut(self.len) {
             Some(place) => {
-                *place = Some(effect);
+                *place = Some(item);
                 self.len = self.len.saturating_add(1);
                 true
             }
             None => {
-                self.len = MAX_EFFECTS.saturating_add(1);
+                self.len = N.saturating_add(1);
                 false
             }
         }
     }
 
-    /// Appends an effect unless the list has it already (an event that owes the same
-    /// indication twice makes it once); `false` when the list is full.
-    pub fn push_once(&mut self, effect: Effect) -> bool {
-        self.iter().any(|e| e == effect) || self.push(effect)
+    /// Room for `n` more.
+    #[must_use]
+    pub const fn has_room(&self, n: usize) -> bool {
+        self.len.saturating_add(n) <= N
     }
 
     /// Whether a push was refused.
     #[must_use]
     pub const fn overflowed(&self) -> bool {
-        self.len > MAX_EFFECTS
+        self.len > N
     }
 
-    /// The effects in order.
-    pub fn iter(&self) -> impl Iterator<Item = Effect> + '_ {
+    /// The items in order.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         self.list.iter().map_while(|e| *e)
     }
 
-    /// The number of effects.
+    /// The number of items.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.len.min(MAX_EFFECTS)
+        self.len.min(N)
     }
 
-    /// No effect.
+    /// Nothing owed.
     #[must_use]
     pub const fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+impl<T: Copy + PartialEq, const N: usize> List<T, N> {
+    /// Appends `item` unless the list has it already (an event that owes the same indication
+    /// twice makes it once); `false` when the list is full.
+    pub fn push_once(&mut self, item: T) -> bool {
+        self.iter().any(|e| e == item) || self.push(item)
     }
 }
 
@@ -236,6 +248,8 @@ mod tests {
     fn keeps_order_and_refuses_past_capacity() {
         let mut fx = Effects::new();
         assert!(fx.is_empty());
+        assert!(fx.has_room(MAX_EFFECTS));
+        assert!(!fx.has_room(MAX_EFFECTS + 1));
         assert!(fx.push(Effect::Reconfigure));
         assert!(fx.push(Effect::DrainLink));
         assert_eq!(
@@ -248,6 +262,7 @@ mod tests {
             assert!(fx.push(Effect::WaitForSends));
         }
         assert!(!fx.overflowed());
+        assert!(!fx.has_room(1));
         assert!(!fx.push(Effect::EndPause));
         assert!(fx.overflowed());
         assert_eq!(fx.len(), MAX_EFFECTS);

@@ -2,6 +2,7 @@
 //! after it is released (ndkpi.md §1.2-§1.3: a callback may close the object it is about, or
 //! call back into the provider, so none is ever made with the lock held).
 
+use dcbndk_core::effect::List;
 use dcbndk_core::ndk::provider::cq::Notify;
 
 use ndis_sys::ndkpi::{
@@ -97,55 +98,11 @@ pub enum Closed {
 }
 
 /// The most callbacks collected at once: a QP's close notifies its two CQs and its SRQ and
-/// completes the pending closes of the three and of its PD (7); the CM's events are taken while there is room
-/// ([`Calls::has_room`]) and the rest wait in the CM for the next round.
+/// completes the pending closes of the three and of its PD (7); the CM's events are taken while
+/// there is room (`List::has_room`) and the rest wait in the CM for the next round.
 pub const MAX_CALLS: usize = 16;
 
-/// Callbacks owed, in the order they must be made.
-pub struct Calls {
-    calls: [Option<Call>; MAX_CALLS],
-    len: usize,
-}
-
-impl Calls {
-    /// None owed.
-    #[must_use]
-    pub const fn new() -> Self {
-        Self {
-            calls: [None; MAX_CALLS],
-            len: 0,
-        }
-    }
-
-    /// Owes `call`. More than [`MAX_CALLS`] would be a bug of the provider's bookkeeping
-    /// (`tests` counts the most any call owes); the call is then dropped, never a panic.
-    pub fn push(&mut self, call: Call) {
-        if let Some(slot) = self.calls.get_mut(self.len) {
-            *slot = Some(call);
-            self.len = self.len.saturating_add(1);
-        }
-    }
-
-    /// Room for `n` more.
-    #[must_use]
-    pub const fn has_room(&self, n: usize) -> bool {
-        self.len.saturating_add(n) <= MAX_CALLS
-    }
-
-    /// None owed.
-    #[must_use]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The calls, in order.
-    pub fn iter(&self) -> impl Iterator<Item = Call> + '_ {
-        self.calls.iter().take(self.len).filter_map(|c| *c)
-    }
-}
-
-impl Default for Calls {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+/// Callbacks owed, in the order they must be made. More than [`MAX_CALLS`] would be a bug of
+/// the provider's bookkeeping (`tests` counts the most any call owes); a push past it is
+/// refused, never a panic.
+pub type Calls = List<Call, MAX_CALLS>;

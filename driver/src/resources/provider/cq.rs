@@ -193,7 +193,9 @@ impl Provider {
             return;
         };
         match s.cq.as_mut().map(Cq::callback_returned) {
-            Some(Returned::Notify(status)) => calls.push(notify_call(slot, s, status)),
+            Some(Returned::Notify(status)) => {
+                calls.push(notify_call(slot, s, status));
+            }
             Some(Returned::CompleteClose) => self.finish_cq_close(slot, calls),
             Some(Returned::Idle) | None => {}
         }

@@ -474,7 +474,9 @@ impl Provider {
     /// overflows fails the QP (§3.3). Then the limit event of its SRQ, if the receives it took
     /// made one due.
     pub fn drain_qp(&mut self, slot: usize, calls: &mut Calls) {
-        self.drain_qp_owing(slot, |_, call| calls.push(call));
+        self.drain_qp_owing(slot, |_, call| {
+            calls.push(call);
+        });
     }
 
     /// [`Provider::drain_qp`] with the notifications it owes deferred for the doorbell at once

@@ -278,7 +278,9 @@ impl Provider {
             return;
         };
         match s.srq.as_mut().map(Srq::callback_returned) {
-            Some(SrqReturned::Notify) => calls.push(notify_call(slot, s)),
+            Some(SrqReturned::Notify) => {
+                calls.push(notify_call(slot, s));
+            }
             Some(SrqReturned::CompleteClose) => self.finish_srq_close(slot, calls),
             Some(SrqReturned::Idle) | None => {}
         }
