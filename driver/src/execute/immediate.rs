@@ -9,7 +9,7 @@ use dcbndk_core::effect::{Immediate, PfcRequest, TimerId, Wakeup};
 use super::post::Wire;
 use crate::context::AdapterContext;
 use crate::resources::ndkobject::NdkAdapterObject;
-use crate::resources::timer::{now_ms, now_ns};
+use crate::resources::timer::{ms_until, now_ms, now_ns};
 
 /// Performs `effect`. `W`: how frames reach the wire from where the caller runs ([`Wire`]);
 /// `at_dispatch`: the caller runs at DISPATCH_LEVEL; `sent_at_ns`: the link's time a PFC frame
@@ -31,10 +31,7 @@ pub fn perform<W: Wire>(
 /// `Timer::arm`). Sends nothing, so it needs no [`Wire`].
 pub fn arm(context: &AdapterContext, timer: TimerId, at_ns: u64) {
     match timer {
-        TimerId::Link => {
-            let after_ms = at_ns.saturating_sub(now_ns()).div_ceil(1_000_000);
-            context.arm_link_timer(after_ms);
-        }
+        TimerId::Link => context.arm_link_timer(ms_until(at_ns, now_ns())),
         TimerId::Dcbx => {
             // The DCBX agent counts milliseconds: its deadlines are whole ones.
             let at_ms = at_ns / 1_000_000;
@@ -64,8 +61,6 @@ fn send_pfc<W: Wire>(
 pub fn wake(owner: &NdkAdapterObject, wakeup: Wakeup, now: impl FnOnce() -> u64) {
     match wakeup {
         Wakeup::Doorbell => owner.ring(),
-        Wakeup::Timer { at_ns } => {
-            owner.arm_timer(at_ns.saturating_sub(now()).div_ceil(1_000_000));
-        }
+        Wakeup::Timer { at_ns } => owner.arm_timer(ms_until(at_ns, now())),
     }
 }

@@ -37,6 +37,13 @@ pub fn now_ms() -> u64 {
     u64::try_from(t).unwrap_or(0)
 }
 
+/// Whole milliseconds from `from_ns` until `at_ns` (both of [`now_ns`]), rounded up, 0 once
+/// `at_ns` has passed: how far ahead a one-shot timer is armed to run at `at_ns`
+/// ([`Timer::arm`] counts milliseconds).
+pub fn ms_until(at_ns: u64, from_ns: u64) -> u64 {
+    at_ns.saturating_sub(from_ns).div_ceil(1_000_000)
+}
+
 /// Nanoseconds since the system started, from the performance counter (any IRQL): the clock
 /// of the virtual link and the NDK transports. It must be finer than [`now_ms`]: a frame may
 /// start on the link no later than now, so on a millisecond clock a link that sent one frame in
