@@ -19,21 +19,28 @@
 //! Receiving: a RoCEv2 frame (UDP 4791, right ICRC) the core's receive decision gave the RDMA
 //! engine (`dcbndk_core::datapath::receive::Verdict::Rdma`) goes to [`arrived`], and from there
 //! to the open NDK adapters' providers, the first that owns its destination QP takes it (QP 1: the connection manager, if the message is to one of its
-//! addresses). Nothing here makes a consumer callback or frames a packet: it runs inside a
+//! addresses). A READ response's ICRC is the provider's to check (`roce::frame::Icrc::Deferred`):
+//! its payload is copied into the READ's sink and folded into the CRC in one pass, where the
+//! transport says it goes (`Rc::read_sink`, asked without committing), and the packet reaches
+//! the transport only when the ICRC holds. Nothing here makes a consumer callback or frames a packet: it runs inside a
 //! delivery on the wire, so the callbacks it owes and what it must send are left to the NDK
 //! adapter's timer (`crate::resources::provider::deferred`). The link's drain refills NDK's
 //! frames only outside deliveries (`super::post::Wire::OUTSIDE_DELIVERY`).
 //!
 //! IRQL: <= DISPATCH_LEVEL. Locks: a provider's, then the link's inside it; never the other way.
 
+use core::cell::Cell;
 use dcbndk_core::datapath::classify::{Decision, Meta};
 use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
 use dcbndk_core::ndk::provider::cm::wire::{self as cm_wire, Kind};
 use dcbndk_core::ndk::provider::qp::QpState;
 use dcbndk_core::ndk::provider::transmit::Acquisition;
 use dcbndk_core::ndk::tables::SockAddr;
-use dcbndk_core::roce::frame::{self, Addressing, IpAddrs, Packet};
+
+use dcbndk_core::ndk::provider::rc::Deliver;
+use dcbndk_core::roce::frame::{self, Addressing, Deferred, Icrc, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
+use dcbndk_core::roce::icrc::Update;
 
 use super::immediate;
 use crate::context::AdapterContext;
@@ -572,37 +579,51 @@ pub fn refill(context: &AdapterContext, sent: u32, drain_now: &mut u64, moves: &
     });
 }
 
-/// A RoCEv2 packet the core found checked and NDK's (`Verdict::Rdma`), of a frame of `len`
-/// bytes: counted, and taken by the provider it is for (or dropped: no such QP). `now`: the
-/// clock, as the delivery read it. `at_dispatch`: whether the delivery runs at DISPATCH_LEVEL
-/// (a drain an OID request started runs at PASSIVE_LEVEL).
+/// A RoCEv2 packet the core found NDK's (`Verdict::Rdma`), of a frame of `len` bytes: counted,
+/// and taken by the provider it is for (or dropped: no such QP). Its ICRC checked, or
+/// `Icrc::Deferred`: folded as the provider places the payload, and the packet dropped
+/// uncounted when the ICRC fails, as the core drops one whose ICRC it checked. `crc`: the
+/// delivery batch's. `now`: the clock, as the delivery read it. `at_dispatch`: whether the
+/// delivery runs at DISPATCH_LEVEL (a drain an OID request started runs at PASSIVE_LEVEL).
 pub fn arrived(
     context: &AdapterContext,
     packet: &Packet<'_>,
+    icrc: Icrc<'_>,
+    crc: &BatchSave<'_>,
     len: usize,
     at_dispatch: bool,
     now: u64,
 ) {
-    if at_dispatch {
-        count_rdma(&context.core.ndk, true, len);
-    } else {
-        // Per-CPU counting wants DISPATCH_LEVEL (`current_processor`): under a spin lock, as
-        // the indication's counting does.
-        let _raised = context.receive.free.lock();
-        count_rdma(&context.core.ndk, true, len);
-    }
+    let deferred = match icrc {
+        Icrc::Checked => {
+            count_in(context, len, at_dispatch);
+            None
+        }
+        Icrc::Deferred(d) => Some(d),
+    };
+    // Whether the deferred ICRC was found right (by the provider that took the packet) or
+    // wrong; `None` while no provider took it.
+    let mut checked = None;
     // A connection message is answered by the CM owning its destination address: the CMs learn
     // the adapter's current addresses first (a request may come before any local bind).
     let addresses = (packet.transport.bth.dest_qp == CM_QPN).then(|| Addresses::of(context));
-    let offer = |owned_only: bool| {
+    let mut offer = |owned_only: bool| {
         context.ndk_ports.any(|owner| {
             let mut p = owner.provider.lock();
             if let Some(a) = &addresses {
                 a.give(&mut p);
             }
-            let Some(owes) = take(&mut p, packet, now, owned_only) else {
+            let Some(took) = take(&mut p, packet, deferred, crc, now, owned_only) else {
                 return false;
             };
+            let owes = match took {
+                Took::Corrupt => {
+                    checked = Some(false);
+                    return true;
+                }
+                Took::Owes(owes) => owes,
+            };
+            checked = Some(true);
             if owes {
                 // What it owes (an ACK, a READ response, a connection message) is framed by
                 // the provider's doorbell DPC, outside this delivery: framing and classifying
@@ -621,6 +642,34 @@ pub fn arrived(
     if !offer(true) && addresses.is_some() {
         offer(false);
     }
+    if let Some(d) = deferred {
+        // No provider took it: counted as a packet checked on arrival would have been.
+        let good = checked.unwrap_or_else(|| d.holds_for(packet.payload, crc));
+        if good {
+            count_in(context, len, at_dispatch);
+        }
+    }
+}
+
+/// Counts a received RoCEv2 frame of `len` bytes on this processor.
+fn count_in(context: &AdapterContext, len: usize, at_dispatch: bool) {
+    if at_dispatch {
+        count_rdma(&context.core.ndk, true, len);
+    } else {
+        // Per-CPU counting wants DISPATCH_LEVEL (`current_processor`): under a spin lock, as
+        // the indication's counting does.
+        let _raised = context.receive.free.lock();
+        count_rdma(&context.core.ndk, true, len);
+    }
+}
+
+/// What [`take`] did with a packet it took.
+enum Took {
+    /// Handed to the transport; whether the doorbell's transmit step has work from it.
+    Owes(bool),
+    /// Dropped: its deferred ICRC failed. Nothing of the transport changed; its bytes may be in
+    /// the READ's sink, which the response sent again overwrites (`roce::frame::defers`).
+    Corrupt,
 }
 
 /// Gives `packet` to provider `p` if it is its: a connection message to one of its addresses
@@ -631,7 +680,14 @@ pub fn arrived(
 /// longer connected. The completions a QP's packet made are moved to their CQs here
 /// (`Provider::drain_qp_deferring`, the notifications deferred), so that an ACK of everything
 /// sent, which owes nothing else, needs no run of the doorbell: a 64-byte SEND's third.
-fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Option<bool> {
+fn take(
+    p: &mut Provider,
+    packet: &Packet<'_>,
+    deferred: Option<Deferred<'_>>,
+    crc: &BatchSave<'_>,
+    now: u64,
+    owned_only: bool,
+) -> Option<Took> {
     let a = &packet.addressing;
     let (src, dst) = match a.ip {
         IpAddrs::V4 { src, dst } => {
@@ -654,7 +710,7 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Op
         }
         p.neighbors.learn(src, a.src_mac);
         p.cm.handle(now, &msg);
-        return Some(true);
+        return Some(Took::Owes(true));
     }
     let slot = p.qp_of(dest_qp)?;
     let from_peer = p
@@ -666,8 +722,16 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Op
     if !from_peer {
         return None;
     }
-    p.neighbors.learn(src, a.src_mac);
     let payload_len = u32::try_from(packet.payload.len()).unwrap_or(u32::MAX);
+    // A deferred ICRC is checked before anything of the packet is acted on.
+    let placed = match deferred {
+        Some(d) => match check_deferred(p, slot, packet, payload_len, d, crc) {
+            Some(placed) => placed,
+            None => return Some(Took::Corrupt),
+        },
+        None => None,
+    };
+    p.neighbors.learn(src, a.src_mac);
     let deliver = {
         let Provider { qps, mem, srqs, .. } = &mut *p;
         let q = qps.as_mut_slice().get_mut(slot)?;
@@ -682,8 +746,14 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Op
         };
         rc.handle(now, &packet.transport, payload_len, qp, mem, srq)
     };
+    // Placed already where the transport asked before (`check_deferred`), the same place
+    // `handle` gives (`Rc::read_sink`); anywhere else, placed now.
+    let delivered = |p: &mut Provider, deliver: Deliver| match placed {
+        Some((at, ok)) if at == deliver => ok,
+        _ => p.deliver_payload(slot, deliver, packet.payload),
+    };
     if let Some(deliver) = deliver
-        && !p.deliver_payload(slot, deliver, packet.payload)
+        && !delivered(p, deliver)
         && let Some(qp) = p.qp_mut(slot)
     {
         // The bytes could not be placed (a region's MDL could not be mapped): the QP fails
@@ -699,5 +769,52 @@ fn take(p: &mut Provider, packet: &Packet<'_>, now: u64, owned_only: bool) -> Op
             (Some(rc), Some(qp)) => qp.state() != QpState::Connected || rc.wants_transmit(qp),
             _ => true,
         });
-    Some(owes)
+    Some(Took::Owes(owes))
+}
+
+/// Checks the deferred ICRC `d` of `packet`, for the QP in `slot`: where the transport would
+/// place its payload now (`Rc::read_sink`: the next response of a READ), the payload copied
+/// there and folded in the same pass; otherwise folded alone. `None`: the ICRC fails (the
+/// packet is dropped before the transport sees it). `Some(Some((at, ok)))`: right, and the
+/// payload placed at `at` (`ok`: all of it; an MDL that could not be mapped stops the copy).
+/// `Some(None)`: right, nothing placed.
+///
+/// The one pass is the optimized builds': the dev image (a debug build for Windows) folds the
+/// payload alone and places it after the check, as it places every other packet's, since the
+/// fold under the copy through the MDL chain would put the receive path over its stack budget
+/// (`cargo xtask pe`).
+fn check_deferred(
+    p: &mut Provider,
+    slot: usize,
+    packet: &Packet<'_>,
+    payload_len: u32,
+    d: Deferred<'_>,
+    crc: &BatchSave<'_>,
+) -> Option<Option<(Deliver, bool)>> {
+    #[cfg(not(all(windows, debug_assertions)))]
+    {
+        let sink = p
+            .qps
+            .as_slice()
+            .get(slot)
+            .and_then(|q| match (&q.rc, &q.qp) {
+                (Some(rc), Some(qp)) => rc.read_sink(&packet.transport, payload_len, qp),
+                _ => None,
+            });
+        if let Some(sink) = sink {
+            let register = Cell::new(d.register());
+            let ok = p.deliver_payload_folding(slot, sink, packet.payload, crc, &register);
+            // Not all placed: the rest is folded from the frame, so that the check still
+            // covers the packet (the QP fails below if the ICRC holds).
+            let register = if ok {
+                register.get()
+            } else {
+                crc.update(d.register(), packet.payload)
+            };
+            return d.holds(register, crc).then_some(Some((sink, ok)));
+        }
+    }
+    #[cfg(all(windows, debug_assertions))]
+    let _ = (p, slot, payload_len);
+    d.holds_for(packet.payload, crc).then_some(None)
 }

@@ -64,8 +64,9 @@ pub fn arrived(
         Verdict::Lldpdu => lldpdu(context, frame, at_dispatch),
         Verdict::Pfc(pfc) => drain::pause::<UnderDelivery>(context, &pfc, at_dispatch, at_ns),
         // Its answers go out from the provider's timer.
-        Verdict::Rdma(packet) => {
-            super::rdma::arrived(context, &packet, frame.len(), at_dispatch, clock_ns);
+        Verdict::Rdma(packet, icrc) => {
+            let len = frame.len();
+            super::rdma::arrived(context, &packet, icrc, crc, len, at_dispatch, clock_ns);
         }
         Verdict::Indicate(how) => indicate(context, frame, &how, at_dispatch, at_ns),
     }

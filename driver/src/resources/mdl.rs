@@ -26,8 +26,10 @@
 //! as with the macro itself: map a region once, where it is registered ([`map`]), so that the
 //! data path only reads `MappedSystemVa`.
 
+use core::cell::Cell;
 use core::ptr::NonNull;
 
+use dcbndk_core::roce::icrc::Update;
 use ndis_sys::ntoskrnl::MmMapLockedPagesSpecifyCache;
 use ndis_sys::types::ULONG;
 use ndis_sys::wdm::PMDL;
@@ -224,11 +226,14 @@ pub unsafe fn map(chain: PMDL, length: usize) -> Result<(), MdlError> {
 
 /// Which way a copy goes.
 #[derive(Clone, Copy)]
-enum Direction {
+enum Direction<'a> {
     /// From the chain's memory into a slice.
     Out(*mut u8),
     /// From a slice into the chain's memory.
     In(*const u8),
+    /// From a slice into the chain's memory, folding the bytes into a CRC register as they
+    /// move ([`Update::copy_update`]).
+    InFolding(&'a [u8], &'a dyn Update, &'a Cell<u32>),
 }
 
 /// Copies `len` bytes between the chain's bytes `offset..offset + len` (counted from the chain's
@@ -242,7 +247,7 @@ unsafe fn copy(
     chain: PMDL,
     offset: usize,
     len: usize,
-    direction: Direction,
+    direction: Direction<'_>,
 ) -> Result<(), MdlError> {
     if len == 0 {
         return Ok(());
@@ -293,6 +298,17 @@ unsafe fn copy(
                     // SAFETY: `count` bytes readable at `src` and writable at `memory` (locked
                     // pages the MDL maps); `copy` allows the two to overlap.
                     unsafe { core::ptr::copy(src, memory, count) };
+                }
+                Direction::InFolding(data, crc, register) => {
+                    let src = data
+                        .get(done..done.saturating_add(count))
+                        .ok_or(MdlError::OutOfRange)?;
+                    // SAFETY: `count` bytes writable at `memory` (locked pages the MDL maps, or
+                    // nonpaged pool), which no reference of the driver's covers while the slice
+                    // lives: they are the consumer's buffers, reached only through their MDLs.
+                    // `src` is the caller's slice of a received frame, another buffer.
+                    let dst = unsafe { core::slice::from_raw_parts_mut(memory, count) };
+                    register.set(crc.copy_update(register.get(), src, dst));
                 }
             }
         }
@@ -345,6 +361,33 @@ unsafe fn described_at_least(chain: PMDL, wanted: u64) -> Result<u64, MdlError> 
 pub unsafe fn copy_out(chain: PMDL, offset: usize, out: &mut [u8]) -> Result<(), MdlError> {
     // SAFETY: per the function contract; `out` has `out.len()` writable bytes.
     unsafe { copy(chain, offset, out.len(), Direction::Out(out.as_mut_ptr())) }
+}
+
+/// [`copy_in`], folding `data` into the CRC register `register` as it moves
+/// ([`Update::copy_update`] per MDL's part): on success the register is the one after every
+/// byte of `data`, in order.
+///
+/// # Errors
+/// As [`copy_in`]; after an error the register has folded what was written.
+///
+/// # Safety
+/// As [`copy_in`].
+pub unsafe fn copy_in_folding(
+    chain: PMDL,
+    offset: usize,
+    data: &[u8],
+    crc: &dyn Update,
+    register: &Cell<u32>,
+) -> Result<(), MdlError> {
+    // SAFETY: per the function contract; the direction's slice is `data`, of `data.len()` bytes.
+    unsafe {
+        copy(
+            chain,
+            offset,
+            data.len(),
+            Direction::InFolding(data, crc, register),
+        )
+    }
 }
 
 /// Copies `data` into the chain's bytes `offset..offset + data.len()`, through the MDLs' system

@@ -30,7 +30,7 @@
 use super::classify::TagAction;
 use super::frame::{ETHERTYPE_MAC_CONTROL, ETHERTYPE_VLAN, Frame, HEADER_BYTES, PfcFrame};
 use crate::lldp::{ETHERTYPE as ETHERTYPE_LLDP, NEAREST_BRIDGE};
-use crate::roce::frame::{self as roce, Malformed, Packet};
+use crate::roce::frame::{self as roce, Icrc, Malformed, Packet};
 use crate::roce::icrc::Update;
 
 /// The shortest frame the receive path takes: an Ethernet header's 14 bytes.
@@ -81,8 +81,9 @@ pub enum Verdict<'a> {
     Lldpdu,
     /// A PFC frame the link obeys.
     Pfc(PfcFrame),
-    /// A RoCEv2 packet for the NDK providers (it checked: ICRC, IB headers).
-    Rdma(Packet<'a>),
+    /// A RoCEv2 packet for the NDK providers (it checked: IB headers, and the ICRC, or the
+    /// ICRC left to the provider's fold as it places the payload, `roce::frame::Icrc`).
+    Rdma(Packet<'a>, Icrc<'a>),
     /// A frame for the protocols above.
     Indicate(Indication),
 }
@@ -167,8 +168,8 @@ pub fn demux<'a, L: Lookups + ?Sized>(frame: &'a [u8], at: &Station, lookups: &L
         if foreign() {
             return Verdict::Drop(Why::ForeignVlan);
         }
-        match roce::parse_with(frame, lookups.crc()) {
-            Ok(packet) => return Verdict::Rdma(packet),
+        match roce::parse_deferring(frame, lookups.crc()) {
+            Ok((packet, icrc)) => return Verdict::Rdma(packet, icrc),
             // Not UDP 4791 (the layers before the port are checked first): the protocols'.
             Err(
                 Malformed::Truncated

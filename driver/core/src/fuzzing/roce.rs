@@ -5,8 +5,8 @@ use std::vec;
 use std::vec::Vec;
 
 use crate::roce::frame::{
-    Addressing, BuildError, IpAddrs, MIN_FRAME_LEN, Packet, build, build_gathered, build_with,
-    frame_len, parse, parse_with,
+    Addressing, BuildError, Icrc, IpAddrs, MIN_FRAME_LEN, Packet, build, build_gathered,
+    build_with, defers, frame_len, parse, parse_deferring, parse_with,
 };
 use crate::roce::headers::{
     Aeth, BTH_LEN, Bth, MASK_24, NakCode, Opcode, Reth, Syndrome, Transport,
@@ -32,7 +32,9 @@ use crate::roce::icrc;
 /// a frame that parses to the same packet. The CRC-32 strategy (`icrc::Update`, which the shell
 /// fills with CPU instructions) changes nothing: with [`Bitwise`], a strategy unlike the core's,
 /// the raw bytes' ICRC, verification and parse, the built frame, and the flipped frame's parse
-/// are the same as with the core's software CRC.
+/// are the same as with the core's software CRC. The parse that leaves a READ response's ICRC
+/// to the receiver's fold (`parse_deferring`) agrees with the parse that checks it, on every one
+/// of those frames ([`deferring_agrees`]).
 ///
 /// # Panics
 /// When a property does not hold.
@@ -43,7 +45,37 @@ pub fn roce(data: &[u8]) {
     assert_eq!(icrc::compute_with(data, &Bitwise), icrc);
     assert_eq!(icrc::verify_with(data, &Bitwise), verified);
     assert_eq!(parse_with(data, &Bitwise), parsed);
+    deferring_agrees(data);
     let _ = roce_case(Unstructured::new(data));
+}
+
+/// `parse_deferring` against `parse` on `frame`: the same error, or the same packet; its ICRC
+/// deferred exactly for a READ response with a payload, and then right (folded alone, or copied
+/// and folded in one pass, on the core's CRC and on [`Bitwise`]) exactly when `parse` passed it.
+fn deferring_agrees(frame: &[u8]) {
+    let parsed = parse(frame);
+    let deferring = parse_deferring(frame, &icrc::Software);
+    assert_eq!(parse_deferring(frame, &Bitwise), deferring);
+    match deferring {
+        Ok((q, Icrc::Checked)) => {
+            assert!(!defers(q.transport.bth.opcode) || q.payload.is_empty());
+            assert_eq!(parsed, Ok(q));
+        }
+        Ok((q, Icrc::Deferred(d))) => {
+            assert!(defers(q.transport.bth.opcode) && !q.payload.is_empty());
+            let right = parsed.is_ok();
+            assert_eq!(d.holds_for(q.payload, &icrc::Software), right);
+            assert_eq!(d.holds_for(q.payload, &Bitwise), right);
+            let mut copy = vec![0u8; q.payload.len()];
+            let register = icrc::Update::copy_update(&Bitwise, d.register(), q.payload, &mut copy);
+            assert_eq!(copy, q.payload);
+            assert_eq!(d.holds(register, &icrc::Software), right);
+            if let Ok(p) = parsed {
+                assert_eq!(p, q);
+            }
+        }
+        Err(e) => assert_eq!(parsed, Err(e)),
+    }
 }
 
 /// A CRC-32 strategy that shares nothing with the core's tables: the textbook loop, a bit at a
@@ -314,6 +346,7 @@ fn roce_case(mut u: Unstructured<'_>) -> Result<()> {
     let frame = &buf[..n];
     let meant = normalised(&t, len);
     let p = parse(frame).expect("a built frame parses");
+    deferring_agrees(frame);
     assert_eq!(p.addressing, a);
     assert_eq!(p.transport, meant);
     assert_eq!(p.payload, &payload[..]);
@@ -332,6 +365,7 @@ fn roce_case(mut u: Unstructured<'_>) -> Result<()> {
     flipped[at] ^= xor;
     let class = flip_class(&a, unpadded, at, xor);
     assert_eq!(parse_with(&flipped, &Bitwise), parse(&flipped));
+    deferring_agrees(&flipped);
     match (parse(&flipped), &class) {
         (Err(_), Flip::Fails | Flip::Either) => {}
         (Ok(q), Flip::Parses | Flip::Either) => assert_eq!(covered(&q), covered(&p)),
@@ -348,6 +382,7 @@ fn roce_case(mut u: Unstructured<'_>) -> Result<()> {
     forged[bth..bth + junk.len()].copy_from_slice(junk);
     let c = icrc::compute(&forged[l3..icrc_at]).expect("the headers are maskable");
     forged[icrc_at..].copy_from_slice(&c.to_le_bytes());
+    deferring_agrees(&forged);
     if let Ok(q) = parse(&forged) {
         let mut again = vec![0u8; 70_000];
         let m = build(

@@ -463,15 +463,24 @@ const LRH_LEN: usize = 8;
 /// shell's: `resources::crc`).
 #[must_use]
 pub fn compute_with<C: Update + ?Sized>(packet: &[u8], crc: &C) -> Option<u32> {
+    register_through(packet, packet.len(), crc).map(|register| !register)
+}
+
+/// The CRC register of [`compute_with`] after the first `end` bytes of `packet` (the masked
+/// headers and what follows them up to `end`, which is at least the headers' end): a receiver
+/// that folds the rest as it copies it goes on from here with [`Update::update`], and the ICRC
+/// is the complement of the register after the last byte of the pad.
+#[inline(always)]
+#[must_use]
+pub fn register_through<C: Update + ?Sized>(packet: &[u8], end: usize, crc: &C) -> Option<u32> {
     let mut lrh_and_headers = [0xFFu8; LRH_LEN + MAX_MASKED_LEN];
     let (_, headers) = lrh_and_headers.split_last_chunk_mut::<MAX_MASKED_LEN>()?;
     let len = mask_headers(packet, headers)?;
-    let register = crc.update_both(
+    Some(crc.update_both(
         u32::MAX,
         lrh_and_headers.get(..LRH_LEN.checked_add(len)?)?,
-        packet.get(len..)?,
-    );
-    Some(!register)
+        packet.get(len..end)?,
+    ))
 }
 
 /// Whether `packet` (from the IP header through the ICRC) ends with the ICRC of what precedes

@@ -10,27 +10,38 @@
 //! token names a logical address, whose LAM the core's check found: its bytes go through that
 //! LAM's chain too (§5, `NdkBuildLAM`).
 
+use core::cell::Cell;
+
 use dcbndk_core::ndk::provider::mr::{LamId, MemoryTable, MrId, PdId, Placement};
 use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
 use dcbndk_core::roce::frame::Gather;
+use dcbndk_core::roce::icrc::Update;
 
 use super::{Provider, Region};
-use crate::resources::mdl::{copy_in, copy_out};
+use crate::resources::mdl::{copy_in, copy_in_folding, copy_out};
 use ndis_sys::wdm::PMDL;
 
 /// Where the bytes go or come from.
 enum Move<'a> {
     Out(&'a mut [u8]),
     In(&'a [u8]),
+    /// In, each byte folded into a CRC register as it moves (a READ response's payload and its
+    /// ICRC in one pass: `roce::frame::Icrc::Deferred`).
+    InFolding(&'a [u8], &'a dyn Update, &'a Cell<u32>),
 }
 
 impl Move<'_> {
     fn len(&self) -> usize {
         match self {
             Move::Out(b) => b.len(),
-            Move::In(b) => b.len(),
+            Move::In(b) | Move::InFolding(b, ..) => b.len(),
         }
+    }
+
+    /// Whether the bytes go into the consumer's memory (the access check's write).
+    const fn writes(&self) -> bool {
+        matches!(self, Move::In(_) | Move::InFolding(..))
     }
 
     /// The bytes `from..to` of this move, the same way.
@@ -38,6 +49,9 @@ impl Move<'_> {
         match self {
             Move::Out(out) => out.get_mut(from..to).map(Move::Out),
             Move::In(data) => data.get(from..to).map(Move::In),
+            Move::InFolding(data, crc, register) => data
+                .get(from..to)
+                .map(|part| Move::InFolding(part, *crc, register)),
         }
     }
 }
@@ -75,6 +89,11 @@ fn region_move(
         // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under the
         // provider's lock this runs under); the core's check allowed this region to be written.
         Move::In(data) => unsafe { copy_in(region.mdl, offset, data) }.is_ok(),
+        Move::InFolding(data, crc, register) => {
+            // SAFETY: the region's chain, pinned while it lives (closed only under the
+            // provider's lock this runs under), which the core's check allowed to be written.
+            unsafe { copy_in_folding(region.mdl, offset, data, crc, register) }.is_ok()
+        }
     }
 }
 
@@ -143,6 +162,11 @@ fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
         // write, or a region fast-registered with write access over pages the consumer locked
         // for it).
         Move::In(data) => unsafe { copy_in(chain, offset, data) }.is_ok(),
+        Move::InFolding(data, crc, register) => {
+            // SAFETY: a live LAM's chain, locked by the consumer until NdkReleaseLAM and mapped
+            // at the build, in range; the core allowed the write.
+            unsafe { copy_in_folding(chain, offset, data, crc, register) }.is_ok()
+        }
     }
 }
 
@@ -156,7 +180,7 @@ fn sge_move(
     offset: u64,
     mut bytes: Move<'_>,
 ) -> bool {
-    let write = matches!(bytes, Move::In(_));
+    let write = bytes.writes();
     let total = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     let Some(end) = offset.checked_add(total) else {
         return false;
@@ -253,6 +277,25 @@ impl Provider {
 
     /// Places a received payload where the transport said (`Rc::handle`'s [`Deliver`]).
     pub fn deliver_payload(&mut self, slot: usize, deliver: Deliver, data: &[u8]) -> bool {
+        self.place(slot, deliver, Move::In(data))
+    }
+
+    /// [`Provider::deliver_payload`] folding the payload into the CRC register `register` as
+    /// it is copied (`crc`'s [`Update::copy_update`]), for a payload whose ICRC is checked after
+    /// it is placed (`roce::frame::Icrc::Deferred`, a READ response into its sink). `false` when
+    /// it could not be placed; the register then holds part of the payload only.
+    pub fn deliver_payload_folding(
+        &mut self,
+        slot: usize,
+        deliver: Deliver,
+        data: &[u8],
+        crc: &dyn Update,
+        register: &Cell<u32>,
+    ) -> bool {
+        self.place(slot, deliver, Move::InFolding(data, crc, register))
+    }
+
+    fn place(&mut self, slot: usize, deliver: Deliver, data: Move<'_>) -> bool {
         let Provider {
             mem,
             qps,
@@ -277,11 +320,11 @@ impl Provider {
             Target::Receive { slot, offset } => (qp.receive_request(slot), offset),
             Target::ReadSink { slot, offset } => (qp.initiator_request(slot), offset),
             Target::Region { mr, offset } => {
-                return region_move(mem, chains, mr, offset, Move::In(data));
+                return region_move(mem, chains, mr, offset, data);
             }
         };
         match request {
-            Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, Move::In(data)),
+            Some((_, sges)) => sge_move(mem, chains, create.pd, sges, offset, data),
             None => false,
         }
     }

@@ -6,6 +6,7 @@
 //! under a concurrent workload queried on the direct path.
 
 pub mod conformance;
+pub mod corrupt;
 pub mod errors;
 pub mod lam;
 pub mod objects;

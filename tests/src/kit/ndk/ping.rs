@@ -75,6 +75,7 @@ fn cases() -> Vec<Case> {
     ]
     .into_iter()
     .chain(crate::kit::ndk::lam::ping_cases())
+    .chain(crate::kit::ndk::corrupt::ping_cases())
     .collect()
 }
 

@@ -157,7 +157,7 @@ fn lengths_at_the_limits() {
 fn a_roce_frame_to_this_adapter_is_the_rdma_engines_whatever_the_filter() {
     let (a, s) = (adapter(), station());
     let f = roce(MAC, None, 64);
-    let Verdict::Rdma(packet) = demux(&f, &s, &a) else {
+    let Verdict::Rdma(packet, _) = demux(&f, &s, &a) else {
         panic!("{:?}", demux(&f, &s, &a));
     };
     assert_eq!(packet.transport.bth.dest_qp, 0x12);
@@ -165,17 +165,17 @@ fn a_roce_frame_to_this_adapter_is_the_rdma_engines_whatever_the_filter() {
     // Broadcast too (a connection request to an address not resolved yet).
     assert!(matches!(
         demux(&roce([0xFF; 6], None, 4), &s, &a),
-        Verdict::Rdma(_)
+        Verdict::Rdma(..)
     ));
     assert_eq!(a.asked.get().1, 0, "the packet filter is not asked");
     // Its own VLAN, and priority-tagged (VID 0).
     assert!(matches!(
         demux(&roce(MAC, Some(7), 4), &s, &a),
-        Verdict::Rdma(_)
+        Verdict::Rdma(..)
     ));
     assert!(matches!(
         demux(&roce(MAC, Some(0), 4), &s, &a),
-        Verdict::Rdma(_)
+        Verdict::Rdma(..)
     ));
 }
 
@@ -194,7 +194,7 @@ fn a_roce_frame_of_another_vlan_is_a_discard_before_the_rdma_engine() {
     };
     assert!(matches!(
         demux(&roce(MAC, Some(8), 4), &s, &any),
-        Verdict::Rdma(_)
+        Verdict::Rdma(..)
     ));
 }
 

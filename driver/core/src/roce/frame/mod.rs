@@ -25,7 +25,9 @@
 //!
 //! [`parse`] takes the frame as the receive path sees it (no FCS; any bytes after the IP packet,
 //! such as Ethernet padding, are ignored) and fails with a [`Malformed`] reason rather than guess.
-//! It checks the IPv4 header checksum and the ICRC before it interprets the transport headers;
+//! It checks the IPv4 header checksum and the ICRC before it interprets the transport headers
+//! ([`parse_deferring`] leaves a READ response's ICRC to the receiver, who folds it as it copies
+//! the payload: [`Icrc`], [`defers`]);
 //! it does not check the UDP checksum (the ICRC masks it, and RoCEv2 senders leave it 0). Every
 //! read is a checked `get` or [`array_at`](crate::wire::bytes::array_at), so no input panics it.
 //!
@@ -43,7 +45,7 @@ mod tests;
 pub use build::{Gather, build, build_gathered, build_with, frame_len};
 /// The longest transport headers a frame carries: the BTH and its extension headers.
 pub const MAX_TRANSPORT_LEN: usize = ib::MAX_LEN;
-pub use parse::{parse, parse_with};
+pub use parse::{Deferred, Icrc, defers, parse, parse_deferring, parse_with};
 
 use super::headers::Transport;
 

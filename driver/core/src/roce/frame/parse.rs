@@ -6,7 +6,7 @@ use super::{
     Malformed, Packet, TAG_LEN, ib,
 };
 use crate::roce::ROCE_UDP_PORT;
-use crate::roce::headers::BTH_LEN;
+use crate::roce::headers::{BTH_LEN, Opcode};
 use crate::roce::icrc::{
     self, ICRC_LEN, IPV4_HEADER_LEN, IPV6_HEADER_LEN, Software, UDP_HEADER_LEN, Update,
 };
@@ -138,6 +138,120 @@ pub fn parse_with<'a, C: Update + ?Sized>(
         });
     }
     decode(&located)
+}
+
+/// The ICRC of a packet [`parse_deferring`] passed: checked, or left to the receiver to fold as
+/// it places the payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Icrc<'a> {
+    /// Checked: the frame's ICRC is right.
+    Checked,
+    /// Not checked yet ([`Deferred`]): the receiver must not act on the packet before
+    /// [`Deferred::holds`] says it is right.
+    Deferred(Deferred<'a>),
+}
+
+/// The ICRC of a received packet whose payload the receiver folds into the CRC as it copies it
+/// (one pass over the payload, not a check and then a copy): the register after every byte
+/// before the payload, and what comes after it. Only for packets whose payload goes where the
+/// consumer does not look before the request completes ([`defers`]); a packet that fails the
+/// check changes no state of the transport, since it is handed to the transport only after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deferred<'a> {
+    register: u32,
+    /// The bytes the ICRC covers after the payload: the pad.
+    pad: &'a [u8],
+    found: u32,
+}
+
+impl Deferred<'_> {
+    /// The CRC register to fold the payload into (`Update::update`, `Update::copy_update`).
+    #[must_use]
+    pub const fn register(&self) -> u32 {
+        self.register
+    }
+
+    /// Whether the ICRC is right, given the register after the payload was folded into
+    /// [`Deferred::register`].
+    #[must_use]
+    pub fn holds<C: Update + ?Sized>(&self, after_payload: u32, crc: &C) -> bool {
+        !crc.update(after_payload, self.pad) == self.found
+    }
+
+    /// Whether the ICRC is right for `payload` folded here (a packet whose payload is not
+    /// placed: a duplicate, one out of sequence).
+    #[must_use]
+    pub fn holds_for<C: Update + ?Sized>(&self, payload: &[u8], crc: &C) -> bool {
+        self.holds(crc.update(self.register, payload), crc)
+    }
+}
+
+/// Whether the ICRC of a packet of `opcode` may be folded as its payload is placed
+/// ([`Icrc::Deferred`]): the RDMA READ responses, whose payload goes to the READ's local
+/// buffers. Those hold the READ's data only once it completes with success (ndkpi.md §3.1: the
+/// completion's status says whether it arrived; as in verbs, a posted READ's sink is not read
+/// before its completion). What they hold before is the contract's silence, and the choice
+/// here: a response whose ICRC fails may leave its bytes there, the transport takes no notice
+/// of it (it is dropped, §7.6, and asked for again), and the response sent again overwrites
+/// them before the READ can complete. A WRITE's payload goes into a region the consumer may
+/// read at any time (a flag it polls), and a SEND's first packet takes a receive from a queue:
+/// those are checked before they are placed, and leave nothing behind when they fail.
+#[must_use]
+pub const fn defers(opcode: Opcode) -> bool {
+    matches!(
+        opcode,
+        Opcode::ReadResponseFirst
+            | Opcode::ReadResponseMiddle
+            | Opcode::ReadResponseLast
+            | Opcode::ReadResponseOnly
+    )
+}
+
+/// [`parse_with`], except that a packet whose opcode [`defers`] its ICRC and that carries a
+/// payload is decoded without it, and its [`Icrc::Deferred`] returned for the receiver's fold;
+/// every other packet's ICRC is checked here, as [`parse_with`] checks it. A frame that fails
+/// gets the same [`Malformed`] reason as from [`parse_with`] (its ICRC's before its transport's).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_deferring<'a, C: Update + ?Sized>(
+    frame: &'a [u8],
+    crc: &C,
+) -> Result<(Packet<'a>, Icrc<'a>), Malformed> {
+    let located = locate(frame)?;
+    let decoded = decode(&located);
+    if let Ok(packet) = &decoded
+        && defers(packet.transport.bth.opcode)
+        && !packet.payload.is_empty()
+    {
+        // The body ends with the payload and its pad.
+        let pad_len = usize::from(packet.transport.bth.pad);
+        let payload_at = located
+            .body
+            .len()
+            .saturating_sub(pad_len)
+            .saturating_sub(packet.payload.len());
+        let pad = located
+            .body
+            .get(payload_at.saturating_add(packet.payload.len())..);
+        let register = icrc::register_through(located.body, payload_at, crc);
+        if let (Some(register), Some(pad)) = (register, pad) {
+            let deferred = Deferred {
+                register,
+                pad,
+                found: located.found,
+            };
+            return Ok((*packet, Icrc::Deferred(deferred)));
+        }
+    }
+    let computed = icrc::compute_with(located.body, crc).ok_or(Malformed::Length)?;
+    if located.found != computed {
+        return Err(Malformed::Icrc {
+            found: located.found,
+            computed,
+        });
+    }
+    decoded.map(|packet| (packet, Icrc::Checked))
 }
 
 /// A frame checked up to its ICRC ([`locate`]).

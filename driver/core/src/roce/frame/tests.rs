@@ -1,6 +1,6 @@
 use super::*;
 use crate::roce::headers::{Aeth, Bth, NakCode, Opcode, Reth, Syndrome};
-use crate::roce::icrc;
+use crate::roce::icrc::{self, Update};
 use std::vec;
 use std::vec::Vec;
 
@@ -630,4 +630,47 @@ fn a_gatherer_that_cannot_read_fails_the_build() {
             pmtu: 1024
         })
     );
+}
+
+#[test]
+fn a_read_responses_icrc_is_left_to_the_receivers_fold_and_every_other_packets_is_checked() {
+    for v6 in [false, true] {
+        let a = addressing(v6, Some(3));
+        for (opcode, len) in [
+            (Opcode::ReadResponseOnly, 1000),
+            (Opcode::ReadResponseFirst, 1024),
+            (Opcode::ReadResponseMiddle, 1024),
+            (Opcode::ReadResponseLast, 3),
+            (Opcode::SendOnly, 1000),
+            (Opcode::WriteOnly, 1000),
+            (Opcode::ReadResponseOnly, 0),
+        ] {
+            let payload: Vec<u8> = (0..len).map(|i| (i * 7 + 1) as u8).collect();
+            let f = frame(&a, &transport(opcode, len), &payload);
+            let (p, icrc) = parse_deferring(&f, &icrc::Software).unwrap();
+            assert_eq!(Ok(p), parse(&f));
+            let deferred = defers(opcode) && len > 0;
+            let Icrc::Deferred(d) = icrc else {
+                assert!(!deferred, "{opcode:?} of {len} bytes checked");
+                continue;
+            };
+            assert!(deferred, "{opcode:?} of {len} bytes deferred");
+            // Copied and folded in one pass, in two pieces as across two MDLs.
+            let mut sink = vec![0u8; len];
+            let (one, two) = sink.split_at_mut(len / 3);
+            let r = icrc::Software.copy_update(d.register(), &payload[..len / 3], one);
+            let r = icrc::Software.copy_update(r, &payload[len / 3..], two);
+            assert!(d.holds(r, &icrc::Software));
+            assert_eq!(sink, payload);
+            // A payload byte changed on the way: the parse that checks fails, the fold says no.
+            let mut bad = f.clone();
+            let at = f.len() - 4 - usize::from(p.transport.bth.pad) - len / 2 - 1;
+            bad[at] ^= 1;
+            assert!(matches!(parse(&bad), Err(Malformed::Icrc { .. })));
+            let (q, Icrc::Deferred(e)) = parse_deferring(&bad, &icrc::Software).unwrap() else {
+                panic!("the corrupted response is deferred too");
+            };
+            assert!(!e.holds_for(q.payload, &icrc::Software));
+        }
+    }
 }

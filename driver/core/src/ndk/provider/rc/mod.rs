@@ -820,6 +820,68 @@ impl<'a> Rc<'a> {
             (!self.flights.is_empty()).then_some(now.saturating_add(self.cfg.timeout_ns));
     }
 
+    /// Where the payload of READ response `t` of `payload_len` bytes would go if [`Rc::handle`]
+    /// took it now, asked without taking it: the next response in order of the READ it
+    /// answers, of the length that READ expects at that point, on a connected QP. `None` for
+    /// every other packet ([`Rc::handle`] places nothing of it). The receiver of a response
+    /// whose ICRC it folds as it copies (`roce::frame::Icrc::Deferred`) places the payload here
+    /// first, and hands the packet to [`Rc::handle`] only when the ICRC holds; [`Rc::handle`]
+    /// then returns this same answer.
+    #[must_use]
+    pub fn read_sink(&self, t: &Transport, payload_len: u32, qp: &Qp<'_>) -> Option<Deliver> {
+        if qp.state() != QpState::Connected
+            || t.bth.opcode.is_request()
+            || t.bth.opcode == Opcode::Acknowledge
+        {
+            return None;
+        }
+        let p = t.bth.psn;
+        // The first flight once the response has acknowledged what precedes it
+        // (`acknowledge`): every SEND and WRITE ending at or before the later of the two.
+        let before = psn::add(p, MASK_24);
+        let acked = if psn::diff(before, self.acked) > 0 {
+            before
+        } else {
+            self.acked
+        };
+        let f = self
+            .flights
+            .iter()
+            .find(|f| f.kind == Kind::Read || psn::diff(f.last_psn(), acked) > 0)?;
+        match self.sink_offset(&f, p, payload_len) {
+            Sink::At(offset) => Some(Deliver {
+                target: Target::ReadSink {
+                    slot: f.slot,
+                    offset,
+                },
+                len: payload_len,
+            }),
+            Sink::Ahead(_) | Sink::None => None,
+        }
+    }
+
+    /// Where in the READ of flight `f` the response of PSN `p` with `payload_len` bytes goes.
+    fn sink_offset(&self, f: &Flight, p: u32, payload_len: u32) -> Sink {
+        if f.kind != Kind::Read || !f.contains(p) {
+            return Sink::None;
+        }
+        let expected = psn::add(f.first_psn, f.responses);
+        let d = psn::diff(p, expected);
+        if d > 0 {
+            return Sink::Ahead(expected);
+        }
+        if d < 0 {
+            return Sink::None; // A duplicate.
+        }
+        let pmtu = u64::from(self.cfg.pmtu);
+        let offset = u64::from(f.responses).saturating_mul(pmtu);
+        let want = f.len.saturating_sub(offset).min(pmtu);
+        if u64::from(payload_len) != want {
+            return Sink::None;
+        }
+        Sink::At(offset)
+    }
+
     fn on_response(
         &mut self,
         now: u64,
@@ -867,25 +929,15 @@ impl<'a> Rc<'a> {
         // A READ response: it acknowledges everything before it.
         self.acknowledge(now, psn::add(p, MASK_24), qp);
         let f = self.flights.get(0)?;
-        if f.kind != Kind::Read || !f.contains(p) {
-            return None;
-        }
-        let expected = psn::add(f.first_psn, f.responses);
-        let d = psn::diff(p, expected);
-        if d > 0 {
-            // A response was lost: ask again for the rest at once.
-            self.rewind_to(expected);
-            return None;
-        }
-        if d < 0 {
-            return None; // A duplicate.
-        }
-        let pmtu = u64::from(self.cfg.pmtu);
-        let offset = u64::from(f.responses).saturating_mul(pmtu);
-        let want = f.len.saturating_sub(offset).min(pmtu);
-        if u64::from(payload_len) != want {
-            return None;
-        }
+        let offset = match self.sink_offset(&f, p, payload_len) {
+            Sink::At(offset) => offset,
+            Sink::Ahead(expected) => {
+                // A response was lost: ask again for the rest at once.
+                self.rewind_to(expected);
+                return None;
+            }
+            Sink::None => return None,
+        };
         let responses = f.responses.saturating_add(1);
         if let Some(front) = self.flights.get_mut(0) {
             front.responses = responses;
@@ -905,6 +957,16 @@ impl<'a> Rc<'a> {
             len: payload_len,
         })
     }
+}
+
+/// Where a READ response goes ([`Rc::sink_offset`]).
+enum Sink {
+    /// At this offset of the READ's local buffers.
+    At(u64),
+    /// Nowhere: a response before it was lost, and the READ is asked for again from `expected`.
+    Ahead(u32),
+    /// Nowhere: a duplicate, not the READ's, or not of the length expected.
+    None,
 }
 
 /// Whether every SGE passes the local check on `pd` (`write` for a receive or a READ sink).
