@@ -29,6 +29,7 @@
 //!
 //! IRQL: <= DISPATCH_LEVEL. Locks: a provider's, then the link's inside it; never the other way.
 
+#[cfg(not(all(windows, debug_assertions)))]
 use core::cell::Cell;
 use dcbndk_core::datapath::classify::{Decision, Meta};
 use dcbndk_core::ndk::provider::cm::MAX_ADDRESSES;
@@ -40,6 +41,7 @@ use dcbndk_core::ndk::tables::SockAddr;
 use dcbndk_core::ndk::provider::rc::Deliver;
 use dcbndk_core::roce::frame::{self, Addressing, Deferred, Icrc, IpAddrs, Packet};
 use dcbndk_core::roce::headers::{Bth, DEFAULT_PKEY, MASK_24, Opcode, Transport};
+#[cfg(not(all(windows, debug_assertions)))]
 use dcbndk_core::roce::icrc::Update;
 
 use super::immediate;
@@ -803,7 +805,8 @@ fn check_deferred(
             });
         if let Some(sink) = sink {
             let register = Cell::new(d.register());
-            let ok = p.deliver_payload_folding(slot, sink, packet.payload, crc, &register);
+            let batch = crc.crc(packet.payload.len());
+            let ok = p.deliver_payload_folding(slot, sink, packet.payload, batch, &register);
             // Not all placed: the rest is folded from the frame, so that the check still
             // covers the packet (the QP fails below if the ICRC holds).
             let register = if ok {

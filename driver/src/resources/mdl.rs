@@ -26,9 +26,11 @@
 //! as with the macro itself: map a region once, where it is registered ([`map`]), so that the
 //! data path only reads `MappedSystemVa`.
 
+#[cfg(not(all(windows, debug_assertions)))]
 use core::cell::Cell;
 use core::ptr::NonNull;
 
+#[cfg(not(all(windows, debug_assertions)))]
 use dcbndk_core::roce::icrc::Update;
 use ndis_sys::ntoskrnl::MmMapLockedPagesSpecifyCache;
 use ndis_sys::types::ULONG;
@@ -37,6 +39,9 @@ use ndis_sys::wdm::{
     KernelMode, MDL, MDL_MAPPED_TO_SYSTEM_VA, MDL_SOURCE_IS_NONPAGED_POOL, MdlMappingNoExecute,
     MmCached, NormalPagePriority,
 };
+
+#[cfg(not(all(windows, debug_assertions)))]
+use super::crc::Batch;
 
 /// The deepest chain walked. Far more MDLs than any registration has (each MDL describes up to
 /// 4 GB); what it bounds is a malformed chain (a cycle of zero-byte MDLs) that would otherwise
@@ -230,10 +235,13 @@ enum Direction<'a> {
     /// From the chain's memory into a slice.
     Out(*mut u8),
     /// From a slice into the chain's memory.
-    In(*const u8),
+    In(&'a [u8]),
     /// From a slice into the chain's memory, folding the bytes into a CRC register as they
-    /// move ([`Update::copy_update`]).
-    InFolding(&'a [u8], &'a dyn Update, &'a Cell<u32>),
+    /// move ([`Update::copy_update`]). Not in the dev image (a debug build for Windows), whose
+    /// receive path places a READ response after its check (`execute::rdma`): under every copy
+    /// into a chain, the fold was over its stack budget (`cargo xtask pe`).
+    #[cfg(not(all(windows, debug_assertions)))]
+    InFolding(&'a [u8], Batch<'a>, &'a Cell<u32>),
 }
 
 /// Copies `len` bytes between the chain's bytes `offset..offset + len` (counted from the chain's
@@ -292,13 +300,15 @@ unsafe fn copy(
                     // writable at `dst`; `copy` allows the two to overlap.
                     unsafe { core::ptr::copy(memory, dst, count) };
                 }
-                Direction::In(buffer) => {
-                    // SAFETY: `done + count <= len`, the buffer's size (function contract).
-                    let src = unsafe { buffer.add(done) };
+                Direction::In(data) => {
+                    let src = data
+                        .get(done..done.saturating_add(count))
+                        .ok_or(MdlError::OutOfRange)?;
                     // SAFETY: `count` bytes readable at `src` and writable at `memory` (locked
                     // pages the MDL maps); `copy` allows the two to overlap.
-                    unsafe { core::ptr::copy(src, memory, count) };
+                    unsafe { core::ptr::copy(src.as_ptr(), memory, count) };
                 }
+                #[cfg(not(all(windows, debug_assertions)))]
                 Direction::InFolding(data, crc, register) => {
                     let src = data
                         .get(done..done.saturating_add(count))
@@ -372,11 +382,12 @@ pub unsafe fn copy_out(chain: PMDL, offset: usize, out: &mut [u8]) -> Result<(),
 ///
 /// # Safety
 /// As [`copy_in`].
+#[cfg(not(all(windows, debug_assertions)))]
 pub unsafe fn copy_in_folding(
     chain: PMDL,
     offset: usize,
     data: &[u8],
-    crc: &dyn Update,
+    crc: Batch<'_>,
     register: &Cell<u32>,
 ) -> Result<(), MdlError> {
     // SAFETY: per the function contract; the direction's slice is `data`, of `data.len()` bytes.
@@ -399,6 +410,6 @@ pub unsafe fn copy_in_folding(
 /// # Safety
 /// As [`copy_out`], and the pages are writable (locked for write, or nonpaged pool).
 pub unsafe fn copy_in(chain: PMDL, offset: usize, data: &[u8]) -> Result<(), MdlError> {
-    // SAFETY: per the function contract; `data` has `data.len()` readable bytes.
-    unsafe { copy(chain, offset, data.len(), Direction::In(data.as_ptr())) }
+    // SAFETY: per the function contract; the direction's slice is `data`, of `data.len()` bytes.
+    unsafe { copy(chain, offset, data.len(), Direction::In(data)) }
 }

@@ -10,16 +10,20 @@
 //! token names a logical address, whose LAM the core's check found: its bytes go through that
 //! LAM's chain too (§5, `NdkBuildLAM`).
 
+#[cfg(not(all(windows, debug_assertions)))]
 use core::cell::Cell;
 
 use dcbndk_core::ndk::provider::mr::{LamId, MemoryTable, MrId, PdId, Placement};
 use dcbndk_core::ndk::provider::qp::Sge;
 use dcbndk_core::ndk::provider::rc::{Deliver, Payload, Target};
 use dcbndk_core::roce::frame::Gather;
-use dcbndk_core::roce::icrc::Update;
 
 use super::{Provider, Region};
-use crate::resources::mdl::{copy_in, copy_in_folding, copy_out};
+#[cfg(not(all(windows, debug_assertions)))]
+use crate::resources::crc::Batch;
+#[cfg(not(all(windows, debug_assertions)))]
+use crate::resources::mdl::copy_in_folding;
+use crate::resources::mdl::{copy_in, copy_out};
 use ndis_sys::wdm::PMDL;
 
 /// Where the bytes go or come from.
@@ -27,21 +31,30 @@ enum Move<'a> {
     Out(&'a mut [u8]),
     In(&'a [u8]),
     /// In, each byte folded into a CRC register as it moves (a READ response's payload and its
-    /// ICRC in one pass: `roce::frame::Icrc::Deferred`).
-    InFolding(&'a [u8], &'a dyn Update, &'a Cell<u32>),
+    /// ICRC in one pass: `roce::frame::Icrc::Deferred`). Not in the dev image
+    /// (`mdl::copy_in_folding`).
+    #[cfg(not(all(windows, debug_assertions)))]
+    InFolding(&'a [u8], Batch<'a>, &'a Cell<u32>),
 }
 
 impl Move<'_> {
     fn len(&self) -> usize {
         match self {
             Move::Out(b) => b.len(),
-            Move::In(b) | Move::InFolding(b, ..) => b.len(),
+            Move::In(b) => b.len(),
+            #[cfg(not(all(windows, debug_assertions)))]
+            Move::InFolding(b, ..) => b.len(),
         }
     }
 
     /// Whether the bytes go into the consumer's memory (the access check's write).
     const fn writes(&self) -> bool {
-        matches!(self, Move::In(_) | Move::InFolding(..))
+        match self {
+            Move::Out(_) => false,
+            Move::In(_) => true,
+            #[cfg(not(all(windows, debug_assertions)))]
+            Move::InFolding(..) => true,
+        }
     }
 
     /// The bytes `from..to` of this move, the same way.
@@ -49,6 +62,7 @@ impl Move<'_> {
         match self {
             Move::Out(out) => out.get_mut(from..to).map(Move::Out),
             Move::In(data) => data.get(from..to).map(Move::In),
+            #[cfg(not(all(windows, debug_assertions)))]
             Move::InFolding(data, crc, register) => data
                 .get(from..to)
                 .map(|part| Move::InFolding(part, *crc, register)),
@@ -89,6 +103,7 @@ fn region_move(
         // SAFETY: the same MDL chain, pinned while the region lives (it is closed only under the
         // provider's lock this runs under); the core's check allowed this region to be written.
         Move::In(data) => unsafe { copy_in(region.mdl, offset, data) }.is_ok(),
+        #[cfg(not(all(windows, debug_assertions)))]
         Move::InFolding(data, crc, register) => {
             // SAFETY: the region's chain, pinned while it lives (closed only under the
             // provider's lock this runs under), which the core's check allowed to be written.
@@ -162,6 +177,7 @@ fn lam_move(lams: &[PMDL], lam: LamId, offset: u64, bytes: Move<'_>) -> bool {
         // write, or a region fast-registered with write access over pages the consumer locked
         // for it).
         Move::In(data) => unsafe { copy_in(chain, offset, data) }.is_ok(),
+        #[cfg(not(all(windows, debug_assertions)))]
         Move::InFolding(data, crc, register) => {
             // SAFETY: a live LAM's chain, locked by the consumer until NdkReleaseLAM and mapped
             // at the build, in range; the core allowed the write.
@@ -281,15 +297,16 @@ impl Provider {
     }
 
     /// [`Provider::deliver_payload`] folding the payload into the CRC register `register` as
-    /// it is copied (`crc`'s [`Update::copy_update`]), for a payload whose ICRC is checked after
+    /// it is copied (`crc`'s `Update::copy_update`), for a payload whose ICRC is checked after
     /// it is placed (`roce::frame::Icrc::Deferred`, a READ response into its sink). `false` when
     /// it could not be placed; the register then holds part of the payload only.
+    #[cfg(not(all(windows, debug_assertions)))]
     pub fn deliver_payload_folding(
         &mut self,
         slot: usize,
         deliver: Deliver,
         data: &[u8],
-        crc: &dyn Update,
+        crc: Batch<'_>,
         register: &Cell<u32>,
     ) -> bool {
         self.place(slot, deliver, Move::InFolding(data, crc, register))
