@@ -314,6 +314,46 @@ fn copies_cross_mdl_boundaries_byte_for_byte() {
     assert_eq!(violations, Vec::new());
 }
 
+/// `copy_in_folding` writes as `copy_in` does, across MDL boundaries, and leaves the CRC
+/// register of the bytes written, in order (the software CRC's): a READ response's payload and
+/// its ICRC in one pass (`execute::rdma`). Under Miri: each MDL's part a slice over the memory
+/// the MDL maps, while the source is another buffer.
+#[test]
+fn a_folding_copy_writes_as_copy_in_and_folds_what_it_wrote() {
+    use core::cell::Cell;
+    use dcbndk::resources::crc::Batch;
+    use dcbndk_core::roce::icrc::{Software, Update};
+    let len = 40;
+    let ((), violations) = as_driver(DISPATCH_LEVEL, || {
+        for kind in kinds() {
+            for split in splits(len) {
+                let chain = MdlChain::split(pattern(len, 3), &split, kind);
+                let head = chain.head();
+                let mut model = chain.memory();
+                for (offset, count, seed) in [(0, len, 0x41), (1, 1, 0x51), (5, 27, 0x71)] {
+                    let data = pattern(count, seed);
+                    let register = Cell::new(0x1234_5678);
+                    // SAFETY: the head of a live chain, at DISPATCH_LEVEL, one thread.
+                    let got =
+                        unsafe { mdl::copy_in_folding(head, offset, &data, Batch::Xmm, &register) };
+                    assert_eq!(got, Ok(()), "{kind:?} {split:?} {offset}+{count}");
+                    model[offset..offset + count].copy_from_slice(&data);
+                    assert_eq!(chain.memory(), model, "{kind:?} {split:?} {offset}+{count}");
+                    assert_eq!(
+                        register.get(),
+                        Software.update(0x1234_5678, &data),
+                        "{kind:?} {split:?} {offset}+{count}"
+                    );
+                }
+                let id = chain.id();
+                drop(chain);
+                assert_freed(id);
+            }
+        }
+    });
+    assert_eq!(violations, Vec::new());
+}
+
 /// Ranges that run off the chain's end (or whose end overflows) are `OutOfRange` and copy
 /// nothing: the caller's buffer and the chain's memory are untouched. An empty range is fine
 /// anywhere, and a NULL chain has no byte.
