@@ -130,6 +130,18 @@ pub fn parse_with<'a, C: Update + ?Sized>(
     crc: &C,
 ) -> Result<Packet<'a>, Malformed> {
     let located = locate(frame)?;
+    checked(&located, crc)
+}
+
+/// The ICRC of a located frame checked, then its transport decoded. Out of line in a debug
+/// build, as [`locate`] and [`decode`] are: [`parse_deferring`]'s locals stay off the frame the
+/// ICRC's folds are called from (the receive path, on the dev image's deepest stack paths).
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn checked<'a, C: Update + ?Sized>(
+    located: &Located<'a>,
+    crc: &C,
+) -> Result<Packet<'a>, Malformed> {
     let computed = icrc::compute_with(located.body, crc).ok_or(Malformed::Length)?;
     if located.found != computed {
         return Err(Malformed::Icrc {
@@ -137,7 +149,7 @@ pub fn parse_with<'a, C: Update + ?Sized>(
             computed,
         });
     }
-    decode(&located)
+    decode(located)
 }
 
 /// The ICRC of a packet [`parse_deferring`] passed: checked, or left to the receiver to fold as
@@ -219,39 +231,51 @@ pub fn parse_deferring<'a, C: Update + ?Sized>(
     crc: &C,
 ) -> Result<(Packet<'a>, Icrc<'a>), Malformed> {
     let located = locate(frame)?;
-    let decoded = decode(&located);
-    if let Ok(packet) = &decoded
-        && defers(packet.transport.bth.opcode)
-        && !packet.payload.is_empty()
+    // The opcode byte read ahead: every other packet takes `parse_with`'s steps, in its order.
+    let opcode = located
+        .body
+        .get(located.ib_at)
+        .copied()
+        .and_then(Opcode::from_u8);
+    if opcode.is_some_and(defers)
+        && let Some(deferred) = deferring(&located, crc)
     {
-        // The body ends with the payload and its pad.
-        let pad_len = usize::from(packet.transport.bth.pad);
-        let payload_at = located
-            .body
-            .len()
-            .saturating_sub(pad_len)
-            .saturating_sub(packet.payload.len());
-        let pad = located
-            .body
-            .get(payload_at.saturating_add(packet.payload.len())..);
-        let register = icrc::register_through(located.body, payload_at, crc);
-        if let (Some(register), Some(pad)) = (register, pad) {
-            let deferred = Deferred {
-                register,
-                pad,
-                found: located.found,
-            };
-            return Ok((*packet, Icrc::Deferred(deferred)));
-        }
+        return Ok(deferred);
     }
-    let computed = icrc::compute_with(located.body, crc).ok_or(Malformed::Length)?;
-    if located.found != computed {
-        return Err(Malformed::Icrc {
-            found: located.found,
-            computed,
-        });
+    checked(&located, crc).map(|packet| (packet, Icrc::Checked))
+}
+
+/// A located READ response decoded with its ICRC left to the receiver: the register through
+/// the bytes before its payload. `None` for one with no payload or whose transport does not
+/// decode, which [`checked`] then checks as `parse_with` does (the ICRC's error first). Out of
+/// line in a debug build, as [`checked`] is.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn deferring<'a, C: Update + ?Sized>(
+    located: &Located<'a>,
+    crc: &C,
+) -> Option<(Packet<'a>, Icrc<'a>)> {
+    let packet = decode(located).ok()?;
+    if packet.payload.is_empty() {
+        return None;
     }
-    decoded.map(|packet| (packet, Icrc::Checked))
+    // The body ends with the payload and its pad.
+    let pad_len = usize::from(packet.transport.bth.pad);
+    let payload_at = located
+        .body
+        .len()
+        .checked_sub(pad_len)?
+        .checked_sub(packet.payload.len())?;
+    let pad = located
+        .body
+        .get(payload_at.saturating_add(packet.payload.len())..)?;
+    let register = icrc::register_through(located.body, payload_at, crc)?;
+    let deferred = Deferred {
+        register,
+        pad,
+        found: located.found,
+    };
+    Some((packet, Icrc::Deferred(deferred)))
 }
 
 /// A frame checked up to its ICRC ([`locate`]).
