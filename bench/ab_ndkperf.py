@@ -6,9 +6,9 @@ Usage: python3 bench/ab_ndkperf.py RUNS LABEL=BINARY[,NAME=VALUE...] ...
 
 Each LABEL=BINARY is one column: a kit binary (`cargo build --profile kit -p dcbndk-hlk` leaves
 it at target/kit/hlk; copy it aside, or build it in a worktree of the other tree), with the
-environment variables after its commas (`DCBNDK_SIM_AVX512=off`). Run i runs every column once,
-in the order given, so that each sees the same machine. A run whose group fails is reported and
-left out of the medians.
+environment variables after its commas (`DCBNDK_SIM_AVX512=off`). Each run runs every column
+once, in the order given and every other run in the reverse order, so that each sees the same
+machine. A run whose group fails is reported and left out of the medians.
 """
 import os
 import re
@@ -67,8 +67,10 @@ def main():
         fail(f"RUNS {sys.argv[1]!r} is not a positive number")
     cols = columns(sys.argv[2:])
     seen = {label: {name: [] for name, _ in FIGURES} for label, _, _ in cols}
-    for _ in range(runs):
-        for label, binary, env in cols:
+    for i in range(runs):
+        # Every other run the other way round: a column that always ran first (or after a
+        # given one) would carry whatever that position costs on a shared machine.
+        for label, binary, env in cols if i % 2 == 0 else cols[::-1]:
             run = subprocess.run([binary, "--group", "NdkPerf"], capture_output=True, text=True, env=env)
             if run.returncode != 0:
                 print(f"ab_ndkperf: {label}: the group failed (exit {run.returncode}); run left out", file=sys.stderr)
