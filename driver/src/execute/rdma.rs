@@ -19,9 +19,10 @@
 //! Receiving: a RoCEv2 frame (UDP 4791, right ICRC) the core's receive decision gave the RDMA
 //! engine (`dcbndk_core::datapath::receive::Verdict::Rdma`) goes to [`arrived`], and from there
 //! to the open NDK adapters' providers, the first that owns its destination QP takes it (QP 1: the connection manager, if the message is to one of its
-//! addresses). A READ response's ICRC is the provider's to check (`roce::frame::Icrc::Deferred`):
-//! its payload is copied into the READ's sink and folded into the CRC in one pass, where the
-//! transport says it goes (`Rc::read_sink`, asked without committing), and the packet reaches
+//! addresses). The ICRC of a READ response and of a SEND's packets after its first is the
+//! provider's to check (`roce::frame::Icrc::Deferred`): the payload is copied into the READ's
+//! sink or the SEND's receive and folded into the CRC in one pass, where the transport says it
+//! goes (`Rc::read_sink`, `Rc::receive_sink`, asked without committing), and the packet reaches
 //! the transport only when the ICRC holds. Nothing here makes a consumer callback or frames a packet: it runs inside a
 //! delivery on the wire, so the callbacks it owes and what it must send are left to the NDK
 //! adapter's timer (`crate::resources::provider::deferred`). The link's drain refills NDK's
@@ -670,7 +671,8 @@ enum Took {
     /// Handed to the transport; whether the doorbell's transmit step has work from it.
     Owes(bool),
     /// Dropped: its deferred ICRC failed. Nothing of the transport changed; its bytes may be in
-    /// the READ's sink, which the response sent again overwrites (`roce::frame::defers`).
+    /// the READ's sink or the SEND's receive, which the packet sent again overwrites
+    /// (`roce::frame::defers`).
     Corrupt,
 }
 
@@ -775,8 +777,9 @@ fn take(
 }
 
 /// Checks the deferred ICRC `d` of `packet`, for the QP in `slot`: where the transport would
-/// place its payload now (`Rc::read_sink`: the next response of a READ), the payload copied
-/// there and folded in the same pass; otherwise folded alone. `None`: the ICRC fails (the
+/// place its payload now (`Rc::read_sink`: the next response of a READ; `Rc::receive_sink`:
+/// the next packet of a SEND under way), the payload copied there and folded in the same pass;
+/// otherwise folded alone. `None`: the ICRC fails (the
 /// packet is dropped before the transport sees it). `Some(Some((at, ok)))`: right, and the
 /// payload placed at `at` (`ok`: all of it; an MDL that could not be mapped stops the copy).
 /// `Some(None)`: right, nothing placed.
@@ -800,6 +803,9 @@ fn check_deferred(
             .as_slice()
             .get(slot)
             .and_then(|q| match (&q.rc, &q.qp) {
+                (Some(rc), Some(qp)) if packet.transport.bth.opcode.is_request() => {
+                    rc.receive_sink(&packet.transport, payload_len, qp)
+                }
                 (Some(rc), Some(qp)) => rc.read_sink(&packet.transport, payload_len, qp),
                 _ => None,
             });

@@ -238,7 +238,7 @@ enum Direction<'a> {
     In(&'a [u8]),
     /// From a slice into the chain's memory, folding the bytes into a CRC register as they
     /// move ([`Update::copy_update`]). Not in the dev image (a debug build for Windows), whose
-    /// receive path places a READ response after its check (`execute::rdma`): under every copy
+    /// receive path places every packet after its check (`execute::rdma`): under every copy
     /// into a chain, the fold was over its stack budget (`cargo xtask pe`).
     #[cfg(not(all(windows, debug_assertions)))]
     InFolding(&'a [u8], Batch<'a>, &'a Cell<u32>),

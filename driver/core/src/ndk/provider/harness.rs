@@ -383,18 +383,22 @@ impl<'s> Link<'s> {
         let node = if a_to_b { &mut self.b } else { &mut self.a };
         for (t, data) in packets {
             let len = data.len() as u32;
-            // The receiver that folds a READ response's ICRC as it copies asks where the
-            // payload goes before handing the packet over (`Rc::read_sink`): in every scenario
-            // the transport's tests run, the answer is the one `handle` then gives, and none
-            // for a packet that is no READ response.
-            let asked = node.rc.read_sink(&t, len, &node.qp);
+            // The receiver that folds a READ response's or a SEND's later packet's ICRC as it
+            // copies asks where the payload goes before handing the packet over
+            // (`Rc::read_sink`, `Rc::receive_sink`): in every scenario the transport's tests
+            // run, the answer is the one `handle` then gives, and none for any other packet.
+            let asked = if t.bth.opcode.is_request() {
+                node.rc.receive_sink(&t, len, &node.qp)
+            } else {
+                node.rc.read_sink(&t, len, &node.qp)
+            };
             let d = node
                 .rc
                 .handle(now, &t, len, &mut node.qp, &mut node.mem, None);
             if crate::roce::frame::defers(t.bth.opcode) {
-                assert_eq!(asked, d, "read_sink against handle for {t:?}");
+                assert_eq!(asked, d, "the sink asked against handle for {t:?}");
             } else {
-                assert_eq!(asked, None, "read_sink of a {:?}", t.bth.opcode);
+                assert_eq!(asked, None, "a sink for a {:?}", t.bth.opcode);
             }
             if let Some(d) = d {
                 node.scatter(d, &data);

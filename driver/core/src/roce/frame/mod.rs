@@ -26,8 +26,8 @@
 //! [`parse`] takes the frame as the receive path sees it (no FCS; any bytes after the IP packet,
 //! such as Ethernet padding, are ignored) and fails with a [`Malformed`] reason rather than guess.
 //! It checks the IPv4 header checksum and the ICRC before it interprets the transport headers
-//! ([`parse_deferring`] leaves a READ response's ICRC to the receiver, who folds it as it copies
-//! the payload: [`Icrc`], [`defers`]);
+//! ([`parse_deferring`] leaves the ICRC of a READ response and of a SEND's later packets to the
+//! receiver, who folds it as it copies the payload: [`Icrc`], [`defers`]);
 //! it does not check the UDP checksum (the ICRC masks it, and RoCEv2 senders leave it 0). Every
 //! read is a checked `get` or [`array_at`](crate::wire::bytes::array_at), so no input panics it.
 //!

@@ -200,14 +200,16 @@ impl Deferred<'_> {
 
 /// Whether the ICRC of a packet of `opcode` may be folded as its payload is placed
 /// ([`Icrc::Deferred`]): the RDMA READ responses, whose payload goes to the READ's local
-/// buffers. Those hold the READ's data only once it completes with success (ndkpi.md §3.1: the
-/// completion's status says whether it arrived; as in verbs, a posted READ's sink is not read
-/// before its completion). What they hold before is the contract's silence, and the choice
-/// here: a response whose ICRC fails may leave its bytes there, the transport takes no notice
-/// of it (it is dropped, §7.6, and asked for again), and the response sent again overwrites
-/// them before the READ can complete. A WRITE's payload goes into a region the consumer may
-/// read at any time (a flag it polls), and a SEND's first packet takes a receive from a queue:
-/// those are checked before they are placed, and leave nothing behind when they fail.
+/// buffers, and a SEND's packets after its first (Middle, Last), whose payload goes to the
+/// receive the first one took. Those buffers hold the request's data only once it completes
+/// with success (ndkpi.md §3.1: the completion's status says whether it arrived, and a
+/// receive's byte count; as in verbs, a posted request's buffers are not read before its
+/// completion). What they hold before is the contract's silence, and the choice here: a packet
+/// whose ICRC fails may leave its bytes there, the transport takes no notice of it (it is
+/// dropped, §7.6, and sent again), and the packet sent again overwrites them before the request
+/// can complete. A WRITE's payload goes into a region the consumer may read at any time (a flag
+/// it polls), and a SEND's first packet takes a receive from a queue: those are checked before
+/// they are placed, and leave nothing behind when they fail.
 #[must_use]
 pub const fn defers(opcode: Opcode) -> bool {
     matches!(
@@ -216,6 +218,9 @@ pub const fn defers(opcode: Opcode) -> bool {
             | Opcode::ReadResponseMiddle
             | Opcode::ReadResponseLast
             | Opcode::ReadResponseOnly
+            | Opcode::SendMiddle
+            | Opcode::SendLast
+            | Opcode::SendLastInvalidate
     )
 }
 
@@ -245,7 +250,7 @@ pub fn parse_deferring<'a, C: Update + ?Sized>(
     checked(&located, crc).map(|packet| (packet, Icrc::Checked))
 }
 
-/// A located READ response decoded with its ICRC left to the receiver: the register through
+/// A located packet of an opcode that [`defers`] decoded with its ICRC left to the receiver: the register through
 /// the bytes before its payload. `None` for one with no payload or whose transport does not
 /// decode, which [`checked`] then checks as `parse_with` does (the ICRC's error first). Out of
 /// line in a debug build, as [`checked`] is.

@@ -11,6 +11,37 @@ use super::{
 };
 
 impl Rc<'_> {
+    /// Where the payload of SEND packet `t` of `payload_len` bytes would go if [`Rc::handle`]
+    /// took it now, asked without taking it, for a SEND's packets after its first (Middle,
+    /// Last): the next packet in sequence of the message under way, into the receive its first
+    /// packet took, within that receive's room. `None` for every other packet. As
+    /// [`Rc::read_sink`] is for a READ's responses: the receiver folds such a packet's ICRC as
+    /// it places the payload, and hands the packet over only when the ICRC holds.
+    #[must_use]
+    pub fn receive_sink(&self, t: &Transport, payload_len: u32, qp: &Qp<'_>) -> Option<Deliver> {
+        let op = t.bth.opcode;
+        let continues = matches!(
+            op,
+            Opcode::SendMiddle | Opcode::SendLast | Opcode::SendLastInvalidate
+        );
+        if !continues
+            || qp.state() != QpState::Connected
+            || psn::diff(t.bth.psn, self.epsn) != 0
+            || payload_len == 0
+            || payload_len > self.cfg.pmtu
+            || (op == Opcode::SendMiddle && payload_len != self.cfg.pmtu)
+        {
+            return None;
+        }
+        let Some(Incoming::Send { slot, offset, room }) = self.incoming else {
+            return None;
+        };
+        (offset.saturating_add(u64::from(payload_len)) <= room).then_some(Deliver {
+            target: Target::Receive { slot, offset },
+            len: payload_len,
+        })
+    }
+
     pub(super) fn respond(
         &mut self,
         t: &Transport,
