@@ -706,6 +706,13 @@ fn take(
     };
     let dest_qp = packet.transport.bth.dest_qp;
     if dest_qp == CM_QPN {
+        // A connection message is a SEND Only, whose ICRC the core checked; any other packet to
+        // QP 1 is read only once its deferred ICRC holds.
+        if let Some(d) = deferred
+            && !d.holds_for(packet.payload, crc)
+        {
+            return None;
+        }
         let Ok(msg) = cm_wire::decode(packet.payload) else {
             return None;
         };
