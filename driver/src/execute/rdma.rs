@@ -757,8 +757,8 @@ fn take(
         };
         rc.handle(now, &packet.transport, payload_len, qp, mem, srq)
     };
-    // Placed already where the transport asked before (`check_deferred`), the same place
-    // `handle` gives (`Rc::read_sink`); anywhere else, placed now.
+    // Placed already where the transport said before (`check_deferred`), the place `handle`
+    // gives (`Rc::read_sink`, `Rc::receive_sink`); anywhere else, placed now.
     let delivered = |p: &mut Provider, deliver: Deliver| match placed {
         Some((at, ok)) if at == deliver => ok,
         _ => p.deliver_payload(slot, deliver, packet.payload),
@@ -786,10 +786,9 @@ fn take(
 /// Checks the deferred ICRC `d` of `packet`, for the QP in `slot`: where the transport would
 /// place its payload now (`Rc::read_sink`: the next response of a READ; `Rc::receive_sink`:
 /// the next packet of a SEND under way), the payload copied there and folded in the same pass;
-/// otherwise folded alone. `None`: the ICRC fails (the
-/// packet is dropped before the transport sees it). `Some(Some((at, ok)))`: right, and the
-/// payload placed at `at` (`ok`: all of it; an MDL that could not be mapped stops the copy).
-/// `Some(None)`: right, nothing placed.
+/// otherwise folded alone. `None`: the ICRC fails (the packet is dropped before the transport
+/// sees it). `Some(Some((at, ok)))`: right, and the payload placed at `at` (`ok`: all of it; an
+/// MDL that could not be mapped stops the copy). `Some(None)`: right, nothing placed.
 ///
 /// The one pass is the optimized builds': the dev image (a debug build for Windows) folds the
 /// payload alone and places it after the check, as it places every other packet's, since the
