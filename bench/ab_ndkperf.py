@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """NdkPerf before and after: alternates `hlk --group NdkPerf` between kit binaries and prints
-the medians of the figures the group notes (bench/README.md's NdkPerf tables).
+the medians of the figures the group notes (bench/README.md's NdkPerf tables), and their
+quartiles.
 
 Usage: python3 bench/ab_ndkperf.py RUNS LABEL=BINARY[,NAME=VALUE...] ...
 
@@ -85,6 +86,21 @@ def main():
         for label, _, _ in cols:
             values = seen[label][name]
             row += f"{statistics.median(values):>16.1f}" if values else f"{'-':>16}"
+        print(row)
+    # The spread beside the medians: on a shared machine the same binary's runs differ by more
+    # than most changes, and a difference of medians inside both columns' quartiles says little.
+    print()
+    print(f"{'quartiles (25 % - 75 %)':<30}" + "".join(f"{label:>16}" for label, _, _ in cols))
+    for name, _ in FIGURES:
+        row = f"{name:<30}"
+        for label, _, _ in cols:
+            values = seen[label][name]
+            if len(values) >= 2:
+                q1, _, q3 = statistics.quantiles(values, n=4)
+                digits = 1 if q3 < 100 else 0
+                row += f"{f'{q1:.{digits}f}-{q3:.{digits}f}':>16}"
+            else:
+                row += f"{'-':>16}"
         print(row)
 
 

@@ -759,14 +759,12 @@ fn take(
     };
     // Placed already where the transport said before (`check_deferred`), the place `handle`
     // gives (`Rc::read_sink`, `Rc::receive_sink`); anywhere else, placed now.
-    let delivered = |p: &mut Provider, deliver: Deliver| match placed {
-        Some((at, ok)) if at == deliver => ok,
-        _ => p.deliver_payload(slot, deliver, packet.payload),
+    let delivered = match (deliver, placed) {
+        (Some(deliver), Some((at, ok))) if at == deliver => ok,
+        (Some(deliver), _) => p.deliver_payload(slot, deliver, packet.payload),
+        (None, _) => true,
     };
-    if let Some(deliver) = deliver
-        && !delivered(p, deliver)
-        && let Some(qp) = p.qp_mut(slot)
-    {
+    if !delivered && let Some(qp) = p.qp_mut(slot) {
         // The bytes could not be placed (a region's MDL could not be mapped): the QP fails
         // rather than complete a receive whose data is not there.
         qp.fail();

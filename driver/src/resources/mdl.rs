@@ -229,33 +229,22 @@ pub unsafe fn map(chain: PMDL, length: usize) -> Result<(), MdlError> {
     Ok(())
 }
 
-/// Which way a copy goes.
-#[derive(Clone, Copy)]
-enum Direction<'a> {
-    /// From the chain's memory into a slice.
-    Out(*mut u8),
-    /// From a slice into the chain's memory.
-    In(&'a [u8]),
-    /// From a slice into the chain's memory, folding the bytes into a CRC register as they
-    /// move ([`Update::copy_update`]). Not in the dev image (a debug build for Windows), whose
-    /// receive path places every packet after its check (`execute::rdma`): under every copy
-    /// into a chain, the fold was over its stack budget (`cargo xtask pe`).
-    #[cfg(not(all(windows, debug_assertions)))]
-    InFolding(&'a [u8], Batch<'a>, &'a Cell<u32>),
-}
-
 /// Copies `len` bytes between the chain's bytes `offset..offset + len` (counted from the chain's
-/// first byte, across MDL boundaries, whatever the virtual addresses) and `direction`'s buffer,
-/// through each MDL's system address. Nothing is copied unless the whole range lies in the
-/// chain; an MDL that cannot be mapped stops the copy part-way.
+/// first byte, across MDL boundaries, whatever the virtual addresses) and a buffer of the
+/// caller's, through each MDL's system address: `part(memory, done, count)` moves the `count`
+/// bytes the MDL maps at `memory`, the range's bytes `done..done + count`. Nothing is copied
+/// unless the whole range lies in the chain; an MDL that cannot be mapped stops the copy
+/// part-way. Generic over `part`, so that each way (out, in, in folding) is its own loop with
+/// its move inlined.
 ///
 /// # Safety
-/// As [`system_address`] for every MDL holding bytes of the range; the buffer has `len` bytes.
+/// As [`system_address`] for every MDL holding bytes of the range; `part` may rely on `memory`
+/// holding `count` bytes the MDL maps, and on `done + count <= len`.
 unsafe fn copy(
     chain: PMDL,
     offset: usize,
     len: usize,
-    direction: Direction<'_>,
+    mut part: impl FnMut(*mut u8, usize, usize) -> Result<(), MdlError>,
 ) -> Result<(), MdlError> {
     if len == 0 {
         return Ok(());
@@ -292,35 +281,7 @@ unsafe fn copy(
             // SAFETY: `within + count <= ByteCount`, so the address stays inside the bytes the
             // MDL maps.
             let memory = unsafe { base.as_ptr().add(within) };
-            match direction {
-                Direction::Out(buffer) => {
-                    // SAFETY: `done + count <= len`, the buffer's size (function contract).
-                    let dst = unsafe { buffer.add(done) };
-                    // SAFETY: `count` bytes readable at `memory` (the MDL's mapped bytes) and
-                    // writable at `dst`; `copy` allows the two to overlap.
-                    unsafe { core::ptr::copy(memory, dst, count) };
-                }
-                Direction::In(data) => {
-                    let src = data
-                        .get(done..done.saturating_add(count))
-                        .ok_or(MdlError::OutOfRange)?;
-                    // SAFETY: `count` bytes readable at `src` and writable at `memory` (locked
-                    // pages the MDL maps); `copy` allows the two to overlap.
-                    unsafe { core::ptr::copy(src.as_ptr(), memory, count) };
-                }
-                #[cfg(not(all(windows, debug_assertions)))]
-                Direction::InFolding(data, crc, register) => {
-                    let src = data
-                        .get(done..done.saturating_add(count))
-                        .ok_or(MdlError::OutOfRange)?;
-                    // SAFETY: `count` bytes writable at `memory` (locked pages the MDL maps, or
-                    // nonpaged pool), which no reference of the driver's covers while the slice
-                    // lives: they are the consumer's buffers, reached only through their MDLs.
-                    // `src` is the caller's slice of a received frame, another buffer.
-                    let dst = unsafe { core::slice::from_raw_parts_mut(memory, count) };
-                    register.set(crc.copy_update(register.get(), src, dst));
-                }
-            }
+            part(memory, done, count)?;
         }
         position = mdl_end;
         mdl = h.Next;
@@ -331,6 +292,14 @@ unsafe fn copy(
         return Err(MdlError::OutOfRange);
     }
     Ok(())
+}
+
+/// One MDL's part of [`copy_in_folding`]: `src` copied into `dst` and folded into `register`.
+/// Out of line: the folds' code stays out of the copy's loop.
+#[cfg(not(all(windows, debug_assertions)))]
+#[inline(never)]
+fn fold_piece(src: &[u8], dst: &mut [u8], crc: Batch<'_>, register: &Cell<u32>) {
+    register.set(crc.copy_update(register.get(), src, dst));
 }
 
 /// How many bytes the chain describes, counted until at least `wanted` (an early stop) or the
@@ -369,8 +338,17 @@ unsafe fn described_at_least(chain: PMDL, wanted: u64) -> Result<u64, MdlError> 
 /// describe locked pages (or nonpaged pool); IRQL <= DISPATCH_LEVEL; no other thread maps those
 /// MDLs meanwhile.
 pub unsafe fn copy_out(chain: PMDL, offset: usize, out: &mut [u8]) -> Result<(), MdlError> {
-    // SAFETY: per the function contract; `out` has `out.len()` writable bytes.
-    unsafe { copy(chain, offset, out.len(), Direction::Out(out.as_mut_ptr())) }
+    let buffer = out.as_mut_ptr();
+    let move_out = |memory: *mut u8, done: usize, count: usize| {
+        // SAFETY: `done + count <= out.len()` (`copy`'s promise), inside `out`.
+        let dst = unsafe { buffer.add(done) };
+        // SAFETY: `count` bytes readable at `memory` (the MDL's mapped bytes) and writable at
+        // `dst`; `copy` allows the two to overlap.
+        unsafe { core::ptr::copy(memory, dst, count) };
+        Ok(())
+    };
+    // SAFETY: per the function contract; the part writes inside `out`, of `out.len()` bytes.
+    unsafe { copy(chain, offset, out.len(), move_out) }
 }
 
 /// [`copy_in`], folding `data` into the CRC register `register` as it moves
@@ -390,15 +368,20 @@ pub unsafe fn copy_in_folding(
     crc: Batch<'_>,
     register: &Cell<u32>,
 ) -> Result<(), MdlError> {
-    // SAFETY: per the function contract; the direction's slice is `data`, of `data.len()` bytes.
-    unsafe {
-        copy(
-            chain,
-            offset,
-            data.len(),
-            Direction::InFolding(data, crc, register),
-        )
-    }
+    let move_in_folding = |memory: *mut u8, done: usize, count: usize| {
+        let src = data
+            .get(done..done.saturating_add(count))
+            .ok_or(MdlError::OutOfRange)?;
+        // SAFETY: `count` bytes writable at `memory` (locked pages the MDL maps, or nonpaged
+        // pool), which no reference of the driver's covers while the slice lives: they are the
+        // consumer's buffers, reached only through their MDLs. `src` is the caller's slice of a
+        // received frame, another buffer.
+        let dst = unsafe { core::slice::from_raw_parts_mut(memory, count) };
+        fold_piece(src, dst, crc, register);
+        Ok(())
+    };
+    // SAFETY: per the function contract; the part reads `data`'s bytes by a checked slice.
+    unsafe { copy(chain, offset, data.len(), move_in_folding) }
 }
 
 /// Copies `data` into the chain's bytes `offset..offset + data.len()`, through the MDLs' system
@@ -410,6 +393,15 @@ pub unsafe fn copy_in_folding(
 /// # Safety
 /// As [`copy_out`], and the pages are writable (locked for write, or nonpaged pool).
 pub unsafe fn copy_in(chain: PMDL, offset: usize, data: &[u8]) -> Result<(), MdlError> {
-    // SAFETY: per the function contract; the direction's slice is `data`, of `data.len()` bytes.
-    unsafe { copy(chain, offset, data.len(), Direction::In(data)) }
+    let buffer = data.as_ptr();
+    let move_in = |memory: *mut u8, done: usize, count: usize| {
+        // SAFETY: `done + count <= data.len()` (`copy`'s promise), inside `data`.
+        let src = unsafe { buffer.add(done) };
+        // SAFETY: `count` bytes readable at `src` and writable at `memory` (locked pages the
+        // MDL maps); `copy` allows the two to overlap.
+        unsafe { core::ptr::copy(src, memory, count) };
+        Ok(())
+    };
+    // SAFETY: per the function contract; the part reads inside `data`, of `data.len()` bytes.
+    unsafe { copy(chain, offset, data.len(), move_in) }
 }

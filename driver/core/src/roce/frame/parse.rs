@@ -253,9 +253,10 @@ pub fn parse_deferring<'a, C: Update + ?Sized>(
 /// A located packet of an opcode that [`defers`] decoded with its ICRC left to the receiver: the register through
 /// the bytes before its payload. `None` for one with no payload or whose transport does not
 /// decode, which [`checked`] then checks as `parse_with` does (the ICRC's error first). Out of
-/// line in a debug build, as [`checked`] is.
-#[cfg_attr(debug_assertions, inline(never))]
-#[cfg_attr(not(debug_assertions), inline(always))]
+/// line in every build: in a debug build, as [`checked`] is; in an optimized one, so that the
+/// parse of every other packet stays as small as `parse_with` (inlined, this step made it a
+/// third slower per packet in kit group NdkPerf's profile).
+#[inline(never)]
 fn deferring<'a, C: Update + ?Sized>(
     located: &Located<'a>,
     crc: &C,
