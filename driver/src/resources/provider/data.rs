@@ -31,8 +31,8 @@ enum Move<'a> {
     Out(&'a mut [u8]),
     In(&'a [u8]),
     /// In, each byte folded into a CRC register as it moves (a READ response's or a later SEND
-    /// packet's payload and its ICRC in one pass: `roce::frame::Icrc::Deferred`). Not in the dev image
-    /// (`mdl::copy_in_folding`).
+    /// packet's payload and its ICRC in one pass: `roce::frame::Icrc::Deferred`). Not in the
+    /// dev image (`mdl::copy_in_folding`).
     #[cfg(not(all(windows, debug_assertions)))]
     InFolding(&'a [u8], Batch<'a>, &'a Cell<u32>),
 }
@@ -298,9 +298,9 @@ impl Provider {
 
     /// [`Provider::deliver_payload`] folding the payload into the CRC register `register` as
     /// it is copied (`crc`'s `Update::copy_update`), for a payload whose ICRC is checked after
-    /// it is placed (`roce::frame::Icrc::Deferred`: a READ response into its sink, a SEND's later packet into
-    /// its receive). `false` when
-    /// it could not be placed; the register then holds part of the payload only.
+    /// it is placed (`roce::frame::Icrc::Deferred`: a READ response into its sink, a SEND's
+    /// later packet into its receive). `false` when it could not be placed; the register then
+    /// holds part of the payload only.
     #[cfg(not(all(windows, debug_assertions)))]
     pub fn deliver_payload_folding(
         &mut self,

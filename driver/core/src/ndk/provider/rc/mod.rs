@@ -243,6 +243,12 @@ impl Flight {
         let d = psn::diff(p, self.first_psn);
         d >= 0 && d < i64::from(self.npsn)
     }
+
+    /// Whether an acknowledgement up to PSN `acked` completes it: a SEND or WRITE ending at or
+    /// before it (a READ completes only with its last response).
+    fn acknowledged_by(&self, acked: u32) -> bool {
+        self.kind != Kind::Read && psn::diff(self.last_psn(), acked) <= 0
+    }
 }
 
 /// A READ the responder answers. The shell allocates the inbound read limit of them.
@@ -783,7 +789,7 @@ impl<'a> Rc<'a> {
         let p = self.acked;
         let mut progress = false;
         while let Some(f) = self.flights.get(0) {
-            if f.kind == Kind::Read || psn::diff(f.last_psn(), p) > 0 {
+            if !f.acknowledged_by(p) {
                 break;
             }
             self.pop_flight();
@@ -837,17 +843,14 @@ impl<'a> Rc<'a> {
         }
         let p = t.bth.psn;
         // The first flight once the response has acknowledged what precedes it
-        // (`acknowledge`): every SEND and WRITE ending at or before the later of the two.
+        // (`acknowledge`, up to the later of its PSN - 1 and what was acknowledged).
         let before = psn::add(p, MASK_24);
         let acked = if psn::diff(before, self.acked) > 0 {
             before
         } else {
             self.acked
         };
-        let f = self
-            .flights
-            .iter()
-            .find(|f| f.kind == Kind::Read || psn::diff(f.last_psn(), acked) > 0)?;
+        let f = self.flights.iter().find(|f| !f.acknowledged_by(acked))?;
         match self.sink_offset(&f, p, payload_len) {
             Sink::At(offset) => Some(Deliver {
                 target: Target::ReadSink {
