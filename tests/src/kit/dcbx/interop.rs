@@ -139,9 +139,18 @@ fn lldpad_decodes() -> CaseResult {
                 [40, 40, 20, 0, 0, 0, 0, 0],
                 [2, 2, 2, 0, 0, 0, 0, 0],
             );
+            // Until the neighbour's ETS is the adapter's: under the load of the whole test run,
+            // a view with lldpad's own defaults in the neighbour's ETS was read once before the
+            // adapter's LLDPDU had replaced them. A view that never shows it fails with the
+            // last one read.
             let view = live
                 .lldpad
-                .wait_neighbor(DEADLINE, |v| v.ets.is_some() && v.app.is_some())
+                .wait_neighbor(DEADLINE, |v| {
+                    v.ets
+                        .as_ref()
+                        .is_some_and(|e| (e.prio_tc, e.tc_bw, e.tsa) == want_ets)
+                        && v.app.is_some()
+                })
                 .map_err(|e| format!("lldptool -t -n: {e}"))?;
             let ets = view.ets.ok_or("no ETS Configuration")?;
             expect_eq(
